@@ -1,0 +1,432 @@
+"""HTTP plumbing shared by the adapters: the one place where ``requests`` and
+``urllib3`` exceptions and HTTP statuses become :class:`ModelError`.
+
+What lives here:
+
+* :func:`new_session`: the session an adapter makes when the caller gives
+  none. It ignores the environment (``trust_env = False``: no proxy or netrc
+  variables) and mounts :class:`CancellableHTTPAdapter`.
+* :func:`open_stream`: POST a JSON body with ``stream=True`` under a
+  :class:`Context`, returning the 200 response or raising ``ModelError``
+  after reading and closing any other response (so a small pool never
+  starves).
+* :func:`iter_body`: the body in the largest reads available (``read1``), with
+  read failures translated.
+* :func:`parse_retry_after`: ``retry-after-ms`` and ``Retry-After`` (seconds or
+  an HTTP date) in seconds.
+* :func:`error_from_body` / :func:`looks_like_context_length`: error bodies.
+
+Cancellation (DESIGN.md, "Hazards"): a ``requests`` response must not be
+closed from another thread, so a cancel shuts the socket down instead; the
+reading thread then fails at once, sees the context is cancelled, and closes
+the response itself. With :class:`CancellableHTTPAdapter` (mounted on the
+sessions agentcore creates) the socket is known as soon as the request is
+sent, so a cancel also ends the wait for response headers; the callback is
+removed under a lock before the connection goes back to the pool. On a
+caller's own session the socket is reached through the response, i.e. once
+headers have arrived; before that a cancel still makes ``close()`` return at
+once, but the worker thread waits until the server answers or the read
+timeout fires. Mount ``CancellableHTTPAdapter`` on your session to avoid that.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import requests
+import urllib3
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+from agentcore.context import Context
+from agentcore.errors import ErrorClass, ModelError, classify_status
+
+DEFAULT_CONNECT_TIMEOUT = 10.0
+"""Seconds to wait for a TCP/TLS connection."""
+DEFAULT_READ_TIMEOUT = 600.0
+"""Seconds to wait for the response headers or for any single network read."""
+DEFAULT_IDLE_TIMEOUT = 300.0
+"""Seconds a stream may go without a content-bearing event (pings do not count)."""
+
+_ERROR_BODY_LIMIT = 64 * 1024
+_READ_SIZE = 64 * 1024
+_DRAIN_SECONDS = 0.25
+
+_local = threading.local()
+
+
+class _SocketCanceller:
+    """Shuts one request's socket down when its context is cancelled."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._lock = threading.Lock()
+        self._shutdown: Callable[[], object] | None = None
+        self._done = False
+        self._remove: Callable[[], bool] | None = None
+
+    def attach(self, shutdown: Callable[[], object]) -> None:
+        with self._lock:
+            if self._done or self._shutdown is not None:
+                return
+            self._shutdown = shutdown
+        self._remove = self._ctx.add_callback(self.fire)
+
+    def fire(self) -> None:
+        with self._lock:
+            if self._done or self._shutdown is None:
+                return
+            try:
+                self._shutdown()
+            except (OSError, ValueError, RuntimeError):
+                pass  # already closed or released: nothing left to interrupt
+
+    def detach(self) -> None:
+        with self._lock:
+            self._done = True
+            self._shutdown = None
+        if self._remove is not None:
+            self._remove()
+
+
+def _sock_shutdown(sock: socket.socket) -> Callable[[], object]:
+    return lambda: sock.shutdown(socket.SHUT_RDWR)
+
+
+class _CancellableConnectionMixin:
+    sock: socket.socket | None
+    _agentcore_canceller: _SocketCanceller | None = None
+
+    def getresponse(self, *args: Any, **kwargs: Any) -> Any:
+        canceller: _SocketCanceller | None = getattr(_local, "canceller", None)
+        if canceller is not None and self.sock is not None:
+            self._agentcore_canceller = canceller
+            canceller.attach(_sock_shutdown(self.sock))
+        return super().getresponse(*args, **kwargs)  # type: ignore[misc]
+
+
+class _HTTPConnection(_CancellableConnectionMixin, HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_CancellableConnectionMixin, HTTPSConnection):
+    pass
+
+
+class _PoolMixin:
+    def _put_conn(self, conn: Any) -> None:
+        canceller = getattr(conn, "_agentcore_canceller", None)
+        if canceller is not None:
+            canceller.detach()
+            conn._agentcore_canceller = None
+        super()._put_conn(conn)  # type: ignore[misc]
+
+
+class _HTTPPool(_PoolMixin, HTTPConnectionPool):
+    ConnectionCls = _HTTPConnection
+
+
+class _HTTPSPool(_PoolMixin, HTTPSConnectionPool):
+    ConnectionCls = _HTTPSConnection
+
+
+class CancellableHTTPAdapter(HTTPAdapter):
+    """A ``requests`` transport adapter whose requests a :class:`Context` can
+    interrupt while they wait for response headers, not only while they read
+    the body. Mount it on your own session to get that behaviour there::
+
+        session.mount("https://", CancellableHTTPAdapter())
+    """
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+
+
+def new_session() -> requests.Session:
+    """A session that ignores the environment and supports early cancel."""
+    session = requests.Session()
+    session.trust_env = False
+    session.mount("http://", CancellableHTTPAdapter())
+    session.mount("https://", CancellableHTTPAdapter())
+    return session
+
+
+class StreamResponse:
+    """A 200 streaming response bound to the context that may cancel it.
+
+    Use as a context manager; leaving it closes the response (draining a
+    finished body briefly first, so the connection can be reused).
+    """
+
+    def __init__(self, response: requests.Response, canceller: _SocketCanceller, ctx: Context) -> None:
+        self.response = response
+        self._canceller = canceller
+        self._ctx = ctx
+        self.complete = False
+        """Set by the adapter once the step is complete; the rest is then drained."""
+
+    def __enter__(self) -> StreamResponse:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Drain (when complete) and close; safe to call twice."""
+        try:
+            if self.complete and not self._ctx.cancelled:
+                self._drain()
+        finally:
+            self._canceller.detach()
+            self.response.close()
+
+    def _drain(self) -> None:
+        drain_ctx = Context(timeout=_DRAIN_SECONDS)
+        remove = drain_ctx.add_callback(self._canceller.fire)
+        try:
+            for _ in range(16):
+                if not self.response.raw.read1(_READ_SIZE):
+                    break
+        except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException, ValueError):
+            pass
+        finally:
+            remove()
+
+
+def open_stream(
+    session: requests.Session,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+    timeout: tuple[float, float],
+    ctx: Context,
+    context_length_words: re.Pattern[str] | None = None,
+) -> StreamResponse:
+    """POST ``body`` as JSON with ``stream=True`` and return the 200 response.
+
+    Args:
+        session: the session to send with.
+        url: the endpoint.
+        headers: request headers (the API key among them; never logged here).
+        body: the JSON body.
+        timeout: ``(connect, read)`` seconds; read bounds the wait for headers
+            and every network read.
+        ctx: cancelling it interrupts the request (see the module docstring).
+        context_length_words: overrides :data:`CONTEXT_LENGTH_PATTERN`.
+
+    Returns:
+        The open response, to be closed by the caller.
+
+    Raises:
+        ModelError: a non-200 status (classified, with ``retry_after``), or a
+            connection failure or timeout (``TRANSIENT``).
+        Canceled: ``ctx`` was cancelled.
+    """
+    ctx.check()
+    canceller = _SocketCanceller(ctx)
+    data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    _local.canceller = canceller
+    try:
+        response = session.post(url, data=data, headers=dict(headers), timeout=timeout, stream=True)
+    except requests.RequestException as exc:
+        canceller.detach()
+        ctx.check()
+        raise ModelError(ErrorClass.TRANSIENT, err=exc, message=_describe_transport_error(exc)) from exc
+    except BaseException:
+        canceller.detach()
+        raise
+    finally:
+        _local.canceller = None
+    canceller.attach(lambda: response.raw.shutdown())
+    if response.status_code != 200:
+        try:
+            raw = _read_error_body(response)
+        finally:
+            canceller.detach()
+            response.close()
+        ctx.check()
+        raise error_from_body(
+            response.status_code,
+            raw,
+            retry_after=parse_retry_after(response.headers),
+            pattern=context_length_words,
+        )
+    return StreamResponse(response, canceller, ctx)
+
+
+def _read_error_body(response: requests.Response) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size < _ERROR_BODY_LIMIT:
+            chunk = response.raw.read1(_READ_SIZE)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException, ValueError):
+        pass  # the status alone still classifies the failure
+    return b"".join(chunks)[:_ERROR_BODY_LIMIT]
+
+
+def iter_body(stream: StreamResponse) -> Iterator[bytes]:
+    """Yield the response body in the largest reads available.
+
+    ``read1`` returns what one network read brought (a whole chunk of a
+    chunked body, or what arrived of a plain one), so parts reach the consumer
+    as soon as they are sent, without the quadratic cost of tiny reads.
+
+    Raises:
+        ModelError: ``TRANSIENT`` on a reset, a read timeout or a cut body.
+        Canceled: the context was cancelled (the socket was shut down).
+    """
+    raw = stream.response.raw
+    ctx = stream._ctx
+    while True:
+        try:
+            chunk = raw.read1(_READ_SIZE)
+        except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException, ValueError) as exc:
+            ctx.check()
+            raise ModelError(ErrorClass.TRANSIENT, err=exc, message=_describe_transport_error(exc)) from exc
+        if not chunk:
+            ctx.check()
+            return
+        yield chunk
+
+
+def _describe_transport_error(exc: BaseException) -> str:
+    if isinstance(exc, (requests.ConnectTimeout, urllib3.exceptions.ConnectTimeoutError)):
+        return "timed out connecting to the server"
+    if isinstance(exc, (requests.Timeout, urllib3.exceptions.ReadTimeoutError, TimeoutError, socket.timeout)):
+        return "timed out waiting for the server"
+    text = str(exc)
+    if "timed out" in text.lower():
+        return "timed out waiting for the server"
+    if isinstance(exc, requests.ConnectionError) and "Max retries" in text:
+        return f"could not connect to the server ({type(exc).__name__})"
+    return f"connection failed: {type(exc).__name__}: {text}"[:500]
+
+
+def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float:
+    """The server's requested wait, in seconds, from response headers.
+
+    ``retry-after-ms`` (milliseconds, sent by OpenAI and Anthropic) wins over
+    ``Retry-After``, which is either seconds or an HTTP date (RFC 9110,
+    section 10.2.3). Missing, negative or unparsable values give 0.0.
+
+    Args:
+        headers: the response headers (case-insensitive mapping or plain dict).
+        now: the current time as a Unix timestamp, for tests; default time.time().
+    """
+    lower = {k.lower(): v for k, v in headers.items()}
+    ms = lower.get("retry-after-ms")
+    if ms is not None:
+        seconds = _finite_non_negative(ms)
+        if seconds is not None:
+            return seconds / 1000.0
+    value = lower.get("retry-after")
+    if value is None:
+        return 0.0
+    seconds = _finite_non_negative(value)
+    if seconds is not None:
+        return seconds
+    try:
+        when = email.utils.parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError):
+        return 0.0
+    if when.tzinfo is None:
+        return 0.0
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _finite_non_negative(text: str) -> float | None:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    if value != value or value in (float("inf"), float("-inf")) or value < 0:
+        return None
+    return value
+
+
+CONTEXT_LENGTH_PATTERN = re.compile(
+    r"context[_ ]length|context[_ ]window|context size|context limit|maximum context"
+    r"|prompt is too long|too many tokens|input length.*exceed|exceeds? the (?:available )?context"
+    r"|reduce the length of the (?:messages|prompt|input)|string_above_max_length|tokens? > \d+ maximum"
+    r"|request too large for model|input is too long|prompt too long|exceed_context_size",
+    re.IGNORECASE,
+)
+"""Words by which OpenAI, Azure, vLLM, llama.cpp, Ollama, OpenRouter and
+Anthropic (directly or behind a gateway) say the prompt did not fit."""
+
+
+def looks_like_context_length(*texts: object, pattern: re.Pattern[str] | None = None) -> bool:
+    """True when any of ``texts`` (error type, code, message) says the context
+    window was exceeded."""
+    words = pattern or CONTEXT_LENGTH_PATTERN
+    return any(isinstance(t, str) and words.search(t) for t in texts)
+
+
+def error_fields(payload: Any) -> tuple[str, str, Any]:
+    """``(type, message, code)`` of a provider error object, wherever it sits.
+
+    Accepts OpenAI's ``{"error": {"message", "type", "code"}}``, Anthropic's
+    ``{"type": "error", "error": {"type", "message"}}``, a bare
+    ``{"message": ...}`` or ``{"error": "text"}``. Missing parts are "" / None.
+    """
+    if not isinstance(payload, dict):
+        return "", "", None
+    inner = payload.get("error", payload)
+    if isinstance(inner, str):
+        return "", inner, payload.get("code")
+    if not isinstance(inner, dict):
+        return "", "", None
+    kind = inner.get("type") or ""
+    message = inner.get("message") or inner.get("detail") or ""
+    code = inner.get("code", payload.get("code"))
+    return (kind if isinstance(kind, str) else str(kind)), (
+        message if isinstance(message, str) else json.dumps(message)
+    ), code
+
+
+def error_from_body(
+    status: int,
+    raw: bytes,
+    *,
+    retry_after: float = 0.0,
+    pattern: re.Pattern[str] | None = None,
+) -> ModelError:
+    """A :class:`ModelError` for a non-200 response.
+
+    The class comes from :func:`classify_status`, with the context-length hint
+    taken from the body's error type, code and message (JSON, HTML or empty
+    bodies are all accepted).
+    """
+    text = raw.decode("utf-8", errors="replace").strip()
+    try:
+        payload = json.loads(text) if text else None
+    except ValueError:
+        payload = None
+    kind, message, code = error_fields(payload)
+    if not message:
+        message = _plain_text(text) if payload is None else text
+    hint = looks_like_context_length(kind, message, code if isinstance(code, str) else None, pattern=pattern)
+    error_class = classify_status(status, hint)
+    detail = f"{kind}: {message}" if kind and kind not in message else message
+    return ModelError(error_class, retry_after=retry_after, message=detail[:2000], status=status)
+
+
+def _plain_text(text: str) -> str:
+    without_tags = re.sub(r"<[^>]+>", " ", text)
+    return " ".join(without_tags.split())[:500] or "(empty body)"

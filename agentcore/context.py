@@ -1,0 +1,198 @@
+"""A small cancellation context, the Python stand-in for Go's ``context.Context``.
+
+A :class:`Context` is cancelled by :meth:`Context.cancel`, by its deadline
+(``Context(timeout=seconds)``), or by its parent. Code that blocks registers a
+callback with :meth:`Context.add_callback` that unblocks it (an HTTP adapter
+shuts its socket down), and waits with :meth:`Context.wait` instead of
+``time.sleep``. Callbacks run exactly once, on the thread that cancels.
+
+Deadlines do not start a thread per context: one shared daemon thread keeps a
+heap of deadlines and holds contexts only through weak references, so a
+context that is dropped before its deadline is collected and costs nothing.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+import time
+import weakref
+from collections.abc import Callable
+
+from agentcore.errors import Canceled, DeadlineExceeded
+
+_log = logging.getLogger("agentcore")
+
+
+def _noop() -> bool:
+    return False
+
+
+class Context:
+    """A cancellable context with an optional deadline.
+
+    Args:
+        timeout: seconds from now after which the context cancels itself with
+            :class:`DeadlineExceeded`; None for no deadline.
+        parent: a context whose cancellation also cancels this one (with the
+            parent's error). The link is removed by :meth:`detach`.
+
+    Thread-safe: any thread may cancel, check or wait.
+    """
+
+    def __init__(self, timeout: float | None = None, parent: Context | None = None) -> None:
+        self._lock = threading.Lock()
+        self._event = threading.Event()
+        self._err: Canceled | None = None
+        self._callbacks: dict[int, Callable[[], object]] = {}
+        self._ids = itertools.count()
+        self._deadline: float | None = None
+        self._unlink: Callable[[], bool] = _noop
+        if timeout is not None:
+            if not timeout >= 0:
+                raise ValueError(f"timeout must be >= 0 seconds, got {timeout!r}")
+            self._deadline = time.monotonic() + timeout
+            _scheduler.add(self._deadline, self)
+        if parent is not None:
+            if parent.deadline is not None and (self._deadline is None or parent.deadline < self._deadline):
+                self._deadline = parent.deadline
+            self._unlink = parent.add_callback(lambda: self.cancel(parent.err))
+
+    @property
+    def deadline(self) -> float | None:
+        """The deadline on the ``time.monotonic()`` clock, or None."""
+        return self._deadline
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the context is cancelled (or its deadline passed)."""
+        if self._event.is_set():
+            return True
+        if self._deadline is not None and time.monotonic() >= self._deadline:
+            self._expire()
+            return True
+        return False
+
+    @property
+    def err(self) -> Canceled | None:
+        """Why the context was cancelled (:class:`Canceled` or
+        :class:`DeadlineExceeded`), or None while it is not."""
+        return self._err if self.cancelled else None
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (>= 0), or None without one."""
+        if self._deadline is None:
+            return None
+        return max(0.0, self._deadline - time.monotonic())
+
+    def check(self) -> None:
+        """Raise :attr:`err` if the context is cancelled.
+
+        Raises:
+            Canceled: the context was cancelled (DeadlineExceeded for a deadline).
+        """
+        if self.cancelled:
+            assert self._err is not None
+            raise self._err
+
+    def wait(self, seconds: float | None = None) -> bool:
+        """Block up to ``seconds`` (None: until cancelled) or until cancelled.
+
+        Returns:
+            True if the context is cancelled, False if the time ran out first.
+        """
+        if seconds is not None:
+            self._event.wait(max(0.0, seconds))
+        else:
+            self._event.wait()
+        return self.cancelled
+
+    def cancel(self, err: BaseException | None = None) -> None:
+        """Cancel the context and run its callbacks; later calls do nothing.
+
+        Args:
+            err: the reason; a :class:`Canceled` is used as is, anything else
+                (or None) becomes ``Canceled("context canceled")``.
+        """
+        reason = err if isinstance(err, Canceled) else Canceled("context canceled")
+        with self._lock:
+            if self._err is not None:
+                return
+            self._err = reason
+            callbacks = list(self._callbacks.values())
+            self._callbacks.clear()
+        self._event.set()
+        self._unlink()
+        for callback in callbacks:
+            _run_callback(callback)
+
+    def _expire(self) -> None:
+        self.cancel(DeadlineExceeded("context deadline exceeded"))
+
+    def add_callback(self, callback: Callable[[], object]) -> Callable[[], bool]:
+        """Run ``callback()`` once when the context is cancelled.
+
+        If the context is already cancelled, the callback runs now, on this
+        thread. Exceptions from callbacks are logged and swallowed.
+
+        Returns:
+            A function that unregisters the callback; it returns True when the
+            callback was removed before it ran.
+        """
+        with self._lock:
+            if self._err is None:
+                key = next(self._ids)
+                self._callbacks[key] = callback
+                return lambda: self._callbacks.pop(key, None) is not None
+        _run_callback(callback)
+        return _noop
+
+    def detach(self) -> None:
+        """Unlink this context from its parent (so a long-lived parent does not
+        keep it), without cancelling it."""
+        self._unlink()
+
+
+def _run_callback(callback: Callable[[], object]) -> None:
+    try:
+        callback()
+    except Exception:
+        _log.exception("agentcore: a cancel callback raised")
+
+
+class _DeadlineScheduler:
+    """One daemon thread that expires contexts at their deadlines."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int, weakref.ref[Context]]] = []
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def add(self, deadline: float, ctx: Context) -> None:
+        with self._cond:
+            heapq.heappush(self._heap, (deadline, next(self._seq), weakref.ref(ctx)))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="agentcore-deadlines", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._heap:
+                    self._cond.wait()
+                deadline, _, ref = self._heap[0]
+                delay = deadline - time.monotonic()
+                if delay > 0:
+                    self._cond.wait(delay)
+                    continue
+                heapq.heappop(self._heap)
+            ctx = ref()
+            if ctx is not None:
+                ctx._expire()
+
+
+_scheduler = _DeadlineScheduler()

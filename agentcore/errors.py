@@ -1,0 +1,184 @@
+"""Every exception a user of agentcore can see, and how model failures are classified.
+
+Hierarchy::
+
+    Exception
+    +-- AgentcoreError                 base of everything raised by agentcore itself
+        +-- ModelError                 a model call failed; carries an ErrorClass
+        +-- Canceled                   the run's context was cancelled
+        |   +-- DeadlineExceeded       ... because its deadline passed
+        +-- RunError                   raised by ``result()``: the run ended in error
+        +-- ConfigError (ValueError)   a caller mistake, raised at construction
+
+Model failures (HTTP statuses, error events inside a stream, timeouts, resets)
+become :class:`ModelError` at exactly one boundary per adapter; the loop decides
+on retries from :attr:`ModelError.error_class` alone and never inspects a
+``requests`` type. Tool failures never raise: they become error tool results
+(the reference API's loop rule 5).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import attrs
+
+from agentcore.types import FinishReason, Message, Usage
+
+
+class ErrorClass(enum.IntEnum):
+    """The failure bucket of a :class:`ModelError`, used for the retry decision.
+
+    Values and meanings follow the reference API's ``ErrorClass`` constants.
+    """
+
+    UPSTREAM = 0
+    """Generic, terminal upstream failure (a plain 500 included, as the reference says)."""
+    RATE_LIMITED = 1
+    """HTTP 429 or a provider's rate-limit error. Retryable."""
+    OVERLOADED = 2
+    """HTTP 503 / 529 or a provider's overloaded error. Retryable."""
+    TRANSIENT = 3
+    """Connection reset, timeout, stream cut before the step completed. Retryable."""
+    AUTH = 4
+    """HTTP 401 / 403. Terminal: the same credential cannot succeed."""
+    INVALID_REQUEST = 5
+    """HTTP 400 and other 4xx. Terminal."""
+    CONTEXT_LENGTH = 6
+    """The prompt exceeded the model's context window (413, or a 400 saying so). Terminal."""
+
+    @property
+    def retryable(self) -> bool:
+        """True for RATE_LIMITED, OVERLOADED and TRANSIENT; False otherwise."""
+        return self in (ErrorClass.RATE_LIMITED, ErrorClass.OVERLOADED, ErrorClass.TRANSIENT)
+
+
+_CLASS_WORDS = {
+    ErrorClass.UPSTREAM: "upstream error",
+    ErrorClass.RATE_LIMITED: "rate limited",
+    ErrorClass.OVERLOADED: "overloaded",
+    ErrorClass.TRANSIENT: "transient failure",
+    ErrorClass.AUTH: "authentication failed",
+    ErrorClass.INVALID_REQUEST: "invalid request",
+    ErrorClass.CONTEXT_LENGTH: "context window exceeded",
+}
+
+
+def classify_status(status: int, context_length_hint: bool = False) -> ErrorClass:
+    """Map an HTTP status to an :class:`ErrorClass`.
+
+    The table (DESIGN.md, "Decisions"): 429 rate-limited; 503 and 529
+    overloaded; 401 and 403 auth; 413 context-length; 408, 502 and 504
+    transient; with ``context_length_hint`` set, 400, other 4xx and 500 are
+    context-length; without it 400 and other 4xx are invalid-request;
+    everything else, 500 included, is upstream.
+
+    Args:
+        status: the HTTP status code (or an error object's numeric ``code``).
+        context_length_hint: True when the error body says the prompt was too
+            long for the model's context window.
+
+    Returns:
+        The error class.
+    """
+    if status == 429:
+        return ErrorClass.RATE_LIMITED
+    if status in (503, 529):
+        return ErrorClass.OVERLOADED
+    if status in (401, 403):
+        return ErrorClass.AUTH
+    if status == 413:
+        return ErrorClass.CONTEXT_LENGTH
+    if status in (408, 502, 504):
+        return ErrorClass.TRANSIENT
+    if context_length_hint and (400 <= status < 500 or status == 500):
+        return ErrorClass.CONTEXT_LENGTH
+    if 400 <= status < 500:
+        return ErrorClass.INVALID_REQUEST
+    return ErrorClass.UPSTREAM
+
+
+class AgentcoreError(Exception):
+    """Base class of every exception agentcore raises."""
+
+
+@attrs.define(auto_exc=True, on_setattr=attrs.setters.frozen, eq=False)
+class ModelError(AgentcoreError):
+    """A model call failed.
+
+    Attributes:
+        error_class: the failure bucket; :attr:`ErrorClass.retryable` decides
+            whether the loop tries the step again.
+        retry_after: the server's requested wait before a retry, in seconds
+            (from ``retry-after-ms`` or ``Retry-After``); 0.0 when it gave none.
+            The loop honours it verbatim over its computed backoff.
+        err: the underlying cause, also chained as ``__cause__``; may be None.
+        message: a human-readable description (the provider's error message,
+            the HTTP status); never contains an API key.
+        status: the HTTP status when the failure came with one, else 0.
+
+    The fields cannot be reassigned after construction.
+    """
+
+    error_class: ErrorClass = attrs.field(converter=ErrorClass)
+    retry_after: float = attrs.field(default=0.0, converter=float)
+    err: BaseException | None = attrs.field(default=None)
+    message: str = attrs.field(default="", kw_only=True)
+    status: int = attrs.field(default=0, kw_only=True)
+
+    @retry_after.validator
+    def _check_retry_after(self, _attribute: Any, value: float) -> None:
+        if not value >= 0.0:  # also rejects NaN
+            raise ValueError(f"retry_after must be >= 0 seconds, got {value!r}")
+
+    def __attrs_post_init__(self) -> None:
+        if self.err is not None:
+            object.__setattr__(self, "__cause__", self.err)
+
+    def __str__(self) -> str:
+        words = _CLASS_WORDS[self.error_class]
+        detail = self.message or (str(self.err) if self.err is not None else "")
+        text = f"{words}: {detail}" if detail else words
+        if self.status:
+            text += f" (HTTP {self.status})"
+        if self.retry_after:
+            text += f" (retry after {self.retry_after:g} s)"
+        return text
+
+
+class Canceled(AgentcoreError):
+    """The run's context was cancelled: the reader was closed, the caller
+    cancelled its context, or (subclass :class:`DeadlineExceeded`) the
+    deadline passed."""
+
+
+class DeadlineExceeded(Canceled):
+    """The context's deadline (``Context(timeout=...)``) passed."""
+
+
+class ConfigError(AgentcoreError, ValueError):
+    """A caller mistake found at construction: bad options, duplicate tool names."""
+
+
+class RunError(AgentcoreError):
+    """Raised by ``result()`` when a run ended in error or was cancelled.
+
+    Attributes:
+        err: the cause (a :class:`ModelError`, a :class:`Canceled`, or what
+            an ``on_step`` callback raised); also chained as ``__cause__``.
+        usage: the total usage of the steps that completed before the failure,
+            so that billed tokens are not lost (an ``agentcore.Usage``).
+        finish_reason: ``FinishReason.ERROR`` or ``FinishReason.CANCELED``.
+        messages: the conversation history up to the failure, valid to send again.
+    """
+
+    def __init__(
+        self, err: BaseException, usage: Usage, finish_reason: FinishReason, messages: list[Message]
+    ) -> None:
+        super().__init__(f"run {finish_reason.value}: {err}")
+        self.err = err
+        self.usage = usage
+        self.finish_reason = finish_reason
+        self.messages = messages
+        self.__cause__ = err

@@ -1,0 +1,65 @@
+"""The ``Model`` seam: the one interface every provider adapter implements.
+
+A model runs one inference step. The loop calls :meth:`Model.stream` once per
+step (again for each retry), iterates the parts on its worker thread and
+closes the iterator when it is done with it.
+
+Implementations MUST:
+
+1. Emit ``text-delta`` and ``tool-call`` parts as the provider streams them,
+   then exactly one ``step-finish`` part carrying the step's :class:`Usage`
+   and :class:`FinishReason` (``stop``, ``tool-calls`` or ``length``), and
+   nothing after it. A ``tool-call`` part carries a whole call: id, name and
+   the complete argument text (``"{}"`` for a call without arguments).
+2. Raise :class:`agentcore.ModelError` for every failure, with the right
+   :class:`agentcore.ErrorClass` and ``retry_after`` in seconds; no other
+   exception type may escape (a foreign exception is a bug). A stream that
+   ends before the provider said why it stopped is a ``TRANSIENT`` failure.
+3. Watch ``ctx``: once it is cancelled, stop promptly and raise ``ctx.err``
+   (an :class:`agentcore.Canceled`). An HTTP adapter registers a callback with
+   ``ctx.add_callback`` that shuts its socket down, so a blocked read returns.
+4. Release everything (the HTTP response, its connection) when the iterator
+   is closed early, i.e. make ``stream`` a generator with ``try/finally``.
+5. Never read the environment or global state: everything (API key, base
+   URL, timeouts, session) is given at construction.
+6. Be safe for concurrent use: one instance may serve many runs at once, each
+   on its own thread, with one stream in flight per run. Keep per-step state
+   local to the ``stream`` call; a shared ``requests.Session`` is fine.
+7. Keep API keys out of ``repr``, ``str``, logs and exception messages.
+
+``agentcore.testing.check_model`` runs a conformance check against any model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Protocol, runtime_checkable
+
+from agentcore.context import Context
+from agentcore.types import Request, StreamPart
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A streaming language model (see the module docstring for the MUST rules)."""
+
+    @property
+    def model_id(self) -> str:
+        """The concrete model identifier, e.g. ``"claude-sonnet-4-5"``."""
+        ...
+
+    def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
+        """Run one inference over ``request`` and yield its parts.
+
+        Args:
+            request: the step's system prompt, history, tools, output cap and headers.
+            ctx: the run's context; cancellation must end the stream promptly.
+
+        Yields:
+            ``text-delta`` and ``tool-call`` parts, then one ``step-finish``.
+
+        Raises:
+            ModelError: the provider or the transport failed.
+            Canceled: ``ctx`` was cancelled.
+        """
+        ...

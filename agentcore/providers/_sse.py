@@ -1,0 +1,147 @@
+"""Server-Sent Events over sseclient-py, with the repairs a real client needs.
+
+sseclient-py does the framing (fields, multi-line data, comments, CR / LF /
+CRLF line ends). This wrapper fixes what it gets wrong for LLM streams
+(DESIGN.md, "Hazards"):
+
+* a UTF-8 byte order mark before the first field would hide the first event:
+  it is stripped, even when split across reads;
+* a final block cut at end of file is dispatched as if complete: its JSON
+  failing to parse is reported as a cut stream (``TRANSIENT``), while a
+  malformed data line inside the stream is ``UPSTREAM``;
+* a bare ``data`` line gives an empty event: empty events are skipped, never
+  JSON-decoded;
+* comments (``: keep-alive``) never reach the event level, so the idle
+  timeout is measured on network reads: after each read, if no
+  content-bearing event (anything but ``ping``) arrived for ``idle_timeout``
+  seconds, the stream fails as ``TRANSIENT``.
+
+UTF-8 characters split across reads are safe: sseclient-py decodes whole lines.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import attrs
+from sseclient import SSEClient
+
+from agentcore.errors import ErrorClass, ModelError
+
+_BOM = b"\xef\xbb\xbf"
+_TERMINATORS = (b"\n\n", b"\r\r", b"\r\n\r\n")
+DONE = "[DONE]"
+"""The data of OpenAI's end-of-stream marker event."""
+
+
+@attrs.frozen
+class Event:
+    """One decoded SSE event.
+
+    Attributes:
+        event: the event name (``"message"`` when the server gave none).
+        data: the JSON payload, or the string ``"[DONE]"`` for OpenAI's end marker.
+    """
+
+    event: str
+    data: Any
+
+
+class _Reads:
+    """The byte source handed to SSEClient: strips the BOM, tracks the end,
+    and checks the idle timeout after every read."""
+
+    def __init__(self, chunks: Iterable[bytes], idle_timeout: float | None, clock: Callable[[], float]) -> None:
+        self._chunks = chunks
+        self._idle_timeout = idle_timeout
+        self._clock = clock
+        self.last_content = clock()
+        self.at_eof = False
+        self.ended_cleanly = True
+
+    def __iter__(self) -> Iterator[bytes]:
+        head: bytes | None = b""
+        tail = b""
+        for chunk in self._chunks:
+            if not chunk:
+                continue
+            if head is not None:
+                head += chunk
+                if len(head) < len(_BOM) and _BOM.startswith(head):
+                    continue
+                chunk = head[len(_BOM) :] if head.startswith(_BOM) else head
+                head = None
+                if not chunk:
+                    continue
+            tail = (tail + chunk)[-4:]
+            self._check_idle()
+            yield chunk
+        self.at_eof = True
+        self.ended_cleanly = tail == b"" or tail.endswith(_TERMINATORS)
+
+    def _check_idle(self) -> None:
+        if self._idle_timeout is not None and self._clock() - self.last_content > self._idle_timeout:
+            raise ModelError(
+                ErrorClass.TRANSIENT,
+                message=f"no content from the server for {self._idle_timeout:g} s (idle timeout)",
+            )
+
+
+def iter_events(
+    chunks: Iterable[bytes],
+    *,
+    idle_timeout: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Iterator[Event]:
+    """Decode an SSE byte stream into JSON events.
+
+    Args:
+        chunks: the body, in reads of any size.
+        idle_timeout: seconds allowed without a content-bearing event (events
+            named ``ping`` and comments do not count); None for no limit.
+        clock: monotonic clock in seconds, for tests.
+
+    Yields:
+        :class:`Event` objects; ``data`` is parsed JSON or ``"[DONE]"``.
+
+    Raises:
+        ModelError: ``TRANSIENT`` for a block cut at end of stream or an idle
+            timeout; ``UPSTREAM`` for a malformed JSON data line mid-stream.
+            Errors raised by ``chunks`` pass through unchanged.
+    """
+    reads = _Reads(chunks, idle_timeout, clock)
+    for raw in _decoded(SSEClient(reads)):
+        data = raw.data
+        if not data:
+            continue
+        if raw.event != "ping":
+            reads.last_content = clock()
+        if data == DONE:
+            yield Event(raw.event, DONE)
+            continue
+        try:
+            payload = json.loads(data)
+        except ValueError as exc:
+            if reads.at_eof and not reads.ended_cleanly:
+                raise ModelError(
+                    ErrorClass.TRANSIENT, err=exc, message="the stream was cut in the middle of an event"
+                ) from exc
+            raise ModelError(
+                ErrorClass.UPSTREAM, err=exc, message=f"malformed JSON in the event stream: {data[:200]!r}"
+            ) from exc
+        yield Event(raw.event, payload)
+
+
+def _decoded(client: SSEClient) -> Iterator[Any]:
+    events = client.events()
+    while True:
+        try:
+            raw = next(events)
+        except StopIteration:
+            return
+        except UnicodeDecodeError as exc:
+            raise ModelError(ErrorClass.UPSTREAM, err=exc, message="the event stream is not valid UTF-8") from exc
+        yield raw

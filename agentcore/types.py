@@ -1,0 +1,445 @@
+"""The provider-neutral value types of agentcore.
+
+Every type of the reference API (``spec/agentcore-go-api.txt``) as a frozen
+``attrs`` class with snake_case fields, and its string constants as
+``str``-valued enums whose values are the reference's strings. Validators
+reject values that do not fit the type (a :class:`StreamPart` whose fields do
+not match its kind is a ``ValueError``); named constructors build the common
+shapes. Token counts are ``int``; JSON payloads are ``str`` holding JSON text.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+
+class ContentPartKind(str, enum.Enum):
+    """Discriminates the variants of :class:`ContentPart`."""
+
+    TEXT = "text"
+    TOOL_CALL = "tool-call"
+    TOOL_RESULT = "tool-result"
+
+
+class Role(str, enum.Enum):
+    """The author of a :class:`Message`. The loop emits exactly one ``TOOL``
+    message per step, holding all of that step's tool results."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+class FinishReason(str, enum.Enum):
+    """Why a model step, or the whole run, stopped."""
+
+    STOP = "stop"
+    TOOL_CALLS = "tool-calls"
+    LENGTH = "length"
+    STEP_LIMIT = "step-limit"
+    CANCELED = "canceled"
+    ERROR = "error"
+
+
+class StreamPartKind(str, enum.Enum):
+    """Discriminates the variants of :class:`StreamPart`. Adapters emit
+    ``TEXT_DELTA``, ``TOOL_CALL`` and ``STEP_FINISH``; the loop adds
+    ``TOOL_RESULT``, ``FINISH`` and ``ERROR``."""
+
+    TEXT_DELTA = "text-delta"
+    TOOL_CALL = "tool-call"
+    TOOL_RESULT = "tool-result"
+    STEP_FINISH = "step-finish"
+    FINISH = "finish"
+    ERROR = "error"
+
+
+def _non_negative(_instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"{attribute.name} must be a non-negative int, got {value!r}")
+
+
+@attrs.frozen
+class Usage:
+    """Token accounting for one step or, summed, for a whole run.
+
+    Normalized across providers (the reference API's ``Usage``):
+
+    Attributes:
+        input: prompt tokens billed as input, INCLUDING tokens read from the
+            prompt cache and EXCLUDING tokens written to it.
+        output: generated (completion) tokens.
+        cache_read: the part of ``input`` served from the prompt cache.
+        cache_write: tokens written to the prompt cache (billed on their own).
+    """
+
+    input: int = attrs.field(default=0, validator=_non_negative)
+    output: int = attrs.field(default=0, validator=_non_negative)
+    cache_read: int = attrs.field(default=0, validator=_non_negative)
+    cache_write: int = attrs.field(default=0, validator=_non_negative)
+
+    def __add__(self, other: Usage) -> Usage:
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return Usage(
+            self.input + other.input,
+            self.output + other.output,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
+        )
+
+    def add(self, other: Usage) -> Usage:
+        """Return the field-wise sum of ``self`` and ``other`` (same as ``+``)."""
+        return self + other
+
+    def to_dict(self) -> dict[str, int]:
+        """Return ``{"input", "output", "cache_read", "cache_write"}`` as ints."""
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Usage:
+        """Build from :meth:`to_dict`'s shape; missing keys count as 0."""
+        return cls(**{f: int(data.get(f, 0)) for f in ("input", "output", "cache_read", "cache_write")})
+
+
+def _json_text(_instance: Any, attribute: attrs.Attribute[str], value: str) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{attribute.name} must be JSON text (str), got {type(value).__name__}")
+
+
+@attrs.frozen
+class ToolCall:
+    """A model's request to run a tool.
+
+    Attributes:
+        id: the provider-assigned id that correlates the call with its result.
+        name: the tool's name.
+        input: the call's arguments as raw JSON text, exactly as the model
+            sent them (it may be malformed; the loop checks before running).
+    """
+
+    id: str
+    name: str
+    input: str = attrs.field(default="{}", validator=_json_text)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return ``{"id", "name", "input"}`` (input stays JSON text)."""
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolCall:
+        """Inverse of :meth:`to_dict`."""
+        return cls(id=data["id"], name=data["name"], input=data.get("input", "{}"))
+
+
+@attrs.frozen
+class ToolResult:
+    """The outcome of running a :class:`ToolCall`.
+
+    Attributes:
+        tool_call_id: the id of the call this answers.
+        name: the name of the tool that was called.
+        content: the text fed back to the model.
+        is_error: True when the tool failed, was unknown, or got malformed
+            input; the model sees the content as an error (loop rule 5).
+    """
+
+    tool_call_id: str
+    name: str
+    content: str = ""
+    is_error: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return ``{"tool_call_id", "name", "content", "is_error"}``."""
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolResult:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            tool_call_id=data["tool_call_id"],
+            name=data["name"],
+            content=data.get("content", ""),
+            is_error=bool(data.get("is_error", False)),
+        )
+
+
+def _schema_text(_instance: Any, _attribute: Any, value: str) -> None:
+    if not isinstance(value, str):
+        raise TypeError("input_schema must be JSON text (str); use json.dumps(schema)")
+    try:
+        parsed = json.loads(value)
+    except ValueError as exc:
+        raise ValueError(f"input_schema is not valid JSON: {exc}") from exc
+    if not isinstance(parsed, dict):
+        raise ValueError("input_schema must be a JSON object")
+
+
+@attrs.frozen
+class ToolDefinition:
+    """The model-facing description of a tool.
+
+    Attributes:
+        name: the name the model uses to call the tool.
+        description: natural-language description for the model.
+        input_schema: a JSON Schema object, as JSON text, describing the input.
+    """
+
+    name: str
+    description: str = ""
+    input_schema: str = attrs.field(default='{"type":"object","properties":{}}', validator=_schema_text)
+
+
+def _content_matches_kind(instance: ContentPart, _attribute: Any, _value: Any) -> None:
+    kind = instance.kind
+    has = {
+        ContentPartKind.TEXT: instance.tool_call is None and instance.tool_result is None,
+        ContentPartKind.TOOL_CALL: isinstance(instance.tool_call, ToolCall)
+        and instance.tool_result is None
+        and instance.text == "",
+        ContentPartKind.TOOL_RESULT: isinstance(instance.tool_result, ToolResult)
+        and instance.tool_call is None
+        and instance.text == "",
+    }
+    if not has[kind]:
+        raise ValueError(f"ContentPart fields do not match its kind {kind.value!r}")
+
+
+@attrs.frozen
+class ContentPart:
+    """One element of a :class:`Message`'s content; ``kind`` selects which
+    field is meaningful (``text``, ``tool_call`` or ``tool_result``)."""
+
+    kind: ContentPartKind = attrs.field(converter=ContentPartKind)
+    text: str = ""
+    tool_call: ToolCall | None = None
+    tool_result: ToolResult | None = attrs.field(default=None, validator=_content_matches_kind)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form: ``{"kind": ..., and "text" | "tool_call" | "tool_result"}``."""
+        if self.tool_call is not None:
+            return {"kind": self.kind.value, "tool_call": self.tool_call.to_dict()}
+        if self.tool_result is not None:
+            return {"kind": self.kind.value, "tool_result": self.tool_result.to_dict()}
+        return {"kind": self.kind.value, "text": self.text}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ContentPart:
+        """Inverse of :meth:`to_dict`."""
+        kind = ContentPartKind(data["kind"])
+        if kind is ContentPartKind.TOOL_CALL:
+            return tool_call_part(ToolCall.from_dict(data["tool_call"]))
+        if kind is ContentPartKind.TOOL_RESULT:
+            return tool_result_part(ToolResult.from_dict(data["tool_result"]))
+        return text_part(data.get("text", ""))
+
+
+def text_part(text: str) -> ContentPart:
+    """A ``text`` content part."""
+    return ContentPart(kind=ContentPartKind.TEXT, text=text)
+
+
+def tool_call_part(call: ToolCall) -> ContentPart:
+    """A ``tool-call`` content part."""
+    return ContentPart(kind=ContentPartKind.TOOL_CALL, tool_call=call)
+
+
+def tool_result_part(result: ToolResult) -> ContentPart:
+    """A ``tool-result`` content part."""
+    return ContentPart(kind=ContentPartKind.TOOL_RESULT, tool_result=result)
+
+
+def _to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class Message:
+    """One turn of the conversation.
+
+    Attributes:
+        role: who wrote it.
+        content: its parts, in order (a tuple; any iterable is accepted).
+    """
+
+    role: Role = attrs.field(converter=Role)
+    content: tuple[ContentPart, ...] = attrs.field(default=(), converter=_to_tuple)
+
+    @content.validator
+    def _check_content(self, _attribute: Any, value: tuple[Any, ...]) -> None:
+        for part in value:
+            if not isinstance(part, ContentPart):
+                raise TypeError(f"Message content must be ContentPart objects, got {type(part).__name__}")
+
+    @property
+    def text(self) -> str:
+        """The message's text parts joined together."""
+        return "".join(p.text for p in self.content if p.kind is ContentPartKind.TEXT)
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """The message's tool calls, in order."""
+        return [p.tool_call for p in self.content if p.tool_call is not None]
+
+    @property
+    def tool_results(self) -> list[ToolResult]:
+        """The message's tool results, in order."""
+        return [p.tool_result for p in self.content if p.tool_result is not None]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form ``{"role": "user", "content": [...]}``, for storing history."""
+        return {"role": self.role.value, "content": [p.to_dict() for p in self.content]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Message:
+        """Inverse of :meth:`to_dict`."""
+        return cls(role=Role(data["role"]), content=[ContentPart.from_dict(p) for p in data["content"]])
+
+
+def user_message(text: str) -> Message:
+    """A user message holding one text part."""
+    return Message(role=Role.USER, content=(text_part(text),))
+
+
+def _str_mapping(value: Mapping[str, str] | None) -> Mapping[str, str]:
+    return dict(value or {})
+
+
+@attrs.frozen
+class Request:
+    """One model inference request: what a ``Model`` receives for one step.
+
+    Attributes:
+        system: the system prompt; empty means none.
+        messages: the conversation so far, oldest first.
+        tools: the tool definitions available this step.
+        max_output_tokens: cap on generated tokens; 0 lets the adapter choose.
+        headers: extra HTTP headers for this request (gateway attribution).
+    """
+
+    system: str = ""
+    messages: tuple[Message, ...] = attrs.field(default=(), converter=_to_tuple)
+    tools: tuple[ToolDefinition, ...] = attrs.field(default=(), converter=_to_tuple)
+    max_output_tokens: int = attrs.field(default=0, validator=_non_negative)
+    headers: Mapping[str, str] = attrs.field(factory=dict, converter=_str_mapping)
+
+
+_PART_FIELDS: dict[StreamPartKind, frozenset[str]] = {
+    StreamPartKind.TEXT_DELTA: frozenset({"text"}),
+    StreamPartKind.TOOL_CALL: frozenset({"tool_call"}),
+    StreamPartKind.TOOL_RESULT: frozenset({"tool_result"}),
+    StreamPartKind.STEP_FINISH: frozenset({"usage", "finish_reason"}),
+    StreamPartKind.FINISH: frozenset({"finish_reason", "total_usage"}),
+    StreamPartKind.ERROR: frozenset({"err", "finish_reason", "total_usage"}),
+}
+_EMPTY_USAGE = Usage()
+
+
+def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
+    kind = part.kind
+    allowed = _PART_FIELDS[kind]
+    present = {
+        name
+        for name, empty in (
+            ("text", part.text == ""),
+            ("tool_call", part.tool_call is None),
+            ("tool_result", part.tool_result is None),
+            ("usage", part.usage == _EMPTY_USAGE),
+            ("total_usage", part.total_usage == _EMPTY_USAGE),
+            ("finish_reason", part.finish_reason is None),
+            ("err", part.err is None),
+        )
+        if not empty
+    }
+    stray = present - allowed
+    if stray:
+        raise ValueError(f"a {kind.value!r} StreamPart cannot carry {', '.join(sorted(stray))}")
+    if kind is StreamPartKind.TOOL_CALL and not isinstance(part.tool_call, ToolCall):
+        raise ValueError("a 'tool-call' StreamPart needs tool_call")
+    if kind is StreamPartKind.TOOL_RESULT and not isinstance(part.tool_result, ToolResult):
+        raise ValueError("a 'tool-result' StreamPart needs tool_result")
+    if kind in (StreamPartKind.STEP_FINISH, StreamPartKind.FINISH) and part.finish_reason is None:
+        raise ValueError(f"a {kind.value!r} StreamPart needs finish_reason")
+    if kind is StreamPartKind.ERROR:
+        if not isinstance(part.err, BaseException):
+            raise ValueError("an 'error' StreamPart needs err (an exception)")
+        if part.finish_reason not in (FinishReason.ERROR, FinishReason.CANCELED):
+            raise ValueError("an 'error' StreamPart's finish_reason is 'error' or 'canceled'")
+
+
+def _optional_reason(value: FinishReason | str | None) -> FinishReason | None:
+    return None if value is None else FinishReason(value)
+
+
+@attrs.frozen
+class StreamPart:
+    """One event of a model or loop stream; ``kind`` selects the meaningful fields:
+
+    ============  =================================
+    kind          fields
+    ============  =================================
+    text-delta    text
+    tool-call     tool_call
+    tool-result   tool_result
+    step-finish   usage, finish_reason
+    finish        finish_reason, total_usage
+    error         err, finish_reason, total_usage
+    ============  =================================
+
+    Any other field set is a ``ValueError``. ``finish`` and ``error`` are
+    terminal: every run ends with exactly one of them.
+    """
+
+    kind: StreamPartKind = attrs.field(converter=StreamPartKind)
+    text: str = ""
+    tool_call: ToolCall | None = None
+    tool_result: ToolResult | None = None
+    usage: Usage = _EMPTY_USAGE
+    total_usage: Usage = _EMPTY_USAGE
+    finish_reason: FinishReason | None = attrs.field(default=None, converter=_optional_reason)
+    err: BaseException | None = attrs.field(default=None, validator=_part_matches_kind)
+
+    @classmethod
+    def text_delta(cls, text: str) -> StreamPart:
+        """A fragment of assistant text."""
+        return cls(StreamPartKind.TEXT_DELTA, text=text)
+
+    @classmethod
+    def tool_call_part(cls, call: ToolCall) -> StreamPart:
+        """A fully assembled tool call."""
+        return cls(StreamPartKind.TOOL_CALL, tool_call=call)
+
+    @classmethod
+    def tool_result_part(cls, result: ToolResult) -> StreamPart:
+        """The result of running a tool (emitted by the loop)."""
+        return cls(StreamPartKind.TOOL_RESULT, tool_result=result)
+
+    @classmethod
+    def step_finish(cls, finish_reason: FinishReason, usage: Usage = _EMPTY_USAGE) -> StreamPart:
+        """The end of one model step, with that step's usage."""
+        return cls(StreamPartKind.STEP_FINISH, finish_reason=finish_reason, usage=usage)
+
+    @classmethod
+    def finish(cls, finish_reason: FinishReason, total_usage: Usage = _EMPTY_USAGE) -> StreamPart:
+        """The terminal part of a run that ended normally."""
+        return cls(StreamPartKind.FINISH, finish_reason=finish_reason, total_usage=total_usage)
+
+    @classmethod
+    def error(
+        cls,
+        err: BaseException,
+        total_usage: Usage = _EMPTY_USAGE,
+        finish_reason: FinishReason = FinishReason.ERROR,
+    ) -> StreamPart:
+        """The terminal part of a run that failed (or, with ``CANCELED``, was cancelled)."""
+        return cls(StreamPartKind.ERROR, err=err, finish_reason=finish_reason, total_usage=total_usage)
+
+    @property
+    def terminal(self) -> bool:
+        """True for ``finish`` and ``error`` parts."""
+        return self.kind in (StreamPartKind.FINISH, StreamPartKind.ERROR)

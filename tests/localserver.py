@@ -1,0 +1,216 @@
+"""A real HTTP server on 127.0.0.1 for streaming, fault and cancellation tests.
+
+Each request is answered by the next :class:`Reply` in the server's script
+(the last one repeats when the script runs out). A reply is a status, headers
+and a list of actions executed in order on the socket:
+
+* ``bytes``: written as one HTTP chunk (chunked encoding) or raw bytes (when
+  ``chunked=False``, the body is then ended by closing the connection);
+* ``Pause(seconds)``: sleep before the next action;
+* ``Stall()``: stop writing and keep the socket open until the client goes
+  away or the server stops;
+* ``Reset()``: abort the connection with a TCP reset;
+* ``Close()``: close the connection without the terminating chunk.
+
+The server records every request (method, path, headers, parsed JSON body) in
+``requests`` and counts disconnects it noticed in ``disconnects``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class Pause:
+    seconds: float
+
+
+@attrs.frozen
+class Stall:
+    pass
+
+
+@attrs.frozen
+class Reset:
+    pass
+
+
+@attrs.frozen
+class Close:
+    pass
+
+
+Action = bytes | Pause | Stall | Reset | Close
+
+
+@attrs.define
+class Reply:
+    status: int = 200
+    actions: list[Action] = attrs.field(factory=list)
+    headers: dict[str, str] = attrs.field(factory=lambda: {"Content-Type": "text/event-stream"})
+    chunked: bool = True
+    before_headers: list[Action] = attrs.field(factory=list)
+
+
+def sse_reply(body: bytes, *, piece: int = 0, pause: float = 0.0, status: int = 200) -> Reply:
+    """A reply streaming ``body``, optionally in pieces of ``piece`` bytes with pauses."""
+    if piece <= 0:
+        return Reply(status=status, actions=[body])
+    actions: list[Action] = []
+    for i in range(0, len(body), piece):
+        actions.append(body[i : i + piece])
+        if pause:
+            actions.append(Pause(pause))
+    return Reply(status=status, actions=actions)
+
+
+def json_reply(status: int, payload: Any, headers: dict[str, str] | None = None) -> Reply:
+    """A plain (non-streaming) JSON reply, e.g. an error body."""
+    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    all_headers = {"Content-Type": "application/json", **(headers or {})}
+    return Reply(status=status, actions=[body], headers=all_headers, chunked=False)
+
+
+class LocalServer:
+    """Serve a script of replies on 127.0.0.1 in a background thread."""
+
+    def __init__(self, replies: list[Reply] | None = None) -> None:
+        self.script: list[Reply] = list(replies or [])
+        self.requests: list[dict[str, Any]] = []
+        self.disconnects = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                server._handle(self)
+
+            do_GET = do_POST
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    def add(self, *replies: Reply) -> None:
+        with self._lock:
+            self.script.extend(replies)
+
+    @property
+    def hits(self) -> int:
+        return len(self.requests)
+
+    def _next_reply(self) -> Reply:
+        with self._lock:
+            index = len(self.requests) - 1
+            if not self.script:
+                return Reply(status=500, actions=[b"no reply scripted"], chunked=False)
+            return self.script[min(index, len(self.script) - 1)]
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        length = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw
+        with self._lock:
+            self.requests.append(
+                {"method": handler.command, "path": handler.path, "headers": dict(handler.headers), "body": body}
+            )
+        reply = self._next_reply()
+        sock = handler.connection
+        try:
+            for action in reply.before_headers:
+                if self._act(sock, action, chunked=False) == "stop":
+                    return
+            handler.send_response(reply.status)
+            for name, value in reply.headers.items():
+                handler.send_header(name, value)
+            if reply.chunked:
+                handler.send_header("Transfer-Encoding", "chunked")
+            else:
+                size = sum(len(a) for a in reply.actions if isinstance(a, bytes))
+                if all(isinstance(a, (bytes, Pause)) for a in reply.actions):
+                    handler.send_header("Content-Length", str(size))
+                else:
+                    handler.send_header("Connection", "close")
+                    handler.close_connection = True
+            handler.end_headers()
+            handler.wfile.flush()
+            for action in reply.actions:
+                if self._act(sock, action, chunked=reply.chunked) == "stop":
+                    handler.close_connection = True
+                    return
+            if reply.chunked:
+                sock.sendall(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            with self._lock:
+                self.disconnects += 1
+            handler.close_connection = True
+
+    def _act(self, sock: socket.socket, action: Action, *, chunked: bool) -> str | None:
+        if isinstance(action, bytes):
+            if chunked:
+                sock.sendall(b"%x\r\n%s\r\n" % (len(action), action))
+            else:
+                sock.sendall(action)
+        elif isinstance(action, Pause):
+            time.sleep(action.seconds)
+        elif isinstance(action, Stall):
+            self._stall(sock)
+            return "stop"
+        elif isinstance(action, Reset):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.close()
+            return "stop"
+        elif isinstance(action, Close):
+            sock.shutdown(socket.SHUT_RDWR)
+            return "stop"
+        return None
+
+    def _stall(self, sock: socket.socket) -> None:
+        """Keep the socket open, sending nothing, until the client leaves."""
+        sock.settimeout(0.05)
+        while not self._stop.is_set():
+            try:
+                if sock.recv(1) == b"":
+                    break
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+        with self._lock:
+            self.disconnects += 1
+
+    def close(self) -> None:
+        self._stop.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def serve(*replies: Reply) -> Iterator[LocalServer]:
+    """Generator for a pytest fixture: ``yield from serve(...)``."""
+    server = LocalServer(list(replies))
+    try:
+        yield server
+    finally:
+        server.close()
