@@ -1,3 +1,88 @@
-"""agentcore: a provider-neutral, streaming tool-use loop for large language models."""
+"""agentcore: a provider-neutral, streaming tool-use loop for large language models.
+
+Start with :func:`run` and :class:`LoopOptions`; adapters live in
+``agentcore.providers.anthropic`` and ``agentcore.providers.openai``; test
+doubles in ``agentcore.testing``.
+"""
+
+from agentcore.context import Context
+from agentcore.errors import (
+    AgentcoreError,
+    Canceled,
+    ConfigError,
+    DeadlineExceeded,
+    ErrorClass,
+    ModelError,
+    RunError,
+    classify_status,
+)
+from agentcore.loop import DEFAULT_STEP_LIMIT, LoopOptions, RunReader, RunResult, StepResult, run
+from agentcore.model import Model
+from agentcore.retry import DEFAULT_MAX_RETRIES, DEFAULT_RETRY_BASE_DELAY, DEFAULT_RETRY_MAX_DELAY
+from agentcore.stream import DEFAULT_QUEUE_SIZE, SendFunc, StreamReader, stream_func
+from agentcore.tools import Tool, ToolSet
+from agentcore.types import (
+    ContentPart,
+    ContentPartKind,
+    FinishReason,
+    Message,
+    Request,
+    Role,
+    StreamPart,
+    StreamPartKind,
+    ToolCall,
+    ToolDefinition,
+    ToolResult,
+    Usage,
+    text_part,
+    tool_call_part,
+    tool_result_part,
+    user_message,
+)
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_QUEUE_SIZE",
+    "DEFAULT_RETRY_BASE_DELAY",
+    "DEFAULT_RETRY_MAX_DELAY",
+    "DEFAULT_STEP_LIMIT",
+    "AgentcoreError",
+    "Canceled",
+    "ConfigError",
+    "ContentPart",
+    "ContentPartKind",
+    "Context",
+    "DeadlineExceeded",
+    "ErrorClass",
+    "FinishReason",
+    "LoopOptions",
+    "Message",
+    "Model",
+    "ModelError",
+    "Request",
+    "Role",
+    "RunError",
+    "RunReader",
+    "RunResult",
+    "SendFunc",
+    "StepResult",
+    "StreamPart",
+    "StreamPartKind",
+    "StreamReader",
+    "Tool",
+    "ToolCall",
+    "ToolDefinition",
+    "ToolResult",
+    "ToolSet",
+    "Usage",
+    "__version__",
+    "classify_status",
+    "run",
+    "stream_func",
+    "text_part",
+    "tool_call_part",
+    "tool_result_part",
+    "user_message",
+]

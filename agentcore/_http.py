@@ -31,6 +31,7 @@ timeout fires. Mount ``CancellableHTTPAdapter`` on your session to avoid that.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import http.client
 import json
@@ -85,10 +86,9 @@ class _SocketCanceller:
         with self._lock:
             if self._done or self._shutdown is None:
                 return
-            try:
+            # OSError, ValueError, RuntimeError: already closed or released, nothing to interrupt
+            with contextlib.suppress(OSError, ValueError, RuntimeError):
                 self._shutdown()
-            except (OSError, ValueError, RuntimeError):
-                pass  # already closed or released: nothing left to interrupt
 
     def detach(self) -> None:
         with self._lock:

@@ -158,7 +158,7 @@ class Context:
 def _run_callback(callback: Callable[[], object]) -> None:
     try:
         callback()
-    except Exception:
+    except Exception:  # noqa: BLE001 - one bad callback must not stop the others
         _log.exception("agentcore: a cancel callback raised")
 
 

@@ -54,7 +54,9 @@ class _Reads:
     """The byte source handed to SSEClient: strips the BOM, tracks the end,
     and checks the idle timeout after every read."""
 
-    def __init__(self, chunks: Iterable[bytes], idle_timeout: float | None, clock: Callable[[], float]) -> None:
+    def __init__(
+        self, chunks: Iterable[bytes], idle_timeout: float | None, clock: Callable[[], float]
+    ) -> None:
         self._chunks = chunks
         self._idle_timeout = idle_timeout
         self._clock = clock
@@ -113,7 +115,7 @@ def iter_events(
             Errors raised by ``chunks`` pass through unchanged.
     """
     reads = _Reads(chunks, idle_timeout, clock)
-    for raw in _decoded(SSEClient(reads)):
+    for raw in _decoded(SSEClient(iter(reads))):
         data = raw.data
         if not data:
             continue
@@ -143,5 +145,6 @@ def _decoded(client: SSEClient) -> Iterator[Any]:
         except StopIteration:
             return
         except UnicodeDecodeError as exc:
-            raise ModelError(ErrorClass.UPSTREAM, err=exc, message="the event stream is not valid UTF-8") from exc
+            message = "the event stream is not valid UTF-8"
+            raise ModelError(ErrorClass.UPSTREAM, err=exc, message=message) from exc
         yield raw

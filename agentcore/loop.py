@@ -1,0 +1,539 @@
+"""The tool-use loop: ``run(options, ctx=None)`` and its result types.
+
+Each step builds a :class:`Request` from the system prompt, the history so far,
+the tool definitions, ``max_output_tokens`` and ``headers``, streams it from
+the model, forwards the model's parts, runs the tools the model asked for and
+feeds their results back, until the model stops (DESIGN.md, "The loop"):
+
+1. ``text-delta``, ``tool-call`` and ``step-finish`` parts are forwarded as
+   they arrive; the loop adds ``tool-result`` and exactly one terminal
+   ``finish`` or ``error`` part.
+2. A step that ends on ``length`` ends the run with ``length`` and runs none
+   of its tool calls; its text stays in the history, its calls do not
+   (reference loop rule 1).
+3. Otherwise the step's tool calls (their presence decides, not the reported
+   reason) run in call order, or concurrently with ``parallel_tools``; one
+   ``tool-result`` per call is emitted in call order and one ``tool`` message
+   holding them all is appended. A step without tool calls ends the run with
+   its finish reason (``tool-calls`` without calls becomes ``stop``).
+4. At the step limit the run ends with ``step-limit`` after running that
+   step's tools, so the history stays valid to send again (rule 3).
+5. ``on_step(usage)`` is called on the worker thread right after each step's
+   ``step-finish`` part is forwarded, before its tools run and before the
+   next step (rule 4). Terminal parts carry the sum of the completed steps'
+   usage, cache fields included, also on error and cancel.
+6. A tool's ``Exception``, an unknown tool name, and arguments that are not a
+   JSON object become error results fed back to the model; the run goes on
+   (rule 5). A ``BaseException`` that is not an ``Exception`` (e.g.
+   ``KeyboardInterrupt``) ends the run, and ``result()`` raises it again.
+7. Retries: see :mod:`agentcore.retry`.
+8. Cancellation (reader closed, deadline, caller's context) ends the run with
+   an ``error`` part whose finish reason is ``canceled``. Tool calls that a
+   cancel left without a result get an error result saying so in the history.
+9. The caller's messages are never mutated.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import attrs
+
+from agentcore.context import Context
+from agentcore.errors import Canceled, ConfigError, ErrorClass, ModelError, RunError
+from agentcore.model import Model
+from agentcore.retry import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_RETRY_BASE_DELAY,
+    DEFAULT_RETRY_MAX_DELAY,
+    retry_policy,
+)
+from agentcore.stream import DEFAULT_QUEUE_SIZE, SendFunc, StreamReader, _Channel, new_channel, start_worker
+from agentcore.tools import Tool, ToolSet
+from agentcore.types import (
+    FinishReason,
+    Message,
+    Request,
+    Role,
+    StreamPart,
+    StreamPartKind,
+    ToolCall,
+    ToolResult,
+    Usage,
+    text_part,
+    tool_call_part,
+    tool_result_part,
+)
+
+DEFAULT_STEP_LIMIT = 20
+"""Model steps per run when ``LoopOptions.step_limit`` is 0."""
+
+_log = logging.getLogger("agentcore")
+
+
+def _tool_set(value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None) -> ToolSet:
+    if isinstance(value, ToolSet):
+        return value
+    return ToolSet(value or ())
+
+
+def _messages(value: Iterable[Message]) -> tuple[Message, ...]:
+    messages = tuple(value)
+    for message in messages:
+        if not isinstance(message, Message):
+            raise ConfigError(f"messages must be Message objects, got {type(message).__name__}")
+    return messages
+
+
+def _not_negative(_instance: Any, attribute: attrs.Attribute[Any], value: float | None) -> None:
+    if value is not None and not value >= 0:
+        raise ConfigError(f"LoopOptions.{attribute.name} must be >= 0, got {value!r}")
+
+
+@attrs.frozen
+class LoopOptions:
+    """Configures one run of the loop (the reference API's ``LoopOptions``).
+
+    Attributes:
+        model: the model to drive. Required.
+        messages: the initial conversation, at least one message (typically
+            ``[user_message("...")]``). The loop works on a copy.
+        system: the system prompt for every step; "" for none.
+        tools: the tools the model may call: a :class:`ToolSet`, an iterable
+            of tools or a name -> tool mapping; empty for text only.
+        step_limit: the most model steps; 0 means :data:`DEFAULT_STEP_LIMIT`.
+        max_output_tokens: output cap per step; 0 lets the adapter choose.
+        headers: extra HTTP headers for every model request.
+        on_step: called with each step's :class:`Usage` (see the module docstring).
+        max_retries: extra attempts per step; 0 means DEFAULT_MAX_RETRIES (2),
+            negative disables retries.
+        retry_base_delay: backoff base in seconds; 0 means 0.5.
+        retry_max_delay: backoff cap in seconds; 0 means 8.0.
+        retry_after_limit: the longest server Retry-After in seconds the loop
+            waits for; a longer hint ends the run with the error. None: no limit.
+        parallel_tools: run a step's tool calls concurrently in threads.
+        queue_size: parts that may wait between the worker and the reader.
+
+    Raises:
+        ConfigError: a value is out of range or of the wrong type.
+    """
+
+    model: Model = attrs.field()
+    messages: tuple[Message, ...] = attrs.field(converter=_messages)
+    system: str = ""
+    tools: ToolSet = attrs.field(factory=ToolSet, converter=_tool_set)
+    step_limit: int = attrs.field(default=0, validator=_not_negative)
+    max_output_tokens: int = attrs.field(default=0, validator=_not_negative)
+    headers: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
+    on_step: Callable[[Usage], object] | None = None
+    max_retries: int = 0
+    retry_base_delay: float = attrs.field(default=0.0, validator=_not_negative)
+    retry_max_delay: float = attrs.field(default=0.0, validator=_not_negative)
+    retry_after_limit: float | None = attrs.field(default=None, validator=_not_negative)
+    parallel_tools: bool = False
+    queue_size: int = attrs.field(default=DEFAULT_QUEUE_SIZE)
+
+    @model.validator
+    def _check_model(self, _attribute: Any, value: object) -> None:
+        if not isinstance(value, Model):
+            raise ConfigError(f"{value!r} is not a Model (it needs .model_id and .stream(request, ctx))")
+
+    @messages.validator
+    def _check_messages(self, _attribute: Any, value: tuple[Message, ...]) -> None:
+        if not value:
+            raise ConfigError("LoopOptions.messages needs at least one message")
+
+    @queue_size.validator
+    def _check_queue_size(self, _attribute: Any, value: int) -> None:
+        if value < 1:
+            raise ConfigError(f"LoopOptions.queue_size must be >= 1, got {value}")
+
+
+@attrs.frozen
+class StepResult:
+    """What one model step produced.
+
+    Attributes:
+        text: the step's text.
+        tool_calls: the calls the model made in this step.
+        tool_results: their results, in call order (empty when none ran).
+        usage: the step's token usage.
+        finish_reason: the step's finish reason as the model reported it.
+    """
+
+    text: str
+    tool_calls: tuple[ToolCall, ...]
+    tool_results: tuple[ToolResult, ...]
+    usage: Usage
+    finish_reason: FinishReason
+
+
+@attrs.frozen
+class RunResult:
+    """The outcome of a finished run, for blocking code.
+
+    Attributes:
+        text: the final step's text (the answer).
+        steps: every step, in order.
+        usage: the total usage of all steps.
+        finish_reason: ``stop``, ``length`` or ``step-limit``.
+        messages: the whole history (the caller's messages, then the
+            assistant and tool messages), ready to continue the conversation.
+    """
+
+    text: str
+    steps: tuple[StepResult, ...]
+    usage: Usage
+    finish_reason: FinishReason
+    messages: tuple[Message, ...]
+
+
+class _RunState:
+    """What the worker publishes for ``result()``; each field is replaced whole."""
+
+    def __init__(self, messages: tuple[Message, ...]) -> None:
+        self.messages = messages
+        self.steps: tuple[StepResult, ...] = ()
+        self.usage = Usage()
+        self.terminal: StreamPart | None = None
+
+
+class RunReader(StreamReader):
+    """The reader returned by :func:`run`: iterate its parts, or call :meth:`result`."""
+
+    def __init__(self, channel: _Channel, on_close: Callable[[], object], state: _RunState) -> None:
+        super().__init__(channel, on_close)
+        self._state = state
+
+    @property
+    def messages(self) -> list[Message]:
+        """The history so far (all of it once the run ended)."""
+        return list(self._state.messages)
+
+    def result(self) -> RunResult:
+        """Consume the rest of the stream and return the run's outcome.
+
+        Returns:
+            The :class:`RunResult` of a run that finished.
+
+        Raises:
+            RunError: the run ended in error or was cancelled (also when this
+                reader was closed first); it carries ``err``, the ``usage`` of
+                the completed steps, ``finish_reason`` and ``messages``.
+            BaseException: a non-``Exception`` raised inside the run (such as
+                ``KeyboardInterrupt`` from a tool) is raised again as is.
+        """
+        for _ in self:
+            pass
+        state = self._state
+        terminal = state.terminal
+        if terminal is None or (self._channel.closed and not self._channel.done):
+            err: BaseException = Canceled("the reader was closed before the run ended")
+            raise RunError(err, state.usage, FinishReason.CANCELED, list(state.messages))
+        assert terminal.finish_reason is not None
+        if terminal.kind is StreamPartKind.FINISH:
+            return RunResult(
+                text=state.steps[-1].text if state.steps else "",
+                steps=state.steps,
+                usage=terminal.total_usage,
+                finish_reason=terminal.finish_reason,
+                messages=state.messages,
+            )
+        assert terminal.err is not None
+        if not isinstance(terminal.err, Exception):
+            raise terminal.err
+        raise RunError(terminal.err, terminal.total_usage, terminal.finish_reason, list(state.messages))
+
+
+def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
+    """Start the tool-use loop on a worker thread and return its reader.
+
+    Args:
+        options: what to run.
+        ctx: an optional caller context; cancelling it (or its deadline)
+            cancels the run. Closing the reader cancels the run too, without
+            touching the caller's context.
+
+    Returns:
+        A :class:`RunReader` of the run's parts, ending with one ``finish``
+        or ``error`` part.
+    """
+    run_ctx = Context(parent=ctx)
+    state = _RunState(options.messages)
+    channel = new_channel(options.queue_size)
+    reader = RunReader(channel, run_ctx.cancel, state)
+    start_worker(lambda send: _Loop(options, run_ctx, send, state).run(), channel)
+    return reader
+
+
+def _assistant_message(text: str, calls: Iterable[ToolCall]) -> Message | None:
+    content = [text_part(text)] if text else []
+    content.extend(tool_call_part(call) for call in calls)
+    return Message(role=Role.ASSISTANT, content=content) if content else None
+
+
+@attrs.define
+class _Step:
+    text: str
+    calls: list[ToolCall]
+    finish: StreamPart
+
+
+class _Loop:
+    """One run, executed on the worker thread."""
+
+    def __init__(self, options: LoopOptions, ctx: Context, send: SendFunc, state: _RunState) -> None:
+        self.options = options
+        self.ctx = ctx
+        self.send = send
+        self.state = state
+        self.history = list(options.messages)
+        self.total = Usage()
+        self.steps: list[StepResult] = []
+        self.step_limit = options.step_limit or DEFAULT_STEP_LIMIT
+        retries = options.max_retries
+        self.max_retries = DEFAULT_MAX_RETRIES if retries == 0 else max(retries, 0)
+        self.base_delay = options.retry_base_delay or DEFAULT_RETRY_BASE_DELAY
+        self.max_delay = options.retry_max_delay or DEFAULT_RETRY_MAX_DELAY
+        self.definitions = tuple(options.tools.definitions())
+
+    def run(self) -> None:
+        model_id = self.options.model.model_id
+        _log.debug("agentcore: run started (model %s, step limit %d)", model_id, self.step_limit)
+        try:
+            reason = self._steps()
+            terminal = StreamPart.finish(reason, self.total)
+        except BaseException as exc:  # noqa: BLE001 - every failure becomes the terminal part
+            if self.ctx.cancelled:
+                err: BaseException = self.ctx.err or Canceled("run canceled")
+                terminal = StreamPart.error(err, self.total, FinishReason.CANCELED)
+            else:
+                terminal = StreamPart.error(exc, self.total, FinishReason.ERROR)
+        finally:
+            self.ctx.detach()
+        self.state.terminal = terminal
+        _log.debug(
+            "agentcore: run ended (%s) after %d steps; usage %s",
+            terminal.finish_reason.value if terminal.finish_reason else "?",
+            len(self.steps),
+            self.total,
+        )
+        self.send(terminal)
+
+    def _publish(self) -> None:
+        self.state.messages = tuple(self.history)
+        self.state.steps = tuple(self.steps)
+        self.state.usage = self.total
+
+    def _forward(self, part: StreamPart) -> None:
+        if not self.send(part):
+            self.ctx.cancel()
+            self.ctx.check()
+
+    def _steps(self) -> FinishReason:
+        for number in range(1, self.step_limit + 1):
+            self.ctx.check()
+            request = Request(
+                system=self.options.system,
+                messages=self.history,
+                tools=self.definitions,
+                max_output_tokens=self.options.max_output_tokens,
+                headers=self.options.headers,
+            )
+            step = self._stream_step(request)
+            usage = step.finish.usage
+            reason = step.finish.finish_reason
+            assert reason is not None
+            self.total += usage
+            runnable = [] if reason is FinishReason.LENGTH else step.calls
+            result = StepResult(step.text, tuple(step.calls), (), usage, reason)
+            self.steps.append(result)
+            message = _assistant_message(step.text, runnable)
+            if message is not None:
+                self.history.append(message)
+            self._publish()
+            if self.options.on_step is not None:
+                self.options.on_step(usage)
+            if reason is FinishReason.LENGTH:
+                return FinishReason.LENGTH
+            if not runnable:
+                return FinishReason.STOP if reason is FinishReason.TOOL_CALLS else reason
+            results = self._run_tools(runnable)
+            self.steps[-1] = attrs.evolve(result, tool_results=tuple(results))
+            self.history.append(Message(role=Role.TOOL, content=[tool_result_part(r) for r in results]))
+            self._publish()
+            if number == self.step_limit:
+                return FinishReason.STEP_LIMIT
+        raise AssertionError("unreachable: the step loop always returns")
+
+    def _stream_step(self, request: Request) -> _Step:
+        forwarded = [False]
+
+        def attempt() -> _Step:
+            self.ctx.check()
+            forwarded[0] = False
+            return self._attempt(request, forwarded)
+
+        policy = retry_policy(
+            max_retries=self.max_retries,
+            base_delay=self.base_delay,
+            max_delay=self.max_delay,
+            retry_after_limit=self.options.retry_after_limit,
+            ctx=self.ctx,
+            forwarded=lambda: forwarded[0],
+            describe=f"step {len(self.steps) + 1} ({self.options.model.model_id})",
+        )
+        return policy(attempt)
+
+    def _attempt(self, request: Request, forwarded: list[bool]) -> _Step:
+        """Stream one attempt of a step; ``forwarded[0]`` turns True with the first part sent on."""
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        ctx = self.ctx
+        send = self.send
+        stream = self.options.model.stream(request, ctx)
+        try:
+            for part in stream:
+                kind = part.kind
+                if kind is StreamPartKind.TEXT_DELTA:
+                    texts.append(part.text)
+                elif kind is StreamPartKind.TOOL_CALL:
+                    assert part.tool_call is not None
+                    calls.append(part.tool_call)
+                elif kind is StreamPartKind.STEP_FINISH:
+                    forwarded[0] = True
+                    return self._finish_step(texts, calls, part)
+                else:
+                    raise ModelError(
+                        ErrorClass.UPSTREAM,
+                        message=f"the model emitted a {kind.value!r} part; models emit only "
+                        "text-delta, tool-call and step-finish parts",
+                    )
+                forwarded[0] = True
+                if ctx.cancelled or not send(part):
+                    ctx.cancel()
+                    ctx.check()
+            raise ModelError(
+                ErrorClass.TRANSIENT, message="the model's stream ended without a step-finish part"
+            )
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+
+    def _finish_step(
+        self,
+        texts: list[str],
+        calls: list[ToolCall],
+        finish: StreamPart,
+    ) -> _Step:
+        reason = finish.finish_reason
+        if reason not in (FinishReason.STOP, FinishReason.TOOL_CALLS, FinishReason.LENGTH):
+            raise ModelError(
+                ErrorClass.UPSTREAM,
+                message=f"the model finished a step with {reason.value if reason else None!r}; "
+                "a step ends with stop, tool-calls or length",
+            )
+        if calls and reason is FinishReason.STOP:
+            finish = StreamPart.step_finish(FinishReason.TOOL_CALLS, finish.usage)
+        self._forward(finish)
+        return _Step("".join(texts), calls, finish)
+
+    def _run_tools(self, calls: list[ToolCall]) -> list[ToolResult]:
+        results: list[ToolResult] = []
+        try:
+            if self.options.parallel_tools and len(calls) > 1:
+                self._run_parallel(calls, results)
+            else:
+                for call in calls:
+                    self.ctx.check()
+                    result = _execute(self.options.tools, call, self.ctx)
+                    results.append(result)
+                    self._forward(StreamPart.tool_result_part(result))
+        except BaseException:
+            if len(results) < len(calls):
+                results.extend(_not_run(call) for call in calls[len(results) :])
+                self.steps[-1] = attrs.evolve(self.steps[-1], tool_results=tuple(results))
+                self.history.append(Message(role=Role.TOOL, content=[tool_result_part(r) for r in results]))
+                self._publish()
+            raise
+        return results
+
+    def _run_parallel(self, calls: list[ToolCall], results: list[ToolResult]) -> None:
+        pool = ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="agentcore-tool")
+        try:
+            futures = [pool.submit(_execute, self.options.tools, call, self.ctx) for call in calls]
+            for future in futures:
+                result = _await(future, self.ctx)
+                results.append(result)
+                self._forward(StreamPart.tool_result_part(result))
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _await(future: Future[ToolResult], ctx: Context) -> ToolResult:
+    """Wait for ``future`` or for ``ctx`` to be cancelled, whichever comes first."""
+    ready = threading.Event()
+    future.add_done_callback(lambda _f: ready.set())
+    remove = ctx.add_callback(ready.set)
+    try:
+        ready.wait()
+    finally:
+        remove()
+    if not future.done():
+        ctx.check()
+    return future.result()
+
+
+def _not_run(call: ToolCall) -> ToolResult:
+    return ToolResult(call.id, call.name, "Error: the run was canceled before this tool call finished.", True)
+
+
+def _execute(tools: ToolSet, call: ToolCall, ctx: Context) -> ToolResult:
+    """Run one call; every ``Exception`` becomes an error result (loop rule 5)."""
+    tool = tools.get(call.name)
+    if tool is None:
+        available = ", ".join(tools) or "none"
+        return ToolResult(
+            call.id,
+            call.name,
+            f"Error: unknown tool {call.name!r}. Available tools: {available}.",
+            True,
+        )
+    arguments = call.input if call.input.strip() else "{}"
+    try:
+        parsed = json.loads(arguments)
+    except ValueError as exc:
+        return ToolResult(
+            call.id,
+            call.name,
+            f"Error: the arguments are not valid JSON ({exc}); the tool was not run. "
+            "Call it again with one JSON object.",
+            True,
+        )
+    if not isinstance(parsed, dict):
+        return ToolResult(
+            call.id,
+            call.name,
+            f"Error: the arguments must be a JSON object, got {type(parsed).__name__}; the tool was not run.",
+            True,
+        )
+    try:
+        output: object = tool.execute(arguments, ctx)
+    except Exception as exc:  # noqa: BLE001 - loop rule 5: a tool's failure is fed back to the model
+        if ctx.cancelled:
+            ctx.check()
+        return ToolResult(call.id, call.name, f"Error: {type(exc).__name__}: {exc}", True)
+    if not isinstance(output, str):
+        return ToolResult(
+            call.id,
+            call.name,
+            f"Error: the tool returned {type(output).__name__}, not str.",
+            True,
+        )
+    return ToolResult(call.id, call.name, output, False)

@@ -1,0 +1,137 @@
+"""The retry policy of a step: a ``tenacity`` policy built from ``LoopOptions``.
+
+A step that fails with a retryable :class:`ModelError` (``RATE_LIMITED``,
+``OVERLOADED``, ``TRANSIENT``) before any of its parts reached the reader is
+tried again, up to ``max_retries`` more times (the reference API's
+``MaxRetries``; 0 means :data:`DEFAULT_MAX_RETRIES`, a negative value disables
+retries). Once a part was forwarded, a failure is terminal: a retry would
+repeat text the reader already has.
+
+The wait before retry ``n`` (counting from 0) is
+``min(base * 2**n, cap) * random.uniform(0.75, 1.0)`` seconds, the vendor SDKs'
+formula, with ``base`` = ``retry_base_delay`` (default
+:data:`DEFAULT_RETRY_BASE_DELAY`) and ``cap`` = ``retry_max_delay`` (default
+:data:`DEFAULT_RETRY_MAX_DELAY`). A server's Retry-After (``ModelError.retry_after``)
+replaces the computed wait and is honoured verbatim, even above the cap, as
+the reference says; ``retry_after_limit`` (seconds, None = no limit) refuses a
+longer hint and ends the run with the error instead, and so does a hint that
+would outlast the context's deadline.
+
+Waits sleep on the run's :class:`Context`, so a cancel or deadline ends them at
+once with :class:`Canceled`. tenacity would call the attempt again after an
+interrupted sleep, so each attempt also checks the context first.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+
+import tenacity
+
+from agentcore.context import Context
+from agentcore.errors import ModelError
+
+DEFAULT_MAX_RETRIES = 2
+"""Additional attempts for a step that failed retryably before any output."""
+DEFAULT_RETRY_BASE_DELAY = 0.5
+"""Seconds; the first computed backoff is between 0.75 and 1.0 times this."""
+DEFAULT_RETRY_MAX_DELAY = 8.0
+"""Seconds; cap of one computed backoff (a server's Retry-After may exceed it)."""
+
+_log = logging.getLogger("agentcore")
+
+
+def backoff_delay(retry: int, base: float, cap: float, jitter: float) -> float:
+    """The computed wait in seconds before retry ``retry`` (from 0).
+
+    Args:
+        retry: how many retries came before this one.
+        base: ``retry_base_delay`` in seconds.
+        cap: ``retry_max_delay`` in seconds.
+        jitter: a factor in [0.75, 1.0].
+    """
+    return min(base * 2.0**retry, cap) * jitter
+
+
+class _Wait(tenacity.wait.wait_base):
+    def __init__(self, base: float, cap: float, rand: Callable[[float, float], float]) -> None:
+        self._base = base
+        self._cap = cap
+        self._rand = rand
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+        assert retry_state.outcome is not None
+        exc = retry_state.outcome.exception()
+        if isinstance(exc, ModelError) and exc.retry_after > 0:
+            return exc.retry_after
+        return backoff_delay(retry_state.attempt_number - 1, self._base, self._cap, self._rand(0.75, 1.0))
+
+
+def retry_policy(
+    *,
+    max_retries: int,
+    base_delay: float,
+    max_delay: float,
+    retry_after_limit: float | None,
+    ctx: Context,
+    forwarded: Callable[[], bool],
+    describe: str = "model step",
+    sleep: Callable[[float], None] | None = None,
+    rand: Callable[[float, float], float] = random.uniform,
+) -> tenacity.Retrying:
+    """Build the tenacity policy for one step.
+
+    Args:
+        max_retries: additional attempts (already resolved: >= 0).
+        base_delay: backoff base in seconds (already resolved: > 0).
+        max_delay: backoff cap in seconds (already resolved: > 0).
+        retry_after_limit: the longest server hint in seconds to wait for; None = any.
+        ctx: the run's context; waits end at once when it is cancelled.
+        forwarded: returns True once the current attempt forwarded a part.
+        describe: what is retried, for the log line.
+        sleep: replaces the cancellable wait (tests record the sequence).
+        rand: ``rand(0.75, 1.0)`` gives the jitter factor.
+
+    Returns:
+        A ``tenacity.Retrying`` that re-raises the last error when it gives up.
+    """
+
+    def should_retry(exc: BaseException) -> bool:
+        if not isinstance(exc, ModelError) or not exc.error_class.retryable:
+            return False
+        if forwarded() or ctx.cancelled:
+            return False
+        if retry_after_limit is not None and exc.retry_after > retry_after_limit:
+            return False
+        remaining = ctx.remaining()
+        return remaining is None or exc.retry_after <= remaining
+
+    def wait_on_context(seconds: float) -> None:
+        if ctx.wait(seconds):
+            ctx.check()
+
+    def log_retry(state: tenacity.RetryCallState) -> None:
+        assert state.outcome is not None
+        assert state.next_action is not None
+        exc = state.outcome.exception()
+        kind = exc.error_class.name if isinstance(exc, ModelError) else type(exc).__name__
+        _log.warning(
+            "agentcore: %s failed with %s (attempt %d of %d); retrying in %.2f s: %s",
+            describe,
+            kind,
+            state.attempt_number,
+            max_retries + 1,
+            state.next_action.sleep,
+            exc,
+        )
+
+    return tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(max_retries + 1),
+        wait=_Wait(base_delay, max_delay, rand),
+        retry=tenacity.retry_if_exception(should_retry),
+        sleep=sleep or wait_on_context,
+        before_sleep=log_retry,
+        reraise=True,
+    )

@@ -1,0 +1,281 @@
+"""Test doubles that need no network, and a conformance check for any ``Model``.
+
+* :class:`ScriptedModel` answers call N with ``steps[N]`` (DESIGN.md):
+  an iterable of :class:`StreamPart` (an exception instance inside it is
+  raised at that point), an exception instance to raise, or a callable taking
+  the :class:`Request` (and, if it accepts two arguments, the context) and
+  returning such an iterable. It records every request in ``.requests``.
+* :class:`TestModel` plays a model offline: it calls every offered tool once
+  with arguments generated from the tool's JSON Schema, then answers with
+  text built from the tool results, reporting plausible usage.
+* :func:`check_model` runs a model against the ``Model`` MUST rules.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+from agentcore.context import Context
+from agentcore.errors import Canceled, ModelError
+from agentcore.types import (
+    FinishReason,
+    Request,
+    Role,
+    StreamPart,
+    StreamPartKind,
+    ToolCall,
+    ToolDefinition,
+    Usage,
+)
+
+ScriptStep = (
+    Iterable[StreamPart | BaseException] | BaseException | Callable[..., Iterable[StreamPart | BaseException]]
+)
+"""What :class:`ScriptedModel` answers one call with."""
+
+
+class ScriptExhausted(AssertionError):
+    """A :class:`ScriptedModel` was called more often than it has steps."""
+
+
+class ScriptedModel:
+    """A ``Model`` that replays canned steps; call N gets ``steps[N]``.
+
+    Args:
+        steps: one entry per expected call (see the module docstring).
+        model_id: what :attr:`model_id` reports.
+
+    Attributes:
+        requests: every :class:`Request` received, in call order.
+
+    Raises (from ``stream``):
+        ScriptExhausted: more calls than steps.
+        Canceled: the context was cancelled between parts.
+    """
+
+    def __init__(self, steps: Sequence[ScriptStep], *, model_id: str = "scripted") -> None:
+        self.steps = list(steps)
+        self.requests: list[Request] = []
+        self._model_id = model_id
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    def __repr__(self) -> str:
+        return f"ScriptedModel({len(self.steps)} steps, {len(self.requests)} calls)"
+
+    def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
+        with self._lock:
+            index = len(self.requests)
+            self.requests.append(request)
+        if index >= len(self.steps):
+            raise ScriptExhausted(f"ScriptedModel got call {index + 1} but has only {len(self.steps)} steps")
+        entry = self.steps[index]
+        if isinstance(entry, BaseException):
+            raise entry
+        if callable(entry):
+            entry = entry(request, ctx) if _takes_two(entry) else entry(request)
+        for item in entry:
+            ctx.check()
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+
+def _takes_two(func: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params)
+
+
+def _tokens(text: str) -> int:
+    """A rough token count: one token per four characters, at least one."""
+    return max(1, (len(text) + 3) // 4)
+
+
+class TestModel:
+    """An offline model for demos and tests.
+
+    Step 1 (when tools are offered and the conversation does not end with tool
+    results): one call to each tool, arguments generated from its JSON Schema
+    (``examples``, ``default``, ``const`` or ``enum`` first, then a value of the
+    schema's type), finish reason ``tool-calls``. Otherwise: a text answer that
+    quotes the last tool results (or the last user message), streamed word by
+    word, finish reason ``stop``. Usage counts about four characters a token.
+    Stateless, so one instance may serve concurrent runs.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, *, model_id: str = "test-model") -> None:
+        self._model_id = model_id
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    def __repr__(self) -> str:
+        return f"TestModel(model_id={self._model_id!r})"
+
+    def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
+        ctx.check()
+        prompt = json.dumps([m.to_dict() for m in request.messages]) + request.system
+        usage_in = _tokens(prompt) + sum(_tokens(t.input_schema) for t in request.tools)
+        last = request.messages[-1] if request.messages else None
+        if request.tools and (last is None or last.role is not Role.TOOL):
+            calls = [
+                ToolCall(id=f"call_{i + 1}", name=t.name, input=json.dumps(example_input(t)))
+                for i, t in enumerate(request.tools)
+            ]
+            for call in calls:
+                ctx.check()
+                yield StreamPart.tool_call_part(call)
+            out = sum(_tokens(c.name + c.input) for c in calls)
+            yield StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=usage_in, output=out))
+            return
+        text = _answer(request)
+        for index, word in enumerate(text.split(" ")):
+            ctx.check()
+            yield StreamPart.text_delta(word if index == 0 else " " + word)
+        yield StreamPart.step_finish(FinishReason.STOP, Usage(input=usage_in, output=_tokens(text)))
+
+
+def _answer(request: Request) -> str:
+    last = request.messages[-1] if request.messages else None
+    if last is not None and last.role is Role.TOOL:
+        lines = [
+            f"{r.name} {'failed' if r.is_error else 'returned'}: {r.content}" for r in last.tool_results
+        ]
+        return "Here is what the tools said. " + " ".join(lines)
+    said = last.text if last is not None else ""
+    return f"(TestModel, offline) You said: {said}" if said else "(TestModel, offline) Hello."
+
+
+def example_input(definition: ToolDefinition) -> dict[str, Any]:
+    """Arguments for ``definition`` generated from its JSON Schema."""
+    value = example_value(json.loads(definition.input_schema))
+    return value if isinstance(value, dict) else {}
+
+
+def example_value(schema: Any) -> Any:
+    """A value that satisfies simple JSON Schemas (no ``$ref``)."""
+    if not isinstance(schema, dict):
+        return None
+    for key in ("examples", "enum"):
+        options = schema.get(key)
+        if isinstance(options, list) and options:
+            return options[0]
+    for key in ("const", "default"):
+        if key in schema:
+            return schema[key]
+    for key in ("anyOf", "oneOf", "allOf"):
+        options = schema.get(key)
+        if isinstance(options, list) and options:
+            return example_value(options[0])
+    kind = schema.get("type", "object" if "properties" in schema else "string")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {name: example_value(sub) for name, sub in props.items()}
+    if kind == "array":
+        count = max(1, int(schema.get("minItems", 1)))
+        return [example_value(schema.get("items", {})) for _ in range(count)]
+    if kind == "integer":
+        return int(schema.get("minimum", 1))
+    if kind == "number":
+        return float(schema.get("minimum", 1.5))
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    return "example"
+
+
+def check_model(model: Any, request: Request | None = None) -> None:
+    """Check ``model`` against the ``Model`` seam's MUST rules.
+
+    Runs one step of ``request`` (default: a one-line user message) and checks
+    that it yields only :class:`StreamPart` objects, exactly one
+    ``step-finish`` as the last part with a step reason (stop, tool-calls or
+    length), only ``text-delta`` / ``tool-call`` before it, whole tool calls
+    with JSON-object arguments and a name; that nothing but ``ModelError`` or
+    ``Canceled`` escapes; that closing the stream after its first part works;
+    and that a cancelled context stops it with ``Canceled``.
+
+    Raises:
+        AssertionError: listing every rule broken.
+    """
+    from agentcore.types import user_message
+
+    req = request or Request(messages=(user_message("Say hello."),))
+    problems: list[str] = []
+    for attr in ("model_id", "stream"):
+        if not hasattr(model, attr):
+            problems.append(f"missing {attr}")
+    if problems:
+        raise AssertionError("; ".join(problems))
+    try:
+        problems.extend(_check_parts(list(model.stream(req, Context()))))
+    except (ModelError, Canceled) as exc:
+        problems.append(f"the step failed: {exc}")
+    except Exception as exc:  # noqa: BLE001 - reporting what escaped is the point
+        problems.append(f"a {type(exc).__name__} escaped (only ModelError may): {exc}")
+    stream = model.stream(req, Context())
+    try:
+        next(iter(stream), None)
+    except (ModelError, Canceled):
+        pass
+    finally:
+        close = getattr(stream, "close", None)
+        if close is None:
+            problems.append("the stream has no close(); make stream() a generator")
+        else:
+            close()
+    cancelled = Context()
+    cancelled.cancel()
+    try:
+        list(model.stream(req, cancelled))
+        problems.append("a cancelled context did not stop the stream with Canceled")
+    except Canceled:
+        pass
+    except Exception as exc:  # noqa: BLE001
+        problems.append(f"a cancelled context raised {type(exc).__name__}, not Canceled")
+    if problems:
+        raise AssertionError("model breaks the Model contract: " + "; ".join(problems))
+
+
+def _check_parts(parts: list[Any]) -> list[str]:
+    if not parts:
+        return ["the stream yielded no parts"]
+    problems: list[str] = []
+    if any(not isinstance(p, StreamPart) for p in parts):
+        problems.append("yielded something that is not a StreamPart")
+        return problems
+    finishes = [p for p in parts if p.kind is StreamPartKind.STEP_FINISH]
+    if len(finishes) != 1 or parts[-1].kind is not StreamPartKind.STEP_FINISH:
+        problems.append(f"{len(finishes)} step-finish parts; exactly one, last, is required")
+    elif finishes[0].finish_reason not in (FinishReason.STOP, FinishReason.TOOL_CALLS, FinishReason.LENGTH):
+        problems.append(f"step-finish reason {finishes[0].finish_reason} is not a step reason")
+    for part in parts[:-1]:
+        if part.kind not in (StreamPartKind.TEXT_DELTA, StreamPartKind.TOOL_CALL):
+            problems.append(f"a model may not emit {part.kind.value!r} parts")
+        if part.tool_call is not None:
+            call = part.tool_call
+            if not call.id or not call.name:
+                problems.append(f"tool call without id or name: {call!r}")
+            try:
+                if not isinstance(json.loads(call.input), dict):
+                    problems.append(f"tool call input is not a JSON object: {call.input!r}")
+            except ValueError:
+                problems.append(f"tool call input is not JSON: {call.input!r}")
+    return problems
