@@ -104,7 +104,8 @@ class Context:
             True if the context is cancelled, False if the time ran out first.
         """
         if seconds is not None:
-            self._event.wait(max(0.0, seconds))
+            # Lock timeouts above TIMEOUT_MAX (about 292 years) raise OverflowError.
+            self._event.wait(min(max(0.0, seconds), threading.TIMEOUT_MAX))
         else:
             self._event.wait()
         return self.cancelled
@@ -187,7 +188,7 @@ class _DeadlineScheduler:
                 deadline, _, ref = self._heap[0]
                 delay = deadline - time.monotonic()
                 if delay > 0:
-                    self._cond.wait(delay)
+                    self._cond.wait(min(delay, threading.TIMEOUT_MAX))
                     continue
                 heapq.heappop(self._heap)
             ctx = ref()

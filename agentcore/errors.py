@@ -136,6 +136,12 @@ class ModelError(AgentcoreError):
         if self.err is not None:
             object.__setattr__(self, "__cause__", self.err)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # BaseException copies and pickles as ``cls(*args)``, which the
+        # keyword-only ``message`` and ``status`` do not accept.
+        fields = (self.error_class, self.retry_after, self.err, self.message, self.status)
+        return _rebuild_model_error, (type(self), *fields)
+
     def __str__(self) -> str:
         words = _CLASS_WORDS[self.error_class]
         detail = self.message or (str(self.err) if self.err is not None else "")
@@ -145,6 +151,17 @@ class ModelError(AgentcoreError):
         if self.retry_after:
             text += f" (retry after {self.retry_after:g} s)"
         return text
+
+
+def _rebuild_model_error(
+    cls: type[ModelError],
+    error_class: ErrorClass,
+    retry_after: float,
+    err: BaseException | None,
+    message: str,
+    status: int,
+) -> ModelError:
+    return cls(error_class, retry_after, err, message=message, status=status)
 
 
 class Canceled(AgentcoreError):

@@ -29,11 +29,14 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
 from types import TracebackType
+from typing import TypeVar
 
 from agentcore.types import FinishReason, StreamPart
 
 DEFAULT_QUEUE_SIZE = 64
 """Default bound of the queue between the worker and the reader, in parts."""
+
+_Reader = TypeVar("_Reader", bound="StreamReader")
 
 SendFunc = Callable[[StreamPart], bool]
 """Delivers one part to the reader; returns False once the reader is closed."""
@@ -135,7 +138,7 @@ class StreamReader:
         """True after :meth:`close` or once the stream is exhausted."""
         return self._closed
 
-    def __enter__(self) -> StreamReader:
+    def __enter__(self: _Reader) -> _Reader:
         return self
 
     def __exit__(

@@ -15,42 +15,29 @@ following the documented API and tested on its own:
 
 Decisions (DESIGN.md leaves these to the adapter):
 
-* Request: Anthropic rejects empty text blocks and needs user/assistant turns
-  to alternate, so empty or whitespace-only text parts are dropped, turns left
-  empty are dropped, ``tool`` messages become ``user`` turns of
-  ``tool_result`` blocks, and neighbouring turns of the same role are merged
-  (``tool_result`` blocks first, as the API requires). A tool call whose input
-  is not a JSON object is sent with ``input: {}`` so the history stays valid
-  (DESIGN.md, "Decisions"); its error result tells the model what went wrong.
-  An empty tool result is sent without ``content`` (the field is optional).
+* Request: the API rejects empty text blocks and needs user and assistant
+  turns to alternate, so blank text parts and turns left empty are dropped,
+  ``tool`` messages become ``user`` turns of ``tool_result`` blocks, and
+  neighbouring turns of one role are merged (``tool_result`` blocks first). A
+  call whose input is not a JSON object is sent with ``input: {}``. An empty
+  tool result is sent without ``content`` (the field is optional).
 * ``accept-encoding: identity`` is sent because the body is read as raw bytes
   (``_http.iter_body``), which does not undo a ``Content-Encoding``.
-* Stop reasons: ``end_turn``, ``stop_sequence`` and ``pause_turn`` (a server
-  tool loop paused; there is nothing for the client to run) are ``stop``;
-  ``tool_use`` is ``tool-calls``; ``max_tokens`` and
-  ``model_context_window_exceeded`` (output cut off by the context window) are
-  ``length``; ``refusal`` is ``stop`` (the reference has no content-filter
-  reason; the refusal text is the answer); a missing or unknown value is
-  ``stop``. Then, as cases.md B13 says, a step that emitted a tool call is
-  ``tool-calls`` unless it is ``length``, and a ``tool_use`` step without any
-  client tool call is ``stop``.
-* Only ``tool_use`` blocks become tool calls. Server-side blocks
-  (``server_tool_use``, ``mcp_tool_use``, their results), thinking,
-  ``redacted_thinking``, compaction and unknown block or delta types are
-  passed over; ``citations_delta`` adds no text.
-* A tool call is emitted at its ``content_block_stop``, with the joined
-  ``partial_json`` text (``"{}"`` when empty or blank, cases.md B01). A call
-  cut off by ``max_tokens`` is passed on as it is (the loop never runs calls
-  of a ``length`` step, B14); one whose block never stopped is dropped when
-  the step ends on ``length`` and emitted otherwise.
-* Usage fields in ``message_start`` and every ``message_delta`` are
-  cumulative snapshots: the latest value of each field wins (B09).
-* The step ends at ``message_stop``, or at the end of the body once
-  ``message_delta`` gave a ``stop_reason``; a body that ends before either is
-  ``TRANSIENT``. An ``error`` event is raised as a classified
-  :class:`ModelError`, never turned into a finish (B16).
-* An API key (8 characters or longer) echoed in an error message by the
-  server is replaced with ``[REDACTED]``.
+* Stop reasons beyond the documented four: see :func:`map_stop_reason`. As
+  cases.md B13 says, a step that emitted a tool call is ``tool-calls`` unless
+  it is ``length``; a ``tool_use`` step without a client tool call is ``stop``.
+* Only ``tool_use`` blocks become tool calls, each at its
+  ``content_block_stop`` (B01: blank input is ``"{}"``). Server-side blocks
+  (``server_tool_use``, ``mcp_tool_use``, results), thinking, compaction and
+  unknown blocks, deltas and events are passed over. A call cut off by
+  ``max_tokens`` is passed on as it is (the loop never runs the calls of a
+  ``length`` step, B14); one whose block never stopped is dropped on
+  ``length`` and emitted otherwise.
+* The step ends at ``message_stop``, or at the end of the body once a
+  ``stop_reason`` came; a body that ends before either is ``TRANSIENT``. An
+  ``error`` event raises a classified :class:`ModelError` (B16).
+* An API key (8 characters or longer) that the server echoes in an error
+  message is replaced with ``[REDACTED]``.
 """
 
 from __future__ import annotations
@@ -67,31 +54,7 @@ from agentcore import _http
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError, classify_status
 from agentcore.providers import _sse
-from agentcore.types import (
-    ContentPart,
-    ContentPartKind,
-    FinishReason,
-    Message,
-    Request,
-    Role,
-    StreamPart,
-    ToolCall,
-    Usage,
-)
-
-__all__ = [
-    "ANTHROPIC_VERSION",
-    "DEFAULT_BASE_URL",
-    "DEFAULT_MAX_TOKENS",
-    "AnthropicModel",
-    "classify_error",
-    "error_from_event",
-    "map_stop_reason",
-    "merge_usage",
-    "request_body",
-    "tool_input",
-    "usage_from",
-]
+from agentcore.types import ContentPart, FinishReason, Message, Request, Role, StreamPart, ToolCall, Usage
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 """The Anthropic API origin; requests go to ``{base_url}/v1/messages``."""
@@ -123,10 +86,10 @@ def tool_input(text: str) -> dict[str, Any]:
 
 
 def _block(part: ContentPart) -> dict[str, Any] | None:
-    if part.kind is ContentPartKind.TOOL_CALL and part.tool_call is not None:
+    if part.tool_call is not None:
         call = part.tool_call
         return {"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(call.input)}
-    if part.kind is ContentPartKind.TOOL_RESULT and part.tool_result is not None:
+    if part.tool_result is not None:
         result = part.tool_result
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.tool_call_id}
         if result.content:
@@ -206,10 +169,13 @@ _STOP_REASONS = {
 def map_stop_reason(reason: str | None) -> FinishReason:
     """Map an Anthropic ``stop_reason`` onto a :class:`FinishReason`.
 
-    ``end_turn``, ``stop_sequence``, ``pause_turn``, ``refusal`` -> ``stop``;
-    ``tool_use`` -> ``tool-calls``; ``max_tokens``,
-    ``model_context_window_exceeded`` -> ``length``; None or unknown ->
-    ``stop`` (see the module docstring for why).
+    ``end_turn`` and ``stop_sequence`` -> ``stop``; ``tool_use`` ->
+    ``tool-calls``; ``max_tokens`` -> ``length``. Decided here:
+    ``model_context_window_exceeded`` (output cut off by the context window)
+    -> ``length``; ``pause_turn`` (a server tool loop paused; nothing for the
+    client to run) -> ``stop``; ``refusal`` -> ``stop`` (the reference has no
+    content-filter reason; the refusal text is the answer); None or unknown ->
+    ``stop``.
     """
     return _STOP_REASONS.get(reason or "", FinishReason.STOP)
 

@@ -1,0 +1,445 @@
+"""Pure mapping from OpenAI Chat Completions stream chunks to agentcore parts.
+
+No I/O here: :class:`ChunkState` is fed one decoded SSE event at a time
+(:class:`agentcore.providers._sse.Event`) and returns the parts it can emit;
+:func:`map_finish_reason`, :func:`usage_from` and :func:`stream_error` are
+small functions tested table by table. ``agentcore.providers.openai`` is the
+HTTP shell around them.
+
+The wire format (OpenAI API reference, "The chat completion chunk object"):
+every ``data:`` event is a chunk ``{"choices": [{"index", "delta",
+"finish_reason"}], "usage"}``; ``delta`` carries ``content`` and
+``tool_calls`` fragments ``{"index", "id", "type", "function": {"name",
+"arguments"}}``; with ``stream_options.include_usage`` a last chunk with
+``"choices": []`` carries ``usage``; ``data: [DONE]`` ends the stream.
+
+What OpenAI-compatible servers do differently, and how it is read (each seen
+in a recording under ``tests/fixtures/openai_*`` or in ``cases.md``):
+
+* ``content`` may be an array of typed parts (Mistral): only parts of type
+  ``"text"`` are text. ``reasoning_content`` (DeepSeek, xAI, Z.ai),
+  ``reasoning`` / ``reasoning_details`` (OpenRouter, Groq), ``annotations``,
+  ``refusal``, ``obfuscation``, ``x_groq`` and other extras are passed over.
+* Tool-call fragments are grouped by ``index``. A missing index is the
+  fragment's position in the ``tool_calls`` array (0 for the usual single
+  entry; Mistral sends none); index 0 is a real index. Explicit ``null`` and
+  ``""`` mean absent (Alibaba sends ``"id": ""``, Mistral ``"name": ""`` on
+  continuations). The first non-empty id and name are kept: ids repeated on
+  every fragment (B05) and names repeated with the arguments (Kimi) are not
+  concatenated, and a name may arrive after the arguments (B07). A new,
+  different non-empty id at an index already in use starts a new call (servers
+  that put every call at index 0). Indices need not be dense (a gateway's only
+  call has index 1). Calls are emitted in index order, then arrival order.
+* Arguments are the fragments joined. Some servers repeat the whole arguments
+  in a trailing fragment; a fragment that starts with everything accumulated
+  so far is therefore also read as a snapshot (replace, not append), and that
+  reading is used when the plain join is not valid JSON but the snapshot
+  reading is. Empty or whitespace-only arguments mean ``"{}"`` (B01). Other
+  text is passed on as sent, even when it is not valid JSON: the loop turns it
+  into an error result.
+* A call without an id gets ``"call_" + uuid4().hex``, fixed once, so the
+  ToolCall part, the history and the tool result share it (B04). A call that
+  never got a name is still emitted, with name ``""``: the loop treats it as
+  an unknown tool (B29).
+* ``finish_reason`` ``""`` or ``null`` does not end the step and does not undo
+  an earlier finish (OpenRouter sends ``null`` on the usage chunk after
+  ``stop``); the last non-empty value wins. The usage chunk comes after the
+  finish chunk, so the stream is read on to ``[DONE]`` or the end of the body.
+* Usage: the last non-null ``usage`` object wins, never summed (servers that
+  repeat it, a moderation chunk with ``"usage": null`` after it). Groq's
+  ``x_groq.usage`` is read only when no top-level usage came at all.
+* Errors inside a 200 stream: a chunk with an ``error`` object (OpenRouter,
+  alone or next to ``choices``), an SSE event named ``error`` (Groq), or
+  ``finish_reason: "error"`` raise :class:`ModelError` at once, never a
+  normal finish, even after a finish reason (OpenRouter sends ``length`` and
+  then an error chunk). The usage of that chunk is recorded first
+  (:attr:`ChunkState.usage`), though no step-finish carries it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from agentcore import _http
+from agentcore.errors import ErrorClass, ModelError, classify_status
+from agentcore.providers._sse import DONE, Event
+from agentcore.types import FinishReason, StreamPart, ToolCall, Usage
+
+
+def synthesize_id() -> str:
+    """A tool-call id for a server that sent none: ``"call_"`` + 32 hex digits."""
+    return "call_" + uuid.uuid4().hex
+
+
+# --- finish reasons ---------------------------------------------------------
+
+_LENGTH_REASONS = frozenset({"length", "max_tokens", "max_output_tokens"})
+_TOOL_REASONS = frozenset({"tool_calls", "function_call", "tool_use"})
+
+
+def map_finish_reason(raw: str | None, has_tool_calls: bool) -> FinishReason:
+    """Map an OpenAI-style ``finish_reason`` onto a step's :class:`FinishReason`.
+
+    Documented values (OpenAI API reference, chat completion chunk):
+    ``stop`` -> stop, ``tool_calls`` and the legacy ``function_call`` ->
+    tool-calls, ``length`` -> length, ``content_filter`` -> stop (the output
+    was cut by the provider's filter; there is no better reason in the
+    contract, and the text so far is the answer). ``max_tokens`` and
+    ``tool_use`` (Anthropic's words, passed through by some gateways) count as
+    length and tool-calls. Any assembled tool call makes it tool-calls, except
+    after ``length``, since servers say ``stop`` or ``eos`` while sending calls
+    (B13). Unknown values (vLLM's ``eos``, ``abort``), or none at all, give
+    tool-calls or stop by the content. ``"error"`` never reaches this
+    function: :class:`ChunkState` raises on it.
+
+    Args:
+        raw: the last non-empty ``finish_reason`` of the stream, or None.
+        has_tool_calls: whether the step assembled at least one tool call.
+    """
+    reason = (raw or "").lower()
+    if reason in _LENGTH_REASONS:
+        return FinishReason.LENGTH
+    if has_tool_calls or reason in _TOOL_REASONS:
+        return FinishReason.TOOL_CALLS
+    return FinishReason.STOP
+
+
+# --- usage ------------------------------------------------------------------
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return max(0, value)
+    if isinstance(value, float) and value.is_integer():
+        return max(0, int(value))
+    return 0
+
+
+def usage_from(usage: Mapping[str, Any] | None) -> Usage:
+    """Normalize an OpenAI-style ``usage`` object (DESIGN.md, "Adapters").
+
+    ``input = prompt_tokens`` (which already includes cached tokens, per the
+    OpenAI reference) minus ``prompt_tokens_details.cache_write_tokens`` where
+    a gateway reports cache writes (OpenRouter); ``cache_read =
+    prompt_tokens_details.cached_tokens`` (or DeepSeek's
+    ``prompt_cache_hit_tokens`` when the details lack it); ``cache_write =
+    prompt_tokens_details.cache_write_tokens``; ``output = completion_tokens``
+    (reasoning tokens included on OpenAI; xAI leaves them out, and so does
+    this count then). Missing, null or non-numeric fields count as 0.
+    """
+    if not isinstance(usage, Mapping):
+        return Usage()
+    details = usage.get("prompt_tokens_details")
+    if not isinstance(details, Mapping):
+        details = {}
+    cached = details.get("cached_tokens")
+    cache_read = _count(cached if cached is not None else usage.get("prompt_cache_hit_tokens"))
+    cache_write = _count(details.get("cache_write_tokens"))
+    return Usage(
+        input=max(0, _count(usage.get("prompt_tokens")) - cache_write),
+        output=_count(usage.get("completion_tokens")),
+        cache_read=cache_read,
+        cache_write=cache_write,
+    )
+
+
+# --- errors inside a 200 stream ---------------------------------------------
+
+_WORD_CLASSES: tuple[tuple[re.Pattern[str], ErrorClass], ...] = (
+    (re.compile(r"rate[_ ]?limit|too[_ ]many[_ ]requests"), ErrorClass.RATE_LIMITED),
+    (re.compile(r"overload|unavailable|capacity"), ErrorClass.OVERLOADED),
+    (re.compile(r"timeout|timed[_ ]out"), ErrorClass.TRANSIENT),
+    (re.compile(r"auth|permission|api[_ ]key"), ErrorClass.AUTH),
+    (re.compile(r"invalid|bad[_ ]request|not[_ ]found|tool_use_failed"), ErrorClass.INVALID_REQUEST),
+)
+
+
+def _status_like(value: Any) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
+        return value
+    return 0
+
+
+def stream_error(payload: Any, *, fallback: str = "") -> ModelError:
+    """A :class:`ModelError` for an error reported inside a 200 stream.
+
+    Accepts OpenRouter's ``{"error": {"code": 400, "message"}, "choices": ...}``,
+    Groq's ``event: error`` data ``{"error": {"message", "type", "code":
+    "tool_use_failed", "status_code": 400}}``, OpenAI's ``{"error":
+    {"message", "type": "server_error"}}`` and Anthropic-shaped errors passed
+    through by gateways.
+
+    Classification (DESIGN.md, "Decisions"): a numeric ``code`` (or Groq's
+    ``status_code``) that is an HTTP status goes through
+    :func:`classify_status`, with the context-length hint taken from the
+    type, code and message. Without one, the context-length words win, then
+    the type and code words: ``rate_limit`` rate-limited; ``overloaded``,
+    ``unavailable``, ``capacity`` overloaded; ``timeout`` transient;
+    ``auth``, ``permission`` auth; ``invalid``, ``not_found``,
+    ``tool_use_failed`` invalid-request; anything else (``server_error``,
+    ``api_error``, no type at all) upstream, which is terminal, as a plain 500
+    is.
+
+    Args:
+        payload: the decoded event data.
+        fallback: the message to use when the payload has none.
+    """
+    kind, message, code = _http.error_fields(payload)
+    inner = payload.get("error") if isinstance(payload, Mapping) else None
+    status = _status_like(code)
+    if not status and isinstance(inner, Mapping):
+        status = _status_like(inner.get("status_code")) or _status_like(inner.get("status"))
+    code_text = code if isinstance(code, str) else ""
+    hint = _http.looks_like_context_length(kind, message, code_text)
+    if status:
+        error_class = classify_status(status, hint)
+    elif hint:
+        error_class = ErrorClass.CONTEXT_LENGTH
+    else:
+        words = f"{kind} {code_text}".lower()
+        error_class = next((c for p, c in _WORD_CLASSES if p.search(words)), ErrorClass.UPSTREAM)
+    label = ", ".join(str(x) for x in (kind, code) if x not in ("", None))
+    detail = message or fallback or "the server reported an error"
+    text = f"error in the stream ({label}): {detail}" if label else f"error in the stream: {detail}"
+    return ModelError(error_class, message=text[:2000])
+
+
+# --- tool-call assembly -----------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    """A string field, with null and non-strings meaning absent ("")."""
+    return value if isinstance(value, str) else ""
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+class _CallBuilder:
+    """One tool call being assembled from its fragments."""
+
+    __slots__ = ("fragments", "id", "index", "name", "resolved_len", "snapshot_from")
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.id = ""
+        self.name = ""
+        self.fragments: list[str] = []
+        self.snapshot_from = 0
+        """Under the snapshot reading the arguments are ``fragments[snapshot_from:]``."""
+        self.resolved_len = 0
+
+    def add(self, fragment: str) -> None:
+        # Cheap length test first: only a fragment at least as long as the
+        # snapshot reading so far can repeat it.
+        if (
+            self.resolved_len
+            and len(fragment) >= self.resolved_len
+            and fragment.startswith("".join(self.fragments[self.snapshot_from :]))
+        ):
+            self.snapshot_from = len(self.fragments)
+            self.resolved_len = 0
+        self.fragments.append(fragment)
+        self.resolved_len += len(fragment)
+
+    def arguments(self) -> str:
+        joined = "".join(self.fragments)
+        if not joined.strip():
+            return "{}"
+        if self.snapshot_from == 0 or _is_json(joined):
+            return joined
+        snapshot = "".join(self.fragments[self.snapshot_from :])
+        return snapshot if _is_json(snapshot) else joined
+
+
+def _arguments_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        # A few servers send the arguments as a JSON object instead of text.
+        return json.dumps(value, ensure_ascii=False)
+    return ""
+
+
+def _index_of(value: Any, position: int) -> int:
+    if isinstance(value, bool):
+        return position
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return position
+
+
+# --- the state machine ------------------------------------------------------
+
+
+class ChunkState:
+    """The state of one streamed step, fed one decoded SSE event at a time.
+
+    Usage::
+
+        state = ChunkState()
+        for event in events:
+            yield from state.feed(event)    # text deltas; raises on an error
+            if state.done:
+                break
+        yield from state.finish()           # tool calls, then one step-finish
+
+    Args:
+        new_id: makes an id for a tool call the server sent without one
+            (default :func:`synthesize_id`); injected by tests.
+
+    Only choice 0 is read (agentcore never asks for ``n`` > 1).
+    """
+
+    def __init__(self, new_id: Callable[[], str] = synthesize_id) -> None:
+        self._new_id = new_id
+        self._calls: list[_CallBuilder] = []
+        self._by_index: dict[int, _CallBuilder] = {}
+        self._usage: Mapping[str, Any] | None = None
+        self._groq_usage: Mapping[str, Any] | None = None
+        self.finish_reason: str | None = None
+        """The last non-empty ``finish_reason`` seen, as sent."""
+        self.done = False
+        """True once ``data: [DONE]`` arrived."""
+
+    @property
+    def complete(self) -> bool:
+        """True once the step is complete: a finish reason or ``[DONE]`` arrived."""
+        return self.done or self.finish_reason is not None
+
+    @property
+    def usage(self) -> Usage:
+        """The step's usage so far (the last non-null usage object)."""
+        return usage_from(self._usage if self._usage is not None else self._groq_usage)
+
+    def feed(self, event: Event) -> list[StreamPart]:
+        """Take one event; return the text-delta parts it carries.
+
+        Raises:
+            ModelError: the event reports an error (see the module docstring).
+        """
+        data = event.data
+        if data == DONE:
+            self.done = True
+            return []
+        if event.event == "error":
+            self._record_usage(data)
+            raise stream_error(data, fallback="the server sent an error event")
+        if not isinstance(data, Mapping):
+            return []
+        self._record_usage(data)
+        if data.get("error"):
+            raise stream_error(data)
+        parts: list[StreamPart] = []
+        choices = data.get("choices")
+        for choice in choices if isinstance(choices, list) else ():
+            if not isinstance(choice, Mapping) or choice.get("index") not in (None, 0):
+                continue
+            delta = choice.get("delta")
+            if isinstance(delta, Mapping):
+                self._read_delta(delta, parts)
+            reason = choice.get("finish_reason")
+            if isinstance(reason, str) and reason:
+                if reason == "error":
+                    raise stream_error(
+                        data, fallback="the server ended the stream with finish_reason 'error'"
+                    )
+                self.finish_reason = reason
+        return parts
+
+    def _record_usage(self, data: Any) -> None:
+        if not isinstance(data, Mapping):
+            return
+        usage = data.get("usage")
+        if isinstance(usage, Mapping):
+            self._usage = usage
+        groq = data.get("x_groq")
+        if isinstance(groq, Mapping) and isinstance(groq.get("usage"), Mapping):
+            self._groq_usage = groq["usage"]
+
+    def _read_delta(self, delta: Mapping[str, Any], parts: list[StreamPart]) -> None:
+        content = delta.get("content")
+        if isinstance(content, str):
+            if content:
+                parts.append(StreamPart.text_delta(content))
+        elif isinstance(content, list):
+            for item in content:
+                if isinstance(item, Mapping) and item.get("type") == "text":
+                    text = _text(item.get("text"))
+                    if text:
+                        parts.append(StreamPart.text_delta(text))
+        calls = delta.get("tool_calls")
+        if isinstance(calls, list):
+            for position, fragment in enumerate(calls):
+                if isinstance(fragment, Mapping):
+                    self._add_fragment(fragment, _index_of(fragment.get("index"), position))
+        legacy = delta.get("function_call")
+        if isinstance(legacy, Mapping):  # the pre-tools "functions" API: one call
+            self._add_fragment({"function": legacy}, 0)
+
+    def _add_fragment(self, fragment: Mapping[str, Any], index: int) -> None:
+        function = fragment.get("function")
+        if not isinstance(function, Mapping):
+            function = {}
+        call_id = _text(fragment.get("id"))
+        call = self._by_index.get(index)
+        if call is None or (call_id and call.id and call_id != call.id):
+            call = _CallBuilder(index)
+            self._calls.append(call)
+            self._by_index[index] = call
+        if call_id and not call.id:
+            call.id = call_id
+        name = _text(function.get("name"))
+        if name and not call.name:
+            call.name = name
+        arguments = _arguments_text(function.get("arguments"))
+        if arguments:
+            call.add(arguments)
+
+    def tool_calls(self) -> list[ToolCall]:
+        """The calls assembled so far, in index order (then arrival order).
+
+        Ids the server did not send are synthesized once and then kept.
+        """
+        ordered = sorted(enumerate(self._calls), key=lambda item: (item[1].index, item[0]))
+        result = []
+        for _, call in ordered:
+            if not call.id:
+                call.id = self._new_id()
+            result.append(ToolCall(id=call.id, name=call.name, input=call.arguments()))
+        return result
+
+    def finish(self) -> list[StreamPart]:
+        """End the step: the tool-call parts, then exactly one step-finish.
+
+        Call once the stream is over (``[DONE]`` or the end of the body).
+
+        Raises:
+            ModelError: ``TRANSIENT`` when neither a finish reason nor
+                ``[DONE]`` arrived: the stream was cut.
+        """
+        if not self.complete:
+            raise ModelError(
+                ErrorClass.TRANSIENT,
+                message="the stream ended before the step completed (no finish_reason and no [DONE])",
+            )
+        calls = self.tool_calls()
+        parts = [StreamPart.tool_call_part(call) for call in calls]
+        reason = map_finish_reason(self.finish_reason, bool(calls))
+        parts.append(StreamPart.step_finish(reason, self.usage))
+        return parts

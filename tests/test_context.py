@@ -1,0 +1,405 @@
+"""The cancellation context (agentcore/context.py)."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import math
+import threading
+import time
+import weakref
+
+import pytest
+
+from agentcore import context as context_module
+from agentcore.context import Context
+from agentcore.errors import Canceled, DeadlineExceeded
+
+
+class Recorder:
+    """A callback that records the thread it ran on, once per call."""
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+        self.ran = threading.Event()
+
+    def __call__(self) -> None:
+        self.threads.append(threading.get_ident())
+        self.ran.set()
+
+
+def test_fresh_context_is_not_cancelled() -> None:
+    ctx = Context()
+    assert ctx.cancelled is False
+    assert ctx.err is None
+    assert ctx.deadline is None
+    assert ctx.remaining() is None
+    ctx.check()  # does not raise
+    assert ctx.wait(0.01) is False
+
+
+def test_cancel_runs_callbacks_once_on_the_cancelling_thread() -> None:
+    ctx = Context()
+    first, second = Recorder(), Recorder()
+    ctx.add_callback(first)
+    ctx.add_callback(second)
+    cancelling_thread: list[int] = []
+
+    def cancel() -> None:
+        cancelling_thread.append(threading.get_ident())
+        ctx.cancel()
+        ctx.cancel()
+
+    worker = threading.Thread(target=cancel)
+    worker.start()
+    worker.join(5)
+    ctx.cancel()
+    assert cancelling_thread[0] != threading.get_ident()
+    assert first.threads == cancelling_thread
+    assert second.threads == cancelling_thread
+    assert ctx.cancelled is True
+    assert type(ctx.err) is Canceled
+    assert str(ctx.err) == "context canceled"
+
+
+def test_concurrent_cancels_run_each_callback_once() -> None:
+    ctx = Context()
+    calls: list[int] = []
+    for i in range(20):
+        ctx.add_callback(lambda i=i: calls.append(i))
+    barrier = threading.Barrier(8)
+
+    def cancel() -> None:
+        barrier.wait()
+        ctx.cancel()
+
+    threads = [threading.Thread(target=cancel) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(5)
+    assert sorted(calls) == list(range(20))
+
+
+def test_callbacks_run_in_registration_order() -> None:
+    ctx = Context()
+    order: list[str] = []
+    ctx.add_callback(lambda: order.append("a"))
+    ctx.add_callback(lambda: order.append("b"))
+    ctx.add_callback(lambda: order.append("c"))
+    ctx.cancel()
+    assert order == ["a", "b", "c"]
+
+
+def test_add_callback_after_cancel_runs_at_once_on_this_thread() -> None:
+    ctx = Context()
+    ctx.cancel()
+    late = Recorder()
+    remove = ctx.add_callback(late)
+    assert late.threads == [threading.get_ident()]
+    assert remove() is False
+    ctx.cancel()
+    assert late.threads == [threading.get_ident()]
+
+
+def test_remover_unregisters_before_cancel() -> None:
+    ctx = Context()
+    kept, removed = Recorder(), Recorder()
+    ctx.add_callback(kept)
+    remove = ctx.add_callback(removed)
+    assert remove() is True
+    assert remove() is False
+    ctx.cancel()
+    assert removed.threads == []
+    assert len(kept.threads) == 1
+
+
+def test_remover_after_the_callback_ran_returns_false() -> None:
+    ctx = Context()
+    rec = Recorder()
+    remove = ctx.add_callback(rec)
+    ctx.cancel()
+    assert rec.threads == [threading.get_ident()]
+    assert remove() is False
+
+
+def test_a_failing_callback_is_logged_and_the_others_still_run(caplog: pytest.LogCaptureFixture) -> None:
+    ctx = Context()
+    after = Recorder()
+
+    def boom() -> None:
+        raise RuntimeError("callback failed")
+
+    ctx.add_callback(boom)
+    ctx.add_callback(after)
+    with caplog.at_level(logging.ERROR, logger="agentcore"):
+        ctx.cancel()
+    assert len(after.threads) == 1
+    assert any("cancel callback raised" in r.getMessage() for r in caplog.records)
+    assert any(r.exc_info and isinstance(r.exc_info[1], RuntimeError) for r in caplog.records)
+
+
+@pytest.mark.parametrize("reason", [None, ValueError("why"), KeyboardInterrupt()])
+def test_cancel_reason_that_is_not_canceled_becomes_canceled(reason: BaseException | None) -> None:
+    ctx = Context()
+    ctx.cancel(reason)
+    assert type(ctx.err) is Canceled
+    with pytest.raises(Canceled, match="context canceled"):
+        ctx.check()
+
+
+def test_cancel_with_a_canceled_reason_keeps_it() -> None:
+    ctx = Context()
+    reason = Canceled("reader closed")
+    ctx.cancel(reason)
+    assert ctx.err is reason
+    with pytest.raises(Canceled) as info:
+        ctx.check()
+    assert info.value is reason
+
+
+def test_first_cancel_reason_wins() -> None:
+    ctx = Context()
+    first = Canceled("first")
+    ctx.cancel(first)
+    ctx.cancel(Canceled("second"))
+    assert ctx.err is first
+
+
+def test_deadline_fires_callbacks_from_the_shared_scheduler() -> None:
+    ctx = Context(timeout=0.2)
+    names: list[str] = []
+    fired = threading.Event()
+
+    def callback() -> None:
+        names.append(threading.current_thread().name)
+        fired.set()
+
+    started = time.monotonic()
+    ctx.add_callback(callback)
+    # Nobody polls ``ctx.cancelled``: the scheduler thread must fire it.
+    assert fired.wait(3.0)
+    elapsed = time.monotonic() - started
+    assert 0.15 <= elapsed < 3.0
+    assert names == ["agentcore-deadlines"]
+    assert isinstance(ctx.err, DeadlineExceeded)
+
+
+def test_blocked_wait_returns_when_the_deadline_passes() -> None:
+    ctx = Context(timeout=0.25)
+    started = time.monotonic()
+    assert ctx.wait() is True
+    elapsed = time.monotonic() - started
+    assert 0.2 <= elapsed < 3.0
+    assert ctx.cancelled is True
+
+
+def test_wait_with_seconds_times_out_or_returns_on_cancel() -> None:
+    ctx = Context()
+    started = time.monotonic()
+    assert ctx.wait(0.05) is False
+    assert time.monotonic() - started >= 0.04
+    timer = threading.Timer(0.1, ctx.cancel)
+    timer.start()
+    started = time.monotonic()
+    assert ctx.wait(30) is True
+    assert time.monotonic() - started < 3.0
+    timer.join()
+
+
+def test_wait_with_huge_or_infinite_seconds_still_returns_on_cancel() -> None:
+    for seconds in (math.inf, 1e12):
+        ctx = Context()
+        timer = threading.Timer(0.05, ctx.cancel)
+        timer.start()
+        assert ctx.wait(seconds) is True
+        timer.join()
+
+
+def test_wait_with_negative_seconds_does_not_block() -> None:
+    ctx = Context()
+    started = time.monotonic()
+    assert ctx.wait(-5) is False
+    assert time.monotonic() - started < 0.5
+
+
+def test_deadline_exceeded_type_and_check() -> None:
+    ctx = Context(timeout=0.0)
+    assert ctx.cancelled is True
+    assert isinstance(ctx.err, DeadlineExceeded)
+    assert isinstance(ctx.err, Canceled)
+    with pytest.raises(DeadlineExceeded, match="deadline exceeded"):
+        ctx.check()
+
+
+def test_deadline_detected_by_polling_before_the_scheduler() -> None:
+    ctx = Context(timeout=0.05)
+    time.sleep(0.1)
+    assert ctx.cancelled is True
+    assert isinstance(ctx.err, DeadlineExceeded)
+
+
+def test_cancel_before_the_deadline_is_plain_canceled() -> None:
+    ctx = Context(timeout=0.1)
+    ctx.cancel()
+    time.sleep(0.2)
+    assert type(ctx.err) is Canceled
+
+
+def test_deadline_and_remaining() -> None:
+    before = time.monotonic()
+    ctx = Context(timeout=10)
+    after = time.monotonic()
+    assert ctx.deadline is not None
+    assert before + 10 <= ctx.deadline <= after + 10
+    remaining = ctx.remaining()
+    assert remaining is not None
+    assert 9.0 < remaining <= 10.0
+    expired = Context(timeout=0)
+    assert expired.remaining() == 0.0
+
+
+@pytest.mark.parametrize("bad", [-1.0, -0.001, math.nan])
+def test_invalid_timeout_is_rejected(bad: float) -> None:
+    with pytest.raises(ValueError, match="timeout"):
+        Context(timeout=bad)
+
+
+def test_infinite_and_huge_timeouts_do_not_break_the_scheduler(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deadline past ``threading.TIMEOUT_MAX`` once crashed the scheduler
+    thread with OverflowError as soon as it was the earliest one pending
+    (pytest reports that as an unhandled thread exception). A fresh scheduler
+    makes the infinite deadline the earliest."""
+    monkeypatch.setattr(context_module, "_scheduler", context_module._DeadlineScheduler())
+    forever = Context(timeout=math.inf)
+    far = Context(timeout=1e12)
+    time.sleep(0.1)
+    assert forever.cancelled is False
+    assert far.cancelled is False
+    assert far.remaining() == pytest.approx(1e12, rel=1e-6)
+    soon = Context(timeout=0.05)
+    fired = threading.Event()
+    soon.add_callback(fired.set)
+    assert fired.wait(3.0)
+    assert forever.cancelled is False
+
+
+def test_many_deadlines_fire_in_order() -> None:
+    fired: list[int] = []
+    lock = threading.Lock()
+    done = threading.Event()
+    contexts = []
+    for i, timeout in enumerate([0.3, 0.1, 0.2, 0.05, 0.25]):
+        ctx = Context(timeout=timeout)
+
+        def record(i: int = i) -> None:
+            with lock:
+                fired.append(i)
+                if len(fired) == 5:
+                    done.set()
+
+        ctx.add_callback(record)
+        contexts.append(ctx)
+    assert done.wait(5.0)
+    assert fired == [3, 1, 2, 4, 0]
+
+
+def test_parent_cancel_propagates_to_children_and_grandchildren() -> None:
+    parent = Context()
+    child = Context(parent=parent)
+    grandchild = Context(parent=child)
+    rec = Recorder()
+    grandchild.add_callback(rec)
+    reason = Canceled("caller went away")
+    parent.cancel(reason)
+    assert child.cancelled is True
+    assert grandchild.cancelled is True
+    assert child.err is reason
+    assert grandchild.err is reason
+    assert rec.threads == [threading.get_ident()]
+
+
+def test_parent_deadline_propagates_as_deadline_exceeded() -> None:
+    parent = Context(timeout=0.1)
+    child = Context(parent=parent)
+    assert child.deadline == parent.deadline
+    assert child.wait(5) is True
+    assert isinstance(child.err, DeadlineExceeded)
+
+
+def test_child_keeps_the_earlier_of_the_two_deadlines() -> None:
+    parent = Context(timeout=100)
+    assert Context(timeout=10, parent=parent).deadline != parent.deadline
+    assert Context(timeout=1000, parent=parent).deadline == parent.deadline
+    assert Context(parent=parent).deadline == parent.deadline
+
+
+def test_child_cancel_does_not_cancel_the_parent() -> None:
+    parent = Context()
+    child = Context(parent=parent)
+    child.cancel()
+    assert child.cancelled is True
+    assert parent.cancelled is False
+
+
+def test_child_of_a_cancelled_parent_starts_cancelled() -> None:
+    parent = Context()
+    reason = Canceled("already")
+    parent.cancel(reason)
+    child = Context(parent=parent)
+    assert child.cancelled is True
+    assert child.err is reason
+
+
+def test_detach_stops_propagation_and_releases_the_child() -> None:
+    parent = Context()
+    child = Context(parent=parent)
+    child.detach()
+    child.detach()  # idempotent
+    parent.cancel()
+    assert child.cancelled is False
+    assert parent.cancelled is True
+
+    parent2 = Context()
+    child2 = Context(parent=parent2)
+    ref = weakref.ref(child2)
+    child2.detach()
+    del child2
+    gc.collect()
+    assert ref() is None
+
+
+def test_a_cancelled_child_unlinks_itself_from_the_parent() -> None:
+    parent = Context()
+    child = Context(parent=parent)
+    ref = weakref.ref(child)
+    child.cancel()
+    del child
+    gc.collect()
+    assert ref() is None
+    parent.cancel()
+
+
+def test_dropped_context_with_long_deadline_is_collected() -> None:
+    ctx = Context(timeout=3600)
+    ctx.add_callback(lambda: None)
+    ref = weakref.ref(ctx)
+    del ctx
+    gc.collect()
+    assert ref() is None
+
+
+def test_no_thread_per_deadline_context() -> None:
+    Context(timeout=3600)  # make sure the shared scheduler exists
+    before = threading.active_count()
+    names_before = sorted(t.name for t in threading.enumerate())
+    contexts = [Context(timeout=60 + i) for i in range(100)]
+    assert threading.active_count() == before
+    assert sorted(t.name for t in threading.enumerate()) == names_before
+    assert [t.name for t in threading.enumerate()].count("agentcore-deadlines") >= 1
+    assert not any(c.cancelled for c in contexts)
+    refs = [weakref.ref(c) for c in contexts]
+    del contexts
+    gc.collect()
+    assert all(r() is None for r in refs)
+    assert threading.active_count() == before
