@@ -21,8 +21,6 @@ Decisions (DESIGN.md leaves these to the adapter):
   neighbouring turns of one role are merged (``tool_result`` blocks first). A
   call whose input is not a JSON object is sent with ``input: {}``. An empty
   tool result is sent without ``content`` (the field is optional).
-* ``accept-encoding: identity`` is sent because the body is read as raw bytes
-  (``_http.iter_body``), which does not undo a ``Content-Encoding``.
 * Stop reasons beyond the documented four: see :func:`map_stop_reason`. As
   cases.md B13 says, a step that emitted a tool call is ``tool-calls`` unless
   it is ``length``; a ``tool_use`` step without a client tool call is ``stop``.
@@ -44,7 +42,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from typing import Any
 
 import requests
@@ -253,8 +251,11 @@ def error_from_event(payload: object) -> ModelError:
     """The :class:`ModelError` for an ``error`` event inside a 200 stream,
     ``{"type": "error", "error": {"type": ..., "message": ...}}`` (B16)."""
     kind, message, code = _http.error_fields(payload)
-    detail = f"{kind}: {message}" if kind and message else (kind or message or "error event in the stream")
-    return ModelError(classify_error(kind, message, code), message=f"{detail[:2000]} (in the stream)")
+    kind = "" if kind == "error" else kind  # the envelope's own type: no error object inside
+    detail = ": ".join(text for text in (kind, message) if text) or "no details"
+    return ModelError(
+        classify_error(kind, message, code), message=f"error event in the stream: {detail[:2000]}"
+    )
 
 
 def _dict(value: object) -> dict[str, Any]:
@@ -459,12 +460,11 @@ class AnthropicModel:
         headers["anthropic-version"] = self._version
         headers["content-type"] = "application/json"
         headers["accept"] = "text/event-stream"
-        headers["accept-encoding"] = "identity"
         headers.update(self._extra_headers)
         headers.update(request.headers)
         return dict(headers)
 
-    def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
+    def stream(self, request: Request, ctx: Context) -> Generator[StreamPart, None, None]:
         """Stream one step (see :class:`agentcore.Model`).
 
         Yields:

@@ -1,0 +1,188 @@
+"""``AnthropicModel`` driven by ``run()`` against the local server: the
+Anthropic cases of cases.md end to end (B08, B09, B14, B16, B18)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+import pytest
+
+from agentcore import LoopOptions, RunError, run
+from agentcore.context import Context
+from agentcore.errors import ErrorClass, ModelError
+from agentcore.providers.anthropic import AnthropicModel
+from agentcore.types import FinishReason, StreamPartKind, ToolDefinition, Usage, user_message
+from tests.localserver import LocalServer, json_reply, sse_reply
+from tests.test_anthropic_mapping import (
+    MESSAGE_STOP,
+    block_stop,
+    error_event,
+    json_delta,
+    message_delta,
+    message_start,
+    sse,
+    text_delta,
+    text_start,
+    tool_start,
+)
+
+KEY = "sk-ant-api03-loop-test-key-000000"
+
+
+@attrs.define
+class RecordingTool:
+    """A tool that answers ``reply`` and records each input it got."""
+
+    definition: ToolDefinition
+    reply: str = "ok"
+    inputs: list[str] = attrs.field(factory=list)
+
+    def execute(self, input: str, ctx: Context) -> str:
+        self.inputs.append(input)
+        return self.reply
+
+
+def options(server: LocalServer, **kwargs: Any) -> LoopOptions:
+    model = AnthropicModel("claude-test", api_key=KEY, base_url=server.url, timeout=(5.0, 10.0))
+    kwargs.setdefault("retry_base_delay", 0.01)
+    return LoopOptions(model=model, messages=[user_message("Weather in Oslo?")], **kwargs)
+
+
+def text_step(text: str, **usage: int) -> bytes:
+    return sse(
+        message_start(**usage),
+        text_start(0),
+        text_delta(0, text),
+        block_stop(0),
+        message_delta("end_turn", output_tokens=15),
+        MESSAGE_STOP,
+    )
+
+
+B09_USAGE = {
+    "input_tokens": 12,
+    "cache_creation_input_tokens": 300,
+    "cache_read_input_tokens": 2000,
+    "output_tokens": 1,
+}
+
+
+def test_b08_b09_tool_round_trip_history_and_usage(server: LocalServer) -> None:
+    step1 = sse(
+        message_start(**B09_USAGE),
+        text_start(0),
+        text_delta(0, "Let me check."),
+        text_delta(0, " One moment."),
+        block_stop(0),
+        tool_start(1, "toolu_1", "get_weather"),
+        json_delta(1, '{"city":'),
+        json_delta(1, '"Oslo"}'),
+        block_stop(1),
+        message_delta("tool_use", output_tokens=15),
+        MESSAGE_STOP,
+    )
+    server.add(sse_reply(step1), sse_reply(text_step("Rainy.", **B09_USAGE)))
+    weather = RecordingTool(ToolDefinition(name="get_weather"), reply="rain, 8 C")
+    seen: list[Usage] = []
+    result = run(options(server, tools=[weather], on_step=seen.append)).result()
+    assert result.text == "Rainy."
+    assert result.finish_reason is FinishReason.STOP
+    assert seen == [Usage(2012, 15, 2000, 300)] * 2
+    assert result.usage == Usage(4024, 30, 4000, 600)
+    assert weather.inputs == ['{"city":"Oslo"}']
+    assert server.hits == 2
+    second = server.requests[1]["body"]
+    assert second["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "Weather in Oslo?"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Let me check. One moment."},
+                {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Oslo"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "rain, 8 C"}],
+        },
+    ]
+    assert second["tools"] == [{"name": "get_weather", "input_schema": {"type": "object", "properties": {}}}]
+
+
+def test_b14_length_inside_a_tool_call_runs_nothing(server: LocalServer) -> None:
+    body = sse(
+        message_start(input_tokens=30, output_tokens=1),
+        tool_start(0, "toolu_1", "write_file"),
+        json_delta(0, '{"path":"a.txt","text":"lorem ip'),
+        block_stop(0),
+        message_delta("max_tokens", output_tokens=64),
+        MESSAGE_STOP,
+    )
+    server.add(sse_reply(body))
+    write_file = RecordingTool(ToolDefinition(name="write_file"))
+    parts = list(run(options(server, tools=[write_file])))
+    assert write_file.inputs == []
+    assert StreamPartKind.TOOL_RESULT not in {p.kind for p in parts}
+    assert parts[-1].kind is StreamPartKind.FINISH
+    assert parts[-1].finish_reason is FinishReason.LENGTH
+    assert parts[-1].total_usage == Usage(30, 64, 0, 0)
+    assert server.hits == 1
+
+
+def test_b16_a_overloaded_event_before_content_is_retried(server: LocalServer) -> None:
+    failing = sse(
+        message_start(input_tokens=10, output_tokens=1), error_event("overloaded_error", "Overloaded")
+    )
+    server.add(sse_reply(failing), sse_reply(text_step("Done", input_tokens=10)))
+    parts = list(run(options(server)))
+    assert [p.text for p in parts if p.kind is StreamPartKind.TEXT_DELTA] == ["Done"]
+    assert [p.kind for p in parts].count(StreamPartKind.STEP_FINISH) == 1
+    assert parts[-1].finish_reason is FinishReason.STOP
+    assert server.hits == 2
+
+
+def test_b16_b_overloaded_event_after_content_is_terminal(server: LocalServer) -> None:
+    failing = sse(
+        message_start(input_tokens=10, output_tokens=1),
+        text_start(0),
+        text_delta(0, "Hel"),
+        error_event("overloaded_error", "Overloaded"),
+    )
+    server.add(sse_reply(failing), sse_reply(text_step("Hello")))
+    parts = list(run(options(server)))
+    assert [p.text for p in parts if p.kind is StreamPartKind.TEXT_DELTA] == ["Hel"]
+    terminal = parts[-1]
+    assert terminal.kind is StreamPartKind.ERROR
+    assert terminal.finish_reason is FinishReason.ERROR
+    assert isinstance(terminal.err, ModelError)
+    assert terminal.err.error_class is ErrorClass.OVERLOADED
+    assert terminal.total_usage == Usage()
+    assert server.hits == 1
+
+
+def test_b16_c_529_then_success(server: LocalServer) -> None:
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    server.add(json_reply(529, overloaded), sse_reply(text_step("Done")))
+    result = run(options(server)).result()
+    assert result.text == "Done"
+    assert server.hits == 2
+
+
+def test_b18_context_length_is_never_retried(server: LocalServer) -> None:
+    too_long = {
+        "type": "error",
+        "error": {
+            "type": "invalid_request_error",
+            "message": "prompt is too long: 210000 tokens > 200000 maximum",
+        },
+    }
+    server.add(json_reply(400, too_long))
+    with pytest.raises(RunError) as info:
+        run(options(server, max_retries=5)).result()
+    assert isinstance(info.value.err, ModelError)
+    assert info.value.err.error_class is ErrorClass.CONTEXT_LENGTH
+    assert "context window exceeded" in str(info.value.err)
+    assert server.hits == 1
+    assert KEY not in json.dumps(server.requests[0]["body"])
