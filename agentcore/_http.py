@@ -195,7 +195,7 @@ class StreamResponse:
         remove = drain_ctx.add_callback(self._canceller.fire)
         try:
             for _ in range(16):
-                if not self.response.raw.read1(_READ_SIZE):
+                if not self.response.raw.read1(_READ_SIZE, decode_content=True):
                     break
         except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException, ValueError):
             pass
@@ -270,7 +270,7 @@ def _read_error_body(response: requests.Response) -> bytes:
     size = 0
     try:
         while size < _ERROR_BODY_LIMIT:
-            chunk = response.raw.read1(_READ_SIZE)
+            chunk = response.raw.read1(_READ_SIZE, decode_content=True)
             if not chunk:
                 break
             chunks.append(chunk)
@@ -281,7 +281,8 @@ def _read_error_body(response: requests.Response) -> bytes:
 
 
 def iter_body(stream: StreamResponse) -> Iterator[bytes]:
-    """Yield the response body in the largest reads available.
+    """Yield the response body in the largest reads available, decoded as its
+    ``Content-Encoding`` says (``requests`` asks for gzip and deflate).
 
     ``read1`` returns what one network read brought (a whole chunk of a
     chunked body, or what arrived of a plain one), so parts reach the consumer
@@ -295,7 +296,7 @@ def iter_body(stream: StreamResponse) -> Iterator[bytes]:
     ctx = stream._ctx
     while True:
         try:
-            chunk = raw.read1(_READ_SIZE)
+            chunk = raw.read1(_READ_SIZE, decode_content=True)
         except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException, ValueError) as exc:
             ctx.check()
             raise ModelError(ErrorClass.TRANSIENT, err=exc, message=_describe_transport_error(exc)) from exc
@@ -364,11 +365,14 @@ CONTEXT_LENGTH_PATTERN = re.compile(
     r"context[_ ]length|context[_ ]window|context size|context limit|maximum context"
     r"|prompt is too long|too many tokens|input length.*exceed|exceeds? the (?:available )?context"
     r"|reduce the length of the (?:messages|prompt|input)|string_above_max_length|tokens? > \d+ maximum"
-    r"|request too large for model|input is too long|prompt too long|exceed_context_size",
+    r"|request too large for model|input is too long|prompt too long|exceed_context_size"
+    r"|maximum model length|max_model_len|too long and exceeds|maximum prompt length"
+    r"|exceeds the maximum number of tokens|inputs`? tokens \+ `?max_new_tokens",
     re.IGNORECASE,
 )
-"""Words by which OpenAI, Azure, vLLM, llama.cpp, Ollama, OpenRouter and
-Anthropic (directly or behind a gateway) say the prompt did not fit."""
+"""Words by which OpenAI, Azure, vLLM, llama.cpp, Ollama, OpenRouter, xAI, the
+Gemini and TGI OpenAI-compatible endpoints and Anthropic (directly or behind a
+gateway) say the prompt did not fit."""
 
 
 def looks_like_context_length(*texts: object, pattern: re.Pattern[str] | None = None) -> bool:

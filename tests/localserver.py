@@ -13,7 +13,9 @@ and a list of actions executed in order on the socket:
 * ``Close()``: close the connection without the terminating chunk.
 
 The server records every request (method, path, headers, parsed JSON body) in
-``requests`` and counts disconnects it noticed in ``disconnects``.
+``requests``, counts disconnects it noticed in ``disconnects`` and TCP
+connections it accepted in ``connections`` (so a test can check that a
+keep-alive connection was reused).
 """
 
 from __future__ import annotations
@@ -88,6 +90,7 @@ class LocalServer:
         self.script: list[Reply] = list(replies or [])
         self.requests: list[dict[str, Any]] = []
         self.disconnects = 0
+        self.connections = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         server = self
@@ -98,6 +101,11 @@ class LocalServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server.connections += 1
+
             def do_POST(self) -> None:
                 server._handle(self)
 
@@ -107,7 +115,8 @@ class LocalServer:
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # A short poll interval makes close() (shutdown) take milliseconds, not 0.5 s.
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
         self._thread.start()
 
     def add(self, *replies: Reply) -> None:
@@ -134,13 +143,21 @@ class LocalServer:
             body = raw
         with self._lock:
             self.requests.append(
-                {"method": handler.command, "path": handler.path, "headers": dict(handler.headers), "body": body}
+                {
+                    "method": handler.command,
+                    "path": handler.path,
+                    "headers": dict(handler.headers),
+                    "body": body,
+                }
             )
         reply = self._next_reply()
         sock = handler.connection
         try:
             for action in reply.before_headers:
                 if self._act(sock, action, chunked=False) == "stop":
+                    # Without this the handler would wait for another request on
+                    # the socket, and a Reset would only reach the client then.
+                    handler.close_connection = True
                     return
             handler.send_response(reply.status)
             for name, value in reply.headers.items():

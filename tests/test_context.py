@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import math
@@ -66,7 +67,7 @@ def test_concurrent_cancels_run_each_callback_once() -> None:
     ctx = Context()
     calls: list[int] = []
     for i in range(20):
-        ctx.add_callback(lambda i=i: calls.append(i))
+        ctx.add_callback(functools.partial(calls.append, i))
     barrier = threading.Barrier(8)
 
     def cancel() -> None:

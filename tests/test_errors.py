@@ -124,10 +124,10 @@ def test_model_error_design_signature() -> None:
 
 
 def test_model_error_converts_int_class() -> None:
-    err = ModelError(3)  # type: ignore[arg-type]
+    err = ModelError(3)
     assert err.error_class is ErrorClass.TRANSIENT
     with pytest.raises(ValueError, match="99"):
-        ModelError(99)  # type: ignore[arg-type]
+        ModelError(99)
 
 
 def test_model_error_cause_chain_when_raised() -> None:
@@ -194,7 +194,7 @@ def test_model_error_rejects_negative_or_nan_retry_after(bad: float) -> None:
 
 def test_model_error_rejects_non_numeric_retry_after() -> None:
     with pytest.raises(ValueError, match="could not convert"):
-        ModelError(ErrorClass.RATE_LIMITED, retry_after="soon")  # type: ignore[arg-type]
+        ModelError(ErrorClass.RATE_LIMITED, retry_after="soon")
 
 
 def test_model_error_compares_by_identity() -> None:

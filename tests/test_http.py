@@ -1,0 +1,856 @@
+"""HTTP plumbing (agentcore/_http.py) against the real local server."""
+
+from __future__ import annotations
+
+import email.utils
+import gzip
+import json
+import os
+import socket
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import requests
+
+from agentcore._http import (
+    CONTEXT_LENGTH_PATTERN,
+    CancellableHTTPAdapter,
+    StreamResponse,
+    error_fields,
+    error_from_body,
+    iter_body,
+    looks_like_context_length,
+    new_session,
+    open_stream,
+    parse_retry_after,
+)
+from agentcore.context import Context
+from agentcore.errors import Canceled, DeadlineExceeded, ErrorClass, ModelError
+from tests.localserver import Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
+
+SSE = b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\ndata: [DONE]\n\n'
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 3.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+@pytest.fixture
+def session() -> Iterator[requests.Session]:
+    s = new_session()
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def post(
+    session: requests.Session,
+    server: LocalServer,
+    ctx: Context | None = None,
+    *,
+    read_timeout: float = 10.0,
+    body: dict[str, Any] | None = None,
+) -> StreamResponse:
+    return open_stream(
+        session,
+        server.url + "/v1/chat/completions",
+        headers={"Content-Type": "application/json", "Authorization": "Bearer sk-test"},
+        body=body if body is not None else {"model": "m", "stream": True},
+        timeout=(5.0, read_timeout),
+        ctx=ctx or Context(),
+    )
+
+
+def collect(items: Iterator[bytes], into: list[bytes]) -> None:
+    """Append every item to ``into`` (so that what came before a failure is kept)."""
+    into.extend(items)
+
+
+def fail(session: requests.Session, server: LocalServer, **kwargs: Any) -> ModelError:
+    with pytest.raises(ModelError) as info:
+        post(session, server, **kwargs)
+    return info.value
+
+
+# --- open_stream / iter_body: success -------------------------------------------------
+
+
+def test_open_stream_returns_the_200_response_and_iter_body_yields_it(
+    server: LocalServer, session: requests.Session
+) -> None:
+    server.add(sse_reply(SSE, piece=10))
+    stream = post(session, server, body={"model": "m", "messages": [{"content": "héllo 👋"}]})
+    with stream:
+        assert isinstance(stream, StreamResponse)
+        assert stream.response.status_code == 200
+        assert stream.response.headers["Content-Type"] == "text/event-stream"
+        chunks = list(iter_body(stream))
+    assert b"".join(chunks) == SSE
+    assert len(chunks) > 1
+    assert server.hits == 1
+    request = server.requests[0]
+    assert request["method"] == "POST"
+    assert request["path"] == "/v1/chat/completions"
+    assert request["body"] == {"model": "m", "messages": [{"content": "héllo 👋"}]}
+    assert request["headers"]["Authorization"] == "Bearer sk-test"
+    assert request["headers"]["Content-Type"] == "application/json"
+
+
+def test_iter_body_yields_each_chunk_as_it_arrives(server: LocalServer, session: requests.Session) -> None:
+    server.add(Reply(actions=[b"data: 1\n\n", Pause(0.5), b"data: 2\n\n"]))
+    started = time.monotonic()
+    arrivals: list[tuple[float, bytes]] = []
+    with post(session, server) as stream:
+        for chunk in iter_body(stream):
+            arrivals.append((time.monotonic() - started, chunk))
+    assert [c for _, c in arrivals] == [b"data: 1\n\n", b"data: 2\n\n"]
+    assert arrivals[0][0] < 0.4
+    assert arrivals[1][0] >= 0.45
+
+
+def test_iter_body_streams_a_body_without_chunked_encoding(
+    server: LocalServer, session: requests.Session
+) -> None:
+    """DESIGN.md, Hazards: iter_content does not stream a body without chunked encoding."""
+    server.add(Reply(chunked=False, actions=[b"data: 1\n\n", Pause(0.5), b"data: 2\n\n", Close()]))
+    started = time.monotonic()
+    arrivals: list[tuple[float, bytes]] = []
+    with post(session, server) as stream:
+        assert "chunked" not in stream.response.headers.get("Transfer-Encoding", "")
+        for chunk in iter_body(stream):
+            arrivals.append((time.monotonic() - started, chunk))
+    assert b"".join(c for _, c in arrivals) == b"data: 1\n\ndata: 2\n\n"
+    assert arrivals[0][1] == b"data: 1\n\n"
+    assert arrivals[0][0] < 0.4
+
+
+def test_iter_body_decodes_a_gzip_body(server: LocalServer, session: requests.Session) -> None:
+    """requests sends ``Accept-Encoding: gzip, deflate``; a server (or proxy)
+    that takes it up must not hand compressed bytes to the SSE parser."""
+    compressor = zlib.compressobj(wbits=31)
+    events = [b'data: {"n":%d}\n\n' % i for i in range(3)]
+    actions: list[Any] = []
+    for event in events:
+        actions += [compressor.compress(event) + compressor.flush(zlib.Z_SYNC_FLUSH), Pause(0.2)]
+    actions.append(compressor.flush())
+    server.add(
+        Reply(actions=actions, headers={"Content-Type": "text/event-stream", "Content-Encoding": "gzip"})
+    )
+    started = time.monotonic()
+    with post(session, server) as stream:
+        chunks = []
+        first_at = None
+        for chunk in iter_body(stream):
+            first_at = first_at or time.monotonic() - started
+            chunks.append(chunk)
+    assert "gzip" in server.requests[0]["headers"]["Accept-Encoding"]
+    assert b"".join(chunks) == b"".join(events)
+    assert first_at is not None
+    assert first_at < 0.3  # decoded as it streams, not at the end
+
+
+def test_gzip_error_body_is_decoded(server: LocalServer, session: requests.Session) -> None:
+    body = json.dumps({"error": {"message": "prompt is too long", "type": "invalid_request_error"}}).encode()
+    server.add(json_reply(400, gzip.compress(body), headers={"Content-Encoding": "gzip"}))
+    err = fail(session, server)
+    assert err.error_class is ErrorClass.CONTEXT_LENGTH
+    assert "prompt is too long" in err.message
+
+
+# --- non-200 statuses ---------------------------------------------------------------
+
+OPENAI_CONTEXT: dict[str, Any] = {
+    "error": {
+        "message": "This model's maximum context length is 8192 tokens, but your request used 10061 tokens.",
+        "type": "invalid_request_error",
+        "code": "context_length_exceeded",
+    }
+}
+ANTHROPIC_CONTEXT: dict[str, Any] = {
+    "type": "error",
+    "error": {
+        "type": "invalid_request_error",
+        "message": "prompt is too long: 210000 tokens > 200000 maximum",
+    },
+}
+GATEWAY_CONTEXT: dict[str, Any] = {
+    "error": {
+        "message": "input length and max_tokens exceed context limit: 179000 + 32000 > 200000",
+        "code": 400,
+    }
+}
+CONTROL_400 = {"error": {"message": "Invalid value for 'temperature'", "type": "invalid_request_error"}}
+ANTHROPIC_OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+HTML_502 = (
+    b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
+    b"<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+)
+
+
+def http_date(offset: float) -> str:
+    return email.utils.formatdate(time.time() + offset, usegmt=True)
+
+
+@pytest.mark.parametrize(
+    ("reply", "error_class", "retry_after", "words"),
+    [
+        (json_reply(429, {"error": {"message": "Rate limit reached"}}, {"Retry-After": "7"}),
+         ErrorClass.RATE_LIMITED, 7.0, "Rate limit reached"),
+        (json_reply(429, {"error": {"message": "slow"}}, {"Retry-After": "0.25"}),
+         ErrorClass.RATE_LIMITED, 0.25, "slow"),
+        (json_reply(429, {"error": {"message": "slow"}}, {"retry-after-ms": "1500", "Retry-After": "9"}),
+         ErrorClass.RATE_LIMITED, 1.5, "slow"),
+        (json_reply(429, {"error": {"message": "slow"}}, {"Retry-After": "soon-ish"}),
+         ErrorClass.RATE_LIMITED, 0.0, "slow"),
+        (json_reply(429, {"error": {"message": "slow"}}, {"Retry-After": http_date(-60)}),
+         ErrorClass.RATE_LIMITED, 0.0, "slow"),
+        (json_reply(529, ANTHROPIC_OVERLOADED), ErrorClass.OVERLOADED, 0.0, "overloaded_error: Overloaded"),
+        (json_reply(503, {"error": {"message": "The server is overloaded"}}, {"Retry-After": "2"}),
+         ErrorClass.OVERLOADED, 2.0, "The server is overloaded"),
+        (json_reply(400, OPENAI_CONTEXT), ErrorClass.CONTEXT_LENGTH, 0.0, "maximum context length is 8192"),
+        (json_reply(400, ANTHROPIC_CONTEXT), ErrorClass.CONTEXT_LENGTH, 0.0, "prompt is too long"),
+        (json_reply(400, GATEWAY_CONTEXT), ErrorClass.CONTEXT_LENGTH, 0.0, "exceed context limit"),
+        (json_reply(400, CONTROL_400), ErrorClass.INVALID_REQUEST, 0.0, "Invalid value for 'temperature'"),
+        (json_reply(413, b"request entity too large"),
+         ErrorClass.CONTEXT_LENGTH, 0.0, "request entity too large"),
+        (json_reply(401, {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}),
+         ErrorClass.AUTH, 0.0, "Incorrect API key provided"),
+        (json_reply(403, {"type": "error", "error": {"type": "permission_error", "message": "no access"}}),
+         ErrorClass.AUTH, 0.0, "permission_error: no access"),
+        (json_reply(404, {"error": {"message": "model not found"}}),
+         ErrorClass.INVALID_REQUEST, 0.0, "not found"),
+        (json_reply(500, {"error": {"message": "internal error", "type": "api_error"}}),
+         ErrorClass.UPSTREAM, 0.0, "api_error: internal error"),
+        (json_reply(502, {"error": {"message": "upstream connect error"}}),
+         ErrorClass.TRANSIENT, 0.0, "upstream connect error"),
+        (json_reply(502, HTML_502, {"Content-Type": "text/html"}), ErrorClass.TRANSIENT, 0.0,
+         "502 Bad Gateway 502 Bad Gateway nginx"),
+        (json_reply(504, b""), ErrorClass.TRANSIENT, 0.0, "(empty body)"),
+        (json_reply(500, b""), ErrorClass.UPSTREAM, 0.0, "(empty body)"),
+        (Reply(status=503, actions=[b'{"error":', b'{"message":"busy"}}'], headers={"Retry-After": "3"}),
+         ErrorClass.OVERLOADED, 3.0, "busy"),
+    ],
+    ids=[
+        "429-seconds", "429-float-seconds", "429-retry-after-ms", "429-garbage", "429-past-date",
+        "529-anthropic", "503", "400-openai-context", "400-anthropic-context", "400-gateway-context",
+        "400-control", "413", "401", "403", "404", "500", "502-json", "502-html", "504-empty", "500-empty",
+        "503-chunked-body",
+    ],
+)  # fmt: skip
+def test_non_200_status_becomes_a_classified_model_error(
+    server: LocalServer,
+    session: requests.Session,
+    reply: Reply,
+    error_class: ErrorClass,
+    retry_after: float,
+    words: str,
+) -> None:
+    server.add(reply)
+    err = fail(session, server)
+    assert err.error_class is error_class
+    assert err.status == reply.status
+    assert err.retry_after == pytest.approx(retry_after)
+    assert words in err.message
+    text = str(err)
+    assert words in text
+    assert f"(HTTP {reply.status})" in text
+    assert "<" not in text
+    assert "sk-test" not in text
+    assert server.hits == 1
+
+
+def test_429_with_http_date_in_the_future(server: LocalServer, session: requests.Session) -> None:
+    server.add(json_reply(429, {"error": {"message": "slow"}}, {"Retry-After": http_date(30)}))
+    err = fail(session, server)
+    assert err.error_class is ErrorClass.RATE_LIMITED
+    assert 27.0 <= err.retry_after <= 31.0
+
+
+def test_context_length_message_says_so(server: LocalServer, session: requests.Session) -> None:
+    for body in (OPENAI_CONTEXT, ANTHROPIC_CONTEXT, GATEWAY_CONTEXT):
+        server.add(json_reply(400, body))
+    for _ in range(3):
+        assert str(fail(session, server)).startswith("context window exceeded: ")
+    assert server.hits == 3
+
+
+def test_a_huge_error_body_is_cut_and_the_connection_closed(
+    server: LocalServer, session: requests.Session
+) -> None:
+    message = "x" * 200_000
+    server.add(json_reply(500, {"error": {"message": message}}), sse_reply(SSE))
+    err = fail(session, server)
+    assert err.error_class is ErrorClass.UPSTREAM
+    assert len(err.message) <= 2000
+    with post(session, server) as stream:
+        assert b"".join(iter_body(stream)) == SSE
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_every_error_response_is_closed_before_raising(server: LocalServer, chunked: bool) -> None:
+    """With one pooled connection and a blocking pool, a response left open
+    would make the next request wait forever. (A body read to its end frees
+    the connection by itself; the 200 kB one is not read to its end.)"""
+    errors = [
+        json_reply(429, {"error": {"message": "slow"}}, {"Retry-After": "1"}),
+        json_reply(500, b""),
+        json_reply(400, CONTROL_400),
+        json_reply(502, HTML_502),
+        json_reply(529, ANTHROPIC_OVERLOADED),
+        json_reply(500, {"error": {"message": "m" * 200_000}}),  # more than is read of an error body
+    ]
+    for reply in errors:
+        reply.chunked = chunked
+    server.add(*errors, sse_reply(SSE))
+    session = requests.Session()
+    session.trust_env = False
+    session.mount("http://", CancellableHTTPAdapter(pool_maxsize=1, pool_block=True))
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            for _ in errors:
+                try:
+                    post(session, server, read_timeout=5)
+                except ModelError as exc:
+                    outcome.append(exc.status)
+            with post(session, server, read_timeout=5) as stream:
+                outcome.append(b"".join(iter_body(stream)))
+        except BaseException as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(20)
+    session.close()
+    assert not worker.is_alive(), "the pool starved: an error response was not released"
+    assert outcome == [429, 500, 400, 502, 529, 500, SSE]
+    assert server.hits == 7
+
+
+# --- transport failures -------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_connection_refused_is_transient(session: requests.Session) -> None:
+    port = free_port()
+    started = time.monotonic()
+    with pytest.raises(ModelError) as info:
+        open_stream(
+            session, f"http://127.0.0.1:{port}/v1", headers={}, body={}, timeout=(2.0, 2.0), ctx=Context()
+        )
+    assert time.monotonic() - started < 2.0
+    err = info.value
+    assert err.error_class is ErrorClass.TRANSIENT
+    assert isinstance(err.__cause__, requests.ConnectionError)
+    assert err.status == 0
+    assert "could not connect" in str(err)
+
+
+@pytest.mark.parametrize("action", [Reset(), Close()], ids=["reset", "close"])
+def test_connection_lost_before_headers_is_transient(
+    server: LocalServer, session: requests.Session, action: Reset | Close
+) -> None:
+    server.add(Reply(before_headers=[action]))
+    started = time.monotonic()
+    err = fail(session, server)
+    assert time.monotonic() - started < 2.0  # the failure itself, not the 10 s read timeout
+    assert err.error_class is ErrorClass.TRANSIENT
+    assert isinstance(err.__cause__, requests.RequestException)
+    assert str(err).startswith("transient failure: ")
+
+
+def test_stall_before_headers_times_out_as_transient(server: LocalServer, session: requests.Session) -> None:
+    server.add(Reply(before_headers=[Stall()]))
+    started = time.monotonic()
+    err = fail(session, server, read_timeout=0.5)
+    elapsed = time.monotonic() - started
+    assert 0.4 <= elapsed < 3.0
+    assert err.error_class is ErrorClass.TRANSIENT
+    assert isinstance(err.__cause__, requests.Timeout)
+    assert "timed out" in str(err)
+
+
+@pytest.mark.parametrize("action", [Reset(), Close()], ids=["reset", "close"])
+def test_connection_lost_mid_body_is_transient(
+    server: LocalServer, session: requests.Session, action: Reset | Close
+) -> None:
+    server.add(Reply(actions=[b"data: 1\n\n", Pause(0.05), action]))
+    got: list[bytes] = []
+    with post(session, server) as stream, pytest.raises(ModelError) as info:
+        collect(iter_body(stream), got)
+    assert got == [b"data: 1\n\n"]
+    assert info.value.error_class is ErrorClass.TRANSIENT
+
+
+def test_plain_body_cut_before_its_content_length_is_transient(
+    server: LocalServer, session: requests.Session
+) -> None:
+    server.add(Reply(chunked=False, actions=[b"data: 1\n\n", Close()], headers={"Content-Length": "100"}))
+    with post(session, server) as stream, pytest.raises(ModelError) as info:
+        list(iter_body(stream))
+    assert info.value.error_class is ErrorClass.TRANSIENT
+
+
+def test_stall_mid_body_times_out_as_transient(server: LocalServer, session: requests.Session) -> None:
+    server.add(Reply(actions=[b"data: 1\n\n", Stall()]))
+    got: list[bytes] = []
+    with post(session, server, read_timeout=0.5) as stream:
+        started = time.monotonic()
+        with pytest.raises(ModelError) as info:
+            collect(iter_body(stream), got)
+        elapsed = time.monotonic() - started
+    assert got == [b"data: 1\n\n"]
+    assert 0.4 <= elapsed < 3.0
+    assert info.value.error_class is ErrorClass.TRANSIENT
+    assert "timed out" in str(info.value)
+    assert wait_for(lambda: server.disconnects == 1)
+
+
+def test_no_foreign_exception_escapes(server: LocalServer, session: requests.Session) -> None:
+    server.add(
+        Reply(before_headers=[Reset()]),
+        Reply(actions=[b"x", Reset()]),
+        Reply(actions=[b"x", Close()]),
+        json_reply(500, b"<html>oops</html>"),
+    )
+    for _ in range(4):
+        try:
+            with post(session, server, read_timeout=2) as stream:
+                list(iter_body(stream))
+        except ModelError:
+            pass
+        except Exception as exc:
+            pytest.fail(f"a foreign exception escaped: {exc!r}")
+    assert server.hits == 4
+
+
+# --- cancellation -------------------------------------------------------------------
+
+
+def cancel_later(ctx: Context, delay: float) -> tuple[threading.Timer, list[float]]:
+    """Cancel ``ctx`` from another thread after ``delay`` seconds; record when."""
+    when: list[float] = []
+
+    def cancel() -> None:
+        when.append(time.monotonic())
+        ctx.cancel()
+
+    timer = threading.Timer(delay, cancel)
+    timer.start()
+    return timer, when
+
+
+def test_cancel_while_waiting_for_headers(server: LocalServer, session: requests.Session) -> None:
+    server.add(Reply(before_headers=[Stall()]))
+    ctx = Context()
+    timer, when = cancel_later(ctx, 0.2)
+    with pytest.raises(Canceled):
+        post(session, server, ctx, read_timeout=30)
+    returned = time.monotonic()
+    timer.join()
+    assert returned - when[0] < 0.5
+    assert server.hits == 1
+    assert wait_for(lambda: server.disconnects == 1)
+
+
+def test_cancel_while_blocked_reading_the_body(server: LocalServer, session: requests.Session) -> None:
+    server.add(Reply(actions=[b"data: 1\n\n", Stall()]))
+    ctx = Context()
+    got: list[bytes] = []
+    with post(session, server, ctx, read_timeout=30) as stream:
+        body = iter_body(stream)
+        got.append(next(body))
+        timer, when = cancel_later(ctx, 0.2)
+        with pytest.raises(Canceled):
+            got.append(next(body))
+        returned = time.monotonic()
+    timer.join()
+    assert got == [b"data: 1\n\n"]
+    assert returned - when[0] < 0.5
+    assert wait_for(lambda: server.disconnects == 1)
+
+
+def test_cancel_while_reading_a_plain_body(server: LocalServer, session: requests.Session) -> None:
+    server.add(Reply(chunked=False, actions=[b"data: 1\n\n", Stall()]))
+    ctx = Context()
+    with post(session, server, ctx, read_timeout=30) as stream:
+        body = iter_body(stream)
+        assert next(body) == b"data: 1\n\n"
+        timer, when = cancel_later(ctx, 0.1)
+        with pytest.raises(Canceled):
+            next(body)
+        assert time.monotonic() - when[0] < 0.5
+    timer.join()
+    assert wait_for(lambda: server.disconnects == 1)
+
+
+def test_cancel_on_a_plain_requests_session_while_reading_the_body(server: LocalServer) -> None:
+    """A caller's own session without CancellableHTTPAdapter: the socket is
+    reached through the response once headers have arrived."""
+    server.add(Reply(actions=[b"data: 1\n\n", Stall()]))
+    plain = requests.Session()
+    plain.trust_env = False
+    ctx = Context()
+    try:
+        with post(plain, server, ctx, read_timeout=30) as stream:
+            body = iter_body(stream)
+            assert next(body) == b"data: 1\n\n"
+            timer, when = cancel_later(ctx, 0.1)
+            with pytest.raises(Canceled):
+                next(body)
+            assert time.monotonic() - when[0] < 0.5
+        timer.join()
+    finally:
+        plain.close()
+    assert wait_for(lambda: server.disconnects == 1)
+
+
+def test_deadline_while_waiting_for_headers(server: LocalServer, session: requests.Session) -> None:
+    server.add(Reply(before_headers=[Stall()]))
+    started = time.monotonic()
+    with pytest.raises(DeadlineExceeded):
+        post(session, server, Context(timeout=0.3), read_timeout=30)
+    assert 0.25 <= time.monotonic() - started < 1.0
+    assert wait_for(lambda: server.disconnects == 1)
+
+
+def test_already_cancelled_context_sends_nothing(server: LocalServer, session: requests.Session) -> None:
+    server.add(sse_reply(SSE))
+    ctx = Context()
+    ctx.cancel()
+    with pytest.raises(Canceled):
+        post(session, server, ctx)
+    assert server.hits == 0
+
+
+def test_cancel_during_an_error_response_is_canceled(server: LocalServer, session: requests.Session) -> None:
+    server.add(Reply(status=500, actions=[b'{"error":', Stall()]))
+    ctx = Context()
+    timer, when = cancel_later(ctx, 0.2)
+    with pytest.raises(Canceled):
+        post(session, server, ctx, read_timeout=30)
+    assert time.monotonic() - when[0] < 0.5
+    timer.join()
+
+
+def test_cancel_after_the_response_is_closed_does_nothing(
+    server: LocalServer, session: requests.Session
+) -> None:
+    """The cancel callback is removed before the connection goes back to the
+    pool: a late cancel must not shut down a socket that another request uses."""
+    server.add(sse_reply(SSE), Reply(actions=[b"data: 1\n\n", Pause(0.3), b"data: 2\n\n"]))
+    first = Context()
+    with post(session, server, first) as stream:
+        assert b"".join(iter_body(stream)) == SSE
+    with post(session, server) as stream:
+        body = iter_body(stream)
+        assert next(body) == b"data: 1\n\n"
+        first.cancel()
+        assert list(body) == [b"data: 2\n\n"]
+    assert server.connections == 1
+
+
+# --- connection reuse ---------------------------------------------------------------
+
+
+def test_connection_is_reused_after_a_complete_drained_stream(
+    server: LocalServer, session: requests.Session
+) -> None:
+    # The reader stops at [DONE] without reading the terminating chunk, like an
+    # adapter does; close() drains the rest because the step is complete.
+    server.add(Reply(actions=[SSE, Pause(0.05)]), sse_reply(SSE))
+    with post(session, server) as stream:
+        assert next(iter_body(stream)) == SSE
+        stream.complete = True
+    with post(session, server) as stream:
+        assert b"".join(iter_body(stream)) == SSE
+    assert server.hits == 2
+    assert server.connections == 1
+
+
+def test_connection_is_reused_after_reading_to_the_end(
+    server: LocalServer, session: requests.Session
+) -> None:
+    server.add(sse_reply(SSE, piece=7))
+    for _ in range(3):
+        with post(session, server) as stream:
+            assert b"".join(iter_body(stream)) == SSE
+    assert server.hits == 3
+    assert server.connections == 1
+
+
+def test_an_incomplete_stream_is_not_drained(server: LocalServer, session: requests.Session) -> None:
+    server.add(Reply(actions=[b"data: 1\n\n", Pause(2.0), b"data: 2\n\n"]), sse_reply(SSE))
+    with post(session, server) as stream:
+        assert next(iter_body(stream)) == b"data: 1\n\n"
+        started = time.monotonic()
+    assert time.monotonic() - started < 0.5  # closed at once, not drained
+    with post(session, server) as stream:
+        assert b"".join(iter_body(stream)) == SSE
+    assert server.connections == 2
+
+
+def test_drain_is_bounded(server: LocalServer, session: requests.Session) -> None:
+    server.add(Reply(actions=[b"data: [DONE]\n\n", Stall()]), sse_reply(SSE))
+    with post(session, server) as stream:
+        assert next(iter_body(stream)) == b"data: [DONE]\n\n"
+        stream.complete = True
+        started = time.monotonic()
+    assert time.monotonic() - started < 1.5
+    with post(session, server) as stream:
+        assert b"".join(iter_body(stream)) == SSE
+    assert server.connections == 2
+
+
+def test_stream_response_close_is_idempotent(server: LocalServer, session: requests.Session) -> None:
+    server.add(sse_reply(SSE))
+    stream = post(session, server)
+    stream.close()
+    stream.close()
+    with stream:
+        pass
+
+
+# --- sessions and resources ---------------------------------------------------------
+
+
+def test_new_session_ignores_the_environment(server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    session = new_session()
+    try:
+        assert session.trust_env is False
+        assert isinstance(session.get_adapter("http://example.invalid/"), CancellableHTTPAdapter)
+        assert isinstance(session.get_adapter("https://example.invalid/"), CancellableHTTPAdapter)
+        dead = f"http://127.0.0.1:{free_port()}"
+        monkeypatch.setenv("HTTP_PROXY", dead)
+        monkeypatch.setenv("http_proxy", dead)
+        monkeypatch.setenv("ALL_PROXY", dead)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        server.add(sse_reply(SSE))
+        with post(session, server) as stream:
+            assert b"".join(iter_body(stream)) == SSE
+    finally:
+        session.close()
+
+
+def test_each_new_session_is_separate() -> None:
+    a, b = new_session(), new_session()
+    try:
+        assert a is not b
+        assert a.get_adapter("http://x/") is not b.get_adapter("http://x/")
+    finally:
+        a.close()
+        b.close()
+
+
+def open_sockets() -> int:
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                count += 1
+        except OSError:
+            pass
+    return count
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+def test_cancelled_requests_leave_no_open_socket(server: LocalServer) -> None:
+    session = new_session()
+    baseline = open_sockets()
+    server.script = [Reply(before_headers=[Stall()]), Reply(actions=[b"data: 1\n\n", Stall()])] * 25
+    canceled = 0
+    during: list[int] = []
+    try:
+        for i in range(50):
+            ctx = Context()
+            if i % 2 == 0:  # cancelled while waiting for the headers
+                timer, _ = cancel_later(ctx, 0.02)
+                try:
+                    post(session, server, ctx, read_timeout=30)
+                except Canceled:
+                    canceled += 1
+            else:  # cancelled while blocked reading the body
+                with post(session, server, ctx, read_timeout=30) as stream:
+                    body = iter_body(stream)
+                    assert next(body) == b"data: 1\n\n"
+                    during.append(open_sockets())
+                    timer, _ = cancel_later(ctx, 0.0)
+                    try:
+                        next(body)
+                    except Canceled:
+                        canceled += 1
+            timer.join()
+        assert canceled == 50
+        assert server.hits == 50
+        assert min(during) >= baseline + 2  # the client's and the server's end were counted
+        assert wait_for(lambda: server.disconnects == 50, 5.0)
+        assert wait_for(lambda: open_sockets() <= baseline, 5.0), (open_sockets(), baseline)
+    finally:
+        session.close()
+
+
+# --- parse_retry_after --------------------------------------------------------------
+
+NOW = 1_700_000_000.0
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({}, 0.0),
+        ({"Retry-After": "5"}, 5.0),
+        ({"retry-after": " 12 "}, 12.0),
+        ({"RETRY-AFTER": "0"}, 0.0),
+        ({"Retry-After": "1.5"}, 1.5),
+        ({"Retry-After": email.utils.formatdate(NOW + 90, usegmt=True)}, 90.0),
+        ({"Retry-After": email.utils.formatdate(NOW - 90, usegmt=True)}, 0.0),
+        ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),
+        ({"retry-after-ms": "250"}, 0.25),
+        ({"retry-after-ms": "250", "Retry-After": "9"}, 0.25),
+        ({"Retry-After-Ms": "2000.5", "Retry-After": "9"}, 2.0005),
+        ({"retry-after-ms": "junk", "Retry-After": "9"}, 9.0),
+        ({"retry-after-ms": "-5", "Retry-After": "4"}, 4.0),
+        ({"Retry-After": "garbage"}, 0.0),
+        ({"Retry-After": ""}, 0.0),
+        ({"Retry-After": "-3"}, 0.0),
+        ({"Retry-After": "inf"}, 0.0),
+        ({"Retry-After": "-inf"}, 0.0),
+        ({"Retry-After": "nan"}, 0.0),
+        ({"retry-after-ms": "nan"}, 0.0),
+        ({"retry-after-ms": "inf"}, 0.0),
+    ],
+)
+def test_parse_retry_after(headers: dict[str, str], expected: float) -> None:
+    assert parse_retry_after(headers, now=NOW) == pytest.approx(expected)
+
+
+def test_parse_retry_after_uses_the_clock_by_default() -> None:
+    value = parse_retry_after({"Retry-After": email.utils.formatdate(time.time() + 60, usegmt=True)})
+    assert 57.0 <= value <= 61.0
+
+
+def test_parse_retry_after_reads_requests_headers() -> None:
+    headers = requests.structures.CaseInsensitiveDict({"Retry-After-MS": "100"})
+    assert parse_retry_after(headers) == pytest.approx(0.1)
+
+
+# --- error_from_body ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "raw", "error_class", "message"),
+    [
+        (400, json.dumps(OPENAI_CONTEXT).encode(), ErrorClass.CONTEXT_LENGTH,
+         "invalid_request_error: This model's maximum context length is 8192 tokens, "
+         "but your request used 10061 tokens."),
+        (400, json.dumps(ANTHROPIC_CONTEXT).encode(), ErrorClass.CONTEXT_LENGTH,
+         "invalid_request_error: prompt is too long: 210000 tokens > 200000 maximum"),
+        (400, json.dumps(GATEWAY_CONTEXT).encode(), ErrorClass.CONTEXT_LENGTH,
+         "input length and max_tokens exceed context limit: 179000 + 32000 > 200000"),
+        (400, json.dumps(CONTROL_400).encode(), ErrorClass.INVALID_REQUEST,
+         "invalid_request_error: Invalid value for 'temperature'"),
+        (400, b'{"error":{"message":"too big","code":"context_length_exceeded"}}', ErrorClass.CONTEXT_LENGTH,
+         "too big"),
+        (400, b'{"error":{"message":"x","type":"string_above_max_length"}}', ErrorClass.CONTEXT_LENGTH,
+         "string_above_max_length: x"),
+        (500, b'{"error":{"message":"prompt is too long"}}', ErrorClass.CONTEXT_LENGTH, "prompt is too long"),
+        (500, b'{"error":{"message":"boom"}}', ErrorClass.UPSTREAM, "boom"),
+        (413, b"", ErrorClass.CONTEXT_LENGTH, "(empty body)"),
+        (422, b'{"detail":"field required"}', ErrorClass.INVALID_REQUEST, "field required"),
+        (401, b'{"error":"invalid x-api-key"}', ErrorClass.AUTH, "invalid x-api-key"),
+        (529, json.dumps(ANTHROPIC_OVERLOADED).encode(), ErrorClass.OVERLOADED,
+         "overloaded_error: Overloaded"),
+        (502, HTML_502, ErrorClass.TRANSIENT, "502 Bad Gateway 502 Bad Gateway nginx"),
+        (500, b"   ", ErrorClass.UPSTREAM, "(empty body)"),
+        (500, b"plain text failure", ErrorClass.UPSTREAM, "plain text failure"),
+        (500, b'["a", "list"]', ErrorClass.UPSTREAM, '["a", "list"]'),
+        (500, b'{"error":{"message":{"nested":"obj"}}}', ErrorClass.UPSTREAM, '{"nested": "obj"}'),
+        (500, b"\xff\xfe not utf-8", ErrorClass.UPSTREAM, "\ufffd\ufffd not utf-8"),
+        (400, b'{"error":{"message":"overloaded_error","type":"overloaded_error"}}',
+         ErrorClass.INVALID_REQUEST, "overloaded_error"),
+    ],
+)  # fmt: skip
+def test_error_from_body(status: int, raw: bytes, error_class: ErrorClass, message: str) -> None:
+    err = error_from_body(status, raw, retry_after=1.25)
+    assert err.error_class is error_class
+    assert err.status == status
+    assert err.retry_after == 1.25
+    assert err.message == message
+    assert err.err is None
+
+
+def test_error_from_body_message_is_bounded() -> None:
+    err = error_from_body(500, json.dumps({"error": {"message": "m" * 10_000}}).encode())
+    assert len(err.message) == 2000
+    html = error_from_body(502, b"<p>" + b"w " * 10_000 + b"</p>")
+    assert len(html.message) <= 500
+
+
+def test_error_from_body_custom_pattern() -> None:
+    import re
+
+    pattern = re.compile("KV cache full")
+    body = b'{"error":{"message":"KV cache full for this request"}}'
+    assert error_from_body(400, body, pattern=pattern).error_class is ErrorClass.CONTEXT_LENGTH
+    assert error_from_body(400, body).error_class is ErrorClass.INVALID_REQUEST
+    # The custom pattern replaces the built-in words.
+    assert error_from_body(400, json.dumps(ANTHROPIC_CONTEXT).encode(), pattern=pattern).error_class is (
+        ErrorClass.INVALID_REQUEST
+    )
+
+
+@pytest.mark.parametrize(
+    ("payload", "expected"),
+    [
+        (OPENAI_CONTEXT,
+         ("invalid_request_error", OPENAI_CONTEXT["error"]["message"], "context_length_exceeded")),
+        (ANTHROPIC_CONTEXT, ("invalid_request_error", ANTHROPIC_CONTEXT["error"]["message"], None)),
+        (GATEWAY_CONTEXT, ("", GATEWAY_CONTEXT["error"]["message"], 400)),
+        ({"message": "bare"}, ("", "bare", None)),
+        ({"error": "text", "code": 7}, ("", "text", 7)),
+        ({"error": None}, ("", "", None)),
+        ("string", ("", "", None)),
+        (None, ("", "", None)),
+        ({"error": {"type": 5, "message": ["a"]}}, ("5", '["a"]', None)),
+    ],
+)  # fmt: skip
+def test_error_fields(payload: Any, expected: tuple[str, str, Any]) -> None:
+    assert error_fields(payload) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "This model's maximum context length is 8192 tokens",
+        "context_length_exceeded",
+        "prompt is too long: 210000 tokens > 200000 maximum",
+        "input length and max_tokens exceed context limit",
+        "Please reduce the length of the messages.",
+        "the request exceeds the available context size",
+    ],
+)
+def test_looks_like_context_length(text: str) -> None:
+    assert looks_like_context_length(text)
+    assert CONTEXT_LENGTH_PATTERN.search(text.upper())
+
+
+@pytest.mark.parametrize("text", ["Invalid value for 'temperature'", "Overloaded", "", "rate limit exceeded"])
+def test_does_not_look_like_context_length(text: str) -> None:
+    assert not looks_like_context_length(text, None, 400)
