@@ -242,7 +242,7 @@ def open_stream(
     except requests.RequestException as exc:
         canceller.detach()
         ctx.check()
-        raise ModelError(ErrorClass.TRANSIENT, err=exc, message=_describe_transport_error(exc)) from exc
+        raise ModelError(_request_error_class(exc), err=exc, message=_describe_transport_error(exc)) from exc
     except BaseException:
         canceller.detach()
         raise
@@ -304,6 +304,19 @@ def iter_body(stream: StreamResponse) -> Iterator[bytes]:
             ctx.check()
             return
         yield chunk
+
+
+def _request_error_class(exc: requests.RequestException) -> ErrorClass:
+    """``TRANSIENT`` for failures a retry may cure (resets, timeouts, refused
+    connections); ``INVALID_REQUEST`` for a malformed URL or header, and
+    ``UPSTREAM`` for a certificate the server cannot prove, which no retry fixes."""
+    if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,
+                        requests.exceptions.InvalidSchema, requests.exceptions.InvalidHeader,
+                        requests.exceptions.URLRequired)):
+        return ErrorClass.INVALID_REQUEST
+    if isinstance(exc, requests.exceptions.SSLError) and "CERTIFICATE_VERIFY_FAILED" in str(exc):
+        return ErrorClass.UPSTREAM
+    return ErrorClass.TRANSIENT
 
 
 def _describe_transport_error(exc: BaseException) -> str:

@@ -13,6 +13,7 @@ context that is dropped before its deadline is collected and costs nothing.
 
 from __future__ import annotations
 
+import copy
 import heapq
 import itertools
 import logging
@@ -95,7 +96,8 @@ class Context:
         """
         if self.cancelled:
             assert self._err is not None
-            raise self._err
+            # A fresh exception per raise: tracebacks never pile up on one shared object.
+            raise copy.copy(self._err)
 
     def wait(self, seconds: float | None = None) -> bool:
         """Block up to ``seconds`` (None: until cancelled) or until cancelled.

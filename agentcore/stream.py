@@ -105,15 +105,21 @@ class StreamReader:
         return self
 
     def __next__(self) -> StreamPart:
-        if not self._batch:
-            if self._closed:
-                raise StopIteration
-            batch = self._channel.take_all()
-            if batch is None:
-                self._closed = True
-                raise StopIteration
-            self._batch = batch
-        return self._batch.popleft()
+        try:
+            return self._batch.popleft()
+        except IndexError:
+            pass
+        if self._closed:
+            raise StopIteration
+        batch = self._channel.take_all()
+        if batch is None or self._closed:  # the end, or close() from another thread meanwhile
+            self._closed = True
+            raise StopIteration
+        self._batch = batch
+        try:
+            return batch.popleft()
+        except IndexError:  # close() cleared the batch from another thread
+            raise StopIteration from None
 
     def recv(self) -> StreamPart:
         """Return the next part (same as ``next(reader)``).
