@@ -52,8 +52,9 @@ in a recording under ``tests/fixtures/openai_*`` or in ``cases.md``):
   alone or next to ``choices``), an SSE event named ``error`` (Groq), or
   ``finish_reason: "error"`` raise :class:`ModelError` at once, never a
   normal finish, even after a finish reason (OpenRouter sends ``length`` and
-  then an error chunk). The usage of that chunk is recorded first
-  (:attr:`ChunkState.usage`), though no step-finish carries it.
+  then an error chunk). Text in the error chunk itself is dropped (servers
+  send ``""`` there); its usage is recorded first (:attr:`ChunkState.usage`),
+  though no step-finish carries it.
 """
 
 from __future__ import annotations

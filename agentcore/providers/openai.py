@@ -77,13 +77,17 @@ def _call_json(call: ToolCall) -> dict[str, Any]:
 
 def _result_json(result: ToolResult) -> dict[str, Any]:
     content = result.content
+    # The API has no error flag: mark the content, unless it already says so
+    # (the loop's own error results start with "Error: ").
     if result.is_error and not content.lower().startswith("error"):
         content = ERROR_PREFIX + content
     return {"role": "tool", "tool_call_id": result.tool_call_id, "content": content}
 
 
 def _message_json(message: Message) -> list[dict[str, Any]]:
-    """One history message as Chat Completions messages (a tool message per result)."""
+    """One history message as Chat Completions messages: a ``tool`` message per
+    result (whatever the role), then the user or assistant message. Text in a
+    ``tool``-role message has no place in the API and is left out."""
     out = [_result_json(result) for result in message.tool_results]
     if message.role is Role.ASSISTANT:
         calls = message.tool_calls
@@ -290,6 +294,15 @@ class OpenAIChatModel:
             extra_body=self._extra_body,
         )
         headers = request_headers(self._api_key, self._headers, request.headers)
+        try:
+            yield from self._stream(body, headers, ctx)
+        except ModelError as exc:
+            clean = _without_secret(exc, self._api_key)
+            if clean is exc:
+                raise
+            raise clean from exc.err
+
+    def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
         connect, read = self._timeout
         if self._idle_timeout is not None:
             read = min(read, self._idle_timeout)
@@ -316,9 +329,17 @@ class OpenAIChatModel:
                 if state.complete:
                     response.complete = True
                 yield from parts
-            parts = state.finish()
-            yield from parts
+            yield from state.finish()
         finally:
             if isinstance(events, Generator):
                 events.close()
             response.close()
+
+
+def _without_secret(exc: ModelError, secret: str | None) -> ModelError:
+    """``exc``, or a copy whose message no longer holds ``secret`` (a server
+    may echo the API key in its error body)."""
+    if not secret or secret not in exc.message:
+        return exc
+    message = exc.message.replace(secret, "[redacted]")
+    return ModelError(exc.error_class, exc.retry_after, exc.err, message=message, status=exc.status)

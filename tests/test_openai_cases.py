@@ -1,0 +1,503 @@
+"""The OpenAI cases of ``cases.md`` (B01 ... B26), each through the adapter
+against the real local HTTP server, with the exact expected values."""
+
+# ruff: noqa: E501  (the stream listings are copied verbatim from cases.md, one event per line)
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agentcore import (
+    Context,
+    ErrorClass,
+    FinishReason,
+    LoopOptions,
+    ModelError,
+    Request,
+    Role,
+    StreamPart,
+    StreamPartKind,
+    ToolCall,
+    ToolDefinition,
+    Usage,
+    run,
+    user_message,
+)
+from agentcore.providers.openai import OpenAIChatModel
+from tests.localserver import LocalServer, Reply, sse_reply
+
+
+@pytest.fixture(scope="module")
+def shared_server() -> Iterator[LocalServer]:
+    """One server for the module (stopping a server takes up to 0.5 s)."""
+    srv = LocalServer()
+    try:
+        yield srv
+    finally:
+        srv.close()
+
+
+@pytest.fixture
+def server(shared_server: LocalServer) -> LocalServer:
+    """The shared server with an empty script and request log."""
+    with shared_server._lock:
+        shared_server.script.clear()
+        shared_server.requests.clear()
+    return shared_server
+
+
+def listing(text: str) -> bytes:
+    """A ``cases.md`` listing (one ``data:`` line per event) as an SSE body."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return "".join(line + "\n\n" for line in lines).encode("utf-8")
+
+
+def stream(server: LocalServer, body: bytes, *, piece: int = 0, **kwargs: Any) -> list[StreamPart]:
+    return stream_reply(server, sse_reply(body, piece=piece), **kwargs)
+
+
+def stream_reply(server: LocalServer, reply: Reply, **kwargs: Any) -> list[StreamPart]:
+    server.add(reply)
+    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10), **kwargs)
+    return list(model.stream(Request(messages=(user_message("hi"),)), Context()))
+
+
+def text_of(parts: list[StreamPart]) -> str:
+    return "".join(p.text for p in parts if p.kind is StreamPartKind.TEXT_DELTA)
+
+
+def calls_of(parts: list[StreamPart]) -> list[ToolCall]:
+    return [p.tool_call for p in parts if p.tool_call is not None]
+
+
+def finish_of(parts: list[StreamPart]) -> StreamPart:
+    finishes = [p for p in parts if p.kind is StreamPartKind.STEP_FINISH]
+    assert len(finishes) == 1
+    assert parts[-1] is finishes[0]
+    return finishes[0]
+
+
+B01_A = r"""
+data: {"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_time","arguments":""}}]},"finish_reason":null}]}
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+data: [DONE]
+"""
+
+
+def test_b01_no_argument_tool(server: LocalServer) -> None:
+    parts = stream(server, listing(B01_A))
+    assert parts == [
+        StreamPart.tool_call_part(ToolCall("call_1", "get_time", "{}")),
+        StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(0, 0, 0, 0)),
+    ]
+
+
+def test_b01_whitespace_arguments(server: LocalServer) -> None:
+    parts = stream(server, listing(B01_A.replace('"arguments":""', '"arguments":"  "')))
+    assert calls_of(parts) == [ToolCall("call_1", "get_time", "{}")]
+
+
+B02_A = r"""
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_time","arguments":""}}]}}]}
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}}]}
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{\"tz\":\"UTC\"}"}}]}}]}
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Paris\"}"}}]}}]}
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+data: [DONE]
+"""
+
+B02_B = r"""
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Tokyo\"}"}}]}}]}
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}}]}
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+data: [DONE]
+"""
+
+B02_B_ONE_DELTA = r"""
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Tokyo\"}"}},{"index":1,"id":"call_b","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}}]}
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+data: [DONE]
+"""
+
+
+def test_b02_interleaved_by_index(server: LocalServer) -> None:
+    parts = stream(server, listing(B02_A))
+    assert parts == [
+        StreamPart.tool_call_part(ToolCall("call_a", "get_weather", '{"city":"Paris"}')),
+        StreamPart.tool_call_part(ToolCall("call_b", "get_time", '{"tz":"UTC"}')),
+        StreamPart.step_finish(FinishReason.TOOL_CALLS),
+    ]
+
+
+@pytest.mark.parametrize("body", [B02_B, B02_B_ONE_DELTA], ids=["chunk-per-call", "one-delta"])
+def test_b02_whole_calls_stay_separate(server: LocalServer, body: str) -> None:
+    parts = stream(server, listing(body))
+    assert calls_of(parts) == [
+        ToolCall("call_a", "get_weather", '{"city":"Tokyo"}'),
+        ToolCall("call_b", "get_weather", '{"city":"Paris"}'),
+    ]
+    assert finish_of(parts).finish_reason is FinishReason.TOOL_CALLS
+
+
+B04_A = r"""
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_9","type":"function","function":{"name":"sqrt","arguments":"{\"x\":"}}]}}]}
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"16}"}}]}}]}
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+data: [DONE]
+"""
+
+B04_B = r"""
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"search","arguments":""}}]}}]}
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"q\":\"sse\"}"}}]}}]}
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+data: [DONE]
+"""
+
+
+def test_b04_missing_index(server: LocalServer) -> None:
+    parts = stream(server, listing(B04_A))
+    assert parts == [
+        StreamPart.tool_call_part(ToolCall("call_9", "sqrt", '{"x":16}')),
+        StreamPart.step_finish(FinishReason.TOOL_CALLS),
+    ]
+
+
+def test_b04_index_zero_without_id_gets_a_synthesized_id(server: LocalServer) -> None:
+    parts = stream(server, listing(B04_B))
+    [call] = calls_of(parts)
+    assert call.name == "search"
+    assert call.input == '{"q":"sse"}'
+    assert call.id.startswith("call_")
+    assert len(call.id) > len("call_")
+    assert finish_of(parts).finish_reason is FinishReason.TOOL_CALLS
+
+
+class SearchTool:
+    definition = ToolDefinition(name="search", description="Search.")
+
+    def __init__(self) -> None:
+        self.inputs: list[str] = []
+
+    def execute(self, input: str, ctx: Context) -> str:
+        self.inputs.append(input)
+        return "found it"
+
+
+def test_b04_synthesized_id_is_the_same_in_part_history_and_result(server: LocalServer) -> None:
+    answer = listing(
+        r"""
+        data: {"choices":[{"index":0,"delta":{"content":"done"},"finish_reason":"stop"}]}
+        data: [DONE]
+        """
+    )
+    server.add(sse_reply(listing(B04_B)), sse_reply(answer))
+    tool = SearchTool()
+    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10))
+    result = run(LoopOptions(model=model, messages=[user_message("find sse")], tools=[tool])).result()
+    assert result.text == "done"
+    assert tool.inputs == ['{"q":"sse"}']
+    [call] = result.steps[0].tool_calls
+    [tool_result] = result.steps[0].tool_results
+    assert tool_result.tool_call_id == call.id
+    sent = server.requests[1]["body"]["messages"]
+    assert sent[1]["role"] == "assistant"
+    assert sent[1]["tool_calls"][0]["id"] == call.id
+    assert sent[2] == {"role": "tool", "tool_call_id": call.id, "content": "found it"}
+    assert [m.role for m in result.messages] == [Role.USER, Role.ASSISTANT, Role.TOOL, Role.ASSISTANT]
+
+
+B05 = r"""
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_abc","type":"function","function":{"name":"search","arguments":"{\"qu"}}]}}]}
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_abc","type":"function","function":{"arguments":"ery\":"}}]}}]}
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_abc","type":"function","function":{"arguments":"\"hello\"}"}}]}}]}
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":50,"completion_tokens":9,"total_tokens":59}}
+data: [DONE]
+"""
+
+
+def test_b05_repeated_ids_and_a_second_finish_chunk(server: LocalServer) -> None:
+    parts = stream(server, listing(B05))
+    assert parts == [
+        StreamPart.tool_call_part(ToolCall("call_abc", "search", '{"query":"hello"}')),
+        StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(50, 9, 0, 0)),
+    ]
+
+
+B07 = r"""
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_7","type":"function","function":{"arguments":"{\"command\": "}}]}}]}
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"bash"}}]}}]}
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"ls -la\"}"}}]}}]}
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+data: [DONE]
+"""
+
+
+def test_b07_name_after_arguments(server: LocalServer) -> None:
+    parts = stream(server, listing(B07))
+    assert calls_of(parts) == [ToolCall("call_7", "bash", '{"command": "ls -la"}')]
+    assert json.loads(calls_of(parts)[0].input) == {"command": "ls -la"}
+
+
+def test_b07_a_call_that_never_gets_a_name_is_still_emitted(server: LocalServer) -> None:
+    body = listing(
+        B07.replace(
+            'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"bash"}}]}}]}',
+            "",
+        )
+    )
+    parts = stream(server, body)
+    assert calls_of(parts) == [ToolCall("call_7", "", '{"command": "ls -la"}')]
+    assert finish_of(parts).finish_reason is FinishReason.TOOL_CALLS
+
+
+B08 = r"""
+data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Let me check."}}]}
+data: {"choices":[{"index":0,"delta":{"content":" One moment.","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":"}}]}}]}
+data: {"choices":[{"index":0,"delta":{"content":"","tool_calls":[{"index":0,"function":{"arguments":"\"Oslo\"}"}}]}}]}
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+data: [DONE]
+"""
+
+
+def test_b08_text_and_tool_call_in_one_step(server: LocalServer) -> None:
+    parts = stream(server, listing(B08))
+    assert parts == [
+        StreamPart.text_delta("Let me check."),
+        StreamPart.text_delta(" One moment."),
+        StreamPart.tool_call_part(ToolCall("call_1", "get_weather", '{"city":"Oslo"}')),
+        StreamPart.step_finish(FinishReason.TOOL_CALLS),
+    ]
+    assert text_of(parts) == "Let me check. One moment."
+
+
+B11 = r"""
+data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}
+data: {"choices":[],"usage":{"prompt_tokens":1200,"completion_tokens":30,"total_tokens":1230,"prompt_tokens_details":{"cached_tokens":1024}}}
+data: [DONE]
+"""
+
+B11_USAGE_IN_FINISH = r"""
+data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":1200,"completion_tokens":30,"total_tokens":1230,"prompt_tokens_details":{"cached_tokens":1024}}}
+data: [DONE]
+"""
+
+B11_NO_USAGE = r"""
+data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}
+data: [DONE]
+"""
+
+
+def test_b11_usage_chunk_after_finish_with_cached_tokens(server: LocalServer) -> None:
+    parts = stream(server, listing(B11))
+    assert parts == [
+        StreamPart.text_delta("Hello"),
+        StreamPart.step_finish(FinishReason.STOP, Usage(1200, 30, 1024, 0)),
+    ]
+    body = server.requests[0]["body"]
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
+
+
+@pytest.mark.parametrize(
+    ("body", "usage"),
+    [(B11_USAGE_IN_FINISH, Usage(1200, 30, 1024, 0)), (B11_NO_USAGE, Usage(0, 0, 0, 0))],
+    ids=["usage-in-finish-chunk", "no-usage"],
+)
+def test_b11_variants(server: LocalServer, body: str, usage: Usage) -> None:
+    parts = stream(server, listing(body))
+    assert parts == [StreamPart.text_delta("Hello"), StreamPart.step_finish(FinishReason.STOP, usage)]
+
+
+B13_A = r"""
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Lima\"}"}}]},"finish_reason":null}]}
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}
+data: [DONE]
+"""
+
+B13_B = r"""
+data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":""}]}
+data: {"choices":[{"index":0,"delta":{"content":" there"},"finish_reason":""}]}
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}
+data: [DONE]
+"""
+
+
+def test_b13_tool_calls_ending_with_stop(server: LocalServer) -> None:
+    parts = stream(server, listing(B13_A))
+    assert parts == [
+        StreamPart.tool_call_part(ToolCall("call_1", "get_weather", '{"city":"Lima"}')),
+        StreamPart.step_finish(FinishReason.TOOL_CALLS),
+    ]
+
+
+def test_b13_empty_finish_reasons_do_not_end_the_step(server: LocalServer) -> None:
+    parts = stream(server, listing(B13_B))
+    assert parts == [
+        StreamPart.text_delta("Hello"),
+        StreamPart.text_delta(" there"),
+        StreamPart.step_finish(FinishReason.STOP),
+    ]
+
+
+def test_b13_unknown_finish_reason_with_calls(server: LocalServer) -> None:
+    parts = stream(server, listing(B13_A.replace('"finish_reason":"stop"', '"finish_reason":"eos"')))
+    assert calls_of(parts) == [ToolCall("call_1", "get_weather", '{"city":"Lima"}')]
+    assert finish_of(parts).finish_reason is FinishReason.TOOL_CALLS
+
+
+def test_b13_unknown_finish_reason_text_only(server: LocalServer) -> None:
+    parts = stream(server, listing(B13_B.replace('"finish_reason":"stop"', '"finish_reason":"eos"')))
+    assert parts == [
+        StreamPart.text_delta("Hello"),
+        StreamPart.text_delta(" there"),
+        StreamPart.step_finish(FinishReason.STOP),
+    ]
+
+
+B14_B = r"""
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"write_file","arguments":"{\"path\":\"a.txt\",\"text\":\"lorem ip"}}]}}]}
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}],"usage":{"prompt_tokens":30,"completion_tokens":64,"total_tokens":94}}
+data: [DONE]
+"""
+
+
+def test_b14_length_in_the_middle_of_a_tool_call(server: LocalServer) -> None:
+    parts = stream(server, listing(B14_B))
+    assert parts == [
+        StreamPart.tool_call_part(ToolCall("call_1", "write_file", '{"path":"a.txt","text":"lorem ip')),
+        StreamPart.step_finish(FinishReason.LENGTH, Usage(30, 64, 0, 0)),
+    ]
+
+
+def test_b14_the_loop_does_not_run_the_cut_call(server: LocalServer) -> None:
+    server.add(sse_reply(listing(B14_B)))
+
+    class WriteFile:
+        definition = ToolDefinition(name="write_file")
+        runs = 0
+
+        def execute(self, input: str, ctx: Context) -> str:
+            WriteFile.runs += 1
+            return "written"
+
+    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10))
+    result = run(LoopOptions(model=model, messages=[user_message("write")], tools=[WriteFile()])).result()
+    assert result.finish_reason is FinishReason.LENGTH
+    assert result.usage == Usage(30, 64, 0, 0)
+    assert WriteFile.runs == 0
+    assert server.hits == 1
+
+
+B25_BASELINE = (
+    b'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}\n\n'
+    b'data: {"choices":[{"index":0,"delta":{"content":" world"},"finish_reason":null}]}\n\n'
+    b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+    b"data: [DONE]\n\n"
+)
+B25_EXPECTED = [
+    StreamPart.text_delta("Hello"),
+    StreamPart.text_delta(" world"),
+    StreamPart.step_finish(FinishReason.STOP),
+]
+
+
+def b25_variants() -> dict[str, tuple[bytes, int]]:
+    base = B25_BASELINE
+    crlf = base.replace(b"\n", b"\r\n")
+    first_end = crlf.index(b"}\r\n\r\n") + 2  # inside the CRLF that ends the first event
+    multi_line = base.replace(
+        b'data: {"choices":[{"index":0,"delta":{"role"',
+        b'data: {"choices":[{"index":0,\ndata: "delta":{"role"',
+    )
+    noise = b": OPENROUTER PROCESSING\n\n" + base.replace(b"data: {", b"id: 7\ndata: {", 1).replace(
+        b"data: [DONE]", b': ping\n\nretry: 3000\n\nevent: ping\ndata: {"type":"ping"}\n\ndata: [DONE]'
+    )
+    return {
+        "lf": (base, 0),
+        "crlf": (crlf, 0),
+        "crlf-split": (crlf, first_end),
+        "cr": (base.replace(b"\n", b"\r"), 0),
+        "no-space": (base.replace(b"data: ", b"data:"), 0),
+        "multi-line-data": (multi_line, 0),
+        "noise": (noise, 0),
+        "one-byte-reads": (base, 1),
+        "bom": (b"\xef\xbb\xbf" + base, 0),
+        "bom-split": (b"\xef\xbb\xbf" + base, 2),
+    }
+
+
+@pytest.mark.parametrize("name", list(b25_variants()))
+def test_b25_framing_variants_give_identical_parts(server: LocalServer, name: str) -> None:
+    body, split_at = b25_variants()[name]
+    if name == "crlf-split":  # two writes: "...}\r" | "\n\r\n..."
+        parts = stream_reply(server, Reply(actions=[body[:split_at], body[split_at:]]))
+    else:
+        parts = stream(server, body, piece=split_at)
+    assert parts == B25_EXPECTED
+
+
+B26 = (
+    'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"héllo 你好 👋"},"finish_reason":null}]}\n\n'
+    'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+    "data: [DONE]\n\n"
+).encode()
+
+
+def test_b26_utf8_split_across_one_byte_reads(server: LocalServer) -> None:
+    parts = stream(server, B26, piece=1)
+    assert parts == [StreamPart.text_delta("héllo 你好 👋"), StreamPart.step_finish(FinishReason.STOP)]
+
+
+def test_b26_utf8_split_across_seven_byte_reads(server: LocalServer) -> None:
+    # A comment line of varying length shifts the 7-byte boundaries so that,
+    # over the seven shifts, each of é (2 bytes), 你 (3) and 👋 (4) is split.
+    split: set[str] = set()
+    for shift in range(7):
+        body = b":" + b"x" * shift + b"\n\n" + B26
+        for ch in "é你👋":
+            start, size = body.index(ch.encode()), len(ch.encode())
+            if start // 7 != (start + size - 1) // 7:
+                split.add(ch)
+        parts = stream(server, body, piece=7)
+        assert parts == [StreamPart.text_delta("héllo 你好 👋"), StreamPart.step_finish(FinishReason.STOP)]
+    assert split == {"é", "你", "👋"}
+
+
+def test_b26_tool_input_split_inside_a_character(server: LocalServer) -> None:
+    body = listing(
+        r"""
+        data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"weather","arguments":"{\"city\":\"Zürich\"}"}}]}}]}
+        data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+        data: [DONE]
+        """
+    )
+    parts = stream(server, body, piece=1)
+    assert calls_of(parts) == [ToolCall("call_1", "weather", '{"city":"Zürich"}')]
+
+
+def test_error_after_text_is_raised_after_the_text(server: LocalServer) -> None:
+    body = (
+        listing(
+            r"""
+        data: {"choices":[{"index":0,"delta":{"content":"maybe"},"finish_reason":null}]}
+        """
+        )
+        + b'event: error\ndata: {"error":{"message":"Tool choice is required","type":"invalid_request_error","code":"tool_use_failed","status_code":400}}\n\n'
+    )
+    server.add(sse_reply(body))
+    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10))
+    seen: list[StreamPart] = []
+    with pytest.raises(ModelError) as info:
+        seen.extend(model.stream(Request(messages=(user_message("hi"),)), Context()))
+    assert seen == [StreamPart.text_delta("maybe")]
+    assert info.value.error_class is ErrorClass.INVALID_REQUEST
+    assert "Tool choice is required" in str(info.value)

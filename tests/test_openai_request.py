@@ -1,0 +1,350 @@
+"""What the OpenAI adapter sends: the pure request mappers, then the body and
+headers seen on the wire (mocked with ``responses``), and its construction."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import requests
+import responses
+
+from agentcore import (
+    ConfigError,
+    Context,
+    Message,
+    Request,
+    Role,
+    ToolCall,
+    ToolDefinition,
+    ToolResult,
+    text_part,
+    tool_call_part,
+    user_message,
+)
+from agentcore.providers.openai import OpenAIChatModel, request_body, request_headers
+from agentcore.types import tool_result_part
+
+URL = "https://api.example.test/v1/chat/completions"
+STREAM_OK = (
+    b'data: {"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}\n\n'
+    b'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1}}\n\ndata: [DONE]\n\n'
+)
+WEATHER = ToolDefinition(
+    name="get_weather",
+    description="Weather for a city.",
+    input_schema='{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}',
+)
+
+
+def history() -> tuple[Message, ...]:
+    """A user turn, an assistant turn with text and two calls, their results."""
+    return (
+        user_message("Weather in Paris and the time?"),
+        Message(
+            role=Role.ASSISTANT,
+            content=(
+                text_part("Let me check."),
+                tool_call_part(ToolCall("call_a", "get_weather", '{"city":"Paris"}')),
+                tool_call_part(ToolCall("call_b", "get_time", "")),
+            ),
+        ),
+        Message(
+            role=Role.TOOL,
+            content=(
+                tool_result_part(ToolResult("call_a", "get_weather", "sunny")),
+                tool_result_part(ToolResult("call_b", "get_time", "clock broke", is_error=True)),
+            ),
+        ),
+    )
+
+
+# --- request_body -------------------------------------------------------------
+
+
+def test_request_body_full_shape() -> None:
+    request = Request(system="Be brief.", messages=history(), tools=(WEATHER,), max_output_tokens=256)
+    assert request_body("gpt-4o-mini", request) == {
+        "model": "gpt-4o-mini",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_tokens": 256,
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Weather in Paris and the time?"},
+            {
+                "role": "assistant",
+                "content": "Let me check.",
+                "tool_calls": [
+                    {
+                        "id": "call_a",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+                    },
+                    {"id": "call_b", "type": "function", "function": {"name": "get_time", "arguments": "{}"}},
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_a", "content": "sunny"},
+            {"role": "tool", "tool_call_id": "call_b", "content": "Error: clock broke"},
+        ],
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "get_weather",
+                    "description": "Weather for a city.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"city": {"type": "string"}},
+                        "required": ["city"],
+                    },
+                },
+            }
+        ],
+    }
+
+
+def test_assistant_content_is_null_with_calls_and_no_text() -> None:
+    request = Request(
+        messages=(
+            user_message("hi"),
+            Message(role=Role.ASSISTANT, content=(tool_call_part(ToolCall("call_1", "f", "{}")),)),
+        )
+    )
+    assistant = request_body("m", request)["messages"][1]
+    assert assistant == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+    }
+
+
+def test_assistant_without_text_or_calls_sends_empty_content() -> None:
+    request = Request(messages=(user_message("hi"), Message(role=Role.ASSISTANT)))
+    assert request_body("m", request)["messages"][1] == {"role": "assistant", "content": ""}
+
+
+def test_invalid_json_arguments_are_still_sent_as_text() -> None:
+    call = ToolCall("call_1", "write_file", '{"path":"a.txt","text":"lorem ip')
+    request = Request(messages=(Message(role=Role.ASSISTANT, content=(tool_call_part(call),)),))
+    sent = request_body("m", request)["messages"][0]["tool_calls"][0]["function"]["arguments"]
+    assert sent == '{"path":"a.txt","text":"lorem ip'
+
+
+@pytest.mark.parametrize(
+    ("content", "is_error", "sent"),
+    [
+        ("ok", False, "ok"),
+        ("", False, ""),
+        ("disk full", True, "Error: disk full"),
+        ("Error: unknown tool 'x'; tools: search", True, "Error: unknown tool 'x'; tools: search"),
+        ("error running tool", True, "error running tool"),
+        ("", True, "Error: "),
+    ],
+)
+def test_tool_results_mark_errors_in_content(content: str, is_error: bool, sent: str) -> None:
+    result = ToolResult("call_1", "f", content, is_error=is_error)
+    request = Request(messages=(Message(role=Role.TOOL, content=(tool_result_part(result),)),))
+    assert request_body("m", request)["messages"] == [
+        {"role": "tool", "tool_call_id": "call_1", "content": sent}
+    ]
+
+
+def test_user_text_parts_are_joined_and_stray_results_become_tool_messages() -> None:
+    message = Message(
+        role=Role.USER,
+        content=(tool_result_part(ToolResult("call_1", "f", "42")), text_part("and "), text_part("then?")),
+    )
+    assert request_body("m", Request(messages=(message,)))["messages"] == [
+        {"role": "tool", "tool_call_id": "call_1", "content": "42"},
+        {"role": "user", "content": "and then?"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("options", "request_", "expected"),
+    [
+        (
+            {},
+            Request(),
+            {"model": "m", "messages": [], "stream": True, "stream_options": {"include_usage": True}},
+        ),
+        ({"include_usage": False}, Request(), {"model": "m", "messages": [], "stream": True}),
+        (
+            {"system_role": "developer", "include_usage": False},
+            Request(system="rules"),
+            {"model": "m", "messages": [{"role": "developer", "content": "rules"}], "stream": True},
+        ),
+        (
+            {"max_tokens_field": "max_completion_tokens", "include_usage": False},
+            Request(max_output_tokens=100),
+            {"model": "m", "messages": [], "stream": True, "max_completion_tokens": 100},
+        ),
+        (
+            {
+                "extra_body": {"temperature": 0.2, "seed": 7, "parallel_tool_calls": False},
+                "include_usage": False,
+            },
+            Request(),
+            {
+                "model": "m",
+                "messages": [],
+                "stream": True,
+                "temperature": 0.2,
+                "seed": 7,
+                "parallel_tool_calls": False,
+            },
+        ),
+        (
+            {"extra_body": {"stream_options": {"include_usage": False}}},
+            Request(),
+            {"model": "m", "messages": [], "stream": True, "stream_options": {"include_usage": False}},
+        ),
+    ],
+)
+def test_request_body_options(options: dict[str, Any], request_: Request, expected: dict[str, Any]) -> None:
+    assert request_body("m", request_, **options) == expected
+
+
+def test_tool_without_description_leaves_it_out() -> None:
+    body = request_body("m", Request(tools=(ToolDefinition(name="noop"),)))
+    assert body["tools"] == [
+        {"type": "function", "function": {"name": "noop", "parameters": {"type": "object", "properties": {}}}}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("api_key", "headers", "per_request", "expected"),
+    [
+        (None, None, None, {"Content-Type": "application/json", "Accept": "text/event-stream"}),
+        (
+            "sk-1",
+            None,
+            None,
+            {
+                "Content-Type": "application/json",
+                "Accept": "text/event-stream",
+                "Authorization": "Bearer sk-1",
+            },
+        ),
+        (
+            "sk-1",
+            {"X-Title": "app", "authorization": "Bearer gateway"},
+            {"x-title": "run 7"},
+            {
+                "Content-Type": "application/json",
+                "Accept": "text/event-stream",
+                "authorization": "Bearer gateway",
+                "x-title": "run 7",
+            },
+        ),
+    ],
+)
+def test_request_headers(
+    api_key: str | None,
+    headers: dict[str, str] | None,
+    per_request: dict[str, str] | None,
+    expected: dict[str, str],
+) -> None:
+    assert request_headers(api_key, headers, per_request) == expected
+
+
+# --- on the wire (responses) --------------------------------------------------
+
+
+def sent_body(call: Any) -> dict[str, Any]:
+    body = call.request.body
+    return json.loads(body if isinstance(body, (str, bytes)) else b"")  # type: ignore[no-any-return]
+
+
+@responses.activate
+def test_wire_body_and_headers_with_key() -> None:
+    responses.add(responses.POST, URL, body=STREAM_OK, status=200, content_type="text/event-stream")
+    model = OpenAIChatModel(
+        "gpt-4o-mini",
+        api_key="sk-secret",
+        base_url="https://api.example.test/v1/",
+        headers={"HTTP-Referer": "https://app.example"},
+        extra_body={"temperature": 0},
+    )
+    request = Request(system="Be brief.", messages=history(), tools=(WEATHER,), headers={"X-Run": "7"})
+    parts = list(model.stream(request, Context()))
+    assert [p.kind.value for p in parts] == ["text-delta", "step-finish"]
+    assert len(responses.calls) == 1
+    call = responses.calls[0]
+    assert call.request.url == URL
+    assert call.request.headers["Authorization"] == "Bearer sk-secret"
+    assert call.request.headers["Content-Type"] == "application/json"
+    assert call.request.headers["HTTP-Referer"] == "https://app.example"
+    assert call.request.headers["X-Run"] == "7"
+    body = sent_body(call)
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
+    assert body["temperature"] == 0
+    assert body["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert body["messages"][-1] == {"role": "tool", "tool_call_id": "call_b", "content": "Error: clock broke"}
+    assert body["tools"][0]["function"]["name"] == "get_weather"
+    assert "max_tokens" not in body
+
+
+@responses.activate
+def test_wire_no_authorization_without_key_and_developer_role() -> None:
+    local = "http://localhost:11434/v1/chat/completions"
+    responses.add(responses.POST, local, body=STREAM_OK, status=200, content_type="text/event-stream")
+    model = OpenAIChatModel(
+        "llama3.2",
+        base_url="http://localhost:11434/v1",
+        system_role="developer",
+        max_tokens_field="max_completion_tokens",
+        include_usage=False,
+    )
+    list(
+        model.stream(Request(system="rules", messages=(user_message("hi"),), max_output_tokens=64), Context())
+    )
+    call = responses.calls[0]
+    assert "Authorization" not in call.request.headers
+    body = sent_body(call)
+    assert body["messages"][0] == {"role": "developer", "content": "rules"}
+    assert body["max_completion_tokens"] == 64
+    assert "max_tokens" not in body
+    assert "stream_options" not in body
+    assert "tools" not in body
+
+
+# --- construction -------------------------------------------------------------
+
+
+def test_repr_and_errors_never_show_the_key() -> None:
+    model = OpenAIChatModel("gpt-4o", api_key="sk-very-secret")
+    assert "sk-very-secret" not in repr(model)
+    assert "sk-very-secret" not in str(model)
+    assert repr(model) == "OpenAIChatModel(model='gpt-4o', base_url='https://api.openai.com/v1')"
+    assert model.model_id == "gpt-4o"
+    assert model.base_url == "https://api.openai.com/v1"
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"system_role": "user"},
+        {"max_tokens_field": "max_output_tokens"},
+        {"timeout": (0, 10)},
+        {"timeout": (10,)},
+        {"timeout": (10, -1)},
+        {"idle_timeout": 0},
+        {"idle_timeout": float("nan")},
+    ],
+)
+def test_bad_options_are_config_errors(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError):
+        OpenAIChatModel("m", **kwargs)
+    with pytest.raises(ValueError, match="model"):
+        OpenAIChatModel("")
+
+
+def test_own_session_ignores_the_environment_and_a_given_one_is_used() -> None:
+    model = OpenAIChatModel("m")
+    assert model._session.trust_env is False
+    session = requests.Session()
+    assert OpenAIChatModel("m", session=session)._session is session

@@ -1,0 +1,579 @@
+"""The pure OpenAI stream mappers, table by table: finish reasons, usage,
+in-stream errors, and the chunk state machine fed one event at a time."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+import pytest
+
+from agentcore import ErrorClass, FinishReason, ModelError, StreamPart, StreamPartKind, ToolCall, Usage
+from agentcore.providers._openai_stream import (
+    ChunkState,
+    map_finish_reason,
+    stream_error,
+    synthesize_id,
+    usage_from,
+)
+from agentcore.providers._sse import DONE, Event
+
+# --- helpers ----------------------------------------------------------------
+
+
+def chunk(delta: dict[str, Any] | None = None, finish: Any = None, **extra: Any) -> Event:
+    """An event holding one chunk with one choice (index 0)."""
+    choice: dict[str, Any] = {"index": 0, "delta": delta or {}, "finish_reason": finish}
+    return Event("message", {"choices": [choice], **extra})
+
+
+def call(index: Any = None, id: Any = None, name: Any = None, arguments: Any = None) -> dict[str, Any]:
+    """A tool_calls fragment; None leaves the key out."""
+    function = {k: v for k, v in (("name", name), ("arguments", arguments)) if v is not None}
+    fragment: dict[str, Any] = {"type": "function", "function": function}
+    if index is not None:
+        fragment["index"] = index
+    if id is not None:
+        fragment["id"] = id
+    return fragment
+
+
+def tools(*fragments: dict[str, Any], finish: Any = None) -> Event:
+    return chunk({"tool_calls": list(fragments)}, finish)
+
+
+def ids() -> Any:
+    counter = itertools.count(1)
+    return lambda: f"call_synth_{next(counter)}"
+
+
+def feed_all(events: list[Event], state: ChunkState | None = None) -> list[StreamPart]:
+    state = state or ChunkState(new_id=ids())
+    parts: list[StreamPart] = []
+    for event in events:
+        parts.extend(state.feed(event))
+        if state.done:
+            break
+    parts.extend(state.finish())
+    return parts
+
+
+def calls_of(parts: list[StreamPart]) -> list[ToolCall]:
+    return [p.tool_call for p in parts if p.tool_call is not None]
+
+
+def text_of(parts: list[StreamPart]) -> str:
+    return "".join(p.text for p in parts if p.kind is StreamPartKind.TEXT_DELTA)
+
+
+DONE_EVENT = Event("message", DONE)
+
+# --- map_finish_reason --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "has_calls", "expected"),
+    [
+        ("stop", False, FinishReason.STOP),
+        ("stop", True, FinishReason.TOOL_CALLS),  # B13 A: calls sent with "stop"
+        ("tool_calls", True, FinishReason.TOOL_CALLS),
+        ("tool_calls", False, FinishReason.TOOL_CALLS),  # the loop turns it into stop
+        ("function_call", True, FinishReason.TOOL_CALLS),
+        ("length", False, FinishReason.LENGTH),
+        ("length", True, FinishReason.LENGTH),  # B14: length wins over calls
+        ("max_tokens", True, FinishReason.LENGTH),
+        ("content_filter", False, FinishReason.STOP),
+        ("content_filter", True, FinishReason.TOOL_CALLS),
+        ("eos", False, FinishReason.STOP),  # B13 C
+        ("eos", True, FinishReason.TOOL_CALLS),
+        ("STOP", False, FinishReason.STOP),
+        (None, False, FinishReason.STOP),  # [DONE] without a finish reason
+        (None, True, FinishReason.TOOL_CALLS),
+        ("", True, FinishReason.TOOL_CALLS),
+    ],
+)
+def test_map_finish_reason(raw: str | None, has_calls: bool, expected: FinishReason) -> None:
+    assert map_finish_reason(raw, has_calls) is expected
+
+
+# --- usage_from -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        (None, Usage(0, 0, 0, 0)),
+        ({}, Usage(0, 0, 0, 0)),
+        ({"prompt_tokens": 14, "completion_tokens": 8, "total_tokens": 22}, Usage(14, 8, 0, 0)),
+        # B11: prompt_tokens already includes the cached tokens
+        (
+            {
+                "prompt_tokens": 1200,
+                "completion_tokens": 30,
+                "prompt_tokens_details": {"cached_tokens": 1024},
+            },
+            Usage(1200, 30, 1024, 0),
+        ),
+        ({"prompt_tokens": 40, "completion_tokens": 2, "prompt_tokens_details": None}, Usage(40, 2, 0, 0)),
+        (
+            {"prompt_tokens": 40, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": None}},
+            Usage(40, 2, 0, 0),
+        ),
+        # a gateway reporting cache writes: they are not input
+        (
+            {
+                "prompt_tokens": 1500,
+                "completion_tokens": 20,
+                "prompt_tokens_details": {"cached_tokens": 1000, "cache_write_tokens": 300},
+            },
+            Usage(1200, 20, 1000, 300),
+        ),
+        # DeepSeek's own field when the details lack cached_tokens
+        (
+            {"prompt_tokens": 339, "completion_tokens": 83, "prompt_cache_hit_tokens": 320},
+            Usage(339, 83, 320, 0),
+        ),
+        ({"prompt_tokens": None, "completion_tokens": "7", "total_tokens": 7}, Usage(0, 0, 0, 0)),
+        ({"prompt_tokens": 10.0, "completion_tokens": True}, Usage(10, 0, 0, 0)),
+        ({"prompt_tokens": -5, "completion_tokens": 3}, Usage(0, 3, 0, 0)),
+    ],
+)
+def test_usage_from(usage: dict[str, Any] | None, expected: Usage) -> None:
+    assert usage_from(usage) == expected
+
+
+# --- stream_error -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("payload", "expected"),
+    [
+        ({"error": {"code": 400, "message": "Token limit reached"}}, ErrorClass.INVALID_REQUEST),
+        ({"error": {"code": 429, "message": "Rate limit exceeded"}}, ErrorClass.RATE_LIMITED),
+        ({"error": {"code": "429", "message": "slow down"}}, ErrorClass.RATE_LIMITED),
+        ({"error": {"code": 503, "message": "no capacity"}}, ErrorClass.OVERLOADED),
+        ({"error": {"code": 502, "message": "Provider disconnected"}}, ErrorClass.TRANSIENT),
+        ({"error": {"code": 500, "message": "Internal error"}}, ErrorClass.UPSTREAM),
+        ({"error": {"code": 401, "message": "No auth credentials found"}}, ErrorClass.AUTH),
+        (
+            {"error": {"code": 400, "message": "This endpoint's maximum context length is 8192 tokens"}},
+            ErrorClass.CONTEXT_LENGTH,
+        ),
+        # Groq: a string code, and the HTTP status it stands for in status_code
+        (
+            {
+                "error": {
+                    "message": "Tool call validation failed",
+                    "type": "invalid_request_error",
+                    "code": "tool_use_failed",
+                    "status_code": 400,
+                }
+            },
+            ErrorClass.INVALID_REQUEST,
+        ),
+        (
+            {"error": {"message": "x", "type": "tokens", "code": "rate_limit_exceeded"}},
+            ErrorClass.RATE_LIMITED,
+        ),
+        ({"error": {"message": "The server had an error", "type": "server_error"}}, ErrorClass.UPSTREAM),
+        ({"error": {"code": "server_error", "message": "Provider disconnected"}}, ErrorClass.UPSTREAM),
+        (
+            {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+            ErrorClass.OVERLOADED,
+        ),
+        (
+            {"type": "error", "error": {"type": "rate_limit_error", "message": "slow"}},
+            ErrorClass.RATE_LIMITED,
+        ),
+        ({"type": "error", "error": {"type": "api_error", "message": "Internal"}}, ErrorClass.UPSTREAM),
+        ({"error": {"type": "service_unavailable", "message": "try later"}}, ErrorClass.OVERLOADED),
+        ({"error": {"type": "timeout", "message": "upstream timed out"}}, ErrorClass.TRANSIENT),
+        ({"error": {"type": "authentication_error", "message": "bad key"}}, ErrorClass.AUTH),
+        ({"error": {"code": "context_length_exceeded", "message": "too long"}}, ErrorClass.CONTEXT_LENGTH),
+        (
+            {"error": {"message": "prompt is too long: 210000 tokens > 200000 maximum"}},
+            ErrorClass.CONTEXT_LENGTH,
+        ),
+        ({"error": "something broke"}, ErrorClass.UPSTREAM),
+        ({"error": {"code": 1234, "message": "provider-specific number"}}, ErrorClass.UPSTREAM),
+        ({}, ErrorClass.UPSTREAM),
+    ],
+)
+def test_stream_error_classification(payload: dict[str, Any], expected: ErrorClass) -> None:
+    error = stream_error(payload)
+    assert isinstance(error, ModelError)
+    assert error.error_class is expected
+    assert error.retry_after == 0.0
+    assert error.message.startswith("error in the stream")
+
+
+def test_stream_error_message_names_type_code_and_message() -> None:
+    error = stream_error(
+        {"error": {"message": "Tool choice is required", "type": "invalid_request_error", "code": "x"}}
+    )
+    assert error.message == "error in the stream (invalid_request_error, x): Tool choice is required"
+    assert stream_error({}, fallback="gone").message == "error in the stream: gone"
+
+
+def test_synthesize_id_is_call_and_hex() -> None:
+    first, second = synthesize_id(), synthesize_id()
+    assert first.startswith("call_")
+    assert len(first) == len("call_") + 32
+    assert int(first[5:], 16) >= 0
+    assert first != second
+
+
+# --- ChunkState: text ---------------------------------------------------------
+
+
+def test_text_deltas_are_emitted_as_they_arrive() -> None:
+    state = ChunkState()
+    assert state.feed(chunk({"role": "assistant", "content": "Hel"})) == [StreamPart.text_delta("Hel")]
+    assert state.feed(chunk({"content": ""})) == []
+    assert state.feed(chunk({"content": None, "refusal": None})) == []
+    assert state.feed(chunk({"content": "lo"})) == [StreamPart.text_delta("lo")]
+
+
+def test_content_array_counts_only_text_parts() -> None:
+    state = ChunkState()
+    thinking = {"type": "thinking", "thinking": [{"type": "text", "text": "hmm"}]}
+    parts = state.feed(
+        chunk({"content": [thinking, {"type": "text", "text": "2 + 2"}, {"type": "text", "text": " = 4"}]})
+    )
+    assert parts == [StreamPart.text_delta("2 + 2"), StreamPart.text_delta(" = 4")]
+    assert (
+        state.feed(chunk({"content": [{"type": "image_url"}, "stray", {"type": "text", "text": None}]})) == []
+    )
+
+
+@pytest.mark.parametrize(
+    "delta",
+    [
+        {"reasoning_content": "thinking..."},
+        {"reasoning": "thinking", "reasoning_details": [{"type": "reasoning.text", "text": "x"}]},
+        {"annotations": [{"type": "url_citation", "url_citation": {"url": "https://x"}}], "content": ""},
+        {"refusal": "I can't"},
+        {"content": None, "channel": "analysis"},
+    ],
+)
+def test_reasoning_annotations_and_extras_are_passed_over(delta: dict[str, Any]) -> None:
+    state = ChunkState()
+    assert state.feed(chunk(delta, obfuscation="abc", x_groq={"id": "req_1"})) == []
+
+
+def test_other_choices_and_odd_payloads_are_ignored() -> None:
+    state = ChunkState()
+    other = Event("message", {"choices": [{"index": 1, "delta": {"content": "no"}, "finish_reason": "stop"}]})
+    assert state.feed(other) == []
+    assert state.finish_reason is None
+    assert state.feed(Event("message", {"choices": None})) == []
+    assert state.feed(Event("message", [1, 2])) == []
+    assert state.feed(Event("ping", {"type": "ping"})) == []
+    assert state.feed(Event("message", {"choices": [{"delta": {"content": "yes"}}]})) == [
+        StreamPart.text_delta("yes")
+    ]
+
+
+# --- ChunkState: tool calls ---------------------------------------------------
+
+
+def test_b01_empty_or_whitespace_arguments_mean_empty_object() -> None:
+    for arguments in ("", "  ", None):
+        parts = feed_all(
+            [tools(call(0, "call_1", "get_time", arguments)), chunk(finish="tool_calls"), DONE_EVENT]
+        )
+        assert calls_of(parts) == [ToolCall("call_1", "get_time", "{}")]
+
+
+def test_b02_interleaved_by_index() -> None:
+    parts = feed_all(
+        [
+            tools(call(0, "call_a", "get_weather", "")),
+            tools(call(1, "call_b", "get_time", "")),
+            tools(call(0, arguments='{"city":')),
+            tools(call(1, arguments='{"tz":"UTC"}')),
+            tools(call(0, arguments='"Paris"}')),
+            chunk(finish="tool_calls"),
+            DONE_EVENT,
+        ]
+    )
+    assert calls_of(parts) == [
+        ToolCall("call_a", "get_weather", '{"city":"Paris"}'),
+        ToolCall("call_b", "get_time", '{"tz":"UTC"}'),
+    ]
+
+
+def test_b02_several_whole_calls_in_one_delta_without_index() -> None:
+    parts = feed_all(
+        [
+            tools(
+                call(None, "call_a", "get_weather", '{"city":"Tokyo"}'), call(None, "call_b", "f", '{"x":1}')
+            ),
+            chunk(finish="tool_calls"),
+        ]
+    )
+    assert calls_of(parts) == [
+        ToolCall("call_a", "get_weather", '{"city":"Tokyo"}'),
+        ToolCall("call_b", "f", '{"x":1}'),
+    ]
+
+
+def test_a_new_id_at_a_used_index_starts_a_new_call() -> None:
+    parts = feed_all(
+        [
+            tools(call(0, "call_a", "get_weather", '{"city":"Tokyo"}')),
+            tools(call(0, "call_b", "get_weather", '{"city":')),
+            tools(call(0, arguments='"Paris"}')),
+            chunk(finish="tool_calls"),
+        ]
+    )
+    assert calls_of(parts) == [
+        ToolCall("call_a", "get_weather", '{"city":"Tokyo"}'),
+        ToolCall("call_b", "get_weather", '{"city":"Paris"}'),
+    ]
+
+
+def test_b04_index_zero_is_an_index_and_ids_are_synthesized_once() -> None:
+    state = ChunkState(new_id=ids())
+    parts = feed_all(
+        [
+            tools(call(0, name="search", arguments="")),
+            tools(call(0, arguments='{"q":"sse"}')),
+            chunk(finish="tool_calls"),
+        ],
+        state,
+    )
+    assert calls_of(parts) == [ToolCall("call_synth_1", "search", '{"q":"sse"}')]
+    assert state.tool_calls() == [ToolCall("call_synth_1", "search", '{"q":"sse"}')]  # stable
+
+
+def test_explicit_nulls_and_empty_strings_mean_absent() -> None:
+    parts = feed_all(
+        [
+            tools(call(0, "call_1", "weather", "")),
+            tools({"index": 0, "id": "", "type": "function", "function": {"name": "", "arguments": '{"a":'}}),
+            tools({"index": 0, "id": None, "type": None, "function": {"name": None, "arguments": None}}),
+            tools({"index": 0, "function": {"arguments": "1}"}}),
+            tools({"index": 0, "function": None}),
+            chunk(finish="tool_calls"),
+        ]
+    )
+    assert calls_of(parts) == [ToolCall("call_1", "weather", '{"a":1}')]
+
+
+def test_b05_ids_and_names_repeated_are_not_concatenated() -> None:
+    parts = feed_all(
+        [
+            tools(call(0, "0", "llm_version", "")),
+            tools(call(0, "0", "llm_version", "{}")),
+            chunk(finish="tool_calls"),
+        ]
+    )
+    assert calls_of(parts) == [ToolCall("0", "llm_version", "{}")]
+
+
+def test_b07_a_late_name_and_a_missing_name() -> None:
+    parts = feed_all(
+        [
+            tools(call(0, "call_7", arguments='{"command": ')),
+            tools(call(0, name="bash")),
+            tools(call(0, arguments='"ls -la"}')),
+            tools(call(1, "call_8", arguments="{}")),
+            chunk(finish="tool_calls"),
+        ]
+    )
+    assert calls_of(parts) == [
+        ToolCall("call_7", "bash", '{"command": "ls -la"}'),
+        ToolCall("call_8", "", "{}"),
+    ]
+
+
+def test_sparse_indices_keep_index_order() -> None:
+    parts = feed_all(
+        [
+            tools(call(5, "call_late", "b", "{}")),
+            tools(call(1, "call_early", "a", "{}")),
+            chunk(finish="tool_calls"),
+        ]
+    )
+    assert [c.id for c in calls_of(parts)] == ["call_early", "call_late"]
+
+
+@pytest.mark.parametrize(
+    ("fragments", "expected"),
+    [
+        # a trailing fragment repeating the whole arguments: a snapshot
+        (['{"city":', '"Paris"}', '{"city":"Paris"}'], '{"city":"Paris"}'),
+        (["{}", "{}"], "{}"),
+        # cumulative snapshots all the way
+        (['{"a', '{"a":', '{"a":1}'], '{"a":1}'),
+        # plain deltas that happen to start like the text so far stay appended
+        (["[", "[1]", "]"], "[[1]]"),
+        (["[1,", "[1,2]", "]"], "[1,[1,2]]"),
+        # neither reading is JSON (cut by length): the joined text, as sent
+        (['{"path":"a.txt","text":"lorem ip'], '{"path":"a.txt","text":"lorem ip'),
+        (["{", "{"], "{{"),
+        # not valid JSON at all: passed on as sent, for the loop to report
+        (["not json"], "not json"),
+    ],
+)
+def test_argument_snapshots(fragments: list[str], expected: str) -> None:
+    events = [tools(call(0, "call_1", "f", fragments[0]))]
+    events += [tools(call(0, arguments=f)) for f in fragments[1:]]
+    parts = feed_all([*events, chunk(finish="tool_calls")])
+    assert calls_of(parts) == [ToolCall("call_1", "f", expected)]
+
+
+def test_arguments_sent_as_an_object_become_json_text() -> None:
+    parts = feed_all([tools(call(0, "call_1", "f", {"q": "ü"})), chunk(finish="tool_calls")])
+    assert calls_of(parts) == [ToolCall("call_1", "f", '{"q": "ü"}')]
+    assert json.loads(calls_of(parts)[0].input) == {"q": "ü"}
+
+
+def test_a_numeric_string_index_is_an_index() -> None:
+    parts = feed_all(
+        [
+            tools({"index": "1", "id": "call_1", "function": {"name": "f", "arguments": '{"a":'}}),
+            tools({"index": "1", "function": {"arguments": "1}"}}),
+            chunk(finish="tool_calls"),
+        ]
+    )
+    assert calls_of(parts) == [ToolCall("call_1", "f", '{"a":1}')]
+
+
+def test_legacy_function_call_delta_is_a_call() -> None:
+    parts = feed_all(
+        [
+            chunk({"function_call": {"name": "g", "arguments": '{"a":'}}),
+            chunk({"function_call": {"arguments": "1}"}}),
+            chunk(finish="function_call"),
+        ]
+    )
+    assert calls_of(parts) == [ToolCall("call_synth_1", "g", '{"a":1}')]
+    assert parts[-1] == StreamPart.step_finish(FinishReason.TOOL_CALLS)
+
+
+# --- ChunkState: finish, usage, completion ----------------------------------
+
+
+def test_finish_reason_survives_later_nulls_and_empty_strings() -> None:
+    state = ChunkState()
+    state.feed(chunk({"content": "a"}, finish=""))
+    complete_before_finish = state.complete
+    state.feed(chunk(finish="stop"))
+    state.feed(chunk(finish=None, usage={"prompt_tokens": 3, "completion_tokens": 1}))
+    state.feed(chunk(finish=""))
+    assert complete_before_finish is False
+    assert state.finish_reason == "stop"
+    assert state.complete
+    assert not state.done
+    assert state.finish() == [StreamPart.step_finish(FinishReason.STOP, Usage(3, 1, 0, 0))]
+
+
+def test_last_non_null_usage_wins_and_is_never_summed() -> None:
+    state = ChunkState()
+    state.feed(chunk({"content": "a"}, usage={"prompt_tokens": 5, "completion_tokens": 1}))
+    state.feed(chunk({"content": "b"}, usage={"prompt_tokens": 5, "completion_tokens": 2}))
+    state.feed(chunk(finish="stop", usage={"prompt_tokens": 5, "completion_tokens": 3}))
+    state.feed(Event("message", {"choices": [], "usage": None, "moderation": {"flagged": False}}))
+    assert state.usage == Usage(5, 3, 0, 0)
+
+
+def test_groq_x_groq_usage_is_a_fallback_only() -> None:
+    state = ChunkState()
+    state.feed(chunk(finish="stop", x_groq={"usage": {"prompt_tokens": 9, "completion_tokens": 4}}))
+    assert state.usage == Usage(9, 4, 0, 0)
+    state.feed(
+        chunk(usage={"prompt_tokens": 10, "completion_tokens": 5}, x_groq={"usage": {"prompt_tokens": 1}})
+    )
+    assert state.usage == Usage(10, 5, 0, 0)
+
+
+def test_done_completes_the_step_and_content_decides_the_reason() -> None:
+    state = ChunkState()
+    state.feed(chunk({"content": "4"}))
+    assert state.feed(DONE_EVENT) == []
+    assert state.done
+    assert state.finish() == [StreamPart.step_finish(FinishReason.STOP)]
+    parts = feed_all([tools(call(0, "0", "llm_version", "{}")), DONE_EVENT])
+    assert parts[-1] == StreamPart.step_finish(FinishReason.TOOL_CALLS)
+
+
+def test_a_stream_cut_before_finish_and_done_is_transient() -> None:
+    state = ChunkState()
+    state.feed(chunk({"content": "Hel"}))
+    with pytest.raises(ModelError) as info:
+        state.finish()
+    assert info.value.error_class is ErrorClass.TRANSIENT
+    assert "before the step completed" in info.value.message
+
+
+def test_a_finish_reason_alone_completes_the_step() -> None:
+    state = ChunkState()
+    state.feed(chunk({"content": "Hi"}, finish="stop"))
+    assert state.finish() == [StreamPart.step_finish(FinishReason.STOP)]
+
+
+# --- ChunkState: errors inside the stream -----------------------------------
+
+
+def test_error_object_alone_raises_and_records_usage() -> None:
+    state = ChunkState()
+    state.feed(chunk({"content": ""}, finish="length"))
+    error_chunk = chunk(
+        {"content": ""},
+        error={"code": 400, "message": "Token limit reached"},
+        usage={"prompt_tokens": 43, "completion_tokens": 10},
+    )
+    with pytest.raises(ModelError) as info:
+        state.feed(error_chunk)
+    assert info.value.error_class is ErrorClass.INVALID_REQUEST
+    assert "Token limit reached" in str(info.value)
+    assert state.usage == Usage(43, 10, 0, 0)
+
+
+def test_error_object_without_choices_raises() -> None:
+    state = ChunkState()
+    with pytest.raises(ModelError) as info:
+        state.feed(Event("message", {"error": {"message": "Rate limit", "code": 429}}))
+    assert info.value.error_class is ErrorClass.RATE_LIMITED
+
+
+def test_null_error_field_is_not_an_error() -> None:
+    state = ChunkState()
+    assert state.feed(chunk({"content": "ok"}, error=None)) == [StreamPart.text_delta("ok")]
+
+
+def test_finish_reason_error_raises_never_finishes() -> None:
+    state = ChunkState()
+    state.feed(chunk({"content": "partial"}))
+    with pytest.raises(ModelError) as info:
+        state.feed(chunk(finish="error"))
+    assert info.value.error_class is ErrorClass.UPSTREAM
+    assert "finish_reason 'error'" in info.value.message
+
+
+def test_finish_reason_error_with_an_error_object_uses_it() -> None:
+    state = ChunkState()
+    with pytest.raises(ModelError) as info:
+        state.feed(chunk(finish="error", error={"code": 502, "message": "Provider disconnected"}))
+    assert info.value.error_class is ErrorClass.TRANSIENT
+    assert "Provider disconnected" in info.value.message
+
+
+def test_named_error_event_raises() -> None:
+    state = ChunkState()
+    payload = {
+        "error": {
+            "message": "Tool choice is required",
+            "type": "invalid_request_error",
+            "code": "tool_use_failed",
+        }
+    }
+    with pytest.raises(ModelError) as info:
+        state.feed(Event("error", payload))
+    assert info.value.error_class is ErrorClass.INVALID_REQUEST
+    with pytest.raises(ModelError) as info:
+        ChunkState().feed(Event("error", {"message": "Overloaded", "type": "overloaded_error"}))
+    assert info.value.error_class is ErrorClass.OVERLOADED
