@@ -1,18 +1,42 @@
-"""Tools the model may call: the ``Tool`` protocol and ``ToolSet``.
+"""Tools the model may call: the ``Tool`` protocol, ``ToolSet``, and function tools.
 
 A tool receives the raw JSON text of a call's arguments and returns the text
 fed back to the model. An ``Exception`` it raises becomes an error tool result
 that the model sees (the reference API's loop rule 5), never a failed run.
+
+Function tools (:func:`tool`, :class:`FunctionTool`) turn a typed Python
+function into a ``Tool``: the name comes from the function, the description
+and per-argument descriptions from its Google-style docstring, the input JSON
+Schema from its signature and type hints (see :mod:`agentcore._schema` for the
+mapping and its decisions). Each call's arguments are validated against that
+schema with ``jsonschema`` (imported on first use) before the function runs;
+a mismatch raises :class:`ToolInputError`, whose message names each bad field
+and why, and which the loop feeds back to the model as an error result. The
+validated JSON is then converted to the annotated types (Enum members, attrs
+and dataclass instances, tuples, sets) and the function is called. A ``str``
+result is sent as it is; anything else as JSON text. A parameter named
+``ctx`` or annotated :class:`~agentcore.Context` receives the run's context
+and is not part of the schema.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Protocol, runtime_checkable
+import functools
+import inspect
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload, runtime_checkable
 
+from agentcore import _schema
 from agentcore.context import Context
-from agentcore.errors import ConfigError
+from agentcore.errors import AgentcoreError, ConfigError
 from agentcore.types import ToolDefinition
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 @runtime_checkable
@@ -82,3 +106,254 @@ class ToolSet(Mapping[str, Tool]):
     def definitions(self) -> list[ToolDefinition]:
         """The tools' definitions, in the order the tools were given."""
         return [tool.definition for tool in self._tools.values()]
+
+
+class ToolInputError(AgentcoreError, ValueError):
+    """A function tool's arguments did not match its input schema (or could
+    not be converted to the annotated types); the function was not run.
+
+    The message is written for the model: it names the tool and, per problem,
+    the path of the bad value (``city``, ``stops[1].name``) and the reason.
+    """
+
+
+class FunctionTool(Generic[P, R]):
+    """A :class:`Tool` made from a typed Python function.
+
+    Calling the object calls the function unchanged, so a decorated function
+    can still be used (and unit-tested) directly.
+
+    Args:
+        func: a synchronous function (or other callable) whose parameters all
+            have type hints; see the module docstring for what they may be.
+        name: the tool's name; defaults to ``func.__name__``. 1 to 64
+            letters, digits, ``_`` or ``-`` (what Anthropic and OpenAI accept).
+        description: the tool's description; defaults to the docstring's
+            summary (the text before its sections).
+
+    Raises:
+        ConfigError: the function is async or a generator, has ``*args``, a
+            parameter without a type hint or with a hint that has no JSON
+            Schema, or the name is not a valid tool name.
+    """
+
+    __name__: str  # these four are copied from the function, as functools.wraps does
+    __qualname__: str
+    __module__: str
+    __wrapped__: Callable[..., Any]
+    _params: tuple[_schema.Param, ...] | None  # None: a raw-schema tool, called with the dict
+    _extra: bool
+    _extra_convert: _schema.Convert | None
+    _pass_ctx: bool
+
+    def __init__(
+        self, func: Callable[P, R], *, name: str | None = None, description: str | None = None
+    ) -> None:
+        if isinstance(func, FunctionTool):
+            func = func.func
+        name = _tool_name(func, name)
+        plan = _schema.function_plan(func, f"tool {name!r}")
+        self._setup(func, name, plan.summary if description is None else description, plan.schema)
+        self._params = plan.params
+        self._extra = plan.extra
+        self._extra_convert = plan.extra_convert
+
+    @classmethod
+    def from_schema(
+        cls,
+        name: str,
+        description: str,
+        schema: Mapping[str, Any] | str,
+        func: Callable[..., Any],
+    ) -> FunctionTool[..., Any]:
+        """A tool defined by a raw JSON Schema.
+
+        Args:
+            name: the tool's name (1 to 64 letters, digits, ``_`` or ``-``).
+            description: the tool's description for the model.
+            schema: the input JSON Schema, as a mapping or as JSON text; its
+                ``type`` must be ``"object"``. Draft 2020-12 unless its
+                ``$schema`` names another draft.
+            func: called as ``func(arguments)``, or ``func(arguments, ctx)``
+                when it takes a second parameter, with the validated
+                arguments as a dict; its return value is encoded like a
+                function tool's.
+
+        Raises:
+            ConfigError: the name or the schema is not valid.
+        """
+        name = _tool_name(func, name)
+        owner = f"tool {name!r}"
+        try:
+            parsed: Any = json.loads(schema if isinstance(schema, str) else json.dumps(schema))
+        except (TypeError, ValueError) as exc:  # a private copy, and proof that it is JSON
+            raise ConfigError(f"{owner}: the schema is not JSON: {exc}") from exc
+        if not isinstance(parsed, dict) or parsed.get("type") != "object":
+            raise ConfigError(f'{owner}: the input schema must be a JSON Schema object with "type": "object"')
+        _schema.check_schema(parsed, owner)
+        tool: FunctionTool[..., Any] = cls.__new__(cls)
+        tool._setup(func, name, description, parsed)
+        tool._params = None
+        tool._extra = False
+        tool._extra_convert = None
+        tool._pass_ctx = _takes_two(func)
+        return tool
+
+    def _setup(self, func: Callable[..., Any], name: str, description: str, schema: dict[str, Any]) -> None:
+        functools.update_wrapper(self, func, updated=())
+        self._func = func
+        self._owner = f"tool {name!r}"
+        self._definition = ToolDefinition(name, description, json.dumps(schema, ensure_ascii=False))
+        self._validator = _schema.SchemaValidator(schema)
+        self._pass_ctx = False
+
+    @property
+    def definition(self) -> ToolDefinition:
+        """The model-facing name, description and JSON Schema (as JSON text)."""
+        return self._definition
+
+    @property
+    def func(self) -> Callable[..., Any]:
+        """The wrapped function."""
+        return self._func
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        result: R = self._func(*args, **kwargs)
+        return result
+
+    def __repr__(self) -> str:
+        return f"FunctionTool({self._definition.name!r})"
+
+    def execute(self, input: str, ctx: Context) -> str:
+        """Validate ``input``, convert it, call the function, encode its result.
+
+        Args:
+            input: the call's arguments as JSON text (blank means ``{}``).
+            ctx: the run's context, passed to a ``ctx`` parameter.
+
+        Returns:
+            The function's result: a ``str`` as it is, anything else as JSON text.
+
+        Raises:
+            ToolInputError: the arguments are not a JSON object matching the
+                schema, or could not be converted; the function did not run.
+            TypeError: the result cannot be encoded as JSON.
+            Exception: whatever the function raised.
+        """
+        try:
+            arguments = json.loads(input) if input.strip() else {}
+        except ValueError as exc:
+            raise ToolInputError(f"the arguments for {self._owner} are not valid JSON: {exc}") from exc
+        if not isinstance(arguments, dict):
+            raise ToolInputError(f"the arguments for {self._owner} must be a JSON object")
+        problems = self._validator.problems(arguments)
+        if problems:
+            lines = "\n".join(f"- {p}" for p in problems)
+            raise ToolInputError(
+                f"invalid arguments for {self._owner}; it was not run:\n{lines}\n"
+                "Call it again with arguments that match its input schema."
+            )
+        if self._params is None:
+            result = self._func(arguments, ctx) if self._pass_ctx else self._func(arguments)
+        else:
+            args, kwargs = self._bind(arguments, ctx)
+            result = self._func(*args, **kwargs)
+        return _schema.encode_result(result, self._owner)
+
+    def _bind(self, arguments: dict[str, Any], ctx: Context) -> tuple[list[Any], dict[str, Any]]:
+        assert self._params is not None
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for param in self._params:
+            if param.context:
+                value: Any = ctx
+            elif param.name in arguments:
+                value = self._convert(param.name, param.convert, arguments[param.name])
+            elif param.positional:
+                value = param.default  # the schema made every parameter without a default required
+            else:
+                continue
+            if param.positional:
+                args.append(value)
+            else:
+                kwargs[param.name] = value
+        if self._extra:
+            declared = {param.name for param in self._params}
+            for key, raw in arguments.items():
+                if key not in declared:
+                    kwargs[key] = self._convert(key, self._extra_convert, raw)
+        return args, kwargs
+
+    def _convert(self, name: str, convert: _schema.Convert | None, value: Any) -> Any:
+        if convert is None:
+            return value
+        try:
+            return convert(value)
+        except Exception as exc:  # e.g. an attrs validator refusing the value
+            raise ToolInputError(
+                f"invalid arguments for {self._owner}; it was not run:\n- {name}: {type(exc).__name__}: {exc}"
+            ) from exc
+
+
+@overload
+def tool(
+    func: Callable[P, R], /, *, name: str | None = None, description: str | None = None
+) -> FunctionTool[P, R]: ...
+
+
+@overload
+def tool(
+    *, name: str | None = None, description: str | None = None
+) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
+
+
+def tool(
+    func: Callable[P, R] | None = None, /, *, name: str | None = None, description: str | None = None
+) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
+    """Turn a typed function into a :class:`FunctionTool`.
+
+    Use it bare (``@tool``) or with arguments
+    (``@tool(name="lookup", description="...")``); see :class:`FunctionTool`.
+
+    Example::
+
+        @agentcore.tool
+        def get_weather(city: str, unit: Literal["c", "f"] = "c") -> dict[str, float]:
+            '''Current weather for a city.
+
+            Args:
+                city: the city's name, e.g. "Paris".
+                unit: the temperature unit.
+            '''
+
+    Raises:
+        ConfigError: see :class:`FunctionTool`.
+    """
+    if func is not None:
+        return FunctionTool(func, name=name, description=description)
+
+    def decorate(f: Callable[P, R]) -> FunctionTool[P, R]:
+        return FunctionTool(f, name=name, description=description)
+
+    return decorate
+
+
+def _tool_name(func: Callable[..., Any], name: str | None) -> str:
+    if name is None:
+        name = getattr(func, "__name__", None)
+        if not isinstance(name, str):
+            raise ConfigError(f"{func!r} has no __name__; pass name=...")
+    if not _TOOL_NAME.fullmatch(name):
+        raise ConfigError(
+            f"invalid tool name {name!r}: use 1 to 64 letters, digits, '_' or '-' (pass name=...)"
+        )
+    return name
+
+
+def _takes_two(func: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params)

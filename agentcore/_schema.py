@@ -1,0 +1,710 @@
+"""The engine of function tools: type hints to JSON Schema, JSON back to Python.
+
+:func:`function_plan` reads a function's signature, type hints and Google-style
+docstring and returns the tool's input schema plus, for each parameter, how to
+turn the validated JSON value into the annotated Python type.
+:class:`SchemaValidator` checks arguments against a schema with ``jsonschema``,
+imported on first use so that ``import agentcore`` stays fast.
+:func:`encode_result` turns a tool's return value into the text for the model.
+
+Decisions (so nobody "fixes" them by accident):
+
+* Schemas are a draft 2020-12 subset that Anthropic and OpenAI both accept:
+  ``type``, ``properties``, ``required``, ``additionalProperties``, ``items``,
+  ``prefixItems``, ``minItems``/``maxItems``, ``uniqueItems``, ``enum``,
+  ``anyOf``, ``description`` and ``default``. Nested classes are inlined (no
+  ``$defs``/``$ref``), so a recursive type is refused at decoration time.
+* Objects (the arguments themselves, attrs classes, dataclasses, TypedDicts)
+  say ``"additionalProperties": false``: an unexpected argument is reported
+  to the model instead of being dropped silently. ``**kwargs`` lifts this.
+* ``X | None`` is ``{"anyOf": [X, {"type": "null"}]}``; a parameter is
+  required exactly when it has no default, whatever its type.
+* A default goes into the schema as ``default`` when it is JSON-encodable
+  (Enums by value, tuples as arrays); otherwise it is left out of the schema
+  and the parameter stays optional.
+* Description priority: ``Annotated[X, "text"]``, then the docstring's
+  ``Args:`` (for classes: ``Attributes:``) entry, then the nested class's own
+  docstring summary.
+* After validation, JSON numbers are converted to the annotated ``int``
+  (``2.0`` is a valid JSON Schema integer) or ``float``; Enums, attrs classes,
+  dataclasses, tuples and sets are built from their JSON form. A union picks
+  the first member whose schema the value matches.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import enum
+import functools
+import inspect
+import json
+import re
+import textwrap
+import types
+import typing
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, Union
+
+import attrs
+
+from agentcore.context import Context
+from agentcore.errors import ConfigError
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
+
+Convert = Callable[[Any], Any]
+"""Turns a validated JSON value into the annotated Python value."""
+
+_EMPTY = inspect.Parameter.empty
+_NONE_TYPE = type(None)
+_QUALIFIERS = frozenset({"Required", "NotRequired", "ReadOnly"})
+_SUPPORTED = (
+    "str, int, float, bool, None, Any, list[X], tuple[X, ...], tuple[X, Y], set[X], dict[str, X], "
+    "Literal[...], Enum subclasses, X | None and other unions, Annotated[X, 'description'], "
+    "attrs classes, dataclasses and TypedDicts"
+)
+
+# ---------------------------------------------------------------------------
+# Google-style docstrings
+
+_SECTION_NAMES = frozenset(
+    {
+        "args", "arguments", "parameters", "params", "keyword args", "keyword arguments",
+        "other parameters", "attributes", "keys", "returns", "return", "yields", "yield", "raises",
+        "examples", "example", "note", "notes", "see also", "warning", "warnings", "warns",
+        "todo", "references", "methods",
+    }
+)  # fmt: skip
+_ARG_SECTIONS = frozenset(
+    {"args", "arguments", "parameters", "params", "keyword args", "keyword arguments", "other parameters"}
+)
+_ATTRIBUTE_SECTIONS = frozenset({"attributes", "keys"})
+_HEADER = re.compile(r"^([A-Za-z][A-Za-z ]*?)\s*:\s*$")
+_ENTRY = re.compile(r"^\*{0,2}(?P<name>\w+)\s*(?:\([^)]*\))?\s*:(?P<text>.*)$")
+
+
+class Docstring(NamedTuple):
+    """A parsed Google-style docstring.
+
+    Attributes:
+        summary: the text before the first section, stripped.
+        args: name -> description from ``Args:`` (and its synonyms).
+        attributes: name -> description from ``Attributes:`` (or ``Keys:``).
+    """
+
+    summary: str = ""
+    args: Mapping[str, str] = types.MappingProxyType({})
+    attributes: Mapping[str, str] = types.MappingProxyType({})
+
+
+def parse_docstring(doc: str | None) -> Docstring:
+    """Split a Google-style docstring into its summary and its entries.
+
+    A section starts at a line such as ``Args:`` at the docstring's left
+    margin and ends at the next unindented line. In an entry
+    ``name (type): text``, the type is ignored and the text continues on the
+    more indented lines below; wrapped lines are joined with spaces, and
+    paragraphs (split by blank lines) with a blank line.
+    """
+    if not doc:
+        return Docstring()
+    summary: list[str] = []
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = summary
+    for line in inspect.cleandoc(doc).splitlines():
+        header = _HEADER.match(line)
+        if header and header.group(1).lower() in _SECTION_NAMES:
+            current = sections.setdefault(header.group(1).lower(), [])
+        elif current is not summary and line[:1].strip():
+            current = None  # unindented text ends a section
+        elif current is not None:
+            current.append(line)
+    args: dict[str, str] = {}
+    attributes: dict[str, str] = {}
+    for name, lines in sections.items():
+        if name in _ARG_SECTIONS:
+            args.update(_entries(lines))
+        elif name in _ATTRIBUTE_SECTIONS:
+            attributes.update(_entries(lines))
+    return Docstring("\n".join(summary).strip(), args, attributes)
+
+
+def _entries(lines: list[str]) -> dict[str, str]:
+    entries: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in textwrap.dedent("\n".join(lines)).splitlines():
+        if line[:1].strip():
+            match = _ENTRY.match(line)
+            current = entries.setdefault(match["name"], []) if match else None
+            if current is not None and match is not None:
+                current.append(match["text"])
+        elif current is not None:
+            current.append(line)
+    return {name: _join(text) for name, text in entries.items()}
+
+
+def _join(lines: list[str]) -> str:
+    paragraphs: list[list[str]] = [[]]
+    for line in lines:
+        if line.strip():
+            paragraphs[-1].append(line.strip())
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    return "\n\n".join(" ".join(p) for p in paragraphs if p)
+
+
+def _class_doc(cls: type) -> Docstring:
+    doc = cls.__dict__.get("__doc__")
+    if not isinstance(doc, str) or (dataclasses.is_dataclass(cls) and doc.startswith(f"{cls.__name__}(")):
+        return Docstring()  # no docstring of its own (dataclasses invent one)
+    return parse_docstring(doc)
+
+
+# ---------------------------------------------------------------------------
+# Type hints -> JSON Schema + converters
+
+
+class _Field(NamedTuple):
+    name: str
+    hint: Any
+    required: bool
+    default: Any = _EMPTY  # _EMPTY: none to show in the schema
+
+
+class _Property(NamedTuple):
+    name: str
+    schema: dict[str, Any]
+    required: bool
+    convert: Convert | None
+
+
+class Param(NamedTuple):
+    """How to fill one parameter of the function.
+
+    Attributes:
+        name: the parameter's (and the JSON property's) name.
+        positional: the parameter is positional-only.
+        context: the parameter receives the run's :class:`Context`.
+        default: the Python default, or ``inspect.Parameter.empty``.
+        convert: turns the validated JSON value into the annotated type
+            (None: use the value as it is).
+    """
+
+    name: str
+    positional: bool
+    context: bool
+    default: Any
+    convert: Convert | None
+
+
+class FunctionPlan(NamedTuple):
+    """What :func:`function_plan` learned about a function.
+
+    Attributes:
+        schema: the input JSON Schema (an object schema).
+        summary: the docstring's summary.
+        params: the parameters in signature order.
+        extra: True when ``**kwargs`` takes undeclared properties.
+        extra_convert: the converter for their values (None: as they are).
+    """
+
+    schema: dict[str, Any]
+    summary: str
+    params: tuple[Param, ...]
+    extra: bool
+    extra_convert: Convert | None
+
+
+def is_context(hint: Any) -> bool:
+    """True for ``Context`` and ``Context | None``."""
+    if hint is Context:
+        return True
+    if typing.get_origin(hint) in (Union, types.UnionType):
+        return set(typing.get_args(hint)) == {Context, _NONE_TYPE}
+    return False
+
+
+def function_plan(func: Callable[..., Any], owner: str) -> FunctionPlan:
+    """Read ``func``'s signature, type hints and docstring.
+
+    Args:
+        func: a synchronous callable with type hints.
+        owner: how error messages name the tool (``"tool 'get_weather'"``).
+
+    Raises:
+        ConfigError: the function is async or a generator, has ``*args``, an
+            unannotated parameter or a hint that cannot be a JSON Schema.
+    """
+    call = getattr(func, "__call__", None)  # noqa: B004 - the async check needs the bound method
+    if (
+        inspect.iscoroutinefunction(func)
+        or inspect.isasyncgenfunction(func)
+        or (not inspect.isroutine(func) and inspect.iscoroutinefunction(call))
+    ):
+        raise ConfigError(
+            f"{owner}: {func!r} is async; agentcore is synchronous, so a tool is a plain function "
+            "(call asyncio.run(...) inside it if it must run a coroutine)"
+        )
+    if inspect.isgeneratorfunction(func):
+        raise ConfigError(f"{owner}: {func!r} is a generator function; a tool returns its whole result")
+    try:
+        signature = inspect.signature(func, eval_str=True)
+    except (NameError, SyntaxError, TypeError, ValueError) as exc:
+        raise ConfigError(f"{owner}: cannot read the signature and type hints of {func!r}: {exc}") from exc
+    raw_doc = func.func.__doc__ if isinstance(func, functools.partial) else getattr(func, "__doc__", None)
+    doc = parse_docstring(raw_doc)
+    compiler = _Compiler(owner)
+    params: list[Param] = []
+    props: list[_Property] = []
+    extra_convert: Convert | None = None
+    extra_schema: Any = False
+    context_seen = False
+    for p in signature.parameters.values():
+        where = f"parameter {p.name!r}"
+        if p.name == "ctx" or is_context(p.annotation):
+            if p.annotation is not _EMPTY and not is_context(p.annotation):
+                raise ConfigError(
+                    f"{owner}: {where} receives the run's Context; annotate it agentcore.Context or rename it"
+                )
+            if context_seen or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise ConfigError(f"{owner}: {where}: a tool takes at most one Context parameter")
+            context_seen = True
+            params.append(Param(p.name, p.kind is p.POSITIONAL_ONLY, True, p.default, None))
+            continue
+        if p.kind is p.VAR_POSITIONAL:
+            raise ConfigError(f"{owner}: *{p.name} cannot be filled from JSON arguments; use a list")
+        if p.annotation is _EMPTY:
+            hint = "; for a method, make the tool from the bound method" if p.name in ("self", "cls") else ""
+            raise ConfigError(
+                f"{owner}: {where} has no type hint; annotate it (typing.Any accepts any JSON value){hint}"
+            )
+        if p.kind is p.VAR_KEYWORD:
+            extra_schema, extra_convert = compiler.compile(p.annotation, f"**{p.name}")
+            extra_schema = extra_schema or True
+            continue
+        field = _Field(p.name, p.annotation, p.default is _EMPTY, p.default)
+        prop = compiler.compile_field(field, doc.args.get(p.name), where)
+        props.append(prop)
+        params.append(Param(p.name, p.kind is p.POSITIONAL_ONLY, False, p.default, prop.convert))
+    schema = _object_schema("", props, extra_schema)
+    return FunctionPlan(schema, doc.summary, tuple(params), extra_schema is not False, extra_convert)
+
+
+def _object_schema(description: str, props: list[_Property], extra: Any) -> dict[str, Any]:
+    schema: dict[str, Any] = {"description": description} if description else {}
+    schema["type"] = "object"
+    schema["properties"] = {p.name: p.schema for p in props}
+    required = [p.name for p in props if p.required]
+    if required:
+        schema["required"] = required
+    schema["additionalProperties"] = extra
+    return schema
+
+
+def _split_annotated(hint: Any) -> tuple[Any, str | None]:
+    """Peel ``Required``/``NotRequired`` and ``Annotated[X, "text"]`` off a hint."""
+    description = None
+    while True:
+        origin = typing.get_origin(hint)
+        if getattr(origin, "_name", None) in _QUALIFIERS:
+            hint = typing.get_args(hint)[0]
+        elif origin is Annotated:
+            hint, *metadata = typing.get_args(hint)
+            description = description or next((m for m in metadata if isinstance(m, str)), None)
+        else:
+            return hint, description
+
+
+def _json_type(value: Any) -> str | None:
+    if value is None:
+        return "null"
+    for kind, name in ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string")):
+        if type(value) is kind:
+            return name
+    return None
+
+
+def _to_int(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _to_float(value: Any) -> Any:
+    return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def json_default(value: Any) -> Any:
+    """``default`` hook for ``json.dumps``: Enums by value, attrs classes and
+    dataclasses as objects, sets as arrays; anything else is a ``TypeError``."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if attrs.has(type(value)):
+        return attrs.asdict(value, recurse=False)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, (set, frozenset)):
+        try:
+            return sorted(value)
+        except TypeError:
+            return list(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _schema_default(value: Any) -> Any:
+    try:
+        return json.loads(json.dumps(value, default=json_default, allow_nan=False))
+    except (TypeError, ValueError):
+        return _EMPTY
+
+
+class _Compiler:
+    """Compiles type hints; remembers the classes being expanded to refuse recursion."""
+
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
+        self.expanding: list[type] = []
+
+    def fail(self, where: str, message: str) -> ConfigError:
+        return ConfigError(f"{self.owner}: {where}: {message}")
+
+    def compile_field(self, field: _Field, doc_text: str | None, where: str) -> _Property:
+        """Compile one property of an object schema, with its description and default."""
+        hint, description = _split_annotated(field.hint)
+        schema, convert = self.compile(hint, where)
+        description = description or doc_text
+        prop: dict[str, Any] = {"description": description} if description else {}
+        prop.update((k, v) for k, v in schema.items() if not (description and k == "description"))
+        if not field.required and field.default is not _EMPTY:
+            default = _schema_default(field.default)
+            if default is not _EMPTY:
+                prop["default"] = default
+        return _Property(field.name, prop, field.required, convert)
+
+    def compile(self, hint: Any, where: str) -> tuple[dict[str, Any], Convert | None]:
+        """Return the JSON Schema for ``hint`` and its converter (None: identity)."""
+        if hint is Any or hint is object:
+            return {}, None
+        if hint is None or hint is _NONE_TYPE:
+            return {"type": "null"}, None
+        if isinstance(hint, str):
+            raise self.fail(where, f"the type hint {hint!r} is a string that could not be resolved")
+        if type(hint).__name__ == "TypeAliasType":  # `type X = ...` (Python 3.12)
+            return self.compile(hint.__value__, where)
+        supertype = getattr(hint, "__supertype__", None)  # typing.NewType
+        if supertype is not None:
+            return self.compile(supertype, where)
+        origin = typing.get_origin(hint)
+        args = typing.get_args(hint)
+        if origin is Annotated or getattr(origin, "_name", None) in _QUALIFIERS:
+            base, description = _split_annotated(hint)
+            schema, convert = self.compile(base, where)
+            if description:
+                rest = {k: v for k, v in schema.items() if k != "description"}
+                schema = {"description": description, **rest}
+            return schema, convert
+        if origin in (Union, types.UnionType):
+            return self._union(args, where)
+        if origin is Literal:
+            return self._literal(args, where)
+        if hint is str:
+            return {"type": "string"}, None
+        if hint is bool:
+            return {"type": "boolean"}, None
+        if hint is int:
+            return {"type": "integer"}, _to_int
+        if hint is float:
+            return {"type": "number"}, _to_float
+        if isinstance(hint, type):
+            if issubclass(hint, enum.Enum):
+                return self._enum(hint, where)
+            if issubclass(hint, dict) and hasattr(hint, "__required_keys__"):
+                return self._typed_dict(hint, where)
+            if attrs.has(hint) or dataclasses.is_dataclass(hint):
+                return self._class(hint, where)
+        container = origin or hint
+        if container in (list, collections.abc.Sequence, collections.abc.MutableSequence):
+            return self._array(args, list, where)
+        if container in (set, frozenset, collections.abc.Set, collections.abc.MutableSet):
+            schema, convert = self._array(args, frozenset if container is frozenset else set, where)
+            return {**schema, "uniqueItems": True}, convert
+        if container is tuple:
+            return self._tuple(args, where)
+        if container in (dict, collections.abc.Mapping, collections.abc.MutableMapping):
+            return self._dict(args, where)
+        raise self.fail(where, f"unsupported type hint {_name(hint)}; supported: {_SUPPORTED}")
+
+    def _union(self, args: tuple[Any, ...], where: str) -> tuple[dict[str, Any], Convert | None]:
+        members = [self.compile(a, where) for a in args if a is not _NONE_TYPE]
+        nullable = _NONE_TYPE in args
+        if len(members) == 1 and not nullable:
+            return members[0]
+        schemas = [s for s, _ in members] + ([{"type": "null"}] if nullable else [])
+        if all(c is None for _, c in members):
+            return {"anyOf": schemas}, None
+        if len(members) == 1:
+            only = members[0][1]
+            assert only is not None
+            return {"anyOf": schemas}, lambda v: None if v is None else only(v)
+        checks = [(SchemaValidator(s), c) for s, c in members]
+
+        def convert(value: Any) -> Any:
+            if value is not None:
+                for validator, member_convert in checks:
+                    if validator.is_valid(value):
+                        return value if member_convert is None else member_convert(value)
+            return value
+
+        return {"anyOf": schemas}, convert
+
+    def _enum_values(self, values: Iterable[Any], where: str, what: str) -> dict[str, Any]:
+        values = list(values)
+        kinds = {_json_type(v) for v in values}
+        if not values:
+            raise self.fail(where, f"{what} has no values")
+        if any(_json_type(v) is None for v in values):
+            raise self.fail(where, f"{what} values must be str, int, float, bool or None, got {values!r}")
+        schema: dict[str, Any] = {"type": kinds.pop()} if len(kinds) == 1 else {}
+        schema["enum"] = values
+        return schema
+
+    def _literal(self, args: tuple[Any, ...], where: str) -> tuple[dict[str, Any], Convert | None]:
+        values = [a.value if isinstance(a, enum.Enum) else a for a in args]
+        schema = self._enum_values(values, where, "Literal")
+        members = [(v, a) for v, a in zip(values, args, strict=True) if isinstance(a, enum.Enum)]
+        if not members:
+            return schema, None
+
+        def convert(value: Any) -> Any:
+            for json_value, member in members:
+                if json_value == value and type(json_value) is type(value):
+                    return member
+            return value
+
+        return schema, convert
+
+    def _enum(self, cls: type[enum.Enum], where: str) -> tuple[dict[str, Any], Convert | None]:
+        return self._enum_values((m.value for m in cls), where, f"Enum {cls.__name__}"), cls
+
+    def _array(self, args: tuple[Any, ...], kind: type, where: str) -> tuple[dict[str, Any], Convert | None]:
+        items, convert = self.compile(args[0], f"{where} (items)") if args else ({}, None)
+        schema: dict[str, Any] = {"type": "array", "items": items} if items else {"type": "array"}
+        if convert is None:
+            return schema, None if kind is list else kind
+        return schema, lambda v: kind(convert(x) for x in v)
+
+    def _tuple(self, args: tuple[Any, ...], where: str) -> tuple[dict[str, Any], Convert | None]:
+        if not args:
+            return {"type": "array"}, tuple
+        if len(args) == 2 and args[1] is Ellipsis:
+            return self._array(args[:1], tuple, where)
+        if args == ((),):
+            return {"type": "array", "maxItems": 0}, tuple
+        members = [self.compile(a, f"{where} (item {i})") for i, a in enumerate(args)]
+        schema: dict[str, Any] = {"type": "array", "prefixItems": [s for s, _ in members]}
+        schema.update(minItems=len(args), maxItems=len(args))
+        converts = [c for _, c in members]
+        return schema, lambda v: tuple(x if c is None else c(x) for x, c in zip(v, converts, strict=True))
+
+    def _dict(self, args: tuple[Any, ...], where: str) -> tuple[dict[str, Any], Convert | None]:
+        if not args:
+            return {"type": "object"}, None
+        key, value = args
+        if key is not str and key is not Any:
+            raise self.fail(where, f"dict keys must be str (JSON object keys are strings), got {_name(key)}")
+        values, convert = self.compile(value, f"{where} (values)")
+        schema: dict[str, Any] = {"type": "object"}
+        if values:
+            schema["additionalProperties"] = values
+        if convert is None:
+            return schema, None
+        return schema, lambda v: {k: convert(x) for k, x in v.items()}
+
+    def _hints(self, cls: type, where: str) -> dict[str, Any]:
+        try:
+            return typing.get_type_hints(cls, include_extras=True)
+        except Exception as exc:  # any failure to resolve the hints is the user's to fix
+            raise self.fail(where, f"cannot resolve the type hints of {cls.__name__}: {exc}") from exc
+
+    def _typed_dict(self, cls: type, where: str) -> tuple[dict[str, Any], Convert | None]:
+        hints = self._hints(cls, where)
+        required: frozenset[str] = getattr(cls, "__required_keys__", frozenset())
+        fields = [_Field(name, hint, name in required) for name, hint in hints.items()]
+        return self._object(cls, fields, dict, where)
+
+    def _class(self, cls: type, where: str) -> tuple[dict[str, Any], Convert | None]:
+        hints = self._hints(cls, where)
+        fields: list[_Field] = []
+        if attrs.has(cls):
+            for a in attrs.fields(cls):
+                if a.init:
+                    hint = hints.get(a.name, a.type)
+                    default = a.default
+                    if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+                        default = _EMPTY
+                    fields.append(_Field(a.alias or a.name, hint, a.default is attrs.NOTHING, default))
+        else:
+            for f in dataclasses.fields(cls):
+                if f.init:
+                    missing = f.default is dataclasses.MISSING
+                    required = missing and f.default_factory is dataclasses.MISSING
+                    default = _EMPTY if missing else f.default
+                    fields.append(_Field(f.name, hints.get(f.name, f.type), required, default))
+        return self._object(cls, fields, lambda kwargs: cls(**kwargs), where)
+
+    def _object(
+        self, cls: type, fields: list[_Field], build: Callable[[dict[str, Any]], Any], where: str
+    ) -> tuple[dict[str, Any], Convert | None]:
+        if cls in self.expanding:
+            raise self.fail(where, f"{cls.__name__} refers to itself; recursive types are not supported")
+        self.expanding.append(cls)
+        try:
+            doc = _class_doc(cls)
+            props: list[_Property] = []
+            for field in fields:
+                if field.hint is None or isinstance(field.hint, str):
+                    raise self.fail(where, f"field {field.name!r} of {cls.__name__} has no usable type hint")
+                text = doc.attributes.get(field.name) or doc.args.get(field.name)
+                inner = f"{where}, field {field.name!r} of {cls.__name__}"
+                props.append(self.compile_field(field, text, inner))
+        finally:
+            self.expanding.pop()
+        schema = _object_schema(doc.summary, props, False)
+        converts = {p.name: p.convert for p in props if p.convert is not None}
+        if build is dict and not converts:
+            return schema, None
+
+        def convert(value: dict[str, Any]) -> Any:
+            return build({k: converts[k](v) if k in converts else v for k, v in value.items()})
+
+        return schema, convert
+
+
+def _name(hint: Any) -> str:
+    if isinstance(hint, type):
+        module = "" if hint.__module__ == "builtins" else f"{hint.__module__}."
+        return module + hint.__qualname__
+    return repr(hint)
+
+
+# ---------------------------------------------------------------------------
+# Validation (jsonschema is imported on first use)
+
+_MAX_PROBLEMS = 8
+_MAX_PROBLEM_CHARS = 300
+
+
+class SchemaValidator:
+    """Validates JSON values against one schema; builds the ``jsonschema``
+    validator on first use (the import stays out of ``import agentcore``)."""
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        self.schema = schema
+        self._validator: Validator | None = None
+
+    def _get(self) -> Validator:
+        if self._validator is None:
+            import jsonschema  # lazy: keeps `import agentcore` fast
+
+            cls = jsonschema.validators.validator_for(self.schema, default=jsonschema.Draft202012Validator)
+            self._validator = cls(self.schema)
+        return self._validator
+
+    def is_valid(self, instance: Any) -> bool:
+        """True when ``instance`` matches the schema."""
+        return self._get().is_valid(instance)
+
+    def problems(self, instance: Any) -> list[str]:
+        """What is wrong with ``instance``, one line per error: ``path: reason``.
+
+        Paths look like ``items[0].name``; ``(top level)`` is the arguments
+        object itself. At most 8 lines, each at most 300 characters.
+        """
+        found = [e for error in self._get().iter_errors(instance) for e in _flatten(error)]
+        errors = sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
+        lines = [_clip(f"{_path(e.absolute_path)}: {_reason(e)}") for e in errors]
+        if len(lines) > _MAX_PROBLEMS:
+            lines[_MAX_PROBLEMS:] = [f"... and {len(lines) - _MAX_PROBLEMS} more problems"]
+        return lines
+
+
+def check_schema(schema: dict[str, Any], owner: str) -> None:
+    """Raise :class:`ConfigError` unless ``schema`` is a valid JSON Schema."""
+    import jsonschema  # lazy: keeps `import agentcore` fast
+
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.exceptions.SchemaError as exc:
+        where = _path(exc.absolute_path) if exc.absolute_path else "the schema"
+        raise ConfigError(f"{owner}: not a valid JSON Schema at {where}: {exc.message}") from exc
+
+
+def _path(parts: Iterable[Any]) -> str:
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", str(part)):
+            out += f".{part}" if out else str(part)
+        else:
+            out += f"[{json.dumps(part)}]"
+    return out or "(top level)"
+
+
+def _flatten(error: ValidationError) -> Iterator[ValidationError]:
+    """Report an ``X | None`` mismatch as X's own errors, at their full paths."""
+    options = error.validator_value
+    if error.validator == "anyOf" and isinstance(options, list) and error.context:
+        real = [i for i, option in enumerate(options) if option != {"type": "null"}]
+        if len(real) == 1 and len(options) == 2:
+            for sub in error.context:
+                if sub.relative_schema_path and sub.relative_schema_path[0] == real[0]:
+                    yield from _flatten(sub)
+            return
+    yield error
+
+
+def _reason(error: ValidationError) -> str:
+    if not error.context:
+        return error.message
+    seen: list[str] = []
+    for sub in error.context:
+        text = f"{_path(sub.relative_path)}: {sub.message}" if sub.relative_path else sub.message
+        if text not in seen:
+            seen.append(text)
+    return f"{error.message} ({'; '.join(seen[:4])})"
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MAX_PROBLEM_CHARS else text[: _MAX_PROBLEM_CHARS - 3] + "..."
+
+
+# ---------------------------------------------------------------------------
+# Return values
+
+
+def encode_result(value: Any, owner: str) -> str:
+    """The text the model sees for a tool's return value.
+
+    An Enum member stands for its value. A ``str`` is returned as it is;
+    anything else is encoded as JSON text (see :func:`json_default`).
+
+    Raises:
+        TypeError: the value cannot be encoded as JSON (the message says why).
+    """
+    if isinstance(value, enum.Enum):
+        value = value.value
+    if isinstance(value, str):
+        return str.__str__(value)
+    try:
+        return json.dumps(value, default=json_default, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{owner} returned a {type(value).__name__} that cannot be sent to the model ({exc}); "
+            "a function tool returns a str, or JSON data: dict, list, tuple, str, int, finite float, "
+            "bool, None, attrs or dataclass instances, Enums"
+        ) from exc
