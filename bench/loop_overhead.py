@@ -26,33 +26,65 @@ from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import requests  # noqa: E402
-from sseclient import SSEClient  # noqa: E402
+import requests
+from sseclient import SSEClient
 
-from agentcore import Context, FinishReason, LoopOptions, Request, StreamPart, Usage, run, user_message  # noqa: E402
-from agentcore.providers.anthropic import AnthropicModel  # noqa: E402
-from agentcore.testing import ScriptedModel  # noqa: E402
-from tests.localserver import LocalServer, sse_reply  # noqa: E402
+from agentcore import Context, FinishReason, LoopOptions, Request, StreamPart, Usage, run, user_message
+from agentcore.providers.anthropic import AnthropicModel
+from agentcore.testing import ScriptedModel
+from tests.localserver import LocalServer, sse_reply
 
 
 def anthropic_body(parts: int) -> bytes:
     """An Anthropic Messages stream with ``parts`` text deltas, shaped like a real one."""
     events = [
-        ("message_start", {"type": "message_start", "message": {
-            "id": "msg_bench", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-            "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 25, "cache_creation_input_tokens": 0,
-                      "cache_read_input_tokens": 0, "output_tokens": 1}}}),
-        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                 "content_block": {"type": "text", "text": ""}}),
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_bench",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {
+                        "input_tokens": 25,
+                        "cache_creation_input_tokens": 0,
+                        "cache_read_input_tokens": 0,
+                        "output_tokens": 1,
+                    },
+                },
+            },
+        ),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ),
     ]
     for i in range(parts):
-        events.append(("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                               "delta": {"type": "text_delta", "text": f" word{i % 97}"}}))
+        events.append(
+            (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": f" word{i % 97}"},
+                },
+            )
+        )
     events += [
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                           "usage": {"output_tokens": parts}}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": parts},
+            },
+        ),
         ("message_stop", {"type": "message_stop"}),
     ]
     return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
@@ -69,7 +101,9 @@ def median_ratio(rounds: list[dict[str, float]], name: str, base: str) -> float:
 
 
 def bench_loop(parts: int, rounds: int) -> None:
-    script = [StreamPart.text_delta("x")] * parts + [StreamPart.step_finish(FinishReason.STOP, Usage(1, parts))]
+    script = [StreamPart.text_delta("x")] * parts + [
+        StreamPart.step_finish(FinishReason.STOP, Usage(1, parts))
+    ]
     request = Request(messages=[user_message("hi")])
 
     def direct() -> None:
@@ -120,7 +154,8 @@ def bench_anthropic(parts: int, rounds: int) -> None:
     try:
         floor(), adapter(), through_run()  # warm up connections and caches
         results = [
-            {"floor": timed(floor), "adapter": timed(adapter), "run": timed(through_run)} for _ in range(rounds)
+            {"floor": timed(floor), "adapter": timed(adapter), "run": timed(through_run)}
+            for _ in range(rounds)
         ]
     finally:
         server.close()
