@@ -72,7 +72,9 @@ class _Channel:
         """Block until parts are queued; return them all, or None at the end."""
         with self.cond:
             while not self.items and not self.done and not self.closed:
-                self.cond.wait()
+                # Timed slices: a Ctrl-C that lands just before an untimed wait
+                # would otherwise go unnoticed until the next part arrives.
+                self.cond.wait(0.25)
             if self.closed or not self.items:
                 return None
             batch = self.items
