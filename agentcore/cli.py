@@ -1,0 +1,514 @@
+"""The ``agentcore`` command: run the tool-use loop from a shell.
+
+Usage::
+
+    agentcore [--model PROVIDER:MODEL] [--base-url URL] [--system TEXT]
+              [--max-steps N] [--json] PROMPT...
+
+The words of PROMPT are joined with spaces; ``-`` reads the prompt from
+standard input. The model may call three built-in demo tools
+(:mod:`agentcore.demo_tools`): ``calculator``, ``utc_now`` and ``word_count``.
+
+Choosing the model (this module is the only part of agentcore that reads the
+environment):
+
+* ``--model anthropic:NAME`` uses the Anthropic Messages API and needs
+  ``ANTHROPIC_API_KEY``; ``--model openai:NAME`` uses OpenAI Chat Completions
+  and needs ``OPENAI_API_KEY``. A bare ``anthropic`` or ``openai`` means that
+  provider's default model (:data:`DEFAULT_ANTHROPIC_MODEL`,
+  :data:`DEFAULT_OPENAI_MODEL`).
+* With ``--base-url`` the key is optional (sent when set): point ``openai:``
+  at any compatible server (``--model openai:llama3.2 --base-url
+  http://localhost:11434/v1`` for Ollama), or ``anthropic:`` at a gateway.
+  Without it, ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL`` are used when set,
+  as the vendor SDKs do.
+* Without ``--model``: Anthropic's default model when ``ANTHROPIC_API_KEY`` is
+  set, else OpenAI's when ``OPENAI_API_KEY`` is set, else (and with no
+  ``--base-url``) the offline :class:`agentcore.testing.TestModel`, which is
+  announced in one line on stderr. ``--model test`` always picks TestModel.
+* An empty variable counts as unset.
+
+Output: standard output carries only the model's text, streamed as it
+arrives (a line break is added where a step's text is followed by tool calls,
+and at the end), so it can be piped. Everything else goes to standard error,
+one line each: the TestModel notice, each tool call
+(``→ calculator({"expression": "6 * 7"})``), each tool result (``← 42``;
+shown on one line, long results cut), and a last line with the finish reason
+and the total usage (``finish: stop · usage: input 120, output 30, cache read
+0, cache write 0``).
+
+``--json`` prints one JSON object per stream part on standard output (JSON
+Lines) and nothing else there:
+
+* ``{"kind": "text-delta", "text": ...}``
+* ``{"kind": "tool-call", "tool_call": {"id", "name", "input"}}`` (``input``
+  is the arguments' JSON text, as the model sent it)
+* ``{"kind": "tool-result", "tool_result": {"tool_call_id", "name",
+  "content", "is_error"}}``
+* ``{"kind": "step-finish", "finish_reason": ..., "usage": {...}}``
+* ``{"kind": "finish", "finish_reason": ..., "total_usage": {...}}``
+* ``{"kind": "error", "finish_reason": "error" | "canceled", "total_usage":
+  {...}, "err": str(err), "error_type": "ModelError", "error_class":
+  "auth" | ... | null, "status": HTTP status or null}``
+
+Usage dicts are ``{"input", "output", "cache_read", "cache_write"}`` token
+counts (DESIGN.md's normalization). The TestModel notice and error lines
+still go to standard error.
+
+Exit status: 0 when the run finished (any finish reason: ``stop``,
+``length``, ``step-limit``); 1 when it ended in error, with one line on
+stderr (``agentcore: error: authentication failed: ... (HTTP 401)``); 2 for
+usage errors (bad options, a missing API key for the chosen provider); 130
+on Ctrl-C, which closes the reader (cancelling the run and its HTTP request)
+and prints ``agentcore: interrupted``.
+
+Seams for tests and embedding: :func:`main` takes ``argv``, a ready ``model``
+(skipping provider selection), the ``env`` mapping to read, and the output
+streams; :func:`choose_model` is the pure provider decision and
+:func:`build_model` constructs the adapter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+import attrs
+
+from agentcore import __version__
+from agentcore.context import Context
+from agentcore.demo_tools import demo_tools
+from agentcore.errors import AgentcoreError, ConfigError, ModelError
+from agentcore.loop import LoopOptions, RunReader, run
+from agentcore.model import Model
+from agentcore.types import StreamPart, StreamPartKind, ToolCall, ToolResult, Usage, user_message
+
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
+"""The model ``anthropic`` (without a name), or no ``--model`` with ``ANTHROPIC_API_KEY``, uses."""
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+"""The model ``openai`` (without a name), or no ``--model`` with only ``OPENAI_API_KEY``, uses."""
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+PROVIDERS = ("anthropic", "openai", "test")
+_KEY_VARS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+_BASE_URL_VARS = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+_DEFAULT_MODELS = {"anthropic": DEFAULT_ANTHROPIC_MODEL, "openai": DEFAULT_OPENAI_MODEL, "test": "test-model"}
+_MAX_RESULT_CHARS = 300
+"""Tool results longer than this are cut in the human-readable output."""
+
+
+class UsageError(AgentcoreError):
+    """The command line cannot be run as given (exit status 2)."""
+
+
+@attrs.frozen
+class ModelChoice:
+    """Which model the command runs, as decided by :func:`choose_model`.
+
+    Attributes:
+        provider: ``"anthropic"``, ``"openai"`` or ``"test"``.
+        model: the model id.
+        base_url: the API root, or None for the provider's default.
+        api_key: the key to send ("" for none); never shown in ``repr``.
+        notice: a line for stderr about the choice (the TestModel notice), or "".
+    """
+
+    provider: str
+    model: str
+    base_url: str | None = None
+    api_key: str = attrs.field(default="", repr=False)
+    notice: str = ""
+
+
+def _env(env: Mapping[str, str], name: str) -> str:
+    return env.get(name, "").strip()
+
+
+def choose_model(spec: str | None, base_url: str | None, env: Mapping[str, str]) -> ModelChoice:
+    """Decide the provider, model, base URL and key (see the module docstring).
+
+    Args:
+        spec: the ``--model`` value, or None.
+        base_url: the ``--base-url`` value, or None.
+        env: the environment to read the keys (and base URLs) from.
+
+    Returns:
+        The choice; nothing is constructed and no network is touched.
+
+    Raises:
+        UsageError: an unknown provider, an empty model name, or a missing key
+            for an explicitly chosen provider.
+    """
+    if spec is None:
+        for provider in ("anthropic", "openai"):
+            if _env(env, _KEY_VARS[provider]):
+                return _provider_choice(provider, _DEFAULT_MODELS[provider], base_url, env)
+        if base_url:
+            raise UsageError(
+                "--base-url needs --model anthropic:NAME or openai:NAME to say which API the server speaks"
+            )
+        return ModelChoice(
+            provider="test",
+            model=_DEFAULT_MODELS["test"],
+            notice=(
+                "agentcore: no ANTHROPIC_API_KEY or OPENAI_API_KEY set; using the offline TestModel "
+                "(see --help to use a real model)"
+            ),
+        )
+    provider, _, name = spec.partition(":")
+    provider = provider.strip().lower()
+    name = name.strip()
+    if provider not in PROVIDERS:
+        raise UsageError(
+            f"--model must be anthropic:MODEL, openai:MODEL or test, got {spec!r} "
+            f"(unknown provider {provider!r})"
+        )
+    if provider == "test":
+        return ModelChoice(provider="test", model=name or _DEFAULT_MODELS["test"])
+    if ":" in spec and not name:
+        raise UsageError(f"--model {spec!r} names no model; use {provider}:MODEL or just {provider}")
+    return _provider_choice(provider, name or _DEFAULT_MODELS[provider], base_url, env)
+
+
+def _provider_choice(provider: str, model: str, base_url: str | None, env: Mapping[str, str]) -> ModelChoice:
+    key_var = _KEY_VARS[provider]
+    key = _env(env, key_var)
+    if base_url is None:
+        base_url = _env(env, _BASE_URL_VARS[provider]) or None
+    if not key and not base_url:
+        raise UsageError(
+            f"--model {provider}:{model} needs the {key_var} environment variable "
+            f"(or --base-url for a server that needs no key)"
+        )
+    return ModelChoice(provider=provider, model=model, base_url=base_url, api_key=key)
+
+
+def build_model(choice: ModelChoice) -> Model:
+    """Construct the model a :class:`ModelChoice` names (no network is touched).
+
+    The provider modules are imported here, so the offline path needs neither.
+    """
+    if choice.provider == "anthropic":
+        from agentcore.providers.anthropic import AnthropicModel
+
+        if choice.base_url:
+            return AnthropicModel(choice.model, api_key=choice.api_key, base_url=choice.base_url)
+        return AnthropicModel(choice.model, api_key=choice.api_key)
+    if choice.provider == "openai":
+        from agentcore.providers.openai import OpenAIChatModel
+
+        key = choice.api_key or None
+        if choice.base_url:
+            return OpenAIChatModel(choice.model, api_key=key, base_url=choice.base_url)
+        return OpenAIChatModel(choice.model, api_key=key)
+    from agentcore.testing import TestModel
+
+    return TestModel(model_id=choice.model)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command's argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="agentcore",
+        description=(
+            "Run a streaming tool-use loop with built-in demo tools (calculator, utc_now, word_count). "
+            "Without an API key it runs the offline TestModel."
+        ),
+        epilog=(
+            "environment: ANTHROPIC_API_KEY, OPENAI_API_KEY (and ANTHROPIC_BASE_URL, OPENAI_BASE_URL). "
+            "Model text goes to stdout; tool calls, results and the final usage line go to stderr. "
+            "Exit status: 0 finished, 1 run error, 2 usage error, 130 interrupted."
+        ),
+    )
+    parser.add_argument(
+        "--model",
+        metavar="PROVIDER:MODEL",
+        help=(
+            f"anthropic:NAME, openai:NAME or test (default: anthropic:{DEFAULT_ANTHROPIC_MODEL} with "
+            f"ANTHROPIC_API_KEY, else openai:{DEFAULT_OPENAI_MODEL} with OPENAI_API_KEY, else test)"
+        ),
+    )
+    parser.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="API root of a compatible server or gateway (e.g. http://localhost:11434/v1); "
+        "the API key is then optional",
+    )
+    parser.add_argument("--system", metavar="TEXT", default="", help="system prompt")
+    parser.add_argument(
+        "--max-steps",
+        metavar="N",
+        type=_positive_int,
+        default=0,
+        help="most model steps (default: 20)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object per stream part (JSON Lines)"
+    )
+    parser.add_argument("--version", action="version", version=f"agentcore {__version__}")
+    parser.add_argument("prompt", nargs="+", metavar="PROMPT", help="the prompt; '-' reads it from stdin")
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    model: Model | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run the command and return its exit status.
+
+    Args:
+        argv: the arguments (without the program name); ``sys.argv[1:]`` by default.
+        model: a model to run instead of the one the options and environment
+            choose (for tests and embedding); ``--model`` is then ignored.
+        env: the environment; ``os.environ`` by default.
+        stdin, stdout, stderr: the streams; ``sys``'s by default.
+
+    Returns:
+        0 finished, 1 run error, 2 usage error, 130 interrupted.
+    """
+    out = stdout if stdout is not None else sys.stdout
+    err = stderr if stderr is not None else sys.stderr
+    _tolerate_unencodable(out, err)
+    parser = build_parser()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version and usage errors
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    environ = env if env is not None else os.environ
+    ctx = Context()  # cancelled on Ctrl-C even when it lands before run() returned its reader
+    reader: RunReader | None = None
+    terminal: StreamPart | None = None
+    printer = _JsonPrinter(out) if args.json else _TextPrinter(out, err)
+    try:
+        prompt = " ".join(args.prompt)
+        if prompt == "-":
+            prompt = (stdin if stdin is not None else sys.stdin).read()
+        if not prompt.strip():
+            raise UsageError("the prompt is empty")
+        if model is None:
+            choice = choose_model(args.model, args.base_url, environ)
+            if choice.notice:
+                _line(err, choice.notice)
+            model = build_model(choice)
+        options = LoopOptions(
+            model=model,
+            messages=[user_message(prompt)],
+            system=args.system,
+            tools=demo_tools(),
+            step_limit=args.max_steps,
+        )
+        reader = run(options, ctx)
+        for part in reader:
+            printer.part(part)
+            if part.terminal:
+                terminal = part
+        printer.end()
+    except KeyboardInterrupt:
+        ctx.cancel()
+        if reader is not None:
+            reader.close()
+        printer.interrupted()
+        _line(err, "agentcore: interrupted")
+        return EXIT_INTERRUPTED
+    except UsageError as exc:
+        _line(err, f"agentcore: error: {_one_line(str(exc))}")
+        return EXIT_USAGE
+    except BrokenPipeError:
+        if reader is not None:
+            reader.close()
+        _silence_stdout(out)
+        return EXIT_ERROR
+    except ConfigError as exc:  # from a model's constructor or LoopOptions: a bad option value
+        _line(err, f"agentcore: error: {_one_line(str(exc))}")
+        return EXIT_USAGE
+    finally:
+        if reader is not None:
+            reader.close()
+    if terminal is None:
+        _line(err, "agentcore: error: the run ended without a finish or error part")
+        return EXIT_ERROR
+    if terminal.kind is StreamPartKind.FINISH:
+        return EXIT_OK
+    failure = terminal.err
+    if isinstance(failure, KeyboardInterrupt):
+        _line(err, "agentcore: interrupted")
+        return EXIT_INTERRUPTED
+    _line(err, f"agentcore: error: {describe_error(failure)}")
+    return EXIT_ERROR
+
+
+def describe_error(err: BaseException | None) -> str:
+    """One line describing a run's error: agentcore's own errors by their
+    message (``authentication failed: ... (HTTP 401)``), others prefixed with
+    their type."""
+    if err is None:
+        return "unknown error"
+    message = _one_line(str(err))
+    if isinstance(err, AgentcoreError):
+        return message or type(err).__name__
+    return f"{type(err).__name__}: {message}" if message else type(err).__name__
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _line(stream: TextIO, text: str) -> None:
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def _tolerate_unencodable(*streams: TextIO) -> None:
+    """Print characters the terminal's encoding lacks as escapes instead of failing."""
+    for stream in streams:
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
+            with contextlib.suppress(ValueError, OSError):  # a stream that cannot change it
+                reconfigure(errors="backslashreplace")
+
+
+def _silence_stdout(out: TextIO) -> None:
+    """After a broken pipe, point stdout at devnull so the exit flush does not fail again."""
+    if out is sys.stdout:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        finally:
+            os.close(devnull)
+
+
+def usage_text(usage: Usage) -> str:
+    """``input 120, output 30, cache read 0, cache write 0`` (token counts)."""
+    return (
+        f"input {usage.input}, output {usage.output}, "
+        f"cache read {usage.cache_read}, cache write {usage.cache_write}"
+    )
+
+
+def call_text(call: ToolCall) -> str:
+    """``→ calculator({"expression": "6 * 7"})``: the arguments re-serialized on one line
+    (as received when they are not valid JSON)."""
+    try:
+        arguments = json.dumps(json.loads(call.input or "{}"), ensure_ascii=False)
+    except ValueError:
+        arguments = _one_line(call.input)
+    return f"→ {call.name}({arguments})"
+
+
+def result_text(result: ToolResult) -> str:
+    """``← 42``: the result on one line (line breaks shown as ``\\n``), cut after 300 characters."""
+    content = result.content.replace("\r\n", "\n").replace("\n", "\\n")
+    if len(content) > _MAX_RESULT_CHARS:
+        rest = len(content) - _MAX_RESULT_CHARS
+        content = f"{content[:_MAX_RESULT_CHARS]}… ({rest} more characters)"
+    return f"← {content}"
+
+
+class _TextPrinter:
+    """Human-readable output: text on ``out``, everything else on ``err``."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out = out
+        self.err = err
+        self.mid_line = False
+
+    def _break_line(self) -> None:
+        if self.mid_line:
+            self.out.write("\n")
+            self.out.flush()
+            self.mid_line = False
+
+    def part(self, part: StreamPart) -> None:
+        kind = part.kind
+        if kind is StreamPartKind.TEXT_DELTA:
+            if part.text:
+                self.out.write(part.text)
+                self.out.flush()
+                self.mid_line = not part.text.endswith("\n")
+        elif kind is StreamPartKind.TOOL_CALL and part.tool_call is not None:
+            self._break_line()
+            _line(self.err, call_text(part.tool_call))
+        elif kind is StreamPartKind.TOOL_RESULT and part.tool_result is not None:
+            self._break_line()
+            _line(self.err, result_text(part.tool_result))
+        elif kind is StreamPartKind.FINISH:
+            self._break_line()
+            reason = part.finish_reason.value if part.finish_reason else "?"
+            _line(self.err, f"finish: {reason} · usage: {usage_text(part.total_usage)}")
+        elif kind is StreamPartKind.ERROR:
+            self._break_line()
+
+    def end(self) -> None:
+        self._break_line()
+
+    def interrupted(self) -> None:
+        self._break_line()
+
+
+def part_to_json(part: StreamPart) -> dict[str, Any]:
+    """The ``--json`` form of a stream part (see the module docstring)."""
+    data: dict[str, Any] = {"kind": part.kind.value}
+    kind = part.kind
+    if kind is StreamPartKind.TEXT_DELTA:
+        data["text"] = part.text
+    elif kind is StreamPartKind.TOOL_CALL and part.tool_call is not None:
+        data["tool_call"] = part.tool_call.to_dict()
+    elif kind is StreamPartKind.TOOL_RESULT and part.tool_result is not None:
+        data["tool_result"] = part.tool_result.to_dict()
+    elif kind is StreamPartKind.STEP_FINISH:
+        data["finish_reason"] = part.finish_reason.value if part.finish_reason else None
+        data["usage"] = part.usage.to_dict()
+    else:
+        data["finish_reason"] = part.finish_reason.value if part.finish_reason else None
+        data["total_usage"] = part.total_usage.to_dict()
+        if kind is StreamPartKind.ERROR:
+            failure = part.err
+            data["err"] = str(failure)
+            data["error_type"] = type(failure).__name__
+            model_error = failure if isinstance(failure, ModelError) else None
+            data["error_class"] = model_error.error_class.name.lower() if model_error else None
+            data["status"] = (model_error.status or None) if model_error else None
+    return data
+
+
+class _JsonPrinter:
+    """``--json`` output: one JSON object per part on ``out``."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def part(self, part: StreamPart) -> None:
+        _line(self.out, json.dumps(part_to_json(part), ensure_ascii=False))
+
+    def end(self) -> None:
+        pass
+
+    def interrupted(self) -> None:
+        pass

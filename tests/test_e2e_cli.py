@@ -1,0 +1,302 @@
+"""The installed ``agentcore`` command as a subprocess, against a local server replaying
+recorded two-step tool-use conversations (Anthropic and OpenAI formats), offline, and
+interrupted with SIGINT.
+
+The recordings come from tests/fixtures/ (see each ``.expected.json`` for its source).
+Their tool names are not the demo tools', so the first step's calls get the loop's
+"unknown tool" error result, which the second request must carry back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import FIXTURES
+from tests.localserver import LocalServer, Reply, Stall, json_reply, sse_reply
+
+UNKNOWN = "Error: unknown tool {name!r}. Available tools: calculator, utc_now, word_count."
+
+
+def agentcore_command() -> list[str]:
+    """The installed console script (``pip install -e .``), else ``python -m agentcore``."""
+    beside = Path(sys.executable).with_name("agentcore")
+    if beside.exists():
+        return [str(beside)]
+    found = shutil.which("agentcore")
+    return [found] if found else [sys.executable, "-m", "agentcore"]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "OPENAI_")) and k != "PYTHONPATH"
+    }
+    env["PYTHONUTF8"] = "1"
+    env.update(extra)
+    return env
+
+
+def run_cli(args: list[str], env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*agentcore_command(), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=timeout,
+        check=False,
+    )
+
+
+def recording(api: str, name: str) -> tuple[bytes, dict[str, Any]]:
+    base = FIXTURES / api / name
+    return base.with_suffix(".sse").read_bytes(), json.loads(base.with_suffix(".expected.json").read_text())
+
+
+def usage_line(*expected: dict[str, Any]) -> str:
+    total = {
+        k: sum(e["usage"][k] for e in expected) for k in ("input", "output", "cache_read", "cache_write")
+    }
+    return (
+        f"finish: stop · usage: input {total['input']}, output {total['output']}, "
+        f"cache read {total['cache_read']}, cache write {total['cache_write']}"
+    )
+
+
+def call_line(call: dict[str, Any]) -> str:
+    return f"→ {call['name']}({json.dumps(call['input'])})"
+
+
+def test_the_command_is_installed() -> None:
+    command = agentcore_command()
+    assert command[0] != sys.executable, "run `pip install -e .` so the agentcore script exists"
+    proc = run_cli(["--version"], clean_env())
+    assert proc.returncode == 0
+    assert re.fullmatch(r"agentcore \d+\.\d+\.\d+\S*\n", proc.stdout)
+
+
+def test_anthropic_two_step_replay(server: LocalServer) -> None:
+    # One recorded conversation (simonw/llm-anthropic, test_tools.yaml): two parallel
+    # tool calls, then the answer after the tool results.
+    first, first_expected = recording("anthropic", "parallel_tools_empty_args")
+    second, second_expected = recording("anthropic", "text_after_tool_result_emoji")
+    server.add(sse_reply(first, piece=97), sse_reply(second, piece=61))
+
+    proc = run_cli(
+        ["--model", "anthropic:claude-x", "--base-url", server.url, "Name my pet pelican"],
+        clean_env(ANTHROPIC_API_KEY="test-key"),
+    )
+
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == second_expected["text"] + "\n"
+    calls = first_expected["tool_calls"]
+    assert proc.stderr.splitlines() == [
+        call_line(calls[0]),
+        call_line(calls[1]),
+        "← " + UNKNOWN.format(name=calls[0]["name"]),
+        "← " + UNKNOWN.format(name=calls[1]["name"]),
+        usage_line(first_expected, second_expected),
+    ]
+    assert proc.stderr.splitlines()[-1] == (
+        "finish: stop · usage: input 1220, output 144, cache read 0, cache write 0"
+    )
+
+    assert server.hits == 2
+    for request in server.requests:
+        assert request["path"] == "/v1/messages"
+        assert request["headers"]["x-api-key"] == "test-key"
+        assert request["body"]["model"] == "claude-x"
+        assert [t["name"] for t in request["body"]["tools"]] == ["calculator", "utc_now", "word_count"]
+    messages = server.requests[1]["body"]["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert [b["id"] for b in messages[1]["content"] if b["type"] == "tool_use"] == [c["id"] for c in calls]
+    results = messages[2]["content"]
+    assert [(b["type"], b["tool_use_id"], b["is_error"]) for b in results] == [
+        ("tool_result", c["id"], True) for c in calls
+    ]
+    assert "unknown tool 'pelican_name_generator'" in json.dumps(results[0]["content"])
+
+
+def test_anthropic_json_lines_replay(server: LocalServer) -> None:
+    first, first_expected = recording("anthropic", "tool_only_interleaved_pings")
+    second, second_expected = recording("anthropic", "text_after_tool_result_emoji")
+    server.add(sse_reply(first), sse_reply(second))
+
+    proc = run_cli(
+        ["--json", "--model", "anthropic:claude-x", "--base-url", server.url, "weather?"],
+        clean_env(ANTHROPIC_API_KEY="test-key"),
+    )
+
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    parts = [json.loads(line) for line in proc.stdout.splitlines()]
+    call = first_expected["tool_calls"][0]
+    assert parts[0]["kind"] == "tool-call"
+    assert parts[0]["tool_call"]["name"] == call["name"]
+    assert json.loads(parts[0]["tool_call"]["input"]) == call["input"]
+    assert parts[1] == {
+        "kind": "step-finish",
+        "finish_reason": "tool-calls",
+        "usage": first_expected["usage"],
+    }
+    assert parts[2]["tool_result"]["is_error"] is True
+    assert "".join(p["text"] for p in parts if p["kind"] == "text-delta") == second_expected["text"]
+    total = {k: first_expected["usage"][k] + second_expected["usage"][k] for k in first_expected["usage"]}
+    assert parts[-1] == {"kind": "finish", "finish_reason": "stop", "total_usage": total}
+
+
+def test_openai_two_step_replay_without_a_key(server: LocalServer) -> None:
+    # One recorded conversation (pydantic-ai, test_run_stream_sync_streams_real_model.yaml).
+    first, first_expected = recording("openai_chat", "single_tool_gpt4o_mini")
+    second, second_expected = recording("openai_chat", "text_after_tool_result_gpt4o_mini")
+    server.add(sse_reply(first, piece=113), sse_reply(second))
+
+    proc = run_cli(
+        ["--model", "openai:x", "--base-url", server.url + "/v1", "capital of the UK?"], clean_env()
+    )
+
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == second_expected["text"] + "\n"
+    call = first_expected["tool_calls"][0]
+    assert proc.stderr.splitlines() == [
+        call_line(call),
+        "← " + UNKNOWN.format(name=call["name"]),
+        usage_line(first_expected, second_expected),
+    ]
+    assert (
+        proc.stderr.splitlines()[-1]
+        == "finish: stop · usage: input 131, output 24, cache read 0, cache write 0"
+    )
+
+    assert server.hits == 2
+    for request in server.requests:
+        assert request["path"] == "/v1/chat/completions"
+        assert "Authorization" not in request["headers"]
+        assert request["body"]["model"] == "x"
+    messages = server.requests[1]["body"]["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
+    assert [c["id"] for c in messages[1]["tool_calls"]] == [call["id"]]
+    assert messages[2]["tool_call_id"] == call["id"]
+    assert messages[2]["content"].startswith("Error: unknown tool 'get_capital'")
+
+
+def test_openai_key_from_the_environment_is_sent(server: LocalServer) -> None:
+    body, expected = recording("openai_chat", "text_after_tool_result_gpt4o_mini")
+    server.add(sse_reply(body))
+    proc = run_cli(
+        ["--model", "openai:x", "--base-url", server.url + "/v1", "hi"], clean_env(OPENAI_API_KEY="sk-test")
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == expected["text"] + "\n"
+    assert server.requests[0]["headers"]["Authorization"] == "Bearer sk-test"
+
+
+def test_http_error_exits_1_with_one_line(server: LocalServer) -> None:
+    error = {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}
+    server.add(json_reply(401, error))
+    proc = run_cli(
+        ["--model", "anthropic:claude-x", "--base-url", server.url, "hi"],
+        clean_env(ANTHROPIC_API_KEY="test-key"),
+    )
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith("agentcore: error: authentication failed: ")
+    assert proc.stderr.rstrip().endswith("(HTTP 401)")
+    assert "invalid x-api-key" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_missing_key_exits_2() -> None:
+    proc = run_cli(["--model", "anthropic:claude-x", "hi"], clean_env())
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr == (
+        "agentcore: error: --model anthropic:claude-x needs the ANTHROPIC_API_KEY environment variable "
+        "(or --base-url for a server that needs no key)\n"
+    )
+
+
+def test_offline_default() -> None:
+    proc = run_cli(["What is 6 * 7?"], clean_env())
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith(
+        "agentcore: no ANTHROPIC_API_KEY or OPENAI_API_KEY set; using the offline TestModel"
+    )
+    assert '→ calculator({"expression": "6 * 7"})' in lines
+    assert "← 42" in lines
+    assert re.fullmatch(
+        r"finish: stop · usage: input [1-9]\d*, output [1-9]\d*, cache read 0, cache write 0", lines[-1]
+    )
+    assert proc.stdout.startswith("Here is what the tools said. calculator returned: 42 ")
+    assert proc.stdout.endswith("\n")
+
+
+def test_python_dash_m_works_too() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentcore", "--json", "hi"],
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.splitlines()[-1])["kind"] == "finish"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
+@pytest.mark.parametrize("where", ["body", "headers"])
+def test_ctrl_c_exits_130(server: LocalServer, where: str) -> None:
+    head, _ = recording("anthropic", "text_then_tool_empty_args")
+    if where == "body":  # headers and the first text delta sent, then nothing
+        reply = Reply(actions=[head[: head.index(b"event: ping")], Stall()])
+    else:  # the request is read, no response ever starts
+        reply = Reply(before_headers=[Stall()])
+    server.add(reply)
+    proc = subprocess.Popen(
+        [*agentcore_command(), "--model", "anthropic:claude-x", "--base-url", server.url, "hi"],
+        env=clean_env(ANTHROPIC_API_KEY="test-key"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while server.hits == 0 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+        assert server.hits == 1
+        time.sleep(0.3)  # let the client block in its read
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+        elapsed = time.monotonic() - started
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert elapsed < 5
+    assert "Traceback" not in err
+    assert err.splitlines()[-1] == "agentcore: interrupted"
+    if where == "body":
+        assert out == "I'll update the issue list for you.\n"
+    deadline = time.monotonic() + 5
+    while server.disconnects == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.disconnects >= 1
