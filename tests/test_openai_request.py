@@ -125,11 +125,20 @@ def test_assistant_without_text_or_calls_sends_empty_content() -> None:
     assert request_body("m", request)["messages"][1] == {"role": "assistant", "content": ""}
 
 
-def test_invalid_json_arguments_are_still_sent_as_text() -> None:
-    call = ToolCall("call_1", "write_file", '{"path":"a.txt","text":"lorem ip')
+@pytest.mark.parametrize(
+    ("arguments", "sent"),
+    [
+        ('{"path":"a.txt","text":"lorem ip', "{}"),
+        ("[1, 2]", "{}"),
+        ("", "{}"),
+        ("  ", "{}"),
+        ('{"path": "a.txt"}', '{"path": "a.txt"}'),
+    ],
+)
+def test_arguments_that_are_not_a_json_object_are_sent_as_an_empty_object(arguments: str, sent: str) -> None:
+    call = ToolCall("call_1", "write_file", arguments)
     request = Request(messages=(Message(role=Role.ASSISTANT, content=(tool_call_part(call),)),))
-    sent = request_body("m", request)["messages"][0]["tool_calls"][0]["function"]["arguments"]
-    assert sent == '{"path":"a.txt","text":"lorem ip'
+    assert request_body("m", request)["messages"][0]["tool_calls"][0]["function"]["arguments"] == sent
 
 
 @pytest.mark.parametrize(

@@ -68,11 +68,24 @@ __all__ = [
 # --- request mapping (pure) -------------------------------------------------
 
 
+def _arguments(text: str) -> str:
+    """The ``arguments`` text of a call in the history: as sent when it is a
+    JSON object, else ``"{}"``. Servers that render chat templates (vLLM,
+    llama.cpp, Ollama) parse it and reject the whole request when it is not;
+    the call's error result already told the model what was wrong."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return "{}"
+    return text if isinstance(value, dict) else "{}"
+
+
 def _call_json(call: ToolCall) -> dict[str, Any]:
-    # Chat Completions takes the arguments as JSON text; text that is not valid
-    # JSON is still a string the API accepts, so the history stays sendable.
-    arguments = call.input if call.input.strip() else "{}"
-    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}}
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": _arguments(call.input)},
+    }
 
 
 def _result_json(result: ToolResult) -> dict[str, Any]:
