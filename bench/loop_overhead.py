@@ -1,4 +1,4 @@
-"""How much the loop and the Anthropic adapter cost per stream part.
+"""How much the loop and the adapters cost per stream part.
 
 Two comparisons, each measured in alternating rounds in one process and
 printed as the median of per-round ratios (1.00 means no overhead):
@@ -6,7 +6,7 @@ printed as the median of per-round ratios (1.00 means no overhead):
 1. ``run()`` over a ScriptedModel stream of N text deltas, against iterating
    the same ScriptedModel stream directly (the loop's worker thread, queue and
    bookkeeping).
-2. The Anthropic adapter over a local HTTP stream of N text deltas (served in
+2. Each adapter (Anthropic, OpenAI) over a local HTTP stream of N text deltas (served in
    4 KB pieces by a real server on 127.0.0.1), iterated directly and through
    ``run()``, against the floor: requests + sseclient-py + ``json.loads``,
    collecting the text and nothing else.
@@ -23,14 +23,16 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import requests
 from sseclient import SSEClient
 
-from agentcore import Context, FinishReason, LoopOptions, Request, StreamPart, Usage, run, user_message
+from agentcore import Context, FinishReason, LoopOptions, Model, Request, StreamPart, Usage, run, user_message
 from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.openai import OpenAIChatModel
 from agentcore.testing import ScriptedModel
 from tests.localserver import LocalServer, sse_reply
 
@@ -123,13 +125,79 @@ def bench_loop(parts: int, rounds: int) -> None:
     print(f"  run() / direct time ratio: {median_ratio(results, 'run', 'direct'):.2f}")
 
 
-def bench_anthropic(parts: int, rounds: int) -> None:
-    body = anthropic_body(parts)
+def openai_body(parts: int) -> bytes:
+    """An OpenAI Chat Completions stream with ``parts`` content deltas, shaped like a real one."""
+    head = {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion.chunk",
+        "created": 1760000000,
+        "model": "gpt-4o-2024-08-06",
+        "system_fingerprint": "fp_bench",
+    }
+    chunks = [
+        {
+            **head,
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"role": "assistant", "content": ""},
+                    "logprobs": None,
+                    "finish_reason": None,
+                }
+            ],
+        }
+    ]
+    for i in range(parts):
+        chunks.append(
+            {
+                **head,
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"content": f" word{i % 97}"},
+                        "logprobs": None,
+                        "finish_reason": None,
+                    }
+                ],
+            }
+        )
+    chunks.append({**head, "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}]})
+    chunks.append(
+        {
+            **head,
+            "choices": [],
+            "usage": {"prompt_tokens": 25, "completion_tokens": parts, "total_tokens": 25 + parts},
+        }
+    )
+    lines = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks] + ["data: [DONE]\n\n"]
+    return "".join(lines).encode()
+
+
+def anthropic_text(data: dict[str, Any]) -> str | None:
+    if data["type"] == "content_block_delta" and data["delta"]["type"] == "text_delta":
+        return str(data["delta"]["text"])
+    return None
+
+
+def openai_text(data: dict[str, Any]) -> str | None:
+    choices = data["choices"]
+    content = choices[0]["delta"].get("content") if choices else None
+    return str(content) if content else None
+
+
+def bench_adapter(name: str, parts: int, rounds: int) -> None:
+    anthropic = name == "anthropic"
+    body = anthropic_body(parts) if anthropic else openai_body(parts)
     server = LocalServer([sse_reply(body, piece=4096)])
-    url = server.url + "/v1/messages"
+    url = server.url + ("/v1/messages" if anthropic else "/v1/chat/completions")
+    text_of = anthropic_text if anthropic else openai_text
     session = requests.Session()
     session.trust_env = False
-    model = AnthropicModel("claude-sonnet-4-5", api_key="bench-key", base_url=server.url)
+    model: Model = (
+        AnthropicModel("claude-sonnet-4-5", api_key="bench-key", base_url=server.url)
+        if anthropic
+        else OpenAIChatModel("gpt-4o", api_key="bench-key", base_url=server.url + "/v1")
+    )
     request = Request(messages=[user_message("hi")])
 
     def floor() -> None:
@@ -137,9 +205,11 @@ def bench_anthropic(parts: int, rounds: int) -> None:
         reads = iter(lambda: response.raw.read1(65536), b"")
         text = []
         for event in SSEClient(reads).events():
-            data = json.loads(event.data)
-            if data["type"] == "content_block_delta" and data["delta"]["type"] == "text_delta":
-                text.append(data["delta"]["text"])
+            if event.data == "[DONE]":
+                break
+            piece = text_of(json.loads(event.data))
+            if piece:
+                text.append(piece)
         response.close()
         assert len(text) == parts
 
@@ -159,10 +229,10 @@ def bench_anthropic(parts: int, rounds: int) -> None:
         ]
     finally:
         server.close()
-    print(f"Anthropic stream over 127.0.0.1, {parts} text deltas ({len(body) // 1024} KB), {rounds} rounds")
-    for name in ("floor", "adapter", "run"):
-        seconds = statistics.median(r[name] for r in results)
-        print(f"  {name:8s} {parts / seconds:12,.0f} parts/s  ({seconds * 1000:.1f} ms)")
+    print(f"{name} stream over 127.0.0.1, {parts} text deltas ({len(body) // 1024} KB), {rounds} rounds")
+    for label in ("floor", "adapter", "run"):
+        seconds = statistics.median(r[label] for r in results)
+        print(f"  {label:8s} {parts / seconds:12,.0f} parts/s  ({seconds * 1000:.1f} ms)")
     print(f"  adapter / floor time ratio: {median_ratio(results, 'adapter', 'floor'):.2f}")
     print(f"  run()   / floor time ratio: {median_ratio(results, 'run', 'floor'):.2f}")
 
@@ -174,7 +244,8 @@ def main() -> None:
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
     bench_loop(args.parts * 5, args.rounds)
-    bench_anthropic(args.parts, args.rounds)
+    bench_adapter("anthropic", args.parts, args.rounds)
+    bench_adapter("openai", args.parts, args.rounds)
 
 
 if __name__ == "__main__":
