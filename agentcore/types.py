@@ -342,6 +342,16 @@ _EMPTY_USAGE = Usage()
 
 def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
     kind = part.kind
+    if (  # the hot path, once per streamed text fragment: every other field at its default
+        kind is StreamPartKind.TEXT_DELTA
+        and part.tool_call is None
+        and part.tool_result is None
+        and part.usage is _EMPTY_USAGE
+        and part.total_usage is _EMPTY_USAGE
+        and part.finish_reason is None
+        and part.err is None
+    ):
+        return
     allowed = _PART_FIELDS[kind]
     present = {
         name
