@@ -16,11 +16,11 @@ from agentcore.errors import (
     RunError,
     classify_status,
 )
-from agentcore.loop import DEFAULT_STEP_LIMIT, LoopOptions, RunReader, RunResult, StepResult, run
+from agentcore.loop import DEFAULT_STEP_LIMIT, LoopOptions, RunReader, RunResult, StepResult, generate, run
 from agentcore.model import Model
 from agentcore.retry import DEFAULT_MAX_RETRIES, DEFAULT_RETRY_BASE_DELAY, DEFAULT_RETRY_MAX_DELAY
 from agentcore.stream import DEFAULT_QUEUE_SIZE, SendFunc, StreamReader, stream_func
-from agentcore.tools import Tool, ToolSet
+from agentcore.tools import FunctionTool, Tool, ToolSet, tool
 from agentcore.types import (
     ContentPart,
     ContentPartKind,
@@ -57,6 +57,7 @@ __all__ = [
     "DeadlineExceeded",
     "ErrorClass",
     "FinishReason",
+    "FunctionTool",
     "LoopOptions",
     "Message",
     "Model",
@@ -79,9 +80,11 @@ __all__ = [
     "Usage",
     "__version__",
     "classify_status",
+    "generate",
     "run",
     "stream_func",
     "text_part",
+    "tool",
     "tool_call_part",
     "tool_result_part",
     "user_message",

@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -212,8 +212,32 @@ class RunReader(StreamReader):
 
     @property
     def messages(self) -> list[Message]:
-        """The history so far (all of it once the run ended)."""
+        """The history so far (all of it once the run ended); every tool call in
+        it has its result, so it is always valid to send again."""
         return list(self._state.messages)
+
+    def text(self) -> Iterator[str]:
+        """Iterate only the text deltas, for notebooks and scripts::
+
+            for chunk in run(options).text():
+                print(chunk, end="")
+
+        Leaving the loop early (``break``, an exception, Ctrl-C) closes the
+        reader, which cancels the run.
+
+        Yields:
+            Each ``text-delta`` part's text, as it arrives.
+
+        Raises:
+            RunError: at the end, when the run failed (as :meth:`result`).
+        """
+        try:
+            for part in self:
+                if part.kind is StreamPartKind.TEXT_DELTA:
+                    yield part.text
+        finally:
+            self.close()
+        self.result()
 
     def result(self) -> RunResult:
         """Consume the rest of the stream and return the run's outcome.
@@ -248,6 +272,15 @@ class RunReader(StreamReader):
         if not isinstance(terminal.err, Exception):
             raise terminal.err
         raise RunError(terminal.err, terminal.total_usage, terminal.finish_reason, list(state.messages))
+
+
+def generate(options: LoopOptions, ctx: Context | None = None) -> RunResult:
+    """Run the loop to the end and return its result: ``run(options, ctx).result()``.
+
+    Raises:
+        RunError: the run ended in error or was cancelled.
+    """
+    return run(options, ctx).result()
 
 
 def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
@@ -325,8 +358,9 @@ class _Loop:
         )
         self.send(terminal)
 
-    def _publish(self) -> None:
-        self.state.messages = tuple(self.history)
+    def _publish(self, history: bool = True) -> None:
+        if history:
+            self.state.messages = tuple(self.history)
         self.state.steps = tuple(self.steps)
         self.state.usage = self.total
 
@@ -356,7 +390,9 @@ class _Loop:
             message = _assistant_message(step.text, runnable)
             if message is not None:
                 self.history.append(message)
-            self._publish()
+            # Tool calls without their results are not a valid history: publish
+            # the assistant message only together with the tool message.
+            self._publish(history=not runnable)
             if self.options.on_step is not None:
                 self.options.on_step(usage)
             if reason is FinishReason.LENGTH:
@@ -456,11 +492,12 @@ class _Loop:
                     results.append(result)
                     self._forward(StreamPart.tool_result_part(result))
         except BaseException:
-            if len(results) < len(calls):
-                results.extend(_not_run(call) for call in calls[len(results) :])
-                self.steps[-1] = attrs.evolve(self.steps[-1], tool_results=tuple(results))
-                self.history.append(Message(role=Role.TOOL, content=[tool_result_part(r) for r in results]))
-                self._publish()
+            # Also when every call has its result (the reader went away while
+            # the last one was sent): the calls in the history need their results.
+            results.extend(_not_run(call) for call in calls[len(results) :])
+            self.steps[-1] = attrs.evolve(self.steps[-1], tool_results=tuple(results))
+            self.history.append(Message(role=Role.TOOL, content=[tool_result_part(r) for r in results]))
+            self._publish()
             raise
         return results
 

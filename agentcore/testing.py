@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -81,11 +82,19 @@ class ScriptedModel:
             raise entry
         if callable(entry):
             entry = entry(request, ctx) if _takes_two(entry) else entry(request)
-        for item in entry:
-            ctx.check()
-            if isinstance(item, BaseException):
-                raise item
-            yield item
+        items = iter(entry)
+        try:
+            for item in items:
+                ctx.check()
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            # Release a scripted generator at once (its ``finally`` runs), even
+            # when an exception's traceback keeps this frame alive.
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
 
 
 def _takes_two(func: Callable[..., Any]) -> bool:
@@ -190,15 +199,36 @@ def example_value(schema: Any) -> Any:
     if kind == "array":
         count = max(1, int(schema.get("minItems", 1)))
         return [example_value(schema.get("items", {})) for _ in range(count)]
-    if kind == "integer":
-        return int(schema.get("minimum", 1))
-    if kind == "number":
-        return float(schema.get("minimum", 1.5))
+    if kind in ("integer", "number"):
+        return _example_number(schema, integer=kind == "integer")
     if kind == "boolean":
         return True
     if kind == "null":
         return None
-    return "example"
+    word = "example"
+    shortest, longest = schema.get("minLength", 0), schema.get("maxLength")
+    if isinstance(shortest, int) and shortest > len(word):
+        word = word + "x" * (shortest - len(word))
+    if isinstance(longest, int) and longest < len(word):
+        word = word[: max(longest, 0)]
+    return word
+
+
+def _example_number(schema: dict[str, Any], *, integer: bool) -> int | float:
+    """1 (integer) or 1.5 (number), moved into ``minimum``/``maximum`` and
+    their exclusive forms when the schema has them."""
+    value: float = 1 if integer else 1.5
+    low, high = schema.get("minimum"), schema.get("maximum")
+    low_x, high_x = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
+    if isinstance(low_x, (int, float)) and not isinstance(low_x, bool):
+        value = max(value, math.floor(low_x) + 1 if integer else low_x + 0.5)
+    if isinstance(low, (int, float)) and not isinstance(low, bool):
+        value = max(value, math.ceil(low) if integer else low)
+    if isinstance(high_x, (int, float)) and not isinstance(high_x, bool):
+        value = min(value, math.ceil(high_x) - 1 if integer else high_x - 0.5)
+    if isinstance(high, (int, float)) and not isinstance(high, bool):
+        value = min(value, math.floor(high) if integer else high)
+    return int(value) if integer else float(value)
 
 
 def check_model(model: Any, request: Request | None = None) -> None:
@@ -235,6 +265,8 @@ def check_model(model: Any, request: Request | None = None) -> None:
         next(iter(stream), None)
     except (ModelError, Canceled):
         pass
+    except Exception as exc:  # noqa: BLE001 - reporting what escaped is the point
+        problems.append(f"a {type(exc).__name__} escaped (only ModelError may): {exc}")
     finally:
         close = getattr(stream, "close", None)
         if close is None:

@@ -1,0 +1,168 @@
+"""Shared helpers for the loop's tests (test_loop*.py, test_retry.py): part
+builders, a small function tool, exact summaries of a run's parts, a history
+validity check and a thread census."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from agentcore import (
+    FinishReason,
+    LoopOptions,
+    Message,
+    Role,
+    StreamPart,
+    StreamPartKind,
+    ToolCall,
+    ToolDefinition,
+    Usage,
+    user_message,
+)
+from agentcore.context import Context
+from agentcore.stream import StreamReader
+
+STOP = FinishReason.STOP
+TOOL_CALLS = FinishReason.TOOL_CALLS
+LENGTH = FinishReason.LENGTH
+
+
+def text(value: str) -> StreamPart:
+    return StreamPart.text_delta(value)
+
+
+def call(call_id: str, name: str, arguments: str = "{}") -> StreamPart:
+    return StreamPart.tool_call_part(ToolCall(id=call_id, name=name, input=arguments))
+
+
+def step_finish(reason: FinishReason = STOP, usage: Usage | None = None) -> StreamPart:
+    return StreamPart.step_finish(reason, usage or Usage())
+
+
+def text_step(*texts: str, usage: Usage | None = None) -> list[StreamPart]:
+    """A step that streams ``texts`` and stops."""
+    return [*(text(t) for t in texts), step_finish(STOP, usage)]
+
+
+def tool_step(*calls: StreamPart, usage: Usage | None = None) -> list[StreamPart]:
+    """A step that makes ``calls`` and finishes with ``tool-calls``."""
+    return [*calls, step_finish(TOOL_CALLS, usage)]
+
+
+class FuncTool:
+    """A ``Tool`` over ``fn(input, ctx) -> str`` that records every raw input."""
+
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[[str, Context], Any] | None = None,
+        *,
+        schema: str = '{"type":"object","properties":{}}',
+        description: str = "",
+    ) -> None:
+        self._definition = ToolDefinition(name=name, description=description, input_schema=schema)
+        self._fn = fn or (lambda _input, _ctx: f"{name} ok")
+        self.calls: list[str] = []
+        self._lock = threading.Lock()
+
+    @property
+    def definition(self) -> ToolDefinition:
+        return self._definition
+
+    def execute(self, input: str, ctx: Context) -> Any:
+        with self._lock:
+            self.calls.append(input)
+        return self._fn(input, ctx)
+
+
+def options(model: Any, *, messages: Sequence[Message] | None = None, **kwargs: Any) -> LoopOptions:
+    """LoopOptions with one user message ``"hi"`` unless ``messages`` is given."""
+    return LoopOptions(model=model, messages=list(messages or [user_message("hi")]), **kwargs)
+
+
+def collect(reader: StreamReader, timeout: float = 10.0) -> list[StreamPart]:
+    """Read the whole run; check it ends with exactly one terminal part and is then exhausted."""
+    parts: list[StreamPart] = []
+    deadline = time.monotonic() + timeout
+    for part in reader:
+        parts.append(part)
+        assert time.monotonic() < deadline, "the run did not end in time"
+    terminals = [p for p in parts if p.terminal]
+    assert len(terminals) == 1, f"expected exactly one terminal part, got {summary(parts)}"
+    assert parts[-1].terminal, "the terminal part must be the last part"
+    assert next(reader, None) is None, "the reader must be exhausted after the terminal part"
+    return parts
+
+
+def summary(parts: Iterable[StreamPart]) -> list[tuple[Any, ...]]:
+    """Each part as a tuple of its kind and meaningful fields, for exact comparisons."""
+    out: list[tuple[Any, ...]] = []
+    for p in parts:
+        if p.kind is StreamPartKind.TEXT_DELTA:
+            out.append(("text-delta", p.text))
+        elif p.kind is StreamPartKind.TOOL_CALL:
+            assert p.tool_call is not None
+            out.append(("tool-call", p.tool_call.id, p.tool_call.name, p.tool_call.input))
+        elif p.kind is StreamPartKind.TOOL_RESULT:
+            r = p.tool_result
+            assert r is not None
+            out.append(("tool-result", r.tool_call_id, r.name, r.content, r.is_error))
+        elif p.kind is StreamPartKind.STEP_FINISH:
+            assert p.finish_reason is not None
+            out.append(("step-finish", p.finish_reason.value, p.usage))
+        elif p.kind is StreamPartKind.FINISH:
+            assert p.finish_reason is not None
+            out.append(("finish", p.finish_reason.value, p.total_usage))
+        else:
+            assert p.finish_reason is not None
+            out.append(("error", p.finish_reason.value, p.total_usage, p.err))
+    return out
+
+
+def kinds(parts: Iterable[StreamPart]) -> list[str]:
+    return [p.kind.value for p in parts]
+
+
+def assert_valid_history(messages: Sequence[Message]) -> None:
+    """Every assistant tool call is answered, in order, by the very next message,
+    which is one ``tool`` message; a ``tool`` message only follows such calls."""
+    for index, message in enumerate(messages):
+        if message.role is Role.TOOL:
+            assert index > 0, "a tool message cannot open the history"
+            previous = messages[index - 1]
+            where = f"tool message {index} does not follow an assistant message with tool calls"
+            assert previous.role is Role.ASSISTANT, where
+            assert previous.tool_calls, where
+        if message.role is Role.ASSISTANT and message.tool_calls:
+            assert index + 1 < len(messages), f"assistant tool calls at {index} have no results"
+            answer = messages[index + 1]
+            assert answer.role is Role.TOOL, f"message {index + 1} should hold the tool results"
+            assert [r.tool_call_id for r in answer.tool_results] == [c.id for c in message.tool_calls]
+            assert [r.name for r in answer.tool_results] == [c.name for c in message.tool_calls]
+            assert answer.text == ""
+            assert answer.tool_calls == []
+
+
+def alive_threads(prefix: str) -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith(prefix) and t.is_alive()]
+
+
+def wait_no_threads(prefix: str, timeout: float = 5.0) -> list[threading.Thread]:
+    """Poll until no thread whose name starts with ``prefix`` is alive; return those left."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = alive_threads(prefix)
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.005)
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.002)
+    return True

@@ -1,0 +1,411 @@
+"""Rule 8, cancellation in every state, and thread hygiene (agentcore/loop.py, stream.py).
+
+close() must return within the contract's 100 ms; the tests allow 0.5 s so
+that a loaded machine does not make them flaky.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import logging
+import random
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agentcore import (
+    Canceled,
+    Context,
+    DeadlineExceeded,
+    ErrorClass,
+    FinishReason,
+    ModelError,
+    Request,
+    Role,
+    RunError,
+    StreamPart,
+    Usage,
+    run,
+)
+from agentcore.testing import ScriptedModel
+from tests.loop_helpers import (
+    FuncTool,
+    alive_threads,
+    assert_valid_history,
+    call,
+    collect,
+    options,
+    step_finish,
+    summary,
+    text,
+    text_step,
+    tool_step,
+    wait_until,
+)
+
+CLOSE_BOUND = 0.5  # seconds; the contract says close() returns within about 100 ms
+
+
+class Threads:
+    """The loop's threads started during a test, so leftovers of other tests do not count."""
+
+    def __init__(self) -> None:
+        self.before = set(threading.enumerate())
+
+    def new(self, prefix: str) -> list[threading.Thread]:
+        return [t for t in alive_threads(prefix) if t not in self.before]
+
+    def wait_gone(self, prefix: str = "agentcore-", timeout: float = 5.0) -> list[threading.Thread]:
+        deadline = time.monotonic() + timeout
+        while True:
+            alive = [t for t in self.new(prefix) if t.name != "agentcore-deadlines"]
+            if not alive or time.monotonic() > deadline:
+                return alive
+            time.sleep(0.005)
+
+
+@pytest.fixture
+def threads() -> Threads:
+    return Threads()
+
+
+def timed_close(reader: Any) -> float:
+    start = time.monotonic()
+    reader.close()
+    return time.monotonic() - start
+
+
+def blocking_step(started: threading.Event, released: threading.Event, *first: StreamPart) -> Any:
+    """A scripted step that streams ``first``, then blocks on the context like a network read."""
+
+    def produce(_request: Request, ctx: Context) -> Iterator[StreamPart]:
+        try:
+            yield from first
+            started.set()
+            ctx.wait(30)
+            yield text("never delivered")
+            yield step_finish()
+        finally:
+            released.set()
+
+    return produce
+
+
+def assert_canceled_result(reader: Any, usage: Usage | None = None) -> RunError:
+    with pytest.raises(RunError) as info:
+        reader.result()
+    error = info.value
+    assert error.finish_reason is FinishReason.CANCELED
+    assert isinstance(error.err, Canceled)
+    assert error.usage == (usage or Usage())
+    assert_valid_history(error.messages)
+    return error
+
+
+def test_close_while_the_model_is_streaming(threads: Threads) -> None:
+    started, released = threading.Event(), threading.Event()
+    model = ScriptedModel([blocking_step(started, released, text("a"))])
+    reader = run(options(model))
+    assert summary([next(reader)]) == [("text-delta", "a")]
+    assert started.wait(5)
+    assert timed_close(reader) < CLOSE_BOUND
+    assert threads.wait_gone() == []
+    assert released.is_set()  # the model's stream was closed
+    assert next(reader, None) is None
+    assert_canceled_result(reader)
+    assert len(model.requests) == 1
+    reader.close()  # a second close is a no-op
+
+
+def test_close_while_waiting_to_retry(threads: Threads) -> None:
+    retrying = threading.Event()
+
+    class OnWarning(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.levelno == logging.WARNING:
+                retrying.set()
+
+    handler = OnWarning()
+    logger = logging.getLogger("agentcore")
+    logger.addHandler(handler)
+    try:
+        model = ScriptedModel([ModelError(ErrorClass.RATE_LIMITED, retry_after=30), text_step("never")])
+        reader = run(options(model))
+        assert retrying.wait(5)  # logged just before the 30 s wait starts
+        assert timed_close(reader) < CLOSE_BOUND
+        assert threads.wait_gone() == []
+    finally:
+        logger.removeHandler(handler)
+    assert len(model.requests) == 1
+    assert_canceled_result(reader)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_close_while_a_tool_watches_the_context(threads: Threads, parallel: bool) -> None:
+    started = threading.Barrier(3 if parallel else 2, timeout=5)
+    saw_cancel: list[bool] = []
+
+    def patient(_input: str, ctx: Context) -> str:
+        started.wait()
+        saw_cancel.append(ctx.wait(30))
+        return "stopped early"
+
+    calls = [call("c1", "patient"), call("c2", "patient")] if parallel else [call("c1", "patient")]
+    model = ScriptedModel([tool_step(*calls, usage=Usage(5, 1)), text_step("never")])
+    on_step: list[Usage] = []
+    reader = run(
+        options(model, tools=[FuncTool("patient", patient)], parallel_tools=parallel, on_step=on_step.append)
+    )
+    started.wait()
+    elapsed = timed_close(reader)
+    assert elapsed < CLOSE_BOUND
+    assert threads.wait_gone() == []
+    assert saw_cancel == [True] * len(calls)
+    assert on_step == [Usage(5, 1)]
+    assert len(model.requests) == 1
+    error = assert_canceled_result(reader, Usage(5, 1))
+    assert [m.role for m in error.messages] == [Role.USER, Role.ASSISTANT, Role.TOOL]
+    assert [r.tool_call_id for r in error.messages[-1].tool_results] == [
+        c.tool_call.id for c in calls if c.tool_call
+    ]
+
+
+def test_close_while_the_producer_is_blocked_on_a_full_queue(threads: Threads) -> None:
+    produced = [0]
+    released = threading.Event()
+
+    def endless(_request: Request) -> Iterator[StreamPart]:
+        try:
+            while True:
+                produced[0] += 1
+                yield text(f"x{produced[0]}")
+        finally:
+            released.set()
+
+    model = ScriptedModel([endless])
+    reader = run(options(model, queue_size=1))
+    assert [next(reader).text, next(reader).text] == ["x1", "x2"]
+    # x3 waits in the queue of one; x4 is produced and its send() blocks.
+    assert wait_until(lambda: produced[0] >= 4)
+    time.sleep(0.05)
+    assert produced[0] == 4  # the producer is stuck, not spinning
+    assert timed_close(reader) < CLOSE_BOUND
+    assert threads.wait_gone() == []
+    assert released.is_set()
+    assert next(reader, None) is None
+
+
+def test_b12_caller_cancels_its_context_from_another_thread() -> None:
+    started, released = threading.Event(), threading.Event()
+    model = ScriptedModel(
+        [
+            tool_step(call("call_1", "search"), usage=Usage(100, 20, 50, 0)),
+            blocking_step(started, released, text("partial")),
+            text_step("never"),
+        ]
+    )
+    on_step: list[Usage] = []
+    ctx = Context()
+    reader = run(options(model, tools=[FuncTool("search", lambda _i, _c: "ok")], on_step=on_step.append), ctx)
+    parts = []
+    for part in reader:
+        parts.append(part)
+        if part.kind.value == "text-delta":
+            assert started.wait(5)
+            threading.Thread(target=ctx.cancel).start()
+    assert summary(parts)[:-1] == [
+        ("tool-call", "call_1", "search", "{}"),
+        ("step-finish", "tool-calls", Usage(100, 20, 50, 0)),
+        ("tool-result", "call_1", "search", "ok", False),
+        ("text-delta", "partial"),
+    ]
+    terminal = parts[-1]
+    assert terminal.kind.value == "error"
+    assert terminal.finish_reason is FinishReason.CANCELED
+    assert terminal.total_usage == Usage(100, 20, 50, 0)
+    assert isinstance(terminal.err, Canceled)
+    assert not isinstance(terminal.err, DeadlineExceeded)
+    assert on_step == [Usage(100, 20, 50, 0)]
+    assert len(model.requests) == 2
+    assert released.is_set()
+    error = assert_canceled_result(reader, Usage(100, 20, 50, 0))
+    assert error.err is terminal.err
+    assert [m.role for m in error.messages] == [Role.USER, Role.ASSISTANT, Role.TOOL]
+
+
+def test_b12_close_during_step_two_keeps_the_usage_of_step_one(threads: Threads) -> None:
+    started, released = threading.Event(), threading.Event()
+    model = ScriptedModel(
+        [
+            tool_step(call("call_1", "search"), usage=Usage(100, 20, 50, 0)),
+            blocking_step(started, released, text("partial")),
+            text_step("never"),
+        ]
+    )
+    on_step: list[Usage] = []
+    reader = run(options(model, tools=[FuncTool("search", lambda _i, _c: "ok")], on_step=on_step.append))
+    for part in reader:
+        if part.kind.value == "text-delta":
+            break
+    assert started.wait(5)
+    assert timed_close(reader) < CLOSE_BOUND
+    assert threads.wait_gone() == []
+    assert on_step == [Usage(100, 20, 50, 0)]
+    assert len(model.requests) == 2
+    assert_canceled_result(reader, Usage(100, 20, 50, 0))
+
+
+def test_deadline_ends_the_run_as_canceled_with_deadline_exceeded(threads: Threads) -> None:
+    started, released = threading.Event(), threading.Event()
+    model = ScriptedModel([blocking_step(started, released, text("a"))])
+    start = time.monotonic()
+    parts = collect(run(options(model), Context(timeout=0.2)))
+    assert time.monotonic() - start < 5
+    assert summary(parts)[:1] == [("text-delta", "a")]
+    terminal = parts[-1]
+    assert (terminal.kind.value, terminal.finish_reason) == ("error", FinishReason.CANCELED)
+    assert isinstance(terminal.err, DeadlineExceeded)
+    assert released.is_set()
+    assert threads.wait_gone() == []
+
+
+def test_deadline_during_a_retry_wait(threads: Threads) -> None:
+    model = ScriptedModel([ModelError(ErrorClass.OVERLOADED), text_step("never")])
+    reader = run(options(model, retry_base_delay=20, retry_max_delay=20), Context(timeout=0.2))
+    start = time.monotonic()
+    parts = collect(reader)
+    assert time.monotonic() - start < 5
+    assert isinstance(parts[-1].err, DeadlineExceeded)
+    assert parts[-1].finish_reason is FinishReason.CANCELED
+    assert len(model.requests) == 1
+
+
+def test_an_already_cancelled_context_never_calls_the_model() -> None:
+    ctx = Context()
+    ctx.cancel()
+    model = ScriptedModel([text_step("never")])
+    parts = collect(run(options(model), ctx))
+    assert len(parts) == 1
+    assert (parts[0].kind.value, parts[0].finish_reason, parts[0].total_usage) == (
+        "error",
+        FinishReason.CANCELED,
+        Usage(),
+    )
+    assert isinstance(parts[0].err, Canceled)
+    assert model.requests == []
+
+
+def test_closing_the_reader_does_not_cancel_the_callers_context(threads: Threads) -> None:
+    started, released = threading.Event(), threading.Event()
+    ctx = Context()
+    reader = run(options(ScriptedModel([blocking_step(started, released)])), ctx)
+    assert started.wait(5)
+    reader.close()
+    assert threads.wait_gone() == []
+    assert not ctx.cancelled
+
+
+def test_context_manager_closes_the_reader(threads: Threads) -> None:
+    started, released = threading.Event(), threading.Event()
+    with run(options(ScriptedModel([blocking_step(started, released, text("a"))]))) as reader:
+        assert next(reader).text == "a"
+    assert reader.closed
+    assert threads.wait_gone() == []
+    assert released.is_set()
+
+
+def test_close_while_the_last_tool_result_is_forwarded_keeps_a_valid_history(threads: Threads) -> None:
+    holder: list[Any] = []
+    ready = threading.Event()
+
+    def closes_the_reader(_input: str, _ctx: Context) -> str:
+        assert ready.wait(5)
+        holder[0].close()  # the reader goes away while this result is being sent
+        return "done"
+
+    model = ScriptedModel([tool_step(call("c1", "closer")), text_step("never")])
+    reader = run(options(model, tools=[FuncTool("closer", closes_the_reader)]))
+    holder.append(reader)
+    ready.set()
+    assert threads.wait_gone() == []
+    history = reader.messages
+    assert_valid_history(history)
+    assert [m.role for m in history] == [Role.USER, Role.ASSISTANT, Role.TOOL]
+    assert history[-1].tool_results[0].content == "done"
+    assert_canceled_result(reader)
+    assert len(model.requests) == 1
+
+
+def test_result_after_close_while_a_tool_ignores_the_context_is_valid(threads: Threads) -> None:
+    running, release = threading.Event(), threading.Event()
+
+    def stubborn(_input: str, _ctx: Context) -> str:
+        running.set()
+        assert release.wait(5)
+        return "late"
+
+    model = ScriptedModel([tool_step(call("c1", "stubborn")), text_step("never")])
+    reader = run(options(model, tools=[FuncTool("stubborn", stubborn)]))
+    try:
+        assert running.wait(5)
+        assert_valid_history(reader.messages)
+        assert timed_close(reader) < CLOSE_BOUND
+        assert_canceled_result(reader)  # its history is valid even though the tool still runs
+    finally:
+        release.set()
+    assert threads.wait_gone() == []
+    assert_valid_history(reader.messages)
+
+
+def pause(seconds: float, _input: str, ctx: Context) -> str:
+    return "interrupted" if ctx.wait(seconds) else "slept"
+
+
+# --- thread hygiene ----------------------------------------------------------------------------
+
+
+def test_200_runs_closed_at_random_points_leave_no_threads(threads: Threads) -> None:
+    rng = random.Random(20240611)
+    for index in range(200):
+        parallel = index % 2 == 1
+        model = ScriptedModel(
+            [
+                [text("look"), call("c1", "a"), call("c2", "b"), step_finish(FinishReason.TOOL_CALLS)],
+                text_step("one", " two", " three"),
+            ]
+        )
+        delay = rng.random() / 500
+        tools = [FuncTool("a", functools.partial(pause, delay)), FuncTool("b")]
+        reader = run(options(model, tools=tools, parallel_tools=parallel, queue_size=rng.choice([1, 2, 64])))
+        for _ in range(rng.randrange(0, 11)):
+            if next(reader, None) is None:
+                break
+        reader.close()
+    assert threads.wait_gone(timeout=10) == []
+
+
+@pytest.mark.parametrize("where", ["model", "queue"])
+def test_a_reader_dropped_without_close_stops_its_worker(threads: Threads, where: str) -> None:
+    started, released = threading.Event(), threading.Event()
+
+    def endless(_request: Request) -> Iterator[StreamPart]:
+        try:
+            while True:
+                started.set()
+                yield text("x")
+        finally:
+            released.set()
+
+    step = blocking_step(started, released, text("a")) if where == "model" else endless
+    reader = run(options(ScriptedModel([step]), queue_size=1))
+    part = next(reader)
+    assert part.text in ("a", "x")
+    assert started.wait(5)
+    del reader
+    gc.collect()
+    assert threads.wait_gone() == []
+    assert released.wait(5)

@@ -1,0 +1,214 @@
+"""Tools in the loop: rule 6 (failures become error results) and parallel_tools
+(agentcore/loop.py). Every test drives ``run()`` with a ScriptedModel."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from agentcore import Message, Role, ToolCall, ToolResult, Usage, run, tool_result_part
+from agentcore.context import Context
+from agentcore.testing import ScriptedModel
+from tests.loop_helpers import (
+    STOP,
+    FuncTool,
+    assert_valid_history,
+    call,
+    collect,
+    options,
+    summary,
+    text_step,
+    tool_step,
+)
+
+
+def tool_message(*results: ToolResult) -> Message:
+    return Message(role=Role.TOOL, content=[tool_result_part(r) for r in results])
+
+
+# --- rule 6: tool failures become error results ------------------------------------------------
+
+
+def test_rule6_b28_a_failing_tool_becomes_an_error_result_and_the_run_goes_on() -> None:
+    def flaky(_input: str, _ctx: Context) -> str:
+        raise RuntimeError("disk full")
+
+    model = ScriptedModel([tool_step(call("call_1", "flaky"), call("call_2", "ok")), text_step("Recovered")])
+    reader = run(options(model, tools=[FuncTool("flaky", flaky), FuncTool("ok", lambda _i, _c: "fine")]))
+    parts = collect(reader)
+    results = [p.tool_result for p in parts if p.tool_result is not None]
+    assert len(results) == 2
+    failed, fine = results
+    assert (failed.tool_call_id, failed.name, failed.is_error) == ("call_1", "flaky", True)
+    assert "disk full" in failed.content
+    assert fine == ToolResult("call_2", "ok", "fine", False)
+    assert model.requests[1].messages[-1] == tool_message(failed, fine)
+    result = reader.result()
+    assert (result.finish_reason, result.text) == (STOP, "Recovered")
+
+
+def test_rule6_b29_an_unknown_tool_lists_the_available_tools_and_the_run_goes_on() -> None:
+    model = ScriptedModel(
+        [
+            tool_step(call("call_1", "get_page_content", '{"url":"x"}')),
+            tool_step(call("call_2", "search", '{"q":"x"}')),
+            text_step("done"),
+        ]
+    )
+    search = FuncTool("search", lambda _i, _c: "results")
+    other = FuncTool("fetch")
+    reader = run(options(model, tools=[search, other]))
+    parts = collect(reader)
+    results = [p.tool_result for p in parts if p.tool_result is not None]
+    assert [(r.tool_call_id, r.name, r.is_error) for r in results] == [
+        ("call_1", "get_page_content", True),
+        ("call_2", "search", False),
+    ]
+    assert "unknown tool" in results[0].content
+    assert "get_page_content" in results[0].content
+    assert "search" in results[0].content
+    assert "fetch" in results[0].content
+    assert search.calls == ['{"q":"x"}']
+    assert summary(parts)[-1][:2] == ("finish", "stop")
+    assert len(model.requests) == 3
+
+
+@pytest.mark.parametrize("arguments", ['{"q":', "{'q': 1}", "not json", '{"q":"x"} trailing'])
+def test_rule6_malformed_json_arguments_are_never_executed(arguments: str) -> None:
+    model = ScriptedModel([tool_step(call("c1", "search", arguments)), text_step("ok")])
+    search = FuncTool("search")
+    parts = collect(run(options(model, tools=[search])))
+    assert search.calls == []
+    (result,) = [p.tool_result for p in parts if p.tool_result is not None]
+    assert (result.tool_call_id, result.name, result.is_error) == ("c1", "search", True)
+    assert "not valid JSON" in result.content
+    assert "not run" in result.content
+    # The call itself is still in the history, answered by the error.
+    assert model.requests[1].messages[1].tool_calls == [ToolCall("c1", "search", arguments)]
+    assert summary(parts)[-1][:2] == ("finish", "stop")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "type_name"), [("[1, 2]", "list"), ('"s"', "str"), ("3", "int"), ("null", "NoneType")]
+)
+def test_rule6_arguments_that_are_not_an_object_are_never_executed(arguments: str, type_name: str) -> None:
+    model = ScriptedModel([tool_step(call("c1", "search", arguments)), text_step("ok")])
+    search = FuncTool("search")
+    parts = collect(run(options(model, tools=[search])))
+    assert search.calls == []
+    (result,) = [p.tool_result for p in parts if p.tool_result is not None]
+    assert result.is_error
+    assert "JSON object" in result.content
+    assert type_name in result.content
+
+
+@pytest.mark.parametrize("arguments", ["", "  ", "\n\t "])
+def test_rule6_empty_or_whitespace_arguments_mean_an_empty_object(arguments: str) -> None:
+    model = ScriptedModel([tool_step(call("c1", "get_time", arguments)), text_step("ok")])
+    get_time = FuncTool("get_time", lambda _i, _c: "12:00")
+    parts = collect(run(options(model, tools=[get_time])))
+    assert get_time.calls == ["{}"]
+    assert [s for s in summary(parts) if s[0] == "tool-result"] == [
+        ("tool-result", "c1", "get_time", "12:00", False)
+    ]
+
+
+@pytest.mark.parametrize(("value", "type_name"), [(None, "NoneType"), (42, "int"), (b"bytes", "bytes")])
+def test_rule6_a_tool_returning_a_non_str_is_an_error_result(value: object, type_name: str) -> None:
+    model = ScriptedModel([tool_step(call("c1", "odd")), text_step("ok")])
+    parts = collect(run(options(model, tools=[FuncTool("odd", lambda _i, _c: value)])))
+    (result,) = [p.tool_result for p in parts if p.tool_result is not None]
+    assert result.is_error
+    assert type_name in result.content
+    assert "not str" in result.content
+    assert summary(parts)[-1][:2] == ("finish", "stop")
+
+
+class Abort(BaseException):
+    """A BaseException that is not an Exception, like KeyboardInterrupt."""
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("exc_type", [KeyboardInterrupt, SystemExit, Abort])
+def test_rule6_a_base_exception_from_a_tool_ends_the_run_and_result_reraises_it(
+    exc_type: type[BaseException], parallel: bool
+) -> None:
+    raised = exc_type("stop now")
+
+    def bad(_input: str, _ctx: Context) -> str:
+        raise raised
+
+    model = ScriptedModel(
+        [tool_step(call("c1", "ok"), call("c2", "bad"), usage=Usage(3, 1)), text_step("never")]
+    )
+    reader = run(options(model, tools=[FuncTool("ok"), FuncTool("bad", bad)], parallel_tools=parallel))
+    parts = collect(reader)
+    assert summary(parts)[-1] == ("error", "error", Usage(3, 1), raised)
+    assert len(model.requests) == 1
+    with pytest.raises(exc_type) as info:
+        reader.result()
+    assert info.value is raised
+    assert_valid_history(reader.messages)
+
+
+# --- parallel tools ----------------------------------------------------------------------------
+
+
+def test_parallel_tools_overlap_and_results_keep_call_order() -> None:
+    barrier = threading.Barrier(3, timeout=5)
+    second_done = threading.Event()
+    order: list[str] = []
+
+    def slow_first(_input: str, _ctx: Context) -> str:
+        barrier.wait()  # all three calls are running at once, or this raises
+        assert second_done.wait(5)
+        order.append("first")
+        return "first result"
+
+    def quick(input: str, _ctx: Context) -> str:
+        barrier.wait()
+        order.append(f"quick {json.loads(input)['n']}")
+        if json.loads(input)["n"] == 2:
+            second_done.set()
+        return f"quick {json.loads(input)['n']}"
+
+    model = ScriptedModel(
+        [
+            tool_step(call("c1", "slow"), call("c2", "quick", '{"n":2}'), call("c3", "quick", '{"n":3}')),
+            text_step("done"),
+        ]
+    )
+    parts = collect(
+        run(
+            options(
+                model, tools=[FuncTool("slow", slow_first), FuncTool("quick", quick)], parallel_tools=True
+            )
+        )
+    )
+    assert order.index("first") > order.index("quick 2")  # the first call really finished last
+    assert [s for s in summary(parts) if s[0] == "tool-result"] == [
+        ("tool-result", "c1", "slow", "first result", False),
+        ("tool-result", "c2", "quick", "quick 2", False),
+        ("tool-result", "c3", "quick", "quick 3", False),
+    ]
+    assert model.requests[1].messages[-1] == tool_message(
+        ToolResult("c1", "slow", "first result"),
+        ToolResult("c2", "quick", "quick 2"),
+        ToolResult("c3", "quick", "quick 3"),
+    )
+
+
+def test_sequential_tools_do_not_overlap() -> None:
+    barrier = threading.Barrier(2, timeout=0.2)
+
+    def meet(_input: str, _ctx: Context) -> str:
+        barrier.wait()
+        return "met"
+
+    model = ScriptedModel([tool_step(call("c1", "meet"), call("c2", "meet")), text_step("done")])
+    parts = collect(run(options(model, tools=[FuncTool("meet", meet)])))
+    results = [p.tool_result for p in parts if p.tool_result is not None]
+    assert [r.is_error for r in results] == [True, True]
+    assert all("BrokenBarrierError" in r.content for r in results)

@@ -1,0 +1,346 @@
+"""The public test doubles: ScriptedModel, TestModel, example_value and check_model
+(agentcore/testing.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Iterator
+from typing import Any
+
+import pytest
+
+from agentcore import (
+    Canceled,
+    Context,
+    ErrorClass,
+    FinishReason,
+    Message,
+    ModelError,
+    Request,
+    Role,
+    StreamPart,
+    ToolDefinition,
+    ToolResult,
+    Usage,
+    run,
+    tool_result_part,
+    user_message,
+)
+from agentcore.model import Model
+from agentcore.testing import (
+    ScriptedModel,
+    ScriptExhausted,
+    TestModel,
+    check_model,
+    example_input,
+    example_value,
+)
+from tests.loop_helpers import FuncTool, call, collect, options, step_finish, summary, text, text_step
+
+REQUEST = Request(system="sys", messages=(user_message("hi"),))
+
+
+# --- ScriptedModel -----------------------------------------------------------------------------
+
+
+def test_scripted_model_is_a_model_and_records_every_request() -> None:
+    model = ScriptedModel([text_step("a"), text_step("b")], model_id="fake-1")
+    assert isinstance(model, Model)
+    assert model.model_id == "fake-1"
+    assert ScriptedModel([]).model_id == "scripted"
+    second = Request(messages=(user_message("again"),))
+    assert summary(model.stream(REQUEST, Context())) == [
+        ("text-delta", "a"),
+        ("step-finish", "stop", Usage()),
+    ]
+    assert summary(model.stream(second, Context())) == [("text-delta", "b"), ("step-finish", "stop", Usage())]
+    assert model.requests == [REQUEST, second]
+
+
+def test_scripted_model_raises_an_exception_entry() -> None:
+    error = ModelError(ErrorClass.OVERLOADED)
+    model = ScriptedModel([error])
+    with pytest.raises(ModelError) as info:
+        list(model.stream(REQUEST, Context()))
+    assert info.value is error
+    assert model.requests == [REQUEST]
+
+
+def test_scripted_model_raises_an_exception_inside_the_iterable_at_its_place() -> None:
+    error = ModelError(ErrorClass.TRANSIENT)
+    stream = ScriptedModel([[text("a"), text("b"), error, text("never")]]).stream(REQUEST, Context())
+    assert [next(stream).text, next(stream).text] == ["a", "b"]
+    with pytest.raises(ModelError) as info:
+        next(stream)
+    assert info.value is error
+
+
+def test_scripted_model_callable_with_one_argument_gets_the_request() -> None:
+    seen: list[Request] = []
+
+    def step(request: Request) -> list[StreamPart]:
+        seen.append(request)
+        return text_step(request.messages[0].text.upper())
+
+    model = ScriptedModel([step])
+    assert summary(model.stream(REQUEST, Context()))[0] == ("text-delta", "HI")
+    assert seen == [REQUEST]
+
+
+def test_scripted_model_callable_with_two_arguments_gets_the_context() -> None:
+    seen: list[tuple[Request, Context]] = []
+
+    def step(request: Request, ctx: Context) -> list[StreamPart]:
+        seen.append((request, ctx))
+        return text_step("ok")
+
+    ctx = Context()
+    list(ScriptedModel([step, lambda request, ctx: text_step("lambda")]).stream(REQUEST, ctx))
+    assert seen == [(REQUEST, ctx)]
+
+
+def test_scripted_model_script_exhausted() -> None:
+    model = ScriptedModel([text_step("only")])
+    list(model.stream(REQUEST, Context()))
+    with pytest.raises(ScriptExhausted, match="call 2 but has only 1 steps"):
+        list(model.stream(REQUEST, Context()))
+    assert issubclass(ScriptExhausted, AssertionError)
+    assert len(model.requests) == 2
+
+
+def test_scripted_model_stops_with_canceled_between_parts() -> None:
+    ctx = Context()
+    stream = ScriptedModel([text_step("a", "b")]).stream(REQUEST, ctx)
+    assert next(stream).text == "a"
+    ctx.cancel()
+    with pytest.raises(Canceled):
+        next(stream)
+
+
+def test_scripted_model_closes_a_scripted_generator_when_closed() -> None:
+    closed: list[bool] = []
+
+    def step(_request: Request) -> Iterator[StreamPart]:
+        try:
+            yield text("a")
+            yield step_finish()
+        finally:
+            closed.append(True)
+
+    stream = ScriptedModel([step]).stream(REQUEST, Context())
+    next(stream)
+    assert isinstance(stream, Generator)
+    stream.close()
+    assert closed == [True]
+
+
+def test_scripted_model_in_a_run_exhausted_script_is_a_run_error() -> None:
+    model = ScriptedModel([[call("c1", "search"), step_finish(FinishReason.TOOL_CALLS)]])
+    parts = collect(run(options(model, tools=[FuncTool("search")])))
+    assert isinstance(parts[-1].err, ScriptExhausted)
+    assert len(model.requests) == 2
+
+
+# --- example_value -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        ({"type": "string"}, "example"),
+        ({"type": "string", "examples": ["Paris", "Oslo"]}, "Paris"),
+        ({"type": "string", "enum": ["celsius", "fahrenheit"]}, "celsius"),
+        ({"type": "string", "default": "UTC"}, "UTC"),
+        ({"const": 7}, 7),
+        ({"type": "integer", "default": 0, "enum": [5, 6]}, 5),
+        ({"type": "string", "minLength": 10}, "examplexxx"),
+        ({"type": "string", "maxLength": 3}, "exa"),
+        ({"type": "integer"}, 1),
+        ({"type": "integer", "minimum": 3}, 3),
+        ({"type": "integer", "minimum": 2.5}, 3),
+        ({"type": "integer", "exclusiveMinimum": 5}, 6),
+        ({"type": "integer", "maximum": -3}, -3),
+        ({"type": "integer", "minimum": 0, "maximum": 0}, 0),
+        ({"type": "number"}, 1.5),
+        ({"type": "number", "minimum": 3}, 3.0),
+        ({"type": "number", "maximum": 0.5}, 0.5),
+        ({"type": "boolean"}, True),
+        ({"type": "null"}, None),
+        ({"type": ["null", "integer"]}, 1),
+        ({"anyOf": [{"type": "integer", "minimum": 4}, {"type": "string"}]}, 4),
+        ({"oneOf": [{"type": "boolean"}, {"type": "string"}]}, True),
+        ({"type": "array", "items": {"type": "string"}}, ["example"]),
+        ({"type": "array", "items": {"type": "integer"}, "minItems": 3}, [1, 1, 1]),
+        (
+            {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "examples": ["Lima"]},
+                    "units": {"enum": ["metric"]},
+                    "days": {"type": "integer", "minimum": 1},
+                    "where": {"properties": {"lat": {"type": "number"}, "tags": {"type": "array"}}},
+                },
+                "required": ["city"],
+            },
+            {"city": "Lima", "units": "metric", "days": 1, "where": {"lat": 1.5, "tags": ["example"]}},
+        ),
+        ({}, "example"),
+        ("not a schema", None),
+    ],
+)
+def test_example_value(schema: Any, expected: Any) -> None:
+    value = example_value(schema)
+    assert value == expected
+    assert type(value) is type(expected)
+
+
+def test_example_input_is_always_an_object() -> None:
+    object_schema = ToolDefinition("t", input_schema='{"type":"object","properties":{"q":{"type":"string"}}}')
+    assert example_input(object_schema) == {"q": "example"}
+    assert example_input(ToolDefinition("t", input_schema='{"type":"string"}')) == {}
+
+
+# --- TestModel ---------------------------------------------------------------------------------
+
+WEATHER = ToolDefinition(
+    "get_weather",
+    "Weather for a city",
+    json.dumps({"type": "object", "properties": {"city": {"type": "string", "examples": ["Oslo"]}}}),
+)
+TIME = ToolDefinition("get_time", "The time", json.dumps({"type": "object", "properties": {}}))
+
+
+def test_test_model_calls_each_tool_once_with_generated_arguments() -> None:
+    model = TestModel()
+    assert isinstance(model, Model)
+    assert model.model_id == "test-model"
+    parts = list(
+        model.stream(Request(messages=(user_message("weather?"),), tools=(WEATHER, TIME)), Context())
+    )
+    assert summary(parts[:-1]) == [
+        ("tool-call", "call_1", "get_weather", '{"city": "Oslo"}'),
+        ("tool-call", "call_2", "get_time", "{}"),
+    ]
+    finish = parts[-1]
+    assert finish.finish_reason is FinishReason.TOOL_CALLS
+    assert finish.usage.input > 0
+    assert finish.usage.output > 0
+
+
+def test_test_model_answers_from_the_tool_results() -> None:
+    results = Message(
+        role=Role.TOOL,
+        content=[
+            tool_result_part(ToolResult("call_1", "get_weather", "-3C")),
+            tool_result_part(ToolResult("call_2", "get_time", "no clock", is_error=True)),
+        ],
+    )
+    request = Request(messages=(user_message("weather?"), results), tools=(WEATHER, TIME))
+    parts = list(TestModel().stream(request, Context()))
+    answer = "".join(p.text for p in parts[:-1])
+    assert answer == "Here is what the tools said. get_weather returned: -3C get_time failed: no clock"
+    assert all(p.kind.value == "text-delta" for p in parts[:-1])
+    assert parts[-1].finish_reason is FinishReason.STOP
+    assert parts[-1].usage.input > 0
+    assert parts[-1].usage.output > 0
+
+
+def test_test_model_without_tools_echoes_the_user() -> None:
+    parts = list(TestModel(model_id="offline").stream(REQUEST, Context()))
+    assert "".join(p.text for p in parts[:-1]) == "(TestModel, offline) You said: hi"
+    assert parts[-1].finish_reason is FinishReason.STOP
+
+
+def test_test_model_in_a_full_run() -> None:
+    weather = FuncTool(
+        "get_weather", lambda i, _c: f"{json.loads(i)['city']}: -3C", schema=WEATHER.input_schema
+    )
+    clock = FuncTool("get_time", lambda _i, _c: "23:00")
+    on_step: list[Usage] = []
+    result = run(options(TestModel(), tools=[weather, clock], on_step=on_step.append)).result()
+    assert result.finish_reason is FinishReason.STOP
+    assert "Oslo: -3C" in result.text
+    assert "23:00" in result.text
+    assert weather.calls == ['{"city": "Oslo"}']
+    assert clock.calls == ["{}"]
+    assert len(result.steps) == 2
+    assert on_step == [s.usage for s in result.steps]
+    assert result.usage == on_step[0] + on_step[1]
+    assert result.usage.input > 0
+    assert result.usage.output > 0
+
+
+# --- check_model -------------------------------------------------------------------------------
+
+
+def test_check_model_passes_for_the_doubles() -> None:
+    check_model(TestModel())
+    check_model(ScriptedModel([text_step("a"), text_step("b"), text_step("c")]))
+    tools_request = Request(messages=(user_message("go"),), tools=(WEATHER,))
+    check_model(TestModel(), tools_request)
+
+
+class Broken:
+    """A model whose one step is ``parts``; it checks the context unless told not to."""
+
+    model_id = "broken"
+
+    def __init__(self, parts: list[Any], *, watch_ctx: bool = True) -> None:
+        self.parts = parts
+        self.watch_ctx = watch_ctx
+
+    def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
+        for part in self.parts:
+            if self.watch_ctx:
+                ctx.check()
+            if isinstance(part, BaseException):
+                raise part
+            yield part
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        (Broken([text("a")]), "0 step-finish parts; exactly one, last, is required"),
+        (Broken([text("a"), step_finish(), step_finish()]), "2 step-finish parts"),
+        (Broken([step_finish(), text("late")]), "exactly one, last, is required"),
+        (Broken([text("a"), KeyError("choices")]), "a KeyError escaped (only ModelError may)"),
+        (Broken([KeyError("choices")]), "a KeyError escaped (only ModelError may)"),
+        (
+            Broken(text_step("a"), watch_ctx=False),
+            "a cancelled context did not stop the stream with Canceled",
+        ),
+        (Broken([call("", "search"), step_finish(FinishReason.TOOL_CALLS)]), "tool call without id or name"),
+        (Broken([call("c1", "search", "[1]"), step_finish(FinishReason.TOOL_CALLS)]), "not a JSON object"),
+        (Broken([call("c1", "search", '{"q":'), step_finish(FinishReason.TOOL_CALLS)]), "input is not JSON"),
+        (Broken([step_finish(FinishReason.STEP_LIMIT)]), "is not a step reason"),
+        (Broken(["text"]), "not a StreamPart"),
+        (Broken([]), "yielded no parts"),
+    ],
+)
+def test_check_model_names_the_broken_rule(model: Broken, message: str) -> None:
+    with pytest.raises(AssertionError, match="model breaks the Model contract") as info:
+        check_model(model)
+    assert message in str(info.value)
+
+
+def test_check_model_reports_a_model_without_the_seam() -> None:
+    with pytest.raises(AssertionError, match="missing stream"):
+        check_model(object())
+
+
+def test_check_model_reports_a_failing_step() -> None:
+    with pytest.raises(AssertionError, match="the step failed: overloaded"):
+        check_model(Broken([ModelError(ErrorClass.OVERLOADED)]))
+
+
+def test_check_model_wants_a_closable_stream() -> None:
+    class ListModel:
+        model_id = "list"
+
+        def stream(self, request: Request, ctx: Context) -> Any:
+            ctx.check()
+            return iter(text_step("a"))
+
+    with pytest.raises(AssertionError, match="the stream has no close"):
+        check_model(ListModel())
