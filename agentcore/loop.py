@@ -336,9 +336,9 @@ class _Loop:
         self.definitions = tuple(options.tools.definitions())
 
     def run(self) -> None:
-        model_id = self.options.model.model_id
-        _log.debug("agentcore: run started (model %s, step limit %d)", model_id, self.step_limit)
         try:
+            model_id = self.options.model.model_id
+            _log.debug("agentcore: run started (model %s, step limit %d)", model_id, self.step_limit)
             reason = self._steps()
             terminal = StreamPart.finish(reason, self.total)
         except BaseException as exc:  # noqa: BLE001 - every failure becomes the terminal part
@@ -383,7 +383,7 @@ class _Loop:
             usage = step.finish.usage
             reason = step.finish.finish_reason
             assert reason is not None
-            self.total += usage
+            self.total += usage  # billed: counted even if the reader is gone by now
             runnable = [] if reason is FinishReason.LENGTH else step.calls
             result = StepResult(step.text, tuple(step.calls), (), usage, reason)
             self.steps.append(result)
@@ -393,6 +393,7 @@ class _Loop:
             # Tool calls without their results are not a valid history: publish
             # the assistant message only together with the tool message.
             self._publish(history=not runnable)
+            self._forward(step.finish)
             if self.options.on_step is not None:
                 self.options.on_step(usage)
             if reason is FinishReason.LENGTH:
@@ -477,7 +478,6 @@ class _Loop:
             )
         if calls and reason is FinishReason.STOP:
             finish = StreamPart.step_finish(FinishReason.TOOL_CALLS, finish.usage)
-        self._forward(finish)
         return _Step("".join(texts), calls, finish)
 
     def _run_tools(self, calls: list[ToolCall]) -> list[ToolResult]:
@@ -528,7 +528,7 @@ def _await(future: Future[ToolResult], ctx: Context) -> ToolResult:
 
 
 def _not_run(call: ToolCall) -> ToolResult:
-    return ToolResult(call.id, call.name, "Error: the run was canceled before this tool call finished.", True)
+    return ToolResult(call.id, call.name, "Error: the run ended before this tool call finished.", True)
 
 
 def _execute(tools: ToolSet, call: ToolCall, ctx: Context) -> ToolResult:

@@ -14,8 +14,8 @@ formula, with ``base`` = ``retry_base_delay`` (default
 :data:`DEFAULT_RETRY_MAX_DELAY`). A server's Retry-After (``ModelError.retry_after``)
 replaces the computed wait and is honoured verbatim, even above the cap, as
 the reference says; ``retry_after_limit`` (seconds, None = no limit) refuses a
-longer hint and ends the run with the error instead, and so does a hint that
-would outlast the context's deadline.
+longer hint and ends the run with the error instead, and so does any wait
+(hint or computed) that would outlast the context's deadline.
 
 Waits sleep on the run's :class:`Context`, so a cancel or deadline ends them at
 once with :class:`Canceled`. tenacity would call the attempt again after an
@@ -69,6 +69,18 @@ class _Wait(tenacity.wait.wait_base):
         return backoff_delay(retry_state.attempt_number - 1, self._base, self._cap, self._rand(0.75, 1.0))
 
 
+class _StopBeforeDeadline(tenacity.stop.stop_base):
+    """Give up (re-raising the error) when the next wait would outlast the
+    context's deadline: the caller learns why, instead of a bare deadline."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
+        remaining = self._ctx.remaining()
+        return remaining is not None and retry_state.upcoming_sleep > remaining
+
+
 def retry_policy(
     *,
     max_retries: int,
@@ -103,10 +115,7 @@ def retry_policy(
             return False
         if forwarded() or ctx.cancelled:
             return False
-        if retry_after_limit is not None and exc.retry_after > retry_after_limit:
-            return False
-        remaining = ctx.remaining()
-        return remaining is None or exc.retry_after <= remaining
+        return retry_after_limit is None or exc.retry_after <= retry_after_limit
 
     def wait_on_context(seconds: float) -> None:
         if ctx.wait(seconds):
@@ -128,7 +137,7 @@ def retry_policy(
         )
 
     return tenacity.Retrying(
-        stop=tenacity.stop_after_attempt(max_retries + 1),
+        stop=tenacity.stop_after_attempt(max_retries + 1) | _StopBeforeDeadline(ctx),
         wait=_Wait(base_delay, max_delay, rand),
         retry=tenacity.retry_if_exception(should_retry),
         sleep=sleep or wait_on_context,

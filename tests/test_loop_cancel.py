@@ -273,15 +273,17 @@ def test_deadline_ends_the_run_as_canceled_with_deadline_exceeded(threads: Threa
     assert threads.wait_gone() == []
 
 
-def test_deadline_during_a_retry_wait(threads: Threads) -> None:
-    model = ScriptedModel([ModelError(ErrorClass.OVERLOADED), text_step("never")])
-    reader = run(options(model, retry_base_delay=20, retry_max_delay=20), Context(timeout=0.2))
+def test_a_backoff_that_would_outlast_the_deadline_ends_the_run_with_the_error(threads: Threads) -> None:
+    overloaded = ModelError(ErrorClass.OVERLOADED)
+    model = ScriptedModel([overloaded, text_step("never")])
+    reader = run(options(model, retry_base_delay=20, retry_max_delay=20), Context(timeout=5.0))
     start = time.monotonic()
     parts = collect(reader)
-    assert time.monotonic() - start < 5
-    assert isinstance(parts[-1].err, DeadlineExceeded)
-    assert parts[-1].finish_reason is FinishReason.CANCELED
+    assert time.monotonic() - start < 1.0  # no 15 to 20 s wait that the deadline would cut anyway
+    assert parts[-1].err is overloaded
+    assert parts[-1].finish_reason is FinishReason.ERROR
     assert len(model.requests) == 1
+    assert threads.wait_gone() == []
 
 
 def test_an_already_cancelled_context_never_calls_the_model() -> None:
@@ -409,3 +411,26 @@ def test_a_reader_dropped_without_close_stops_its_worker(threads: Threads, where
     gc.collect()
     assert threads.wait_gone() == []
     assert released.wait(5)
+
+
+def test_a_step_finish_the_reader_never_got_still_counts_its_usage() -> None:
+    # The step was billed once the model finished it, even if the reader left
+    # at that very moment: the terminal part and RunError keep its usage.
+    from agentcore import StreamPartKind
+    from agentcore.loop import _Loop, _RunState
+
+    usage = Usage(100, 20, 50, 7)
+    model = ScriptedModel([[StreamPart.text_delta("hi"), StreamPart.step_finish(FinishReason.STOP, usage)]])
+    opts = options(model)
+    sent: list[StreamPart] = []
+
+    def send(part: StreamPart) -> bool:
+        sent.append(part)
+        return part.kind is not StreamPartKind.STEP_FINISH  # the reader closes as step-finish arrives
+
+    state = _RunState(opts.messages)
+    _Loop(opts, Context(), send, state).run()
+    assert state.terminal is not None
+    assert state.terminal.finish_reason is FinishReason.CANCELED
+    assert state.terminal.total_usage == usage
+    assert state.usage == usage
