@@ -3,9 +3,10 @@
 :func:`function_plan` reads a function's signature, type hints and Google-style
 docstring and returns the tool's input schema plus, for each parameter, how to
 turn the validated JSON value into the annotated Python type.
-:class:`SchemaValidator` checks arguments against a schema with ``jsonschema``,
-imported on first use so that ``import agentcore`` stays fast.
-:func:`encode_result` turns a tool's return value into the text for the model.
+
+Its neighbours: :mod:`agentcore._docstrings` parses the docstrings (the
+descriptions); :mod:`agentcore._validation` checks each call's arguments
+against the schema and encodes return values.
 
 Decisions (so nobody "fixes" them by accident):
 
@@ -39,21 +40,19 @@ import enum
 import functools
 import inspect
 import json
-import re
-import textwrap
 import types
 import typing
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, Union
+from collections.abc import Callable, Iterable
+from typing import Annotated, Any, Literal, NamedTuple, Union
 
 import attrs
 
+from agentcore._docstrings import class_doc, parse_docstring
+from agentcore._validation import SchemaValidator, json_default
 from agentcore.context import Context
 from agentcore.errors import ConfigError
 
-if TYPE_CHECKING:
-    from jsonschema.exceptions import ValidationError
-    from jsonschema.protocols import Validator
+__all__ = ["Convert", "FunctionPlan", "Param", "function_plan", "is_context", "parse_docstring"]
 
 Convert = Callable[[Any], Any]
 """Turns a validated JSON value into the annotated Python value."""
@@ -66,105 +65,6 @@ _SUPPORTED = (
     "Literal[...], Enum subclasses, X | None and other unions, Annotated[X, 'description'], "
     "attrs classes, dataclasses and TypedDicts"
 )
-
-# ---------------------------------------------------------------------------
-# Google-style docstrings
-
-_SECTION_NAMES = frozenset(
-    {
-        "args", "arguments", "parameters", "params", "keyword args", "keyword arguments",
-        "other parameters", "attributes", "keys", "returns", "return", "yields", "yield", "raises",
-        "examples", "example", "note", "notes", "see also", "warning", "warnings", "warns",
-        "todo", "references", "methods",
-    }
-)  # fmt: skip
-_ARG_SECTIONS = frozenset(
-    {"args", "arguments", "parameters", "params", "keyword args", "keyword arguments", "other parameters"}
-)
-_ATTRIBUTE_SECTIONS = frozenset({"attributes", "keys"})
-_HEADER = re.compile(r"^([A-Za-z][A-Za-z ]*?)\s*:\s*$")
-_ENTRY = re.compile(r"^\*{0,2}(?P<name>\w+)\s*(?:\([^)]*\))?\s*:(?P<text>.*)$")
-
-
-class Docstring(NamedTuple):
-    """A parsed Google-style docstring.
-
-    Attributes:
-        summary: the text before the first section, stripped.
-        args: name -> description from ``Args:`` (and its synonyms).
-        attributes: name -> description from ``Attributes:`` (or ``Keys:``).
-    """
-
-    summary: str = ""
-    args: Mapping[str, str] = types.MappingProxyType({})
-    attributes: Mapping[str, str] = types.MappingProxyType({})
-
-
-def parse_docstring(doc: str | None) -> Docstring:
-    """Split a Google-style docstring into its summary and its entries.
-
-    A section starts at a line such as ``Args:`` at the docstring's left
-    margin and ends at the next unindented line. In an entry
-    ``name (type): text``, the type is ignored and the text continues on the
-    more indented lines below; wrapped lines are joined with spaces, and
-    paragraphs (split by blank lines) with a blank line.
-    """
-    if not doc:
-        return Docstring()
-    summary: list[str] = []
-    sections: dict[str, list[str]] = {}
-    current: list[str] | None = summary
-    for line in inspect.cleandoc(doc).splitlines():
-        header = _HEADER.match(line)
-        if header and header.group(1).lower() in _SECTION_NAMES:
-            current = sections.setdefault(header.group(1).lower(), [])
-        elif current is not summary and line[:1].strip():
-            current = None  # unindented text ends a section
-        elif current is not None:
-            current.append(line)
-    args: dict[str, str] = {}
-    attributes: dict[str, str] = {}
-    for name, lines in sections.items():
-        if name in _ARG_SECTIONS:
-            args.update(_entries(lines))
-        elif name in _ATTRIBUTE_SECTIONS:
-            attributes.update(_entries(lines))
-    return Docstring("\n".join(summary).strip(), args, attributes)
-
-
-def _entries(lines: list[str]) -> dict[str, str]:
-    entries: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in textwrap.dedent("\n".join(lines)).splitlines():
-        if line[:1].strip():
-            match = _ENTRY.match(line)
-            current = entries.setdefault(match["name"], []) if match else None
-            if current is not None and match is not None:
-                current.append(match["text"])
-        elif current is not None:
-            current.append(line)
-    return {name: _join(text) for name, text in entries.items()}
-
-
-def _join(lines: list[str]) -> str:
-    paragraphs: list[list[str]] = [[]]
-    for line in lines:
-        if line.strip():
-            paragraphs[-1].append(line.strip())
-        elif paragraphs[-1]:
-            paragraphs.append([])
-    return "\n\n".join(" ".join(p) for p in paragraphs if p)
-
-
-def _class_doc(cls: type) -> Docstring:
-    doc = cls.__dict__.get("__doc__")
-    if not isinstance(doc, str) or (dataclasses.is_dataclass(cls) and doc.startswith(f"{cls.__name__}(")):
-        return Docstring()  # no docstring of its own (dataclasses invent one)
-    return parse_docstring(doc)
-
-
-# ---------------------------------------------------------------------------
-# Type hints -> JSON Schema + converters
 
 
 class _Field(NamedTuple):
@@ -333,25 +233,6 @@ def _to_int(value: Any) -> Any:
 
 def _to_float(value: Any) -> Any:
     return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
-
-
-def json_default(value: Any) -> Any:
-    """``default`` hook for ``json.dumps``: Enums by value, attrs classes and
-    dataclasses as objects, sets as arrays; anything else is a ``TypeError``."""
-    if isinstance(value, enum.Enum):
-        return value.value
-    if attrs.has(type(value)):
-        return attrs.asdict(value, recurse=False)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-    if isinstance(value, (set, frozenset)):
-        try:
-            return sorted(value)
-        except TypeError:
-            return list(value)
-    if isinstance(value, Mapping):
-        return dict(value)
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def _schema_default(value: Any) -> Any:
@@ -562,7 +443,7 @@ class _Compiler:
             raise self.fail(where, f"{cls.__name__} refers to itself; recursive types are not supported")
         self.expanding.append(cls)
         try:
-            doc = _class_doc(cls)
+            doc = class_doc(cls)
             props: list[_Property] = []
             for field in fields:
                 if field.hint is None or isinstance(field.hint, str):
@@ -588,123 +469,3 @@ def _name(hint: Any) -> str:
         module = "" if hint.__module__ == "builtins" else f"{hint.__module__}."
         return module + hint.__qualname__
     return repr(hint)
-
-
-# ---------------------------------------------------------------------------
-# Validation (jsonschema is imported on first use)
-
-_MAX_PROBLEMS = 8
-_MAX_PROBLEM_CHARS = 300
-
-
-class SchemaValidator:
-    """Validates JSON values against one schema; builds the ``jsonschema``
-    validator on first use (the import stays out of ``import agentcore``)."""
-
-    def __init__(self, schema: Mapping[str, Any]) -> None:
-        self.schema = schema
-        self._validator: Validator | None = None
-
-    def _get(self) -> Validator:
-        if self._validator is None:
-            import jsonschema  # lazy: keeps `import agentcore` fast
-
-            cls = jsonschema.validators.validator_for(self.schema, default=jsonschema.Draft202012Validator)
-            self._validator = cls(self.schema)
-        return self._validator
-
-    def is_valid(self, instance: Any) -> bool:
-        """True when ``instance`` matches the schema."""
-        return self._get().is_valid(instance)
-
-    def problems(self, instance: Any) -> list[str]:
-        """What is wrong with ``instance``, one line per error: ``path: reason``.
-
-        Paths look like ``items[0].name``; ``(top level)`` is the arguments
-        object itself. At most 8 lines, each at most 300 characters.
-        """
-        found = [e for error in self._get().iter_errors(instance) for e in _flatten(error)]
-        errors = sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
-        lines = [_clip(f"{_path(e.absolute_path)}: {_reason(e)}") for e in errors]
-        if len(lines) > _MAX_PROBLEMS:
-            lines[_MAX_PROBLEMS:] = [f"... and {len(lines) - _MAX_PROBLEMS} more problems"]
-        return lines
-
-
-def check_schema(schema: dict[str, Any], owner: str) -> None:
-    """Raise :class:`ConfigError` unless ``schema`` is a valid JSON Schema."""
-    import jsonschema  # lazy: keeps `import agentcore` fast
-
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    try:
-        cls.check_schema(schema)
-    except jsonschema.exceptions.SchemaError as exc:
-        where = _path(exc.absolute_path) if exc.absolute_path else "the schema"
-        raise ConfigError(f"{owner}: not a valid JSON Schema at {where}: {exc.message}") from exc
-
-
-def _path(parts: Iterable[Any]) -> str:
-    out = ""
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", str(part)):
-            out += f".{part}" if out else str(part)
-        else:
-            out += f"[{json.dumps(part)}]"
-    return out or "(top level)"
-
-
-def _flatten(error: ValidationError) -> Iterator[ValidationError]:
-    """Report an ``X | None`` mismatch as X's own errors, at their full paths."""
-    options = error.validator_value
-    if error.validator == "anyOf" and isinstance(options, list) and error.context:
-        real = [i for i, option in enumerate(options) if option != {"type": "null"}]
-        if len(real) == 1 and len(options) == 2:
-            for sub in error.context:
-                if sub.relative_schema_path and sub.relative_schema_path[0] == real[0]:
-                    yield from _flatten(sub)
-            return
-    yield error
-
-
-def _reason(error: ValidationError) -> str:
-    if not error.context:
-        return error.message
-    seen: list[str] = []
-    for sub in error.context:
-        text = f"{_path(sub.relative_path)}: {sub.message}" if sub.relative_path else sub.message
-        if text not in seen:
-            seen.append(text)
-    return f"{error.message} ({'; '.join(seen[:4])})"
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= _MAX_PROBLEM_CHARS else text[: _MAX_PROBLEM_CHARS - 3] + "..."
-
-
-# ---------------------------------------------------------------------------
-# Return values
-
-
-def encode_result(value: Any, owner: str) -> str:
-    """The text the model sees for a tool's return value.
-
-    An Enum member stands for its value. A ``str`` is returned as it is;
-    anything else is encoded as JSON text (see :func:`json_default`).
-
-    Raises:
-        TypeError: the value cannot be encoded as JSON (the message says why).
-    """
-    if isinstance(value, enum.Enum):
-        value = value.value
-    if isinstance(value, str):
-        return str.__str__(value)
-    try:
-        return json.dumps(value, default=json_default, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"{owner} returned a {type(value).__name__} that cannot be sent to the model ({exc}); "
-            "a function tool returns a str, or JSON data: dict, list, tuple, str, int, finite float, "
-            "bool, None, attrs or dataclass instances, Enums"
-        ) from exc

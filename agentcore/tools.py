@@ -9,9 +9,10 @@ function into a ``Tool``: the name comes from the function, the description
 and per-argument descriptions from its Google-style docstring, the input JSON
 Schema from its signature and type hints (see :mod:`agentcore._schema` for the
 mapping and its decisions). Each call's arguments are validated against that
-schema with ``jsonschema`` (imported on first use) before the function runs;
-a mismatch raises :class:`ToolInputError`, whose message names each bad field
-and why, and which the loop feeds back to the model as an error result. The
+schema with ``jsonschema`` (:mod:`agentcore._validation`, which imports it on
+first use) before the function runs; a mismatch raises
+:class:`ToolInputError`, whose message names each bad field and why, and
+which the loop feeds back to the model as an error result. The
 validated JSON is then converted to the annotated types (Enum members, attrs
 and dataclass instances, tuples, sets) and the function is called. A ``str``
 result is sent as it is; anything else as JSON text. A parameter named
@@ -28,7 +29,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload, runtime_checkable
 
-from agentcore import _schema
+from agentcore import _schema, _validation
 from agentcore.context import Context
 from agentcore.errors import AgentcoreError, ConfigError
 from agentcore.types import ToolDefinition
@@ -190,7 +191,7 @@ class FunctionTool(Generic[P, R]):
             raise ConfigError(f"{owner}: the schema is not JSON: {exc}") from exc
         if not isinstance(parsed, dict) or parsed.get("type") != "object":
             raise ConfigError(f'{owner}: the input schema must be a JSON Schema object with "type": "object"')
-        _schema.check_schema(parsed, owner)
+        _validation.check_schema(parsed, owner)
         tool: FunctionTool[..., Any] = cls.__new__(cls)
         tool._setup(func, name, description, parsed)
         tool._params = None
@@ -204,7 +205,7 @@ class FunctionTool(Generic[P, R]):
         self._func = func
         self._owner = f"tool {name!r}"
         self._definition = ToolDefinition(name, description, json.dumps(schema, ensure_ascii=False))
-        self._validator = _schema.SchemaValidator(schema)
+        self._validator = _validation.SchemaValidator(schema)
         self._pass_ctx = False
 
     @property
@@ -258,7 +259,7 @@ class FunctionTool(Generic[P, R]):
         else:
             args, kwargs = self._bind(arguments, ctx)
             result = self._func(*args, **kwargs)
-        return _schema.encode_result(result, self._owner)
+        return _validation.encode_result(result, self._owner)
 
     def _bind(self, arguments: dict[str, Any], ctx: Context) -> tuple[list[Any], dict[str, Any]]:
         assert self._params is not None
