@@ -1,4 +1,7 @@
-"""The tool-use loop: ``run(options, ctx=None)`` and its result types.
+"""The tool-use loop: :class:`LoopOptions`, ``run(options, ctx=None)`` and ``generate``.
+
+The reader :func:`run` returns and the results of a finished run live in
+:mod:`agentcore.result` (re-exported here).
 
 Each step builds a :class:`Request` from the system prompt, the history so far,
 the tool definitions, ``max_output_tokens`` and ``headers``, streams it from
@@ -38,22 +41,24 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import attrs
 
 from agentcore.context import Context
-from agentcore.errors import Canceled, ConfigError, ErrorClass, ModelError, RunError
+from agentcore.errors import Canceled, ConfigError, ErrorClass, ModelError
 from agentcore.model import Model
+from agentcore.result import RunReader, RunResult, StepResult
+from agentcore.result import _RunState as _RunState  # re-exported for the tests
 from agentcore.retry import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_RETRY_BASE_DELAY,
     DEFAULT_RETRY_MAX_DELAY,
     retry_policy,
 )
-from agentcore.stream import DEFAULT_QUEUE_SIZE, SendFunc, StreamReader, _Channel, new_channel, start_worker
+from agentcore.stream import DEFAULT_QUEUE_SIZE, SendFunc, new_channel, start_worker
 from agentcore.tools import Tool, ToolSet
 from agentcore.types import (
     FinishReason,
@@ -72,6 +77,8 @@ from agentcore.types import (
 
 DEFAULT_STEP_LIMIT = 20
 """Model steps per run when ``LoopOptions.step_limit`` is 0."""
+
+__all__ = ["DEFAULT_STEP_LIMIT", "LoopOptions", "RunReader", "RunResult", "StepResult", "generate", "run"]
 
 _log = logging.getLogger("agentcore")
 
@@ -152,126 +159,6 @@ class LoopOptions:
     def _check_queue_size(self, _attribute: Any, value: int) -> None:
         if value < 1:
             raise ConfigError(f"LoopOptions.queue_size must be >= 1, got {value}")
-
-
-@attrs.frozen
-class StepResult:
-    """What one model step produced.
-
-    Attributes:
-        text: the step's text.
-        tool_calls: the calls the model made in this step.
-        tool_results: their results, in call order (empty when none ran).
-        usage: the step's token usage.
-        finish_reason: the step's finish reason as the model reported it.
-    """
-
-    text: str
-    tool_calls: tuple[ToolCall, ...]
-    tool_results: tuple[ToolResult, ...]
-    usage: Usage
-    finish_reason: FinishReason
-
-
-@attrs.frozen
-class RunResult:
-    """The outcome of a finished run, for blocking code.
-
-    Attributes:
-        text: the final step's text (the answer).
-        steps: every step, in order.
-        usage: the total usage of all steps.
-        finish_reason: ``stop``, ``length`` or ``step-limit``.
-        messages: the whole history (the caller's messages, then the
-            assistant and tool messages), ready to continue the conversation.
-    """
-
-    text: str
-    steps: tuple[StepResult, ...]
-    usage: Usage
-    finish_reason: FinishReason
-    messages: tuple[Message, ...]
-
-
-class _RunState:
-    """What the worker publishes for ``result()``; each field is replaced whole."""
-
-    def __init__(self, messages: tuple[Message, ...]) -> None:
-        self.messages = messages
-        self.steps: tuple[StepResult, ...] = ()
-        self.usage = Usage()
-        self.terminal: StreamPart | None = None
-
-
-class RunReader(StreamReader):
-    """The reader returned by :func:`run`: iterate its parts, or call :meth:`result`."""
-
-    def __init__(self, channel: _Channel, on_close: Callable[[], object], state: _RunState) -> None:
-        super().__init__(channel, on_close)
-        self._state = state
-
-    @property
-    def messages(self) -> list[Message]:
-        """The history so far (all of it once the run ended); every tool call in
-        it has its result, so it is always valid to send again."""
-        return list(self._state.messages)
-
-    def text(self) -> Iterator[str]:
-        """Iterate only the text deltas, for notebooks and scripts::
-
-            for chunk in run(options).text():
-                print(chunk, end="")
-
-        Leaving the loop early (``break``, an exception, Ctrl-C) closes the
-        reader, which cancels the run.
-
-        Yields:
-            Each ``text-delta`` part's text, as it arrives.
-
-        Raises:
-            RunError: at the end, when the run failed (as :meth:`result`).
-        """
-        try:
-            for part in self:
-                if part.kind is StreamPartKind.TEXT_DELTA:
-                    yield part.text
-        finally:
-            self.close()
-        self.result()
-
-    def result(self) -> RunResult:
-        """Consume the rest of the stream and return the run's outcome.
-
-        Returns:
-            The :class:`RunResult` of a run that finished.
-
-        Raises:
-            RunError: the run ended in error or was cancelled (also when this
-                reader was closed first); it carries ``err``, the ``usage`` of
-                the completed steps, ``finish_reason`` and ``messages``.
-            BaseException: a non-``Exception`` raised inside the run (such as
-                ``KeyboardInterrupt`` from a tool) is raised again as is.
-        """
-        for _ in self:
-            pass
-        state = self._state
-        terminal = state.terminal
-        if terminal is None or (self._channel.closed and not self._channel.done):
-            err: BaseException = Canceled("the reader was closed before the run ended")
-            raise RunError(err, state.usage, FinishReason.CANCELED, list(state.messages))
-        assert terminal.finish_reason is not None
-        if terminal.kind is StreamPartKind.FINISH:
-            return RunResult(
-                text=state.steps[-1].text if state.steps else "",
-                steps=state.steps,
-                usage=terminal.total_usage,
-                finish_reason=terminal.finish_reason,
-                messages=state.messages,
-            )
-        assert terminal.err is not None
-        if not isinstance(terminal.err, Exception):
-            raise terminal.err
-        raise RunError(terminal.err, terminal.total_usage, terminal.finish_reason, list(state.messages))
 
 
 def generate(options: LoopOptions, ctx: Context | None = None) -> RunResult:

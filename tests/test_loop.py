@@ -1,4 +1,4 @@
-"""The loop's rules 1-5 and 9, its results and options (agentcore/loop.py).
+"""The loop's rules 1-5 and 9, its results and options (agentcore/loop.py, result.py).
 
 Tool failures (rule 6) and parallel tools are in test_loop_tools.py,
 cancellation (rule 8) and thread hygiene in test_loop_cancel.py, retries
