@@ -1,0 +1,274 @@
+"""Stream a run to a browser as Server-Sent Events.
+
+:func:`sse_stream` turns a run's reader into the body of a ``text/event-stream``
+response: one event per :class:`~agentcore.StreamPart`, each a single
+``data:`` line holding the part as a JSON object (:func:`part_to_dict`), the
+terminal ``finish`` or ``error`` part last::
+
+    data: {"kind":"text-delta","text":"Hel"}
+
+    data: {"kind":"step-finish","finish_reason":"stop","usage":{"input":12,"output":3,...}}
+
+    data: {"kind":"finish","finish_reason":"stop","total_usage":{"input":12,"output":3,...}}
+
+Serve it with content type :data:`CONTENT_TYPE` (``text/event-stream``) and
+the headers in :data:`SSE_HEADERS`: ``Cache-Control: no-cache`` (no cache or
+proxy may store or merge the stream) and ``X-Accel-Buffering: no`` (nginx
+passes each event on at once instead of buffering the response). Put no
+compressing middleware in front of the stream (Django's ``GZipMiddleware``,
+Flask-Compress): it holds events back until its buffer fills.
+
+Flask::
+
+    from flask import Flask, Response, request
+    from agentcore import LoopOptions, run, user_message
+    from agentcore.web import CONTENT_TYPE, SSE_HEADERS, sse_stream
+
+    @app.get("/stream")
+    def stream() -> Response:
+        reader = run(LoopOptions(model=model, messages=[user_message(request.args["q"])], tools=tools))
+        return Response(sse_stream(reader), mimetype=CONTENT_TYPE, headers=SSE_HEADERS)
+
+Django::
+
+    from django.http import StreamingHttpResponse
+    from agentcore import LoopOptions, run, user_message
+    from agentcore.web import CONTENT_TYPE, SSE_HEADERS, sse_stream
+
+    def stream(request):
+        reader = run(LoopOptions(model=model, messages=[user_message(request.GET["q"])], tools=tools))
+        return StreamingHttpResponse(sse_stream(reader), content_type=CONTENT_TYPE, headers=SSE_HEADERS)
+
+In the browser, ``new EventSource("/stream?q=...")`` and ``JSON.parse(event.data)``
+in ``onmessage``; call ``source.close()`` on the terminal part, or the browser
+reconnects when the response ends and asks the question again.
+
+When the browser goes away, the WSGI server's next write fails and it calls
+``close()`` on the response iterable (PEP 3333 requires this "whether the
+request was completed normally, or terminated early ... or an early
+disconnect of the browser"); Flask and Django pass that on to the
+:class:`SSEStream`, which closes the reader: the run is cancelled, a blocked
+network read is interrupted, and the upstream HTTP response is closed. The
+tests check this under Werkzeug and Django's runserver. A WSGI server notices
+a closed connection only when it writes, so a run that emits nothing for a
+long time (a slow tool, a model thinking in silence) goes on until its next
+part; give long runs a deadline (``run(options, Context(timeout=...))``).
+Serve the stream from a WSGI server: under ASGI, Django consumes a
+synchronous iterator in a worker thread (and warns about it).
+
+Decisions:
+
+* :func:`sse_stream` returns an iterator object with ``close()``, not a bare
+  generator: closing a generator that never started skips its ``finally``
+  block, and a WSGI server may close a response before reading it (a client
+  gone before the first part). ``close()`` here always closes the reader.
+* Each event is one ``data:`` line of compact JSON, so plain
+  ``EventSource.onmessage`` receives every part; there is no ``event:`` or
+  ``id:`` field and no reconnection support (a retried question is a new run).
+* JSON is written with non-ASCII characters as UTF-8 (the encoding SSE
+  requires); text that cannot be encoded as UTF-8 (a lone surrogate) is
+  written with ``\\u`` escapes instead, so the stream never fails.
+* The keys of an event are the part's field names (``err`` holds
+  ``str(err)``), as in the ``--json`` output of the ``agentcore`` command. An
+  ``error`` part adds ``error_type`` (the exception's class name) and, for a
+  :class:`~agentcore.ModelError`, ``error_class`` (the :class:`ErrorClass`
+  member's name in lower case, e.g. ``"rate_limited"``), ``status`` (the HTTP
+  status) and ``retry_after`` (seconds); each is ``null`` when there is none.
+* The message is ``str(err)``: adapters keep API keys out of their errors
+  (they redact a key a server echoes), and nothing else is sent, neither the
+  cause chain nor a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from types import TracebackType
+from typing import Any
+
+from agentcore.errors import ModelError
+from agentcore.types import StreamPart, StreamPartKind
+
+CONTENT_TYPE = "text/event-stream"
+"""The content type of a Server-Sent Events response."""
+
+SSE_HEADERS: dict[str, str] = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+"""Headers to send with the stream: no caching, no proxy buffering (nginx)."""
+
+__all__ = [
+    "CONTENT_TYPE",
+    "SSE_HEADERS",
+    "SSEStream",
+    "error_to_dict",
+    "part_to_dict",
+    "sse_event",
+    "sse_stream",
+]
+
+
+def error_to_dict(err: BaseException) -> dict[str, Any]:
+    """The JSON fields of a run's error, safe to show a browser.
+
+    Args:
+        err: the ``err`` of an ``error`` part.
+
+    Returns:
+        ``{"err": str(err), "error_type": class name, "error_class",
+        "status", "retry_after"}``. For a :class:`~agentcore.ModelError`,
+        ``error_class`` is its :class:`~agentcore.ErrorClass` member's name in
+        lower case (``"rate_limited"``), ``status`` the HTTP status and
+        ``retry_after`` the server's requested wait in seconds; each of the
+        three is None when the error is of another type or has none.
+    """
+    try:
+        message = str(err)
+    except Exception:  # noqa: BLE001 - a broken __str__ must not break the stream
+        message = ""
+    model_error = err if isinstance(err, ModelError) else None
+    return {
+        "err": message or type(err).__name__,
+        "error_type": type(err).__name__,
+        "error_class": model_error.error_class.name.lower() if model_error else None,
+        "status": (model_error.status or None) if model_error else None,
+        "retry_after": (model_error.retry_after or None) if model_error else None,
+    }
+
+
+def part_to_dict(part: StreamPart) -> dict[str, Any]:
+    """The JSON form of a stream part: ``kind`` (its string value) and the
+    fields that kind carries.
+
+    ==============  ==================================================
+    kind            keys besides ``kind``
+    ==============  ==================================================
+    ``text-delta``  ``text``
+    ``tool-call``   ``tool_call``: ``{"id", "name", "input"}`` (input is JSON text)
+    ``tool-result`` ``tool_result``: ``{"tool_call_id", "name", "content", "is_error"}``
+    ``step-finish`` ``finish_reason``, ``usage``
+    ``finish``      ``finish_reason``, ``total_usage``
+    ``error``       ``finish_reason`` (``error`` or ``canceled``), ``total_usage``,
+                    ``err``, ``error_type``, ``error_class``, ``status``, ``retry_after``
+    ==============  ==================================================
+
+    Usage objects are ``{"input", "output", "cache_read", "cache_write"}``
+    token counts (see :class:`~agentcore.Usage`); the error fields are
+    :func:`error_to_dict` of the part's ``err``.
+
+    Args:
+        part: any stream part.
+
+    Returns:
+        A dict of plain JSON values.
+    """
+    kind = part.kind
+    data: dict[str, Any] = {"kind": kind.value}
+    if kind is StreamPartKind.TEXT_DELTA:
+        data["text"] = part.text
+    elif kind is StreamPartKind.TOOL_CALL:
+        assert part.tool_call is not None
+        data["tool_call"] = part.tool_call.to_dict()
+    elif kind is StreamPartKind.TOOL_RESULT:
+        assert part.tool_result is not None
+        data["tool_result"] = part.tool_result.to_dict()
+    elif kind is StreamPartKind.STEP_FINISH:
+        assert part.finish_reason is not None
+        data["finish_reason"] = part.finish_reason.value
+        data["usage"] = part.usage.to_dict()
+    else:
+        assert part.finish_reason is not None
+        data["finish_reason"] = part.finish_reason.value
+        data["total_usage"] = part.total_usage.to_dict()
+        if kind is StreamPartKind.ERROR:
+            assert part.err is not None
+            data.update(error_to_dict(part.err))
+    return data
+
+
+def sse_event(data: dict[str, Any]) -> bytes:
+    """One Server-Sent Event, ``data: <compact JSON>\\n\\n``, as UTF-8 bytes.
+
+    JSON escapes every line break inside strings, so the event is always a
+    single ``data:`` line.
+    """
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    try:
+        body = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: let JSON escape it
+        body = json.dumps(data, separators=(",", ":")).encode("ascii")
+    return b"data: " + body + b"\n\n"
+
+
+class SSEStream:
+    """The response body made by :func:`sse_stream`: an iterator of event
+    bytes whose :meth:`close` closes the reader.
+
+    Iteration yields one event per part and stops after the terminal part (or
+    when the reader ends without one). A WSGI server calls :meth:`close` when
+    the response is done or the client went away.
+    """
+
+    def __init__(self, reader: Iterable[StreamPart]) -> None:
+        self._reader = reader
+        self._parts = iter(reader)
+        self._ended = False  # the terminal part was read: the run is over
+        self._closed = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        if self._ended or self._closed:
+            self.close()
+            raise StopIteration
+        try:
+            part = next(self._parts)
+        except BaseException:
+            self.close()
+            raise
+        if part.terminal:
+            self._ended = True
+        return sse_event(part_to_dict(part))
+
+    def close(self) -> None:
+        """Close the reader, which cancels a run still going; safe to call twice.
+
+        After the terminal part the run is over: the reader is read to its end
+        first (at once), so that its ``result()`` reports the run's outcome
+        rather than a cancel.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        if self._ended:
+            next(self._parts, None)
+        close = getattr(self._reader, "close", None)
+        if close is not None:
+            close()
+
+    def __enter__(self) -> SSEStream:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def sse_stream(reader: Iterable[StreamPart]) -> SSEStream:
+    """Turn a run's reader into Server-Sent Events bytes for a streaming response.
+
+    Args:
+        reader: the reader returned by :func:`agentcore.run` (or any iterable
+            of stream parts; its ``close()``, if it has one, is called).
+
+    Returns:
+        An iterator of ``data: <json>\\n\\n`` events, one per part
+        (:func:`part_to_dict`), the terminal part last, with a ``close()``
+        that closes the reader and so cancels the run. Pass it to
+        ``flask.Response`` or ``django.http.StreamingHttpResponse`` with
+        :data:`CONTENT_TYPE` and :data:`SSE_HEADERS`.
+    """
+    return SSEStream(reader)
