@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import gc
 import gzip
 import json
 import os
@@ -673,6 +674,7 @@ def open_sockets() -> int:
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
 def test_cancelled_requests_leave_no_open_socket(server: LocalServer) -> None:
     session = new_session()
+    gc.collect()  # sockets that earlier tests dropped must not be freed mid-count
     baseline = open_sockets()
     server.script = [Reply(before_headers=[Stall()]), Reply(actions=[b"data: 1\n\n", Stall()])] * 25
     canceled = 0
