@@ -65,28 +65,41 @@ and prints ``agentcore: interrupted``.
 Seams for tests and embedding: :func:`main` takes ``argv``, a ready ``model``
 (skipping provider selection), the ``env`` mapping to read, and the output
 streams; :func:`choose_model` is the pure provider decision and
-:func:`build_model` constructs the adapter.
+:func:`build_model` constructs the adapter. The output formats above are
+written by :mod:`agentcore._cli_output` (:func:`part_to_json`,
+:func:`call_text`, :func:`result_text`, :func:`usage_text` and
+:func:`describe_error` are re-exported here).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 import attrs
 
 from agentcore import __version__
+from agentcore._cli_output import (
+    JsonPrinter,
+    TextPrinter,
+    call_text,
+    describe_error,
+    one_line,
+    part_to_json,
+    result_text,
+    usage_text,
+    write_line,
+)
 from agentcore.context import Context
 from agentcore.demo_tools import demo_tools
-from agentcore.errors import AgentcoreError, ConfigError, ModelError
+from agentcore.errors import AgentcoreError, ConfigError
 from agentcore.loop import LoopOptions, RunReader, run
 from agentcore.model import Model
-from agentcore.types import StreamPart, StreamPartKind, ToolCall, ToolResult, Usage, user_message
+from agentcore.types import StreamPart, StreamPartKind, user_message
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 """The model ``anthropic`` (without a name), or no ``--model`` with ``ANTHROPIC_API_KEY``, uses."""
@@ -102,8 +115,27 @@ PROVIDERS = ("anthropic", "openai", "test")
 _KEY_VARS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 _BASE_URL_VARS = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
 _DEFAULT_MODELS = {"anthropic": DEFAULT_ANTHROPIC_MODEL, "openai": DEFAULT_OPENAI_MODEL, "test": "test-model"}
-_MAX_RESULT_CHARS = 300
-"""Tool results longer than this are cut in the human-readable output."""
+
+__all__ = [
+    "DEFAULT_ANTHROPIC_MODEL",
+    "DEFAULT_OPENAI_MODEL",
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "PROVIDERS",
+    "ModelChoice",
+    "UsageError",
+    "build_model",
+    "build_parser",
+    "call_text",
+    "choose_model",
+    "describe_error",
+    "main",
+    "part_to_json",
+    "result_text",
+    "usage_text",
+]
 
 
 class UsageError(AgentcoreError):
@@ -303,7 +335,7 @@ def main(
     ctx = Context()  # cancelled on Ctrl-C even when it lands before run() returned its reader
     reader: RunReader | None = None
     terminal: StreamPart | None = None
-    printer = _JsonPrinter(out) if args.json else _TextPrinter(out, err)
+    printer = JsonPrinter(out) if args.json else TextPrinter(out, err)
     try:
         prompt = " ".join(args.prompt)
         if prompt == "-":
@@ -313,7 +345,7 @@ def main(
         if model is None:
             choice = choose_model(args.model, args.base_url, environ)
             if choice.notice:
-                _line(err, choice.notice)
+                write_line(err, choice.notice)
             model = build_model(choice)
         options = LoopOptions(
             model=model,
@@ -333,10 +365,10 @@ def main(
         if reader is not None:
             reader.close()
         printer.interrupted()
-        _line(err, "agentcore: interrupted")
+        write_line(err, "agentcore: interrupted")
         return EXIT_INTERRUPTED
     except UsageError as exc:
-        _line(err, f"agentcore: error: {_one_line(str(exc))}")
+        write_line(err, f"agentcore: error: {one_line(str(exc))}")
         return EXIT_USAGE
     except BrokenPipeError:
         if reader is not None:
@@ -344,43 +376,22 @@ def main(
         _silence_stdout(out)
         return EXIT_ERROR
     except ConfigError as exc:  # from a model's constructor or LoopOptions: a bad option value
-        _line(err, f"agentcore: error: {_one_line(str(exc))}")
+        write_line(err, f"agentcore: error: {one_line(str(exc))}")
         return EXIT_USAGE
     finally:
         if reader is not None:
             reader.close()
     if terminal is None:
-        _line(err, "agentcore: error: the run ended without a finish or error part")
+        write_line(err, "agentcore: error: the run ended without a finish or error part")
         return EXIT_ERROR
     if terminal.kind is StreamPartKind.FINISH:
         return EXIT_OK
     failure = terminal.err
     if isinstance(failure, KeyboardInterrupt):
-        _line(err, "agentcore: interrupted")
+        write_line(err, "agentcore: interrupted")
         return EXIT_INTERRUPTED
-    _line(err, f"agentcore: error: {describe_error(failure)}")
+    write_line(err, f"agentcore: error: {describe_error(failure)}")
     return EXIT_ERROR
-
-
-def describe_error(err: BaseException | None) -> str:
-    """One line describing a run's error: agentcore's own errors by their
-    message (``authentication failed: ... (HTTP 401)``), others prefixed with
-    their type."""
-    if err is None:
-        return "unknown error"
-    message = _one_line(str(err))
-    if isinstance(err, AgentcoreError):
-        return message or type(err).__name__
-    return f"{type(err).__name__}: {message}" if message else type(err).__name__
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _line(stream: TextIO, text: str) -> None:
-    stream.write(text + "\n")
-    stream.flush()
 
 
 def _tolerate_unencodable(*streams: TextIO) -> None:
@@ -402,113 +413,3 @@ def _silence_stdout(out: TextIO) -> None:
             pass
         finally:
             os.close(devnull)
-
-
-def usage_text(usage: Usage) -> str:
-    """``input 120, output 30, cache read 0, cache write 0`` (token counts)."""
-    return (
-        f"input {usage.input}, output {usage.output}, "
-        f"cache read {usage.cache_read}, cache write {usage.cache_write}"
-    )
-
-
-def call_text(call: ToolCall) -> str:
-    """``→ calculator({"expression": "6 * 7"})``: the arguments re-serialized on one line
-    (as received when they are not valid JSON)."""
-    try:
-        arguments = json.dumps(json.loads(call.input or "{}"), ensure_ascii=False)
-    except ValueError:
-        arguments = _one_line(call.input)
-    return f"→ {call.name}({arguments})"
-
-
-def result_text(result: ToolResult) -> str:
-    """``← 42``: the result on one line (line breaks shown as ``\\n``), cut after 300 characters."""
-    content = result.content.replace("\r\n", "\n").replace("\n", "\\n")
-    if len(content) > _MAX_RESULT_CHARS:
-        rest = len(content) - _MAX_RESULT_CHARS
-        content = f"{content[:_MAX_RESULT_CHARS]}… ({rest} more characters)"
-    return f"← {content}"
-
-
-class _TextPrinter:
-    """Human-readable output: text on ``out``, everything else on ``err``."""
-
-    def __init__(self, out: TextIO, err: TextIO) -> None:
-        self.out = out
-        self.err = err
-        self.mid_line = False
-
-    def _break_line(self) -> None:
-        if self.mid_line:
-            self.out.write("\n")
-            self.out.flush()
-            self.mid_line = False
-
-    def part(self, part: StreamPart) -> None:
-        kind = part.kind
-        if kind is StreamPartKind.TEXT_DELTA:
-            if part.text:
-                self.out.write(part.text)
-                self.out.flush()
-                self.mid_line = not part.text.endswith("\n")
-        elif kind is StreamPartKind.TOOL_CALL and part.tool_call is not None:
-            self._break_line()
-            _line(self.err, call_text(part.tool_call))
-        elif kind is StreamPartKind.TOOL_RESULT and part.tool_result is not None:
-            self._break_line()
-            _line(self.err, result_text(part.tool_result))
-        elif kind is StreamPartKind.FINISH:
-            self._break_line()
-            reason = part.finish_reason.value if part.finish_reason else "?"
-            _line(self.err, f"finish: {reason} · usage: {usage_text(part.total_usage)}")
-        elif kind is StreamPartKind.ERROR:
-            self._break_line()
-
-    def end(self) -> None:
-        self._break_line()
-
-    def interrupted(self) -> None:
-        self._break_line()
-
-
-def part_to_json(part: StreamPart) -> dict[str, Any]:
-    """The ``--json`` form of a stream part (see the module docstring)."""
-    data: dict[str, Any] = {"kind": part.kind.value}
-    kind = part.kind
-    if kind is StreamPartKind.TEXT_DELTA:
-        data["text"] = part.text
-    elif kind is StreamPartKind.TOOL_CALL and part.tool_call is not None:
-        data["tool_call"] = part.tool_call.to_dict()
-    elif kind is StreamPartKind.TOOL_RESULT and part.tool_result is not None:
-        data["tool_result"] = part.tool_result.to_dict()
-    elif kind is StreamPartKind.STEP_FINISH:
-        data["finish_reason"] = part.finish_reason.value if part.finish_reason else None
-        data["usage"] = part.usage.to_dict()
-    else:
-        data["finish_reason"] = part.finish_reason.value if part.finish_reason else None
-        data["total_usage"] = part.total_usage.to_dict()
-        if kind is StreamPartKind.ERROR:
-            failure = part.err
-            data["err"] = str(failure)
-            data["error_type"] = type(failure).__name__
-            model_error = failure if isinstance(failure, ModelError) else None
-            data["error_class"] = model_error.error_class.name.lower() if model_error else None
-            data["status"] = (model_error.status or None) if model_error else None
-    return data
-
-
-class _JsonPrinter:
-    """``--json`` output: one JSON object per part on ``out``."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-
-    def part(self, part: StreamPart) -> None:
-        _line(self.out, json.dumps(part_to_json(part), ensure_ascii=False))
-
-    def end(self) -> None:
-        pass
-
-    def interrupted(self) -> None:
-        pass

@@ -1,0 +1,153 @@
+"""What the ``agentcore`` command prints: the formats :mod:`agentcore.cli` documents.
+
+:class:`TextPrinter` writes the human-readable output (the model's text on
+standard output, tool calls, results and the usage line on standard error);
+:class:`JsonPrinter` writes one :func:`part_to_json` object per part (JSON
+Lines). :func:`describe_error`, :func:`usage_text`, :func:`call_text` and
+:func:`result_text` are the one-line forms they share with the command's
+error lines. Nothing here reads the environment or chooses a model.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from agentcore.errors import AgentcoreError, ModelError
+from agentcore.types import StreamPart, StreamPartKind, ToolCall, ToolResult, Usage
+
+_MAX_RESULT_CHARS = 300
+"""Tool results longer than this are cut in the human-readable output."""
+
+
+def describe_error(err: BaseException | None) -> str:
+    """One line describing a run's error: agentcore's own errors by their
+    message (``authentication failed: ... (HTTP 401)``), others prefixed with
+    their type."""
+    if err is None:
+        return "unknown error"
+    message = one_line(str(err))
+    if isinstance(err, AgentcoreError):
+        return message or type(err).__name__
+    return f"{type(err).__name__}: {message}" if message else type(err).__name__
+
+
+def one_line(text: str) -> str:
+    """``text`` with every run of whitespace (line breaks included) as one space."""
+    return " ".join(text.split())
+
+
+def write_line(stream: TextIO, text: str) -> None:
+    """Write ``text`` and a line break, and flush."""
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def usage_text(usage: Usage) -> str:
+    """``input 120, output 30, cache read 0, cache write 0`` (token counts)."""
+    return (
+        f"input {usage.input}, output {usage.output}, "
+        f"cache read {usage.cache_read}, cache write {usage.cache_write}"
+    )
+
+
+def call_text(call: ToolCall) -> str:
+    """``→ calculator({"expression": "6 * 7"})``: the arguments re-serialized on one line
+    (as received when they are not valid JSON)."""
+    try:
+        arguments = json.dumps(json.loads(call.input or "{}"), ensure_ascii=False)
+    except ValueError:
+        arguments = one_line(call.input)
+    return f"→ {call.name}({arguments})"
+
+
+def result_text(result: ToolResult) -> str:
+    """``← 42``: the result on one line (line breaks shown as ``\\n``), cut after 300 characters."""
+    content = result.content.replace("\r\n", "\n").replace("\n", "\\n")
+    if len(content) > _MAX_RESULT_CHARS:
+        rest = len(content) - _MAX_RESULT_CHARS
+        content = f"{content[:_MAX_RESULT_CHARS]}… ({rest} more characters)"
+    return f"← {content}"
+
+
+class TextPrinter:
+    """Human-readable output: text on ``out``, everything else on ``err``."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out = out
+        self.err = err
+        self.mid_line = False
+
+    def _break_line(self) -> None:
+        if self.mid_line:
+            self.out.write("\n")
+            self.out.flush()
+            self.mid_line = False
+
+    def part(self, part: StreamPart) -> None:
+        kind = part.kind
+        if kind is StreamPartKind.TEXT_DELTA:
+            if part.text:
+                self.out.write(part.text)
+                self.out.flush()
+                self.mid_line = not part.text.endswith("\n")
+        elif kind is StreamPartKind.TOOL_CALL and part.tool_call is not None:
+            self._break_line()
+            write_line(self.err, call_text(part.tool_call))
+        elif kind is StreamPartKind.TOOL_RESULT and part.tool_result is not None:
+            self._break_line()
+            write_line(self.err, result_text(part.tool_result))
+        elif kind is StreamPartKind.FINISH:
+            self._break_line()
+            reason = part.finish_reason.value if part.finish_reason else "?"
+            write_line(self.err, f"finish: {reason} · usage: {usage_text(part.total_usage)}")
+        elif kind is StreamPartKind.ERROR:
+            self._break_line()
+
+    def end(self) -> None:
+        self._break_line()
+
+    def interrupted(self) -> None:
+        self._break_line()
+
+
+def part_to_json(part: StreamPart) -> dict[str, Any]:
+    """The ``--json`` form of a stream part (see the module docstring)."""
+    data: dict[str, Any] = {"kind": part.kind.value}
+    kind = part.kind
+    if kind is StreamPartKind.TEXT_DELTA:
+        data["text"] = part.text
+    elif kind is StreamPartKind.TOOL_CALL and part.tool_call is not None:
+        data["tool_call"] = part.tool_call.to_dict()
+    elif kind is StreamPartKind.TOOL_RESULT and part.tool_result is not None:
+        data["tool_result"] = part.tool_result.to_dict()
+    elif kind is StreamPartKind.STEP_FINISH:
+        data["finish_reason"] = part.finish_reason.value if part.finish_reason else None
+        data["usage"] = part.usage.to_dict()
+    else:
+        data["finish_reason"] = part.finish_reason.value if part.finish_reason else None
+        data["total_usage"] = part.total_usage.to_dict()
+        if kind is StreamPartKind.ERROR:
+            failure = part.err
+            data["err"] = str(failure)
+            data["error_type"] = type(failure).__name__
+            model_error = failure if isinstance(failure, ModelError) else None
+            data["error_class"] = model_error.error_class.name.lower() if model_error else None
+            data["status"] = (model_error.status or None) if model_error else None
+    return data
+
+
+class JsonPrinter:
+    """``--json`` output: one JSON object per part on ``out``."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def part(self, part: StreamPart) -> None:
+        write_line(self.out, json.dumps(part_to_json(part), ensure_ascii=False))
+
+    def end(self) -> None:
+        pass
+
+    def interrupted(self) -> None:
+        pass
