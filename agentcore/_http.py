@@ -15,6 +15,9 @@ What lives here:
 * :func:`parse_retry_after`: ``retry-after-ms`` and ``Retry-After`` (seconds or
   an HTTP date) in seconds.
 * :func:`error_from_body` / :func:`looks_like_context_length`: error bodies.
+* :func:`without_secret`: an error whose message no longer holds the API key
+  a server echoed back.
+* :func:`positive_seconds`: the check every adapter applies to its timeouts.
 
 Cancellation (DESIGN.md, "Hazards"): a ``requests`` response must not be
 closed from another thread, so a cancel shuts the socket down instead; the
@@ -49,7 +52,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from agentcore.context import Context
-from agentcore.errors import ErrorClass, ModelError, classify_status
+from agentcore.errors import ConfigError, ErrorClass, ModelError, classify_status
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 """Seconds to wait for a TCP/TLS connection."""
@@ -57,6 +60,19 @@ DEFAULT_READ_TIMEOUT = 600.0
 """Seconds to wait for the response headers or for any single network read."""
 DEFAULT_IDLE_TIMEOUT = 300.0
 """Seconds a stream may go without a content-bearing event (pings do not count)."""
+
+
+def positive_seconds(name: str, value: float) -> float:
+    """``value`` as a float, for a timeout option called ``name``.
+
+    Raises:
+        ConfigError: ``value`` is not a number (a bool is not one), or not
+            above zero.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ConfigError(f"{name} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
 
 _ERROR_BODY_LIMIT = 64 * 1024
 _READ_SIZE = 64 * 1024
@@ -442,6 +458,20 @@ def error_from_body(
     error_class = classify_status(status, hint)
     detail = f"{kind}: {message}" if kind and kind not in message else message
     return ModelError(error_class, retry_after=retry_after, message=detail[:2000], status=status)
+
+
+def without_secret(exc: ModelError, secret: str | None, *, marker: str, min_length: int = 1) -> ModelError:
+    """``exc``, or a copy whose message has ``secret`` replaced with ``marker``.
+
+    A server may echo the API key in its error message. A ``secret`` that is
+    None or shorter than ``min_length`` characters is left alone (a short key
+    would blank out ordinary words); every other field is kept, ``err``
+    included.
+    """
+    if not secret or len(secret) < min_length or secret not in exc.message:
+        return exc
+    message = exc.message.replace(secret, marker)
+    return ModelError(exc.error_class, exc.retry_after, exc.err, message=message, status=exc.status)
 
 
 def _plain_text(text: str) -> str:

@@ -28,9 +28,11 @@ from agentcore._http import (
     new_session,
     open_stream,
     parse_retry_after,
+    positive_seconds,
+    without_secret,
 )
 from agentcore.context import Context
-from agentcore.errors import Canceled, DeadlineExceeded, ErrorClass, ModelError
+from agentcore.errors import Canceled, ConfigError, DeadlineExceeded, ErrorClass, ModelError
 from tests.localserver import Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
 
 SSE = b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\ndata: [DONE]\n\n'
@@ -856,3 +858,39 @@ def test_looks_like_context_length(text: str) -> None:
 @pytest.mark.parametrize("text", ["Invalid value for 'temperature'", "Overloaded", "", "rate limit exceeded"])
 def test_does_not_look_like_context_length(text: str) -> None:
     assert not looks_like_context_length(text, None, 400)
+
+
+# --- options and secrets shared by the adapters --------------------------------------
+
+
+@pytest.mark.parametrize(("value", "expected"), [(1, 1.0), (0.25, 0.25), (600.0, 600.0)])
+def test_positive_seconds(value: float, expected: float) -> None:
+    result = positive_seconds("read timeout", value)
+    assert result == expected
+    assert type(result) is float
+
+
+@pytest.mark.parametrize("value", [0, 0.0, -1, float("nan"), True, "5", None])
+def test_positive_seconds_rejects(value: Any) -> None:
+    with pytest.raises(ConfigError, match=r"^read timeout must be a positive number of seconds, got "):
+        positive_seconds("read timeout", value)
+
+
+def test_without_secret_replaces_every_occurrence_and_keeps_the_rest() -> None:
+    cause = OSError("reset")
+    exc = ModelError(ErrorClass.AUTH, 1.5, cause, message="key sk-abcdef12 bad; sk-abcdef12", status=401)
+    clean = without_secret(exc, "sk-abcdef12", marker="[X]")
+    assert clean is not exc
+    assert clean.message == "key [X] bad; [X]"
+    assert (clean.error_class, clean.retry_after, clean.status) == (ErrorClass.AUTH, 1.5, 401)
+    assert clean.err is cause
+    assert clean.__cause__ is cause
+
+
+@pytest.mark.parametrize(
+    ("secret", "min_length"),
+    [(None, 1), ("", 1), ("absent-key", 1), ("key", 8)],
+)
+def test_without_secret_leaves_the_error_alone(secret: str | None, min_length: int) -> None:
+    exc = ModelError(ErrorClass.AUTH, message="invalid key: key")
+    assert without_secret(exc, secret, marker="[X]", min_length=min_length) is exc

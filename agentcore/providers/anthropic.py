@@ -161,12 +161,6 @@ def request_body(request: Request, model: str, max_tokens: int) -> dict[str, Any
 # --- the adapter ----------------------------------------------------------
 
 
-def _positive(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ConfigError(f"{name} must be a positive number of seconds, got {value!r}")
-    return float(value)
-
-
 class AnthropicModel:
     """A :class:`agentcore.Model` over the Anthropic Messages API (streaming).
 
@@ -218,9 +212,9 @@ class AnthropicModel:
         self._base_url = base_url.rstrip("/")
         self._url = f"{self._base_url}/v1/messages"
         self._session = session if session is not None else _http.new_session()
-        self._connect_timeout = _positive("connect timeout", connect)
-        self._read_timeout = _positive("read timeout", read)
-        self._idle_timeout = _positive("idle_timeout", idle_timeout)
+        self._connect_timeout = _http.positive_seconds("connect timeout", connect)
+        self._read_timeout = _http.positive_seconds("read timeout", read)
+        self._idle_timeout = _http.positive_seconds("idle_timeout", idle_timeout)
         self._max_tokens = max_tokens
         self._version = anthropic_version
         self._extra_headers = dict(headers or {})
@@ -260,7 +254,9 @@ class AnthropicModel:
         try:
             yield from self._stream(request, ctx)
         except ModelError as exc:
-            failure = self._scrub(exc)
+            failure = _http.without_secret(
+                exc, self._api_key, marker=_REDACTED, min_length=_MIN_REDACT_LENGTH
+            )
             if failure is exc:
                 raise
         if failure is not None:
@@ -293,17 +289,6 @@ class AnthropicModel:
         finally:
             response.close()
 
-    def _scrub(self, exc: ModelError) -> ModelError:
-        key = self._api_key
-        if len(key) < _MIN_REDACT_LENGTH or key not in exc.message:
-            return exc
-        return ModelError(
-            exc.error_class,
-            retry_after=exc.retry_after,
-            err=exc.err,
-            message=exc.message.replace(key, _REDACTED),
-            status=exc.status,
-        )
 
 
 def _feed(state: _StepState, event: _sse.Event) -> list[StreamPart]:

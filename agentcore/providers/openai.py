@@ -54,6 +54,8 @@ MAX_TOKENS_FIELDS = ("max_tokens", "max_completion_tokens")
 ERROR_PREFIX = "Error: "
 """Put before the content of an error tool result."""
 
+_REDACTED = "[redacted]"  # stands for an API key a server echoed in an error message
+
 __all__ = [
     "DEFAULT_BASE_URL",
     "ERROR_PREFIX",
@@ -201,12 +203,6 @@ def request_headers(
 # --- the adapter -----------------------------------------------------------
 
 
-def _positive(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ConfigError(f"{name} must be a positive number of seconds, got {value!r}")
-    return float(value)
-
-
 class OpenAIChatModel:
     """A :class:`agentcore.Model` over the OpenAI Chat Completions streaming API.
 
@@ -260,8 +256,9 @@ class OpenAIChatModel:
             connect, read = timeout
         except (TypeError, ValueError):
             raise ConfigError(f"timeout must be a (connect, read) pair of seconds, got {timeout!r}") from None
-        self._timeout = (_positive("connect timeout", connect), _positive("read timeout", read))
-        self._idle_timeout = None if idle_timeout is None else _positive("idle_timeout", idle_timeout)
+        positive = _http.positive_seconds
+        self._timeout = (positive("connect timeout", connect), positive("read timeout", read))
+        self._idle_timeout = None if idle_timeout is None else positive("idle_timeout", idle_timeout)
         self._model = model
         self._api_key = api_key or None
         self._base_url = base_url.rstrip("/")
@@ -310,7 +307,7 @@ class OpenAIChatModel:
         try:
             yield from self._stream(body, headers, ctx)
         except ModelError as exc:
-            clean = _without_secret(exc, self._api_key)
+            clean = _http.without_secret(exc, self._api_key, marker=_REDACTED)
             if clean is exc:
                 raise
             raise clean from exc.err
@@ -347,12 +344,3 @@ class OpenAIChatModel:
             if isinstance(events, Generator):
                 events.close()
             response.close()
-
-
-def _without_secret(exc: ModelError, secret: str | None) -> ModelError:
-    """``exc``, or a copy whose message no longer holds ``secret`` (a server
-    may echo the API key in its error body)."""
-    if not secret or secret not in exc.message:
-        return exc
-    message = exc.message.replace(secret, "[redacted]")
-    return ModelError(exc.error_class, exc.retry_after, exc.err, message=message, status=exc.status)
