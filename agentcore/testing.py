@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import threading
@@ -22,6 +21,7 @@ from typing import Any
 
 from agentcore.context import Context
 from agentcore.errors import Canceled, ModelError
+from agentcore.tools import _takes_two
 from agentcore.types import (
     FinishReason,
     Request,
@@ -95,15 +95,6 @@ class ScriptedModel:
             close = getattr(items, "close", None)
             if close is not None:
                 close()
-
-
-def _takes_two(func: Callable[..., Any]) -> bool:
-    try:
-        params = inspect.signature(func).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params)
 
 
 def _tokens(text: str) -> int:

@@ -352,6 +352,8 @@ def _tool_name(func: Callable[..., Any], name: str | None) -> str:
 
 
 def _takes_two(func: Callable[..., Any]) -> bool:
+    """True when ``func`` can be called with two positional arguments (the
+    second is then the run's :class:`Context`); also used by ``testing``."""
     try:
         params = inspect.signature(func).parameters.values()
     except (TypeError, ValueError):
