@@ -2,19 +2,20 @@
 
 :class:`TextPrinter` writes the human-readable output (the model's text on
 standard output, tool calls, results and the usage line on standard error);
-:class:`JsonPrinter` writes one :func:`part_to_json` object per part (JSON
-Lines). :func:`describe_error`, :func:`usage_text`, :func:`call_text` and
-:func:`result_text` are the one-line forms they share with the command's
-error lines. Nothing here reads the environment or chooses a model.
+:class:`JsonPrinter` writes one :func:`agentcore.web.part_to_dict` object
+per part (JSON Lines), the same objects a browser gets. :func:`describe_error`,
+:func:`usage_text`, :func:`call_text` and :func:`result_text` are the one-line
+forms they share with the command's error lines. Nothing here reads the environment or chooses a model.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
+from typing import TextIO
 
-from agentcore.errors import AgentcoreError, ModelError
+from agentcore.errors import AgentcoreError
 from agentcore.types import StreamPart, StreamPartKind, ToolCall, ToolResult, Usage
+from agentcore.web import part_to_dict
 
 _MAX_RESULT_CHARS = 300
 """Tool results longer than this are cut in the human-readable output."""
@@ -111,32 +112,6 @@ class TextPrinter:
         self._break_line()
 
 
-def part_to_json(part: StreamPart) -> dict[str, Any]:
-    """The ``--json`` form of a stream part (see the module docstring)."""
-    data: dict[str, Any] = {"kind": part.kind.value}
-    kind = part.kind
-    if kind is StreamPartKind.TEXT_DELTA:
-        data["text"] = part.text
-    elif kind is StreamPartKind.TOOL_CALL and part.tool_call is not None:
-        data["tool_call"] = part.tool_call.to_dict()
-    elif kind is StreamPartKind.TOOL_RESULT and part.tool_result is not None:
-        data["tool_result"] = part.tool_result.to_dict()
-    elif kind is StreamPartKind.STEP_FINISH:
-        data["finish_reason"] = part.finish_reason.value if part.finish_reason else None
-        data["usage"] = part.usage.to_dict()
-    else:
-        data["finish_reason"] = part.finish_reason.value if part.finish_reason else None
-        data["total_usage"] = part.total_usage.to_dict()
-        if kind is StreamPartKind.ERROR:
-            failure = part.err
-            data["err"] = str(failure)
-            data["error_type"] = type(failure).__name__
-            model_error = failure if isinstance(failure, ModelError) else None
-            data["error_class"] = model_error.error_class.name.lower() if model_error else None
-            data["status"] = (model_error.status or None) if model_error else None
-    return data
-
-
 class JsonPrinter:
     """``--json`` output: one JSON object per part on ``out``."""
 
@@ -144,7 +119,7 @@ class JsonPrinter:
         self.out = out
 
     def part(self, part: StreamPart) -> None:
-        write_line(self.out, json.dumps(part_to_json(part), ensure_ascii=False))
+        write_line(self.out, json.dumps(part_to_dict(part), ensure_ascii=False))
 
     def end(self) -> None:
         pass

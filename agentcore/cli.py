@@ -66,8 +66,7 @@ Seams for tests and embedding: :func:`main` takes ``argv``, a ready ``model``
 (skipping provider selection), the ``env`` mapping to read, and the output
 streams; :func:`choose_model` is the pure provider decision and
 :func:`build_model` constructs the adapter. The output formats above are
-written by :mod:`agentcore._cli_output` (:func:`part_to_json`,
-:func:`call_text`, :func:`result_text`, :func:`usage_text` and
+written by :mod:`agentcore._cli_output` (:func:`call_text`, :func:`result_text`, :func:`usage_text` and
 :func:`describe_error` are re-exported here).
 """
 
@@ -89,7 +88,6 @@ from agentcore._cli_output import (
     call_text,
     describe_error,
     one_line,
-    part_to_json,
     result_text,
     usage_text,
     write_line,
@@ -132,7 +130,6 @@ __all__ = [
     "choose_model",
     "describe_error",
     "main",
-    "part_to_json",
     "result_text",
     "usage_text",
 ]

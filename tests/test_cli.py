@@ -135,6 +135,7 @@ def test_json_error_part(capsys: pytest.CaptureFixture[str]) -> None:
             "error_type": "ModelError",
             "error_class": "auth",
             "status": 401,
+            "retry_after": None,
         }
     ]
     assert err == "agentcore: error: authentication failed: invalid x-api-key (HTTP 401)\n"
