@@ -49,7 +49,8 @@ Lines) and nothing else there:
 * ``{"kind": "finish", "finish_reason": ..., "total_usage": {...}}``
 * ``{"kind": "error", "finish_reason": "error" | "canceled", "total_usage":
   {...}, "err": str(err), "error_type": "ModelError", "error_class":
-  "auth" | ... | null, "status": HTTP status or null}``
+  "auth" | ... | null, "status": HTTP status or null, "retry_after": seconds
+  or null}`` (the objects of :func:`agentcore.web.part_to_dict`)
 
 Usage dicts are ``{"input", "output", "cache_read", "cache_write"}`` token
 counts (DESIGN.md's normalization). The TestModel notice and error lines
