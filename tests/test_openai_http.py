@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+import traceback
 from collections.abc import Iterator
 from typing import Any
 
@@ -348,6 +349,12 @@ def test_the_api_key_never_appears_in_errors(server: LocalServer) -> None:
     assert key not in repr(error)
     assert "[redacted]" in error.message
     assert server.requests[0]["headers"]["Authorization"] == f"Bearer {key}"
+    assert not any(key in line for line in traceback.format_exception(error))
+    linked: BaseException | None = error
+    while linked is not None:  # also the links format_exception hides (__suppress_context__)
+        assert key not in str(linked)
+        assert key not in repr(linked)
+        linked = linked.__cause__ or linked.__context__
 
 
 def test_connection_refused_is_transient() -> None:

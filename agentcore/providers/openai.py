@@ -304,13 +304,15 @@ class OpenAIChatModel:
             extra_body=self._extra_body,
         )
         headers = request_headers(self._api_key, self._headers, request.headers)
+        failure: ModelError | None = None
         try:
             yield from self._stream(body, headers, ctx)
         except ModelError as exc:
-            clean = _http.without_secret(exc, self._api_key, marker=_REDACTED)
-            if clean is exc:
+            failure = _http.without_secret(exc, self._api_key, marker=_REDACTED)
+            if failure is exc:
                 raise
-            raise clean from exc.err
+        if failure is not None:
+            raise failure  # outside the handler: no __context__ link to the error holding the key
 
     def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
         connect, read = self._timeout
