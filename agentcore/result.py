@@ -122,7 +122,7 @@ class RunReader(StreamReader):
             pass
         state = self._state
         terminal = state.terminal
-        if terminal is None or (self._channel.closed and not self._channel.done):
+        if terminal is None:  # the worker publishes its terminal part before sending it
             err: BaseException = Canceled("the reader was closed before the run ended")
             raise RunError(err, state.usage, FinishReason.CANCELED, list(state.messages))
         assert terminal.finish_reason is not None
