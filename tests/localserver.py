@@ -12,10 +12,16 @@ and a list of actions executed in order on the socket:
 * ``Reset()``: abort the connection with a TCP reset;
 * ``Close()``: close the connection without the terminating chunk.
 
-The server records every request (method, path, headers, parsed JSON body) in
+The server records every request (arrival time on the ``time.monotonic()``
+clock as ``at``, method, path, headers, parsed JSON body) in
 ``requests``, counts disconnects it noticed in ``disconnects`` and TCP
 connections it accepted in ``connections`` (so a test can check that a
 keep-alive connection was reused).
+
+Instead of a script, a server may be given a ``responder``: a function of the
+recorded request (the dict described above) that returns its :class:`Reply`,
+so one server can answer many concurrent clients, each by what it sent.
+:func:`refused_url` gives the URL of a port on which nothing listens.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -86,8 +92,14 @@ def json_reply(status: int, payload: Any, headers: dict[str, str] | None = None)
 class LocalServer:
     """Serve a script of replies on 127.0.0.1 in a background thread."""
 
-    def __init__(self, replies: list[Reply] | None = None) -> None:
+    def __init__(
+        self,
+        replies: list[Reply] | None = None,
+        *,
+        responder: Callable[[dict[str, Any]], Reply] | None = None,
+    ) -> None:
         self.script: list[Reply] = list(replies or [])
+        self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self.disconnects = 0
         self.connections = 0
@@ -141,16 +153,16 @@ class LocalServer:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = raw
+        record = {
+            "at": time.monotonic(),
+            "method": handler.command,
+            "path": handler.path,
+            "headers": dict(handler.headers),
+            "body": body,
+        }
         with self._lock:
-            self.requests.append(
-                {
-                    "method": handler.command,
-                    "path": handler.path,
-                    "headers": dict(handler.headers),
-                    "body": body,
-                }
-            )
-        reply = self._next_reply()
+            self.requests.append(record)
+        reply = self._next_reply() if self.responder is None else self.responder(record)
         sock = handler.connection
         try:
             for action in reply.before_headers:
@@ -222,6 +234,15 @@ class LocalServer:
         self._stop.set()
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+def refused_url() -> str:
+    """``http://127.0.0.1:<port>`` for a port that was free a moment ago and on
+    which nothing listens, so connecting to it is refused."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
 
 
 def serve(*replies: Reply) -> Iterator[LocalServer]:
