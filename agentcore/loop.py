@@ -42,7 +42,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any
 
 import attrs
@@ -368,16 +368,20 @@ class _Loop:
         return _Step("".join(texts), calls, finish)
 
     def _run_tools(self, calls: list[ToolCall]) -> list[ToolResult]:
+        """Run the step's calls, each on its own daemon thread, one after another
+        or (``parallel_tools``) all at once, and wait for each result or a cancel:
+        a tool that ignores the context cannot hold the run past a cancel or
+        deadline (its thread is left to finish alone, and its result is dropped)."""
         results: list[ToolResult] = []
+        tools, ctx = self.options.tools, self.ctx
+        parallel = self.options.parallel_tools and len(calls) > 1
+        started = [_start(tools, call, ctx) for call in calls] if parallel else []
         try:
-            if self.options.parallel_tools and len(calls) > 1:
-                self._run_parallel(calls, results)
-            else:
-                for call in calls:
-                    self.ctx.check()
-                    result = _execute(self.options.tools, call, self.ctx)
-                    results.append(result)
-                    self._forward(StreamPart.tool_result_part(result))
+            for index, call in enumerate(calls):
+                ctx.check()
+                result = _await(started[index] if parallel else _start(tools, call, ctx), ctx)
+                results.append(result)
+                self._forward(StreamPart.tool_result_part(result))
         except BaseException:
             # Also when every call has its result (the reader went away while
             # the last one was sent): the calls in the history need their results.
@@ -388,16 +392,21 @@ class _Loop:
             raise
         return results
 
-    def _run_parallel(self, calls: list[ToolCall], results: list[ToolResult]) -> None:
-        pool = ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="agentcore-tool")
+
+def _start(tools: ToolSet, call: ToolCall, ctx: Context) -> Future[ToolResult]:
+    """Run :func:`_execute` on a new daemon thread (daemon: a stuck tool never
+    keeps the interpreter from exiting)."""
+    future: Future[ToolResult] = Future()
+
+    def work() -> None:
+        future.set_running_or_notify_cancel()
         try:
-            futures = [pool.submit(_execute, self.options.tools, call, self.ctx) for call in calls]
-            for future in futures:
-                result = _await(future, self.ctx)
-                results.append(result)
-                self._forward(StreamPart.tool_result_part(result))
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+            future.set_result(_execute(tools, call, ctx))
+        except BaseException as exc:  # noqa: BLE001 - handed to the loop, which decides
+            future.set_exception(exc)
+
+    threading.Thread(target=work, name="agentcore-tool", daemon=True).start()
+    return future
 
 
 def _await(future: Future[ToolResult], ctx: Context) -> ToolResult:

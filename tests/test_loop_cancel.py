@@ -363,6 +363,30 @@ def test_result_after_close_while_a_tool_ignores_the_context_is_valid(threads: T
     assert_valid_history(reader.messages)
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_deadline_ends_the_run_while_a_tool_ignores_the_context(threads: Threads, parallel: bool) -> None:
+    release = threading.Event()
+
+    def stubborn(_input: str, _ctx: Context) -> str:
+        assert release.wait(10)
+        return "late"
+
+    calls = [call("c1", "stubborn"), call("c2", "stubborn")] if parallel else [call("c1", "stubborn")]
+    model = ScriptedModel([tool_step(*calls), text_step("never")])
+    opts = options(model, tools=[FuncTool("stubborn", stubborn)], parallel_tools=parallel)
+    start = time.monotonic()
+    try:
+        parts = collect(run(opts, Context(timeout=0.3)))
+        waited = time.monotonic() - start
+    finally:
+        release.set()
+    assert waited < 2.0  # the deadline, not the tool's 10 s, ends the run
+    assert parts[-1].finish_reason is FinishReason.CANCELED
+    assert isinstance(parts[-1].err, DeadlineExceeded)
+    assert len(model.requests) == 1
+    assert threads.wait_gone() == []
+
+
 def pause(seconds: float, _input: str, ctx: Context) -> str:
     return "interrupted" if ctx.wait(seconds) else "slept"
 
