@@ -42,6 +42,7 @@ import re
 import socket
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -60,6 +61,19 @@ DEFAULT_READ_TIMEOUT = 600.0
 """Seconds to wait for the response headers or for any single network read."""
 DEFAULT_IDLE_TIMEOUT = 300.0
 """Seconds a stream may go without a content-bearing event (pings do not count)."""
+
+
+def check_base_url(url: str) -> str:
+    """``url`` without a trailing slash, once it is an ``http``/``https`` URL
+    with a host.
+
+    Raises:
+        ConfigError: anything else (a missing scheme, ``ftp://``, no host).
+    """
+    parts = urllib.parse.urlsplit(url) if isinstance(url, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"base_url must be an http:// or https:// URL with a host, got {url!r}")
+    return url.rstrip("/")
 
 
 def positive_seconds(name: str, value: float) -> float:
@@ -190,6 +204,8 @@ class StreamResponse:
         self._ctx = ctx
         self.complete = False
         """Set by the adapter once the step is complete; the rest is then drained."""
+        self.prefix = b""
+        """Bytes already read that :func:`iter_body` yields first."""
 
     def __enter__(self) -> StreamResponse:
         return self
@@ -250,8 +266,16 @@ def open_stream(
         Canceled: ``ctx`` was cancelled.
     """
     ctx.check()
+    try:
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ModelError(
+            ErrorClass.INVALID_REQUEST,
+            err=exc,
+            message="the request holds text that is not valid Unicode (a lone surrogate, as left by "
+            "bytes that are not UTF-8); nothing was sent",
+        ) from exc
     canceller = _SocketCanceller(ctx)
-    data = json.dumps(body, ensure_ascii=False).encode("utf-8")
     _local.canceller = canceller
     try:
         response = session.post(url, data=data, headers=dict(headers), timeout=timeout, stream=True)
@@ -278,7 +302,49 @@ def open_stream(
             retry_after=parse_retry_after(response.headers),
             pattern=context_length_words,
         )
-    return StreamResponse(response, canceller, ctx)
+    stream = StreamResponse(response, canceller, ctx)
+    _refuse_a_document(stream, context_length_words)
+    return stream
+
+
+_DOCUMENT_TYPES = {"application/json": b"{", "text/html": b"<"}
+
+
+def _refuse_a_document(stream: StreamResponse, pattern: re.Pattern[str] | None) -> None:
+    """A 200 that is a JSON document or an HTML page, not an event stream: a
+    server that ignored ``stream: true``, an error object sent with status 200,
+    or a base URL that is not the API. Its first read decides (a body that
+    starts like an event stream is streamed despite its content type)."""
+    content_type = stream.response.headers.get("content-type", "").split(";")[0].strip().lower()
+    opening = _DOCUMENT_TYPES.get(content_type)
+    if opening is None:
+        return
+    first = next(iter_body(stream), b"")
+    if not first.lstrip().startswith(opening):
+        stream.prefix = first
+        return
+    try:
+        raw = first + _read_error_body(stream.response)
+    finally:
+        stream.close()
+    error = error_from_body(200, raw, pattern=pattern)
+    _, _, code = error_fields(_json_or_none(raw))
+    if isinstance(code, int) and not isinstance(code, bool) and code != 200:
+        raise error_from_body(code, raw, pattern=pattern)
+    what = "a JSON document" if opening == b"{" else "an HTML page"
+    raise ModelError(
+        ErrorClass.UPSTREAM,
+        message=f"the server answered with {what}, not an event stream (is the base URL the API's, "
+        f"and does the server stream?): {error.message}"[:2000],
+        status=200,
+    )
+
+
+def _json_or_none(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
 
 
 def _read_error_body(response: requests.Response) -> bytes:
@@ -310,6 +376,9 @@ def iter_body(stream: StreamResponse) -> Iterator[bytes]:
     """
     raw = stream.response.raw
     ctx = stream._ctx
+    if stream.prefix:
+        yield stream.prefix
+        stream.prefix = b""
     while True:
         try:
             chunk = raw.read1(_READ_SIZE, decode_content=True)
@@ -475,5 +544,6 @@ def without_secret(exc: ModelError, secret: str | None, *, marker: str, min_leng
 
 
 def _plain_text(text: str) -> str:
-    without_tags = re.sub(r"<[^>]+>", " ", text)
+    body = re.search(r"<body[^>]*>(.*?)(?:</body>|$)", text, re.IGNORECASE | re.DOTALL)
+    without_tags = re.sub(r"<[^>]+>", " ", body.group(1) if body else text)
     return " ".join(without_tags.split())[:500] or "(empty body)"

@@ -21,6 +21,7 @@ from agentcore._http import (
     CONTEXT_LENGTH_PATTERN,
     CancellableHTTPAdapter,
     StreamResponse,
+    check_base_url,
     error_fields,
     error_from_body,
     iter_body,
@@ -237,7 +238,7 @@ def http_date(offset: float) -> str:
         (json_reply(502, {"error": {"message": "upstream connect error"}}),
          ErrorClass.TRANSIENT, 0.0, "upstream connect error"),
         (json_reply(502, HTML_502, {"Content-Type": "text/html"}), ErrorClass.TRANSIENT, 0.0,
-         "502 Bad Gateway 502 Bad Gateway nginx"),
+         "502 Bad Gateway nginx"),
         (json_reply(504, b""), ErrorClass.TRANSIENT, 0.0, "(empty body)"),
         (json_reply(500, b""), ErrorClass.UPSTREAM, 0.0, "(empty body)"),
         (Reply(status=503, actions=[b'{"error":', b'{"message":"busy"}}'], headers={"Retry-After": "3"}),
@@ -781,7 +782,7 @@ def test_parse_retry_after_reads_requests_headers() -> None:
         (401, b'{"error":"invalid x-api-key"}', ErrorClass.AUTH, "invalid x-api-key"),
         (529, json.dumps(ANTHROPIC_OVERLOADED).encode(), ErrorClass.OVERLOADED,
          "overloaded_error: Overloaded"),
-        (502, HTML_502, ErrorClass.TRANSIENT, "502 Bad Gateway 502 Bad Gateway nginx"),
+        (502, HTML_502, ErrorClass.TRANSIENT, "502 Bad Gateway nginx"),
         (500, b"   ", ErrorClass.UPSTREAM, "(empty body)"),
         (500, b"plain text failure", ErrorClass.UPSTREAM, "plain text failure"),
         (500, b'["a", "list"]', ErrorClass.UPSTREAM, '["a", "list"]'),
@@ -894,3 +895,67 @@ def test_without_secret_replaces_every_occurrence_and_keeps_the_rest() -> None:
 def test_without_secret_leaves_the_error_alone(secret: str | None, min_length: int) -> None:
     exc = ModelError(ErrorClass.AUTH, message="invalid key: key")
     assert without_secret(exc, secret, marker="[X]", min_length=min_length) is exc
+
+
+# --- bad input and replies that are not event streams -------------------------------------------
+
+
+def test_text_that_is_not_unicode_is_refused_before_anything_is_sent(server: LocalServer) -> None:
+    with pytest.raises(ModelError) as info:
+        post(new_session(), server, body={"messages": [{"content": "caf\udce9"}]})
+    assert info.value.error_class is ErrorClass.INVALID_REQUEST
+    assert "not valid Unicode" in info.value.message
+    assert server.hits == 0
+
+
+@pytest.mark.parametrize("url", ["notaurl", "ftp://example.com", "http://", "://x", "localhost:8080/v1"])
+def test_a_base_url_that_is_not_http_is_a_config_error(url: str) -> None:
+    with pytest.raises(ConfigError, match="base_url"):
+        check_base_url(url)
+
+
+def test_a_base_url_loses_its_trailing_slash() -> None:
+    assert check_base_url("http://127.0.0.1:8080/v1/") == "http://127.0.0.1:8080/v1"
+
+
+def document(content_type: str, body: bytes) -> Reply:
+    return Reply(actions=[body], headers={"Content-Type": content_type}, chunked=False)
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected_class", "words"),
+    [
+        (
+            document("application/json", b'{"id": "chatcmpl-1", "choices": []}'),
+            ErrorClass.UPSTREAM,
+            "answered with a JSON document, not an event stream",
+        ),
+        (
+            document(
+                "text/html; charset=utf-8", b"<html><title>Hi</title><body><h1>Welcome</h1></body></html>"
+            ),
+            ErrorClass.UPSTREAM,
+            "answered with an HTML page, not an event stream",
+        ),
+        (
+            document("application/json", b'{"error": {"message": "slow down", "code": 429}}'),
+            ErrorClass.RATE_LIMITED,
+            "slow down",
+        ),
+    ],
+)
+def test_a_200_that_is_a_document_fails_at_once_and_says_why(
+    server: LocalServer, reply: Reply, expected_class: ErrorClass, words: str
+) -> None:
+    server.add(reply)
+    with pytest.raises(ModelError) as info:
+        post(new_session(), server)
+    assert info.value.error_class is expected_class
+    assert words in info.value.message
+
+
+def test_an_event_stream_with_a_json_content_type_is_still_streamed(server: LocalServer) -> None:
+    body = b'data: {"a": 1}\n\ndata: [DONE]\n\n'
+    server.add(Reply(actions=[body], headers={"Content-Type": "application/json"}))
+    with post(new_session(), server) as stream:
+        assert b"".join(iter_body(stream)) == body

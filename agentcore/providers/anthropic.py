@@ -209,7 +209,7 @@ class AnthropicModel:
         connect, read = timeout
         self._model = model
         self._api_key = api_key
-        self._base_url = base_url.rstrip("/")
+        self._base_url = _http.check_base_url(base_url)
         self._url = f"{self._base_url}/v1/messages"
         self._session = session if session is not None else _http.new_session()
         self._connect_timeout = _http.positive_seconds("connect timeout", connect)

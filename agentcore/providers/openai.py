@@ -261,7 +261,7 @@ class OpenAIChatModel:
         self._idle_timeout = None if idle_timeout is None else positive("idle_timeout", idle_timeout)
         self._model = model
         self._api_key = api_key or None
-        self._base_url = base_url.rstrip("/")
+        self._base_url = _http.check_base_url(base_url)
         self._url = self._base_url + "/chat/completions"
         self._session = session if session is not None else _http.new_session()
         self._system_role = system_role
