@@ -75,6 +75,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -203,6 +204,8 @@ def choose_model(spec: str | None, base_url: str | None, env: Mapping[str, str])
             f"(unknown provider {provider!r})"
         )
     if provider == "test":
+        if base_url:
+            raise UsageError("--base-url does not apply to the offline test model")
         return ModelChoice(provider="test", model=name or _DEFAULT_MODELS["test"])
     if ":" in spec and not name:
         raise UsageError(f"--model {spec!r} names no model; use {provider}:MODEL or just {provider}")
@@ -320,8 +323,8 @@ def main(
     Returns:
         0 finished, 1 run error, 2 usage error, 130 interrupted.
     """
-    out = stdout if stdout is not None else sys.stdout
-    err = stderr if stderr is not None else sys.stderr
+    out = _open_or_devnull(stdout if stdout is not None else sys.stdout)
+    err = _open_or_devnull(stderr if stderr is not None else sys.stderr)
     _tolerate_unencodable(out, err)
     parser = build_parser()
     try:
@@ -340,6 +343,10 @@ def main(
             prompt = (stdin if stdin is not None else sys.stdin).read()
         if not prompt.strip():
             raise UsageError("the prompt is empty")
+        try:
+            prompt.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError("the prompt is not valid UTF-8 text") from None
         if model is None:
             choice = choose_model(args.model, args.base_url, environ)
             if choice.notice:
@@ -376,6 +383,13 @@ def main(
     except ConfigError as exc:  # from a model's constructor or LoopOptions: a bad option value
         write_line(err, f"agentcore: error: {one_line(str(exc))}")
         return EXIT_USAGE
+    except OSError as exc:  # the output cannot be written (a full disk, a closed file)
+        if reader is not None:
+            reader.close()
+        with contextlib.suppress(OSError, ValueError):
+            write_line(err, f"agentcore: error: cannot write the output: {one_line(str(exc))}")
+        _silence_stdout(out)
+        return EXIT_ERROR
     finally:
         if reader is not None:
             reader.close()
@@ -390,6 +404,18 @@ def main(
         return EXIT_INTERRUPTED
     write_line(err, f"agentcore: error: {describe_error(failure)}")
     return EXIT_ERROR
+
+
+class _Discard(io.StringIO):
+    """Where output goes when the process was started with that stream closed."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+def _open_or_devnull(stream: TextIO | None) -> TextIO:
+    """The stream, or a sink that discards, when the process was started with it closed."""
+    return stream if stream is not None else _Discard()
 
 
 def _tolerate_unencodable(*streams: TextIO) -> None:

@@ -650,3 +650,53 @@ def test_main_module_runs_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
         runpy.run_module("agentcore", run_name="__main__")
     assert info.value.code == 0
     assert capsys.readouterr().out == f"agentcore {agentcore.__version__}\n"
+
+
+# --- outputs and inputs a user's shell can hand over --------------------------------------------
+
+
+class FullDisk(io.StringIO):
+    def write(self, text: str) -> int:
+        raise OSError(28, "No space left on device")
+
+
+def test_an_output_that_cannot_be_written_is_one_error_line() -> None:
+    err = io.StringIO()
+    code = cli.main(["--model", "test", "hi"], stdout=FullDisk(), stderr=err, env={})
+    assert code == 1
+    assert err.getvalue().splitlines()[-1] == (
+        "agentcore: error: cannot write the output: [Errno 28] No space left on device"
+    )
+
+
+def test_a_closed_stdout_is_treated_as_the_null_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdout", None)
+    err = io.StringIO()
+    assert cli.main(["--model", "test", "hi"], stderr=err, env={}) == 0
+    assert err.getvalue().splitlines()[-1].startswith("finish: stop")
+
+
+def test_a_prompt_that_is_not_utf8_is_a_usage_error() -> None:
+    err = io.StringIO()
+    code = cli.main(["--model", "test", "caf\udce9"], stdout=io.StringIO(), stderr=err, env={})
+    assert code == 2
+    assert err.getvalue() == "agentcore: error: the prompt is not valid UTF-8 text\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--model", "openai:x", "--base-url", "notaurl", "hi"],
+            "agentcore: error: base_url must be an http:// or https:// URL with a host, got 'notaurl'\n",
+        ),
+        (
+            ["--model", "test", "--base-url", "http://127.0.0.1:9", "hi"],
+            "agentcore: error: --base-url does not apply to the offline test model\n",
+        ),
+    ],
+)
+def test_bad_base_urls_are_usage_errors(argv: list[str], message: str) -> None:
+    err = io.StringIO()
+    assert cli.main(argv, stdout=io.StringIO(), stderr=err, env={}) == 2
+    assert err.getvalue() == message
