@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -180,6 +181,17 @@ def _schema_text(_instance: Any, _attribute: Any, value: str) -> None:
         raise ValueError("input_schema must be a JSON object")
 
 
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _tool_name(_instance: Any, _attribute: Any, value: str) -> None:
+    if not isinstance(value, str) or not _TOOL_NAME.fullmatch(value):
+        raise ValueError(
+            f"tool name {value!r} must be 1 to 64 letters, digits, '_' or '-' "
+            "(the rule of both the Anthropic and the OpenAI API)"
+        )
+
+
 @attrs.frozen
 class ToolDefinition:
     """The model-facing description of a tool.
@@ -190,7 +202,7 @@ class ToolDefinition:
         input_schema: a JSON Schema object, as JSON text, describing the input.
     """
 
-    name: str
+    name: str = attrs.field(validator=_tool_name)
     description: str = ""
     input_schema: str = attrs.field(default='{"type":"object","properties":{}}', validator=_schema_text)
 
