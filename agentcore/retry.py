@@ -133,7 +133,7 @@ def retry_policy(
             state.attempt_number,
             max_retries + 1,
             state.next_action.sleep,
-            exc,
+            str(exc),  # text, not the exception: a record kept by a handler must not hold its traceback
         )
 
     return tenacity.Retrying(
