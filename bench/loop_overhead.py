@@ -21,9 +21,6 @@ import json
 import os
 import statistics
 import sys
-import time
-from collections.abc import Callable
-from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -34,72 +31,16 @@ from agentcore import Context, FinishReason, LoopOptions, Model, Request, Stream
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
 from agentcore.testing import ScriptedModel
+from bench._streams import (
+    anthropic_body,
+    anthropic_text,
+    machine,
+    median_ratio,
+    openai_body,
+    openai_text,
+    timed,
+)
 from tests.localserver import LocalServer, sse_reply
-
-
-def anthropic_body(parts: int) -> bytes:
-    """An Anthropic Messages stream with ``parts`` text deltas, shaped like a real one."""
-    events = [
-        (
-            "message_start",
-            {
-                "type": "message_start",
-                "message": {
-                    "id": "msg_bench",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": "claude-sonnet-4-5",
-                    "content": [],
-                    "stop_reason": None,
-                    "stop_sequence": None,
-                    "usage": {
-                        "input_tokens": 25,
-                        "cache_creation_input_tokens": 0,
-                        "cache_read_input_tokens": 0,
-                        "output_tokens": 1,
-                    },
-                },
-            },
-        ),
-        (
-            "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        ),
-    ]
-    for i in range(parts):
-        events.append(
-            (
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": 0,
-                    "delta": {"type": "text_delta", "text": f" word{i % 97}"},
-                },
-            )
-        )
-    events += [
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        (
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": parts},
-            },
-        ),
-        ("message_stop", {"type": "message_stop"}),
-    ]
-    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
-
-
-def timed(func: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    func()
-    return time.perf_counter() - start
-
-
-def median_ratio(rounds: list[dict[str, float]], name: str, base: str) -> float:
-    return statistics.median(r[name] / r[base] for r in rounds)
 
 
 def bench_loop(parts: int, rounds: int) -> None:
@@ -123,66 +64,6 @@ def bench_loop(parts: int, rounds: int) -> None:
     print(f"  direct iteration: {parts / direct_s:12,.0f} parts/s")
     print(f"  through run():    {parts / run_s:12,.0f} parts/s")
     print(f"  run() / direct time ratio: {median_ratio(results, 'run', 'direct'):.2f}")
-
-
-def openai_body(parts: int) -> bytes:
-    """An OpenAI Chat Completions stream with ``parts`` content deltas, shaped like a real one."""
-    head = {
-        "id": "chatcmpl-bench",
-        "object": "chat.completion.chunk",
-        "created": 1760000000,
-        "model": "gpt-4o-2024-08-06",
-        "system_fingerprint": "fp_bench",
-    }
-    chunks = [
-        {
-            **head,
-            "choices": [
-                {
-                    "index": 0,
-                    "delta": {"role": "assistant", "content": ""},
-                    "logprobs": None,
-                    "finish_reason": None,
-                }
-            ],
-        }
-    ]
-    for i in range(parts):
-        chunks.append(
-            {
-                **head,
-                "choices": [
-                    {
-                        "index": 0,
-                        "delta": {"content": f" word{i % 97}"},
-                        "logprobs": None,
-                        "finish_reason": None,
-                    }
-                ],
-            }
-        )
-    chunks.append({**head, "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}]})
-    chunks.append(
-        {
-            **head,
-            "choices": [],
-            "usage": {"prompt_tokens": 25, "completion_tokens": parts, "total_tokens": 25 + parts},
-        }
-    )
-    lines = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks] + ["data: [DONE]\n\n"]
-    return "".join(lines).encode()
-
-
-def anthropic_text(data: dict[str, Any]) -> str | None:
-    if data["type"] == "content_block_delta" and data["delta"]["type"] == "text_delta":
-        return str(data["delta"]["text"])
-    return None
-
-
-def openai_text(data: dict[str, Any]) -> str | None:
-    choices = data["choices"]
-    content = choices[0]["delta"].get("content") if choices else None
-    return str(content) if content else None
 
 
 def bench_adapter(name: str, parts: int, rounds: int) -> None:
@@ -242,7 +123,7 @@ def main() -> None:
     parser.add_argument("--parts", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
-    print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
+    print(machine())
     bench_loop(args.parts * 5, args.rounds)
     bench_adapter("anthropic", args.parts, args.rounds)
     bench_adapter("openai", args.parts, args.rounds)

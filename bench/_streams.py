@@ -1,0 +1,195 @@
+"""Helpers shared by the benchmarks: stream bodies, timing and statistics.
+
+The bodies are the byte streams a real server sends for one long text answer,
+chunk JSON shaped like the real APIs' (Anthropic Messages with
+``event:`` names and a ``ping``; OpenAI Chat Completions with ``usage: null``
+in every chunk and the usage chunk last, as with
+``stream_options.include_usage``). ``tests/localserver.py`` serves them from a
+real HTTP server on 127.0.0.1.
+
+Import this module after putting the repository root on ``sys.path`` (every
+benchmark does so first), as ``from bench._streams import ...``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+ANTHROPIC_MODEL = "claude-bench"
+"""A model id the local server accepts (a real, deprecated id makes the SDK warn)."""
+OPENAI_MODEL = "gpt-bench"
+
+
+def delta_text(i: int) -> str:
+    """The text of delta ``i``: a short word, like one token of a real answer."""
+    return f" word{i % 97}"
+
+
+def anthropic_events(parts: int) -> list[tuple[str, dict[str, Any]]]:
+    """The events of an Anthropic Messages stream with ``parts`` text deltas."""
+    events: list[tuple[str, dict[str, Any]]] = [
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_bench",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": ANTHROPIC_MODEL,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {
+                        "input_tokens": 25,
+                        "cache_creation_input_tokens": 0,
+                        "cache_read_input_tokens": 0,
+                        "output_tokens": 1,
+                    },
+                },
+            },
+        ),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ),
+        ("ping", {"type": "ping"}),
+    ]
+    for i in range(parts):
+        events.append(
+            (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": delta_text(i)},
+                },
+            )
+        )
+    events += [
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": parts},
+            },
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    return events
+
+
+def anthropic_body(parts: int) -> bytes:
+    """An Anthropic Messages stream with ``parts`` text deltas, shaped like a real one."""
+    blocks = [f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in anthropic_events(parts)]
+    return "".join(blocks).encode()
+
+
+def openai_chunks(parts: int) -> list[dict[str, Any]]:
+    """The chunks of an OpenAI Chat Completions stream with ``parts`` content deltas."""
+    head = {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion.chunk",
+        "created": 1760000000,
+        "model": "gpt-4o-2024-08-06",
+        "service_tier": "default",
+        "system_fingerprint": "fp_bench",
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return {**head, "choices": [choice], "usage": None}
+
+    chunks = [chunk({"role": "assistant", "content": "", "refusal": None})]
+    chunks += [chunk({"content": delta_text(i)}) for i in range(parts)]
+    chunks.append(chunk({}, "stop"))
+    chunks.append(
+        {
+            **head,
+            "choices": [],
+            "usage": {"prompt_tokens": 25, "completion_tokens": parts, "total_tokens": 25 + parts},
+        }
+    )
+    return chunks
+
+
+def openai_body(parts: int) -> bytes:
+    """An OpenAI Chat Completions stream with ``parts`` content deltas, shaped like a real one."""
+    lines = [f"data: {json.dumps(chunk)}\n\n" for chunk in openai_chunks(parts)] + ["data: [DONE]\n\n"]
+    return "".join(lines).encode()
+
+
+def expected_text(parts: int) -> str:
+    """The whole answer both bodies carry."""
+    return "".join(delta_text(i) for i in range(parts))
+
+
+def anthropic_text(data: dict[str, Any]) -> str | None:
+    """The text a decoded Anthropic event carries, if any (the floor's only work)."""
+    if data["type"] == "content_block_delta" and data["delta"]["type"] == "text_delta":
+        return str(data["delta"]["text"])
+    return None
+
+
+def openai_text(data: dict[str, Any]) -> str | None:
+    """The text a decoded OpenAI chunk carries, if any (the floor's only work)."""
+    choices = data["choices"]
+    content = choices[0]["delta"].get("content") if choices else None
+    return str(content) if content else None
+
+
+def quiet(server: Any) -> Any:
+    """Keep a ``tests.localserver.LocalServer`` from printing a traceback when a
+    client resets an idle keep-alive connection (noise between rounds); other
+    errors still print. Returns the server."""
+    httpd = server._httpd
+    default = httpd.handle_error
+
+    def handle_error(request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            default(request, client_address)
+
+    httpd.handle_error = handle_error
+    return server
+
+
+# --- timing and statistics --------------------------------------------------
+
+
+def timed(func: Callable[[], object]) -> float:
+    """Seconds ``func()`` took on the ``perf_counter`` clock."""
+    start = time.perf_counter()
+    func()
+    return time.perf_counter() - start
+
+
+def median_ratio(rounds: list[dict[str, float]], name: str, base: str) -> float:
+    """The median over rounds of ``rounds[i][name] / rounds[i][base]``."""
+    return statistics.median(r[name] / r[base] for r in rounds)
+
+
+def percentile(values: Iterable[float], pct: float) -> float:
+    """The nearest-rank percentile (``pct`` in 0..100) of ``values``."""
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    rank = max(1, math.ceil(pct / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def machine() -> str:
+    """One line naming the machine: CPU count, Python, OS."""
+    return (
+        f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]} "
+        f"({platform.python_implementation()}), {platform.system()} {platform.release()}"
+    )
