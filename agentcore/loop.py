@@ -187,6 +187,17 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     state = _RunState(options.messages)
     channel = new_channel(options.queue_size)
     reader = RunReader(channel, run_ctx.cancel, state)
+
+    def end_at_once() -> None:
+        # A deadline or the caller's cancel ends the run for the reader now,
+        # even while the worker is stuck in a tool or a model that ignores the
+        # context; what the worker does later is dropped.
+        err = run_ctx.err or Canceled("run canceled")
+        terminal = StreamPart.error(err, state.usage, FinishReason.CANCELED)
+        if state.end(terminal):
+            channel.end_with(terminal)
+
+    run_ctx.add_callback(end_at_once)
     start_worker(lambda send: _Loop(options, run_ctx, send, state).run(), channel)
     return reader
 
@@ -236,7 +247,8 @@ class _Loop:
                 terminal = StreamPart.error(exc, self.total, FinishReason.ERROR)
         finally:
             self.ctx.detach()
-        self.state.terminal = terminal
+        if not self.state.end(terminal):
+            return  # a cancel already ended the run for the reader
         _log.debug(
             "agentcore: run ended (%s) after %d steps; usage %s",
             terminal.finish_reason.value if terminal.finish_reason else "?",
@@ -368,10 +380,10 @@ class _Loop:
         return _Step("".join(texts), calls, finish)
 
     def _run_tools(self, calls: list[ToolCall]) -> list[ToolResult]:
-        """Run the step's calls, each on its own daemon thread, one after another
-        or (``parallel_tools``) all at once, and wait for each result or a cancel:
-        a tool that ignores the context cannot hold the run past a cancel or
-        deadline (its thread is left to finish alone, and its result is dropped)."""
+        """Run the step's calls one after another on this thread, or
+        (``parallel_tools``) all at once, each on its own daemon thread. A tool
+        that ignores the context cannot hold the reader past a cancel or
+        deadline: :func:`run` ends the run for the reader at once."""
         results: list[ToolResult] = []
         tools, ctx = self.options.tools, self.ctx
         parallel = self.options.parallel_tools and len(calls) > 1
@@ -379,7 +391,7 @@ class _Loop:
         try:
             for index, call in enumerate(calls):
                 ctx.check()
-                result = _await(started[index] if parallel else _start(tools, call, ctx), ctx)
+                result = _await(started[index], ctx) if parallel else _execute(tools, call, ctx)
                 results.append(result)
                 self._forward(StreamPart.tool_result_part(result))
         except BaseException:

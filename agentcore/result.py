@@ -11,6 +11,7 @@ and that state into a :class:`RunResult` or raises :class:`RunError` (see
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 
 import attrs
@@ -60,13 +61,26 @@ class RunResult:
 
 
 class _RunState:
-    """What the worker publishes for ``result()``; each field is replaced whole."""
+    """What the worker publishes for ``result()``; each field is replaced whole.
+
+    :meth:`end` decides the run's one terminal part: the worker's, or the
+    ``canceled`` part sent on a cancel while the worker is still busy.
+    """
 
     def __init__(self, messages: tuple[Message, ...]) -> None:
         self.messages = messages
         self.steps: tuple[StepResult, ...] = ()
         self.usage = Usage()
         self.terminal: StreamPart | None = None
+        self._lock = threading.Lock()
+
+    def end(self, terminal: StreamPart) -> bool:
+        """Make ``terminal`` the run's terminal part unless one was chosen; True if it was set."""
+        with self._lock:
+            if self.terminal is not None:
+                return False
+            self.terminal = terminal
+            return True
 
 
 class RunReader(StreamReader):

@@ -54,9 +54,9 @@ class _Channel:
 
     def send(self, part: StreamPart) -> bool:
         with self.cond:
-            while not self.closed and len(self.items) >= self.maxsize:
+            while not self.closed and not self.done and len(self.items) >= self.maxsize:
                 self.cond.wait()
-            if self.closed:
+            if self.closed or self.done:
                 return False
             self.items.append(part)
             if len(self.items) == 1:
@@ -65,6 +65,16 @@ class _Channel:
 
     def finish(self) -> None:
         with self.cond:
+            self.done = True
+            self.cond.notify_all()
+
+    def end_with(self, part: StreamPart) -> None:
+        """Queue ``part`` as the last one, past the bound if need be, whatever
+        the worker is doing; the worker's later sends return False."""
+        with self.cond:
+            if self.closed or self.done:
+                return
+            self.items.append(part)
             self.done = True
             self.cond.notify_all()
 

@@ -48,8 +48,8 @@ def remote() -> Iterator[RemoteServer]:
 def test_1000_runs_closed_at_random_points_leave_threads_sockets_and_memory_at_baseline() -> None:
     figures = hygiene(1000)
     assert figures.workers_left == 0
-    assert figures.threads_after == figures.threads_before
-    assert all(sample.threads == figures.threads_before for sample in figures.samples)
+    assert figures.threads_new == ()
+    assert all(sample.threads == 0 for sample in figures.samples)
     assert figures.sockets_after == figures.sockets_before
     # Between runs only idle keep-alive connections stay open, at most one per model's pool.
     assert figures.sockets_peak <= figures.sockets_before + figures.models + 2
@@ -107,8 +107,8 @@ def leave_behind(
         )
         reader = run(options)
         drive(reader, scenario)
-        busy = 2 if scenario == "tool" else 1  # the run's worker, and the tool's own thread
-        assert wait_for_workers(0.2) == busy, "the worker is busy (blocked) before the reader is dropped"
+        # The run's worker is busy (blocked); a tool may have a thread of its own.
+        assert wait_for_workers(0.2) >= 1, "the run is still working before the reader is dropped"
         del reader
         gc.collect()
         assert wait_for_workers(2.0) == 0

@@ -195,7 +195,7 @@ def test_close_while_the_producer_is_blocked_on_a_full_queue(threads: Threads) -
     assert produced[0] == 4  # the producer is stuck, not spinning
     assert timed_close(reader) < CLOSE_BOUND
     assert threads.wait_gone() == []
-    assert released.is_set()
+    assert released.wait(5)  # the worker lets go of the model right after the reader got the end
     assert next(reader, None) is None
 
 
@@ -231,7 +231,7 @@ def test_b12_caller_cancels_its_context_from_another_thread() -> None:
     assert not isinstance(terminal.err, DeadlineExceeded)
     assert on_step == [Usage(100, 20, 50, 0)]
     assert len(model.requests) == 2
-    assert released.is_set()
+    assert released.wait(5)  # the worker lets go of the model right after the reader got the end
     error = assert_canceled_result(reader, Usage(100, 20, 50, 0))
     assert error.err is terminal.err
     assert [m.role for m in error.messages] == [Role.USER, Role.ASSISTANT, Role.TOOL]
@@ -269,7 +269,7 @@ def test_deadline_ends_the_run_as_canceled_with_deadline_exceeded(threads: Threa
     terminal = parts[-1]
     assert (terminal.kind.value, terminal.finish_reason) == ("error", FinishReason.CANCELED)
     assert isinstance(terminal.err, DeadlineExceeded)
-    assert released.is_set()
+    assert released.wait(5)  # the worker lets go of the model right after the reader got the end
     assert threads.wait_gone() == []
 
 
@@ -317,7 +317,7 @@ def test_context_manager_closes_the_reader(threads: Threads) -> None:
         assert next(reader).text == "a"
     assert reader.closed
     assert threads.wait_gone() == []
-    assert released.is_set()
+    assert released.wait(5)  # the worker lets go of the model right after the reader got the end
 
 
 def test_close_while_the_last_tool_result_is_forwarded_keeps_a_valid_history(threads: Threads) -> None:
