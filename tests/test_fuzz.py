@@ -343,6 +343,7 @@ def test_anthropic_mapper_arbitrary_json(events: list[tuple[str, Any]]) -> None:
     through_step_state(events)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.lists(st.tuples(event_names, anthropic_event), max_size=10))
 def test_anthropic_mapper_event_shaped_json(events: list[tuple[str, Any]]) -> None:
@@ -477,6 +478,7 @@ openai_body = st.lists(
 ADAPTER = settings(FUZZ, max_examples=ADAPTER_EXAMPLES, suppress_health_check=list(HealthCheck))
 
 
+@pytest.mark.slow
 @ADAPTER
 @given(anthropic_body, st.lists(st.integers(0, 10_000), max_size=4))
 @example(
@@ -497,6 +499,7 @@ def test_anthropic_adapter_over_http(
     through_adapter(fuzz_server, anthropic_model, body, cuts)
 
 
+@pytest.mark.slow
 @ADAPTER
 @given(openai_body, st.lists(st.integers(0, 10_000), max_size=4))
 def test_openai_adapter_over_http(

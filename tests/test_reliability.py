@@ -105,7 +105,7 @@ def test_idle_timeout_ends_a_ping_only_stream_as_transient(server: LocalServer, 
     assert isinstance(error.err, ModelError)
     assert error.err.error_class is ErrorClass.TRANSIENT
     assert "idle" in str(error.err)
-    assert 0.4 <= elapsed < 1.5
+    assert 0.4 <= elapsed < 2.0
     assert server.hits == 1
 
 
@@ -130,7 +130,7 @@ def test_deadline_bounds_retry_waits_on_server_hints(server: LocalServer, d: Dia
     )
     error = failed(reader)
     elapsed = time.monotonic() - start
-    assert elapsed < 1.3
+    assert elapsed < 1.8
     assert 2 <= server.hits <= 4  # it retried within the deadline, and no more
     # The run gives up with the server's error when the next wait would outlast the deadline.
     assert isinstance(error.err, (ModelError, DeadlineExceeded))
@@ -145,7 +145,7 @@ def test_deadline_bounds_the_computed_backoff(server: LocalServer, d: Dialect) -
     start = time.monotonic()
     options = LoopOptions(model=model, messages=[user_message("hi")], retry_base_delay=5.0)
     error = failed(run(options, Context(timeout=1.0)))
-    assert time.monotonic() - start < 0.5  # a 3.75 to 5 s wait cannot fit: no wait at all
+    assert time.monotonic() - start < 0.8  # a 3.75 to 5 s wait cannot fit: no wait at all
     assert isinstance(error.err, ModelError)
     assert error.err.error_class is ErrorClass.TRANSIENT
     assert server.hits == 1
@@ -157,7 +157,7 @@ def test_deadline_interrupts_a_stalled_read(server: LocalServer, d: Dialect) -> 
     model = d.model(server.url, timeout=(2.0, 30.0), idle_timeout=30.0)
     start = time.monotonic()
     error = failed(run(LoopOptions(model=model, messages=[user_message("hi")]), Context(timeout=0.5)))
-    assert 0.5 <= time.monotonic() - start < 1.0
+    assert 0.5 <= time.monotonic() - start < 1.5
     assert isinstance(error.err, DeadlineExceeded)
     assert error.finish_reason is FinishReason.CANCELED
 
@@ -172,7 +172,7 @@ def test_deadline_bounds_a_run_of_many_steps_and_keeps_their_usage(server: Local
     reader = run(options, Context(timeout=0.8))
     parts = list(reader)
     elapsed = time.monotonic() - start
-    assert 0.8 <= elapsed < 1.3
+    assert 0.8 <= elapsed < 1.8
     steps = [p for p in parts if p.kind is StreamPartKind.STEP_FINISH]
     assert len(steps) >= 3
     terminal = parts[-1]
@@ -187,7 +187,7 @@ def test_deadline_interrupts_a_slow_tool(server: LocalServer) -> None:
     options = LoopOptions(model=d.model(server.url), messages=[user_message("hi")], tools=[Sleeper()])
     start = time.monotonic()
     error = failed(run(options, Context(timeout=0.5)))
-    assert 0.5 <= time.monotonic() - start < 1.0
+    assert 0.5 <= time.monotonic() - start < 1.5
     assert isinstance(error.err, Canceled)
     assert error.usage == U1  # step 1 completed before the tool ran
 
@@ -213,7 +213,7 @@ def test_retry_after_limit_refuses_a_long_hint_at_once(server: LocalServer, d: D
     options = LoopOptions(model=d.model(server.url), messages=[user_message("hi")], retry_after_limit=10.0)
     start = time.monotonic()
     error = failed(run(options))
-    assert time.monotonic() - start < 0.5
+    assert time.monotonic() - start < 0.8
     assert server.hits == 1
     assert isinstance(error.err, ModelError)
     assert error.err.error_class is ErrorClass.RATE_LIMITED

@@ -57,7 +57,7 @@ def server(module_server: LocalServer) -> LocalServer:
 
 def make_model(dialect: str, url: str, *, key_in: str = "api_key") -> Any:
     """A model holding KEY as its api_key, or (``key_in="headers"``) in its own headers."""
-    timeouts = {"timeout": (1.0, 0.3), "idle_timeout": 0.3}
+    timeouts: dict[str, Any] = {"timeout": (1.0, 0.3), "idle_timeout": 0.3}
     if dialect == "anthropic":
         if key_in == "headers":
             return AnthropicModel(
@@ -233,7 +233,8 @@ REQUEST_HEADERS_BUG = (
 def test_request_and_options_repr_redact_credential_headers(header: str) -> None:
     value = f"Bearer {KEY}" if header == "Authorization" else KEY
     request = Request(messages=[user_message("hi")], headers={header: value, "X-Title": "app"})
-    options = LoopOptions(model=ScriptedModel([]), messages=[user_message("hi")], headers={header: value})
+    headers: Any = {header: value}
+    options = LoopOptions(model=ScriptedModel([]), messages=[user_message("hi")], headers=headers)
     texts = {"request repr": repr(request), "request str": str(request), "options repr": repr(options)}
     assert_no_key(texts)
     assert "X-Title" in repr(request)  # other headers are still shown

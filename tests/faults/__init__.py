@@ -156,7 +156,7 @@ class AnthropicDialect(Dialect):
         return AnthropicModel("claude-fault", api_key=KEY, base_url=url, **kwargs)
 
     def _start(self, usage: Usage) -> bytes:
-        message = {
+        message: dict[str, Any] = {
             "id": "msg_fault",
             "type": "message",
             "role": "assistant",
@@ -361,6 +361,7 @@ class Fault:
         refused: the model points at a port where nothing listens (no step 1).
         options: extra ``LoopOptions`` fields.
         known_bugs: dialect name -> the library bug that makes this row fail.
+        slow: the row takes a second or more (a long Retry-After, 100,000 deltas).
     """
 
     name: str
@@ -371,12 +372,16 @@ class Fault:
     refused: bool = False
     options: dict[str, Any] = attrs.field(factory=dict)
     known_bugs: dict[str, str] = attrs.field(factory=dict)
+    slow: bool = False
 
 
-def _stream(*actions: Action | list[bytes] | bytes) -> Reply:
+def _stream(*actions: Action | Sequence[Action]) -> Reply:
     flat: list[Action] = []
     for action in actions:
-        flat.extend(action) if isinstance(action, list) else flat.append(action)
+        if isinstance(action, (bytes, Pause, Stall, Reset, Close)):
+            flat.append(action)
+        else:
+            flat.extend(action)
     return Reply(actions=flat)
 
 
@@ -411,6 +416,24 @@ _CUTS: dict[str, tuple[str, Callable[[], list[Action]]]] = {
 }
 
 
+def _cut_before(actions: Callable[[], list[Action]]) -> Callable[[Dialect], list[Reply]]:
+    return lambda d: [_stream(d.head(U2), *actions()), ok(d)]
+
+
+def _cut_after_content(actions: Callable[[], list[Action]]) -> Callable[[Dialect], list[Reply]]:
+    return lambda d: [_stream(d.head(U2), d.text("Hel"), *actions()), ok(d)]
+
+
+def _cut_after_reason(actions: Callable[[], list[Action]]) -> Callable[[Dialect], list[Reply]]:
+    return lambda d: [_stream(d.head(U2), d.text("Do"), d.text("ne."), d.reason(U2), *actions()), ok(d)]
+
+
+_AFTER_REASON_BUG = {
+    "anthropic": "AnthropicModel fails a step with TRANSIENT when the connection breaks after "
+    "message_delta carried the stop_reason (DESIGN.md: the step is complete), losing its usage"
+}
+
+
 def _cut_faults() -> list[Fault]:
     faults = []
     for key, (words, actions) in _CUTS.items():
@@ -419,7 +442,7 @@ def _cut_faults() -> list[Fault]:
                 f"{key}-before-content",
                 "cut stream",
                 f"200, stream opened, then {words} before any content",
-                lambda d, actions=actions: [_stream(d.head(U2), *actions()), ok(d)],
+                _cut_before(actions),
                 recovered(2),
             )
         )
@@ -428,7 +451,7 @@ def _cut_faults() -> list[Fault]:
                 f"{key}-after-content",
                 "cut stream",
                 f'200, text "Hel" streamed, then {words} before the stop reason',
-                lambda d, actions=actions: [_stream(d.head(U2), d.text("Hel"), *actions()), ok(d)],
+                _cut_after_content(actions),
                 failed(ErrorClass.TRANSIENT, 1, "Hel"),
             )
         )
@@ -438,17 +461,9 @@ def _cut_faults() -> list[Fault]:
                 f"{key}-after-stop-reason",
                 "cut stream",
                 f"whole step and its stop reason (with usage) streamed, then {words} before the end marker",
-                lambda d, actions=actions: [
-                    _stream(d.head(U2), d.text("Do"), d.text("ne."), d.reason(U2), *actions()),
-                    ok(d),
-                ],
+                _cut_after_reason(actions),
                 recovered(1),
-                known_bugs={
-                    "anthropic": "AnthropicModel fails a step with TRANSIENT when the connection breaks "
-                    "after message_delta carried the stop_reason (DESIGN.md: the step is complete)"
-                }
-                if key != "end"
-                else {},
+                known_bugs=_AFTER_REASON_BUG if key != "end" else {},
             )
         )
     return faults
@@ -521,6 +536,7 @@ FAULTS: tuple[Fault, ...] = (
         "429 with `Retry-After: 1` (seconds)",
         lambda d: [_status(d, 429, {"Retry-After": "1"}, "rate_limit_error"), ok(d)],
         recovered(2, wait=(1.0, 1.5)),
+        slow=True,
     ),
     Fault(
         "429-retry-after-ms",
@@ -535,6 +551,7 @@ FAULTS: tuple[Fault, ...] = (
         "503 with `Retry-After: <HTTP date 2 s ahead>`",
         lambda d: [_status(d, 503, {"Retry-After": _http_date(2.0)}, "overloaded_error"), ok(d)],
         recovered(2, wait=(0.9, 2.5)),
+        slow=True,
     ),
     Fault(
         "529-retry-after-garbage",
@@ -641,6 +658,7 @@ FAULTS: tuple[Fault, ...] = (
         f"{TINY_DELTAS:,} one-character text deltas",
         lambda d: [_tiny(d)],
         lambda _d: Expect(None, 1, "x" * TINY_DELTAS, U1 + U2),
+        slow=True,
     ),
     Fault(
         "pings-only",

@@ -106,6 +106,11 @@ def quiet_retry_logs() -> Iterator[None]:
         logger.propagate = propagate
 
 
+def new_threads(baseline: set[threading.Thread]) -> list[threading.Thread]:
+    """Threads alive now that were not in ``baseline``."""
+    return [t for t in threading.enumerate() if t not in baseline and t.is_alive()]
+
+
 def wait_for_workers(timeout: float = 10.0) -> int:
     """Wait until no run worker or tool thread is alive; return how many are left."""
     deadline = time.monotonic() + timeout
@@ -133,6 +138,7 @@ class WaitTool:
 class Sample:
     runs: int
     threads: int
+    """Threads alive that were not alive at the baseline (0 when nothing leaked)."""
     sockets: int
     rss: int
 
@@ -143,6 +149,8 @@ class HygieneFigures:
     by_scenario: dict[str, int]
     threads_before: int
     threads_after: int
+    threads_new: tuple[str, ...]
+    """Names of threads alive at the end that were not alive at the baseline."""
     sockets_before: int
     sockets_after: int
     sockets_peak: int
@@ -214,7 +222,8 @@ def hygiene(runs: int = 1000, *, seed: int = 4, warmup: int = 60) -> HygieneFigu
             _one_run(rng, key[1], models[key])
         wait_for_workers()
         gc.collect()
-        threads_before = threading.active_count()
+        baseline = set(threading.enumerate())
+        threads_before = len(baseline)
         rss_before = rss()
         by_scenario = dict.fromkeys(SCENARIOS, 0)
         samples = []
@@ -229,10 +238,11 @@ def hygiene(runs: int = 1000, *, seed: int = 4, warmup: int = 60) -> HygieneFigu
             if i % 100 == 0:
                 wait_for_workers()
                 gc.collect()
-                samples.append(Sample(i, threading.active_count(), open_sockets(), rss()))
+                samples.append(Sample(i, len(new_threads(baseline)), open_sockets(), rss()))
         workers_left = wait_for_workers()
         gc.collect()
-        threads_after = threading.active_count()
+        threads_new = tuple(t.name for t in new_threads(baseline))
+        threads_after = len([t for t in baseline if t.is_alive()]) + len(threads_new)
         rss_after = rss()
         for session in sessions:
             session.close()
@@ -243,6 +253,7 @@ def hygiene(runs: int = 1000, *, seed: int = 4, warmup: int = 60) -> HygieneFigu
         by_scenario=by_scenario,
         threads_before=threads_before,
         threads_after=threads_after,
+        threads_new=threads_new,
         sockets_before=sockets_before,
         sockets_after=sockets_after,
         sockets_peak=sockets_peak,
@@ -272,7 +283,7 @@ class Lookup:
     def execute(self, input: str, ctx: Context) -> str:
         import json
 
-        return "value-of-" + json.loads(input)["key"]
+        return "value-of-" + str(json.loads(input)["key"])
 
 
 @attrs.frozen

@@ -106,8 +106,8 @@ def route(record: dict[str, Any]) -> Reply:
         return Reply(actions=_flat(d.head(U2), d.text("Hi"), Stall()))
     if scenario == "tool":
         if result is None:
-            return Reply(actions=d.tool_step("call_wait", "wait", ["{}"], U1))
-        return Reply(actions=d.text_step(U2, "done"))
+            return Reply(actions=_flat(d.tool_step("call_wait", "wait", ["{}"], U1)))
+        return Reply(actions=_flat(d.text_step(U2, "done")))
     if scenario == "retry":
         payload = json.dumps(d.error_body("rate_limit_error", "slow down")).encode()
         headers = {"Content-Type": "application/json", "Retry-After": "30"}
@@ -117,15 +117,15 @@ def route(record: dict[str, Any]) -> Reply:
             actions=[b"".join([*d.head(U2), *(d.text("x") for _ in range(3000)), *d.reason(U2), *d.end()])]
         )
     if scenario == "done":
-        return Reply(actions=d.text_step(U2, "Do", "ne."))
+        return Reply(actions=_flat(d.text_step(U2, "Do", "ne.")))
     if scenario == "echo":
         token = first_user_text(body)
         n = int(token.rpartition("-")[2] or 0)
         if result is None:
             arguments = json.dumps({"key": token})
             return Reply(
-                actions=d.tool_step(
-                    f"call_{token}", "lookup", [arguments[:5], arguments[5:]], echo_usage(n, 1)
+                actions=_flat(
+                    d.tool_step(f"call_{token}", "lookup", [arguments[:5], arguments[5:]], echo_usage(n, 1))
                 )
             )
         words = f"answer {token}: {result}".split(" ")
