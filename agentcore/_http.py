@@ -43,7 +43,7 @@ import socket
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import requests
@@ -54,6 +54,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError, classify_status
+from agentcore.types import SECRET_HEADER
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 """Seconds to wait for a TCP/TLS connection."""
@@ -529,17 +530,39 @@ def error_from_body(
     return ModelError(error_class, retry_after=retry_after, message=detail[:2000], status=status)
 
 
-def without_secret(exc: ModelError, secret: str | None, *, marker: str, min_length: int = 1) -> ModelError:
-    """``exc``, or a copy whose message has ``secret`` replaced with ``marker``.
+REDACTED = "[REDACTED]"
+"""What stands for a secret a server echoed in an error message."""
 
-    A server may echo the API key in its error message. A ``secret`` that is
-    None or shorter than ``min_length`` characters is left alone (a short key
-    would blank out ordinary words); every other field is kept, ``err``
-    included.
+_MIN_SECRET_LENGTH = 8
+
+
+def secret_values(headers: Mapping[str, str]) -> list[str]:
+    """The secrets a request carries in its headers: the values of
+    ``Authorization``, ``x-api-key``, ``api-key`` and any header whose name
+    says key, token, secret or cookie, and the credential after a scheme
+    word (``Bearer sk-...`` gives ``sk-...`` too)."""
+    found: list[str] = []
+    for name, value in headers.items():
+        if SECRET_HEADER.search(name) and isinstance(value, str):
+            found.append(value)
+            scheme, _, credential = value.partition(" ")
+            if credential and scheme.isalpha():
+                found.append(credential.strip())
+    return found
+
+
+def without_secret(exc: ModelError, secrets: Iterable[str | None]) -> ModelError:
+    """``exc``, or a copy whose message has every one of ``secrets`` replaced
+    with :data:`REDACTED` (a server may echo the key it was sent).
+
+    Secrets shorter than 8 characters are left alone (they would blank out
+    ordinary words); every other field is kept, ``err`` included.
     """
-    if not secret or len(secret) < min_length or secret not in exc.message:
+    message = exc.message
+    for secret in sorted({s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH}, key=len, reverse=True):
+        message = message.replace(secret, REDACTED)
+    if message == exc.message:
         return exc
-    message = exc.message.replace(secret, marker)
     return ModelError(exc.error_class, exc.retry_after, exc.err, message=message, status=exc.status)
 
 

@@ -70,6 +70,7 @@ from agentcore.types import (
     ToolCall,
     ToolResult,
     Usage,
+    headers_repr,
     text_part,
     tool_call_part,
     tool_result_part,
@@ -136,7 +137,7 @@ class LoopOptions:
     tools: ToolSet = attrs.field(factory=ToolSet, converter=_tool_set)
     step_limit: int = attrs.field(default=0, validator=_not_negative)
     max_output_tokens: int = attrs.field(default=0, validator=_not_negative)
-    headers: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
+    headers: Mapping[str, str] = attrs.field(factory=dict, converter=dict, repr=headers_repr)
     on_step: Callable[[Usage], object] | None = None
     max_retries: int = 0
     retry_base_delay: float = attrs.field(default=0.0, validator=_not_negative)

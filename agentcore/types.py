@@ -318,6 +318,15 @@ def user_message(text: str) -> Message:
     return Message(role=Role.USER, content=(text_part(text),))
 
 
+SECRET_HEADER = re.compile(r"authorization|api[-_]?key|token|secret|cookie", re.IGNORECASE)
+"""Header names whose values are credentials: never shown in a ``repr``."""
+
+
+def headers_repr(headers: Mapping[str, str]) -> str:
+    """``repr`` of a header mapping with credential values shown as ``'[REDACTED]'``."""
+    return repr({k: "[REDACTED]" if SECRET_HEADER.search(k) else v for k, v in headers.items()})
+
+
 def _str_mapping(value: Mapping[str, str] | None) -> Mapping[str, str]:
     return dict(value or {})
 
@@ -338,7 +347,7 @@ class Request:
     messages: tuple[Message, ...] = attrs.field(default=(), converter=_to_tuple)
     tools: tuple[ToolDefinition, ...] = attrs.field(default=(), converter=_to_tuple)
     max_output_tokens: int = attrs.field(default=0, validator=_non_negative)
-    headers: Mapping[str, str] = attrs.field(factory=dict, converter=_str_mapping)
+    headers: Mapping[str, str] = attrs.field(factory=dict, converter=_str_mapping, repr=headers_repr)
 
 
 _PART_FIELDS: dict[StreamPartKind, frozenset[str]] = {

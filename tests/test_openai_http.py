@@ -347,7 +347,7 @@ def test_the_api_key_never_appears_in_errors(server: LocalServer) -> None:
     assert error.error_class is ErrorClass.AUTH
     assert key not in str(error)
     assert key not in repr(error)
-    assert "[redacted]" in error.message
+    assert "[REDACTED]" in error.message
     assert server.requests[0]["headers"]["Authorization"] == f"Bearer {key}"
     assert not any(key in line for line in traceback.format_exception(error))
     linked: BaseException | None = error

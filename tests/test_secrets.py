@@ -222,13 +222,6 @@ def test_model_repr_and_str_hide_the_key(dialect: str) -> None:
     assert_no_key({"repr": repr(model), "str": str(model), "options": repr(options), "vars": ""})
 
 
-REQUEST_HEADERS_BUG = (
-    "bug: Request and LoopOptions reprs (attrs) print their headers verbatim, so an Authorization "
-    "or x-api-key header given there shows in repr/str and in any log of the request"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=REQUEST_HEADERS_BUG)
 @pytest.mark.parametrize("header", ["Authorization", "x-api-key"])
 def test_request_and_options_repr_redact_credential_headers(header: str) -> None:
     value = f"Bearer {KEY}" if header == "Authorization" else KEY
@@ -240,14 +233,6 @@ def test_request_and_options_repr_redact_credential_headers(header: str) -> None
     assert "X-Title" in repr(request)  # other headers are still shown
 
 
-ECHO_OF_HEADER_KEY_BUG = (
-    "bug: the adapters redact only their api_key from error messages; a key given in the model's "
-    "headers (x-api-key / Authorization, the documented way for gateways) or in LoopOptions.headers "
-    "shows when the server echoes it"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=ECHO_OF_HEADER_KEY_BUG)
 @pytest.mark.parametrize("dialect", sorted(DIALECTS))
 def test_a_key_given_as_a_header_is_redacted_when_echoed(
     server: LocalServer, caplog: pytest.LogCaptureFixture, dialect: str

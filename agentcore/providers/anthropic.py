@@ -55,8 +55,6 @@ DEFAULT_MAX_TOKENS = 4096
 ANTHROPIC_VERSION = "2023-06-01"
 """The ``anthropic-version`` header value (the current stable API version)."""
 
-_REDACTED = "[REDACTED]"
-_MIN_REDACT_LENGTH = 8
 
 __all__ = [
     "ANTHROPIC_VERSION",
@@ -254,9 +252,7 @@ class AnthropicModel:
         try:
             yield from self._stream(request, ctx)
         except ModelError as exc:
-            failure = _http.without_secret(
-                exc, self._api_key, marker=_REDACTED, min_length=_MIN_REDACT_LENGTH
-            )
+            failure = _http.without_secret(exc, _http.secret_values(self._headers(request)))
             if failure is exc:
                 raise
         if failure is not None:

@@ -54,7 +54,6 @@ MAX_TOKENS_FIELDS = ("max_tokens", "max_completion_tokens")
 ERROR_PREFIX = "Error: "
 """Put before the content of an error tool result."""
 
-_REDACTED = "[redacted]"  # stands for an API key a server echoed in an error message
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -308,7 +307,7 @@ class OpenAIChatModel:
         try:
             yield from self._stream(body, headers, ctx)
         except ModelError as exc:
-            failure = _http.without_secret(exc, self._api_key, marker=_REDACTED)
+            failure = _http.without_secret(exc, _http.secret_values(headers))
             if failure is exc:
                 raise
         if failure is not None:
