@@ -64,16 +64,23 @@ CLOSE_POINTS = {
 }
 
 
-def open_sockets() -> int:
-    """File descriptors of this process that are sockets."""
-    count = 0
+def socket_inodes() -> set[str]:
+    """The sockets this process has open (``/proc/self/fd`` entries that are
+    sockets), by inode, so that sockets opened later can be told apart."""
+    found = set()
     for fd in os.listdir("/proc/self/fd"):
         try:
-            if os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
-                count += 1
+            target = os.readlink(f"/proc/self/fd/{fd}")
         except OSError:
-            pass
-    return count
+            continue
+        if target.startswith("socket:"):
+            found.add(target)
+    return found
+
+
+def open_sockets() -> int:
+    """How many sockets this process has open."""
+    return len(socket_inodes())
 
 
 def rss() -> int:
@@ -87,13 +94,9 @@ def rss() -> int:
 
 @contextlib.contextmanager
 def quiet_retry_logs() -> Iterator[None]:
-    """Keep agentcore's retry warnings from handlers that keep records.
-
-    The warning passes the exception as a log argument; a handler that keeps
-    records (pytest's capture, ``MemoryHandler``) then keeps the exception's
-    traceback, whose frames hold the HTTP response and its urllib3 pool, and
-    with it an idle socket, until the record goes (see test_hygiene.py).
-    """
+    """Keep agentcore's retry warnings (one per run closed in a retry wait) out of
+    handlers that keep records, such as pytest's log capture: the records are
+    not agentcore's memory and must not count in the measurement."""
     logger = logging.getLogger("agentcore")
     propagate = logger.propagate
     logger.propagate = False
@@ -140,6 +143,7 @@ class Sample:
     threads: int
     """Threads alive that were not alive at the baseline (0 when nothing leaked)."""
     sockets: int
+    """Sockets open beyond the baseline (idle keep-alive connections in the pools)."""
     rss: int
 
 
@@ -153,7 +157,10 @@ class HygieneFigures:
     """Names of threads alive at the end that were not alive at the baseline."""
     sockets_before: int
     sockets_after: int
+    sockets_new: int
+    """Sockets open at the end (sessions closed) that were not open at the baseline."""
     sockets_peak: int
+    """The most sockets open at once beyond the baseline, sampled every 20 runs."""
     models: int
     rss_before: int
     rss_after: int
@@ -206,7 +213,7 @@ def hygiene(runs: int = 1000, *, seed: int = 4, warmup: int = 60) -> HygieneFigu
         warnings.simplefilter("always", ResourceWarning)
         gc.collect()
         wait_for_workers()
-        sockets_before = open_sockets()
+        sockets_baseline = socket_inodes()
         sessions = []
         models: dict[tuple[str, str], Model] = {}
         for dialect in DIALECTS:
@@ -228,17 +235,19 @@ def hygiene(runs: int = 1000, *, seed: int = 4, warmup: int = 60) -> HygieneFigu
         by_scenario = dict.fromkeys(SCENARIOS, 0)
         samples = []
         close_max = 0.0
-        sockets_peak = open_sockets()
+        sockets_peak = len(socket_inodes() - sockets_baseline)
         for i in range(1, runs + 1):
             key = rng.choice(keys)
             by_scenario[key[1]] += 1
             close_max = max(close_max, _one_run(rng, key[1], models[key]))
             if i % 20 == 0:
-                sockets_peak = max(sockets_peak, open_sockets())
+                sockets_peak = max(sockets_peak, len(socket_inodes() - sockets_baseline))
             if i % 100 == 0:
                 wait_for_workers()
                 gc.collect()
-                samples.append(Sample(i, len(new_threads(baseline)), open_sockets(), rss()))
+                samples.append(
+                    Sample(i, len(new_threads(baseline)), len(socket_inodes() - sockets_baseline), rss())
+                )
         workers_left = wait_for_workers()
         gc.collect()
         threads_new = tuple(t.name for t in new_threads(baseline))
@@ -247,15 +256,16 @@ def hygiene(runs: int = 1000, *, seed: int = 4, warmup: int = 60) -> HygieneFigu
         for session in sessions:
             session.close()
         gc.collect()
-        sockets_after = open_sockets()
+        sockets_end = socket_inodes()
     return HygieneFigures(
         runs=runs,
         by_scenario=by_scenario,
         threads_before=threads_before,
         threads_after=threads_after,
         threads_new=threads_new,
-        sockets_before=sockets_before,
-        sockets_after=sockets_after,
+        sockets_before=len(sockets_baseline),
+        sockets_after=len(sockets_end),
+        sockets_new=len(sockets_end - sockets_baseline),
         sockets_peak=sockets_peak,
         models=len(models),
         rss_before=rss_before,
