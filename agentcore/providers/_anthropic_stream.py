@@ -156,6 +156,13 @@ def error_from_event(payload: object) -> ModelError:
 # --- the stream state machine -----------------------------------------------
 
 
+def _index(payload: dict[str, Any]) -> object:
+    """A block's ``index`` as a dict key: an int or str as sent, anything else
+    (a list, an object) by its text, so a malformed event never raises."""
+    index = payload.get("index")
+    return index if index is None or isinstance(index, (int, str)) else repr(index)
+
+
 def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -189,7 +196,7 @@ class _StepState:
         self._calls = 0
         self._ids = itertools.count(1)
         self._stop_reason: str | None = None
-        self._has_stop_reason = False
+        self.has_stop_reason = False
         self.finished = False
 
     def feed(self, name: str, data: object) -> list[StreamPart]:
@@ -203,11 +210,11 @@ class _StepState:
         if kind == "message_start":
             self._usage = merge_usage(self._usage, _dict(payload.get("message")).get("usage"))
         elif kind == "content_block_start":
-            return self._block_start(payload.get("index"), _dict(payload.get("content_block")))
+            return self._block_start(_index(payload), _dict(payload.get("content_block")))
         elif kind == "content_block_delta":
-            return self._block_delta(payload.get("index"), _dict(payload.get("delta")))
+            return self._block_delta(_index(payload), _dict(payload.get("delta")))
         elif kind == "content_block_stop":
-            block = self._tools.pop(payload.get("index"), None)
+            block = self._tools.pop(_index(payload), None)
             if block is not None:
                 self._calls += 1
                 return [StreamPart.tool_call_part(block.call())]
@@ -215,7 +222,7 @@ class _StepState:
             reason = _dict(payload.get("delta")).get("stop_reason")
             if isinstance(reason, str) and reason:
                 self._stop_reason = reason
-                self._has_stop_reason = True
+                self.has_stop_reason = True
             self._usage = merge_usage(self._usage, payload.get("usage"))
         elif kind == "message_stop":
             return self._finish()
@@ -226,7 +233,7 @@ class _StepState:
         never said why it stopped."""
         if self.finished:
             return []
-        if not self._has_stop_reason:
+        if not self.has_stop_reason:
             raise ModelError(
                 ErrorClass.TRANSIENT, message="the stream ended before the model said why it stopped"
             )

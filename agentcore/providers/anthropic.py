@@ -271,14 +271,22 @@ class AnthropicModel:
         state = _StepState()
         try:
             events = _sse.iter_events(_http.iter_body(response), idle_timeout=self._idle_timeout)
-            for event in events:
-                ctx.check()
-                parts = _feed(state, event)
-                if state.finished:
-                    response.complete = True
-                yield from parts
-                if state.finished:
-                    return
+            try:
+                for event in events:
+                    ctx.check()
+                    parts = _feed(state, event)
+                    if state.finished:
+                        response.complete = True
+                    yield from parts
+                    if state.finished:
+                        return
+            except ModelError as exc:
+                # A connection lost after message_delta said why the model stopped
+                # ends a complete step (DESIGN.md): finish it, keep its usage.
+                if exc.error_class is not ErrorClass.TRANSIENT or not state.has_stop_reason:
+                    raise
+                yield from state.end_of_stream()
+                return
             parts = state.end_of_stream()
             response.complete = True
             yield from parts

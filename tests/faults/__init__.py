@@ -428,12 +428,6 @@ def _cut_after_reason(actions: Callable[[], list[Action]]) -> Callable[[Dialect]
     return lambda d: [_stream(d.head(U2), d.text("Do"), d.text("ne."), d.reason(U2), *actions()), ok(d)]
 
 
-_AFTER_REASON_BUG = {
-    "anthropic": "AnthropicModel fails a step with TRANSIENT when the connection breaks after "
-    "message_delta carried the stop_reason (DESIGN.md: the step is complete), losing its usage"
-}
-
-
 def _cut_faults() -> list[Fault]:
     faults = []
     for key, (words, actions) in _CUTS.items():
@@ -463,7 +457,6 @@ def _cut_faults() -> list[Fault]:
                 f"whole step and its stop reason (with usage) streamed, then {words} before the end marker",
                 _cut_after_reason(actions),
                 recovered(1),
-                known_bugs=_AFTER_REASON_BUG if key != "end" else {},
             )
         )
     return faults
