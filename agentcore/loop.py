@@ -76,6 +76,9 @@ from agentcore.types import (
     tool_result_part,
 )
 
+_JOIN_EVERY = 1024
+"""Text fragments a step keeps before joining them (memory: ~60 bytes a fragment)."""
+
 DEFAULT_STEP_LIMIT = 20
 """Model steps per run when ``LoopOptions.step_limit`` is 0."""
 
@@ -330,6 +333,7 @@ class _Loop:
     def _attempt(self, request: Request, forwarded: list[bool]) -> _Step:
         """Stream one attempt of a step; ``forwarded[0]`` turns True with the first part sent on."""
         texts: list[str] = []
+        blocks: list[str] = []
         calls: list[ToolCall] = []
         ctx = self.ctx
         send = self.send
@@ -339,12 +343,15 @@ class _Loop:
                 kind = part.kind
                 if kind is StreamPartKind.TEXT_DELTA:
                     texts.append(part.text)
+                    if len(texts) >= _JOIN_EVERY:  # a long answer: few strings, not a million small ones
+                        blocks.append("".join(texts))
+                        texts.clear()
                 elif kind is StreamPartKind.TOOL_CALL:
                     assert part.tool_call is not None
                     calls.append(part.tool_call)
                 elif kind is StreamPartKind.STEP_FINISH:
                     forwarded[0] = True
-                    return self._finish_step(texts, calls, part)
+                    return self._finish_step([*blocks, *texts], calls, part)
                 else:
                     raise ModelError(
                         ErrorClass.UPSTREAM,

@@ -317,3 +317,17 @@ def test_request_defaults_and_conversion() -> None:
     assert request.tools == (ToolDefinition("s"),)
     with pytest.raises(ValueError, match="max_output_tokens must be a non-negative int"):
         Request(max_output_tokens=-1)
+
+
+def test_the_text_delta_fast_path_builds_the_same_part_as_the_constructor() -> None:
+    import attrs
+
+    fast = StreamPart.text_delta("héllo")
+    slow = StreamPart(StreamPartKind.TEXT_DELTA, text="héllo")
+    assert fast == slow
+    assert hash(fast) == hash(slow)
+    assert {f.name: getattr(fast, f.name) for f in attrs.fields(StreamPart)} == {
+        f.name: getattr(slow, f.name) for f in attrs.fields(StreamPart)
+    }
+    with pytest.raises(TypeError):
+        StreamPart.text_delta(None)  # type: ignore[arg-type]
