@@ -1,0 +1,370 @@
+"""The examples and the documentation run as written.
+
+* ``examples/notebook.ipynb`` is executed with nbclient on a kernel of this
+  interpreter; its outputs must show the streamed answer, the result and the
+  continued conversation, and match the outputs saved in the file.
+* ``examples/script.py``, ``examples/testing_with_scripted_model.py`` (under
+  pytest) and ``examples/typed_usage.py`` run as subprocesses, offline.
+* ``mypy --strict`` passes over the examples, as a user's type checker sees
+  the public API.
+* Every ```python block of README.md and docs/*.md runs in a fresh
+  interpreter, unless an HTML comment right before it says otherwise (see
+  :func:`code_blocks`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+NOTEBOOK = EXAMPLES / "notebook.ipynb"
+TYPED_FILES = ["examples/typed_usage.py", "examples/script.py", "examples/testing_with_scripted_model.py"]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+NOT_MINE = {"reliability.md"}  # docs pages whose blocks are not written for this test
+
+KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
+
+
+def offline_env() -> dict[str, str]:
+    """The environment without provider keys, so every example picks the offline TestModel."""
+    env = {k: v for k, v in os.environ.items() if k not in KEYS}
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def run_python(args: list[str], cwd: Path = ROOT, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        env=offline_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+# --- the notebook ---------------------------------------------------------------
+
+
+def cell_texts(notebook: Any) -> list[str]:
+    """The text each code cell printed (stream outputs and plain-text results), in order."""
+    texts = []
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        text = ""
+        for output in cell.outputs:
+            if output.output_type == "stream":
+                text += output.text
+            elif output.output_type in ("execute_result", "display_data"):
+                text += output.data.get("text/plain", "")
+        texts.append(text)
+    return texts
+
+
+# Run in a child process: the kernel client's ZeroMQ sockets, event loop and
+# threads then never outlive the run inside the test process (tests that count
+# sockets and threads run after this module).
+_EXECUTE = """
+import sys
+
+import nbformat
+from nbclient import NotebookClient
+
+source, target, kernel, cwd = sys.argv[1:]
+notebook = nbformat.read(source, as_version=4)
+NotebookClient(
+    notebook, kernel_name=kernel, timeout=120, record_timing=False, resources={"metadata": {"path": cwd}}
+).execute()
+nbformat.write(notebook, target)
+"""
+
+
+@pytest.fixture(scope="module")
+def executed_notebook(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    nbformat = pytest.importorskip("nbformat")
+    pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    # A kernel spec for this interpreter, found first through JUPYTER_PATH: a
+    # "python3" kernel installed elsewhere on the machine is not used.
+    work = tmp_path_factory.mktemp("notebook")
+    spec = work / "jupyter" / "kernels" / "agentcore-examples"
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    spec.joinpath("kernel.json").write_text(
+        json.dumps({"argv": argv, "display_name": "agentcore examples", "language": "python"})
+    )
+    env = offline_env()
+    env["JUPYTER_PATH"] = str(work / "jupyter")
+    env["JUPYTER_PLATFORM_DIRS"] = "1"
+    executed = work / "executed.ipynb"
+    proc = subprocess.run(
+        [sys.executable, "-c", _EXECUTE, str(NOTEBOOK), str(executed), "agentcore-examples", str(EXAMPLES)],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return nbformat.read(executed, as_version=4)
+
+
+def test_the_notebook_is_valid_nbformat_4() -> None:
+    nbformat = pytest.importorskip("nbformat")
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    nbformat.validate(notebook)
+    assert notebook.nbformat == 4
+    sources = "\n".join(cell.source for cell in notebook.cells)
+    assert "@tool" in sources
+    assert "for chunk in reader.text():" in sources
+    assert 'print(chunk, end="")' in sources
+    assert "result.messages" in sources
+
+
+def test_the_notebook_runs_and_shows_the_streamed_answer(executed_notebook: Any) -> None:
+    errors = [
+        output
+        for cell in executed_notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.outputs
+        if output.output_type == "error"
+    ]
+    assert errors == []
+    schema, streamed, result, follow_up, stored = cell_texts(executed_notebook)
+    assert json.loads(schema)["properties"]["city"]["enum"] == ["Paris", "Tokyo"]
+    answer = (
+        "Here is what the tools said. "
+        'get_weather returned: {"city": "Paris", "temperature_c": 18, "sky": "cloudy"}'
+    )
+    assert streamed == answer
+    assert f"answer: {answer}\n" in result
+    assert "finish: stop\n" in result
+    assert "usage:  Usage(input=" in result
+    assert 'step 1: tool-calls, calls [\'get_weather({"city": "Paris"})\']' in result
+    assert "step 2: stop" in result
+    assert "You said: Summarize that in one line." in follow_up
+    assert "6 messages in the history" in follow_up
+    assert stored.startswith("True (")
+
+
+def test_the_saved_notebook_outputs_are_current(executed_notebook: Any) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    saved = nbformat.read(NOTEBOOK, as_version=4)
+    assert cell_texts(saved) == cell_texts(executed_notebook), (
+        "examples/notebook.ipynb holds stale outputs; run it again and save it"
+    )
+
+
+# --- the example scripts -------------------------------------------------------------
+
+
+def test_script_runs_offline() -> None:
+    proc = run_python(["examples/script.py", "What is 12.5 * 4?"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "[multiply -> 50.0]" in proc.stdout
+    assert "multiply returned: 50.0" in proc.stdout
+    assert "finish: stop; usage: Usage(input=" in proc.stdout
+
+
+def test_testing_example_passes_under_pytest() -> None:
+    proc = run_python(
+        ["-m", "pytest", "-q", "-p", "no:cacheprovider", "examples/testing_with_scripted_model.py"]
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"^8 passed", proc.stdout, re.MULTILINE), proc.stdout
+
+
+def test_typed_usage_runs_offline() -> None:
+    proc = run_python(["examples/typed_usage.py"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Here is what the tools said." in proc.stdout
+
+
+@pytest.mark.slow
+def test_the_examples_pass_mypy_strict() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", *TYPED_FILES],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Success" in proc.stdout
+
+
+# --- code blocks in README.md and docs/ ----------------------------------------------
+
+_FENCE = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
+_MARKER = re.compile(r"<!--\s*doctest:\s*(.*?)\s*-->\s*$")
+
+
+class Block(NamedTuple):
+    document: str
+    line: int
+    code: str
+    skip: str  # why the block is only compiled; "" when it runs
+    name: str
+    needs: tuple[str, ...]
+
+
+def code_blocks(path: Path) -> list[Block]:
+    """The ```python blocks of a Markdown file, with the directives before each.
+
+    An HTML comment on the line right before the fence, ``<!-- doctest: ... -->``,
+    holds space-separated directives:
+
+    * ``skip=<reason>`` (the rest of the comment is the reason): the block is
+      only compiled, e.g. because it calls a real provider;
+    * ``name=<id>``: later blocks can build on this one;
+    * ``needs=<id>[,<id>]``: the named blocks' code runs first, in the same
+      interpreter (a skipped block may not be needed).
+    """
+    text = path.read_text(encoding="utf-8")
+    blocks = []
+    for match in _FENCE.finditer(text):
+        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        marker = _MARKER.match(before.strip())
+        skip, name, needs = "", "", ()
+        if marker:
+            directives = marker.group(1)
+            if directives.startswith("skip="):
+                skip = directives.removeprefix("skip=") or "no reason given"
+            else:
+                for word in directives.split():
+                    key, _, value = word.partition("=")
+                    if key == "name":
+                        name = value
+                    elif key == "needs":
+                        needs = tuple(value.split(","))
+                    else:
+                        raise AssertionError(f"{path.name}: unknown doctest directive {word!r}")
+        line = text.count("\n", 0, match.start()) + 1
+        blocks.append(Block(path.name, line, match.group(1), skip, name, needs))
+    return blocks
+
+
+ALL_BLOCKS = [block for path in DOCUMENTS if path.name not in NOT_MINE for block in code_blocks(path)]
+
+
+def test_the_documents_have_code_blocks() -> None:
+    documents = {block.document for block in ALL_BLOCKS}
+    assert "README.md" in documents
+    assert len(ALL_BLOCKS) >= 10
+    skipped = [block for block in ALL_BLOCKS if block.skip]
+    assert len(skipped) <= len(ALL_BLOCKS) // 4, "most blocks should run, not only compile"
+
+
+@pytest.mark.parametrize("block", ALL_BLOCKS, ids=[f"{b.document}:{b.line}" for b in ALL_BLOCKS])
+def test_a_documented_python_block_runs(block: Block, tmp_path: Path) -> None:
+    compile(block.code, f"{block.document}:{block.line}", "exec")
+    if block.skip:
+        return
+    named = {b.name: b for b in ALL_BLOCKS if b.document == block.document and b.name}
+    parts = []
+    for need in block.needs:
+        assert need in named, f"{block.document}:{block.line} needs unknown block {need!r}"
+        assert not named[need].skip, f"{block.document}:{block.line} needs a skipped block"
+        parts.append(named[need].code)
+    script = tmp_path / "block.py"
+    script.write_text("\n".join([*parts, block.code]), encoding="utf-8")
+    proc = run_python([str(script)], cwd=tmp_path, timeout=60)
+    assert proc.returncode == 0, f"{block.document}:{block.line}\n{proc.stdout}{proc.stderr}"
+
+
+# --- the worked example of docs/writing-a-provider.md ---------------------------------
+
+
+@contextlib.contextmanager
+def documented_line_model(base_url: str) -> Iterator[Any]:
+    """A ``LineModel`` from the docs, on a session closed afterwards (so no
+    keep-alive socket outlives the test; later tests count sockets)."""
+    [block] = [b for b in code_blocks(ROOT / "docs" / "writing-a-provider.md") if b.name == "linemodel"]
+    namespace: dict[str, Any] = {"__name__": "linemodel"}
+    exec(compile(block.code, "docs/writing-a-provider.md", "exec"), namespace)
+    with requests.Session() as session:
+        yield namespace["LineModel"]("line-1", api_key="secret-key", base_url=base_url, session=session)
+
+
+def line_body(*events: dict[str, Any]) -> bytes:
+    return b"".join(json.dumps(event).encode() + b"\n" for event in events)
+
+
+def test_the_documented_provider_passes_check_model_and_runs() -> None:
+    from agentcore import LoopOptions, generate, user_message
+    from agentcore.testing import check_model
+    from tests.localserver import LocalServer, Reply
+
+    body = line_body(
+        {"type": "text", "text": "Hel"},
+        {"type": "text", "text": "lo"},
+        {"type": "done", "reason": "stop", "input_tokens": 3, "output_tokens": 2},
+    )
+    server = LocalServer([Reply(actions=[body[:30], body[30:]], headers={"Content-Type": "text/plain"})])
+    try:
+        with documented_line_model(server.url) as model:
+            check_model(model)
+            result = generate(LoopOptions(model=model, messages=[user_message("hi")]))
+            assert result.text == "Hello"
+            assert result.usage.input == 3
+            assert "secret-key" not in repr(model)
+        assert server.requests[-1]["path"] == "/v1/generate"
+    finally:
+        server.close()
+
+
+def test_the_documented_provider_stops_at_once_when_cancelled() -> None:
+    import time
+
+    from agentcore import LoopOptions, run, user_message
+    from tests.conftest import wait_for_threads
+    from tests.localserver import LocalServer, Reply, Stall
+
+    first = line_body({"type": "text", "text": "Hel"})
+    server = LocalServer([Reply(actions=[first, Stall()], headers={"Content-Type": "text/plain"})])
+    try:
+        with documented_line_model(server.url) as model:
+            reader = run(LoopOptions(model=model, messages=[user_message("hi")]))
+            assert next(reader).text == "Hel"
+            started = time.monotonic()
+            reader.close()
+            assert wait_for_threads("agentcore-stream", timeout=5) == 0
+            assert time.monotonic() - started < 2
+    finally:
+        server.close()
+
+
+def test_the_documented_provider_retries_a_429() -> None:
+    from agentcore import ErrorClass, LoopOptions, ModelError, RunError, generate, user_message
+    from tests.localserver import LocalServer, json_reply
+
+    server = LocalServer([json_reply(429, {"error": "slow down"}, {"Retry-After": "0.01"})])
+    try:
+        with documented_line_model(server.url) as model:
+            try:
+                generate(LoopOptions(model=model, messages=[user_message("hi")], max_retries=1))
+            except RunError as error:  # not pytest.raises: its ExceptionInfo would keep the response alive
+                cause = error.err
+            else:
+                pytest.fail("the run should have failed")
+        assert isinstance(cause, ModelError)
+        assert cause.error_class is ErrorClass.RATE_LIMITED
+        assert server.hits == 2
+    finally:
+        server.close()
