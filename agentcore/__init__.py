@@ -21,7 +21,7 @@ from agentcore.model import Model
 from agentcore.result import RunReader, RunResult, StepResult
 from agentcore.retry import DEFAULT_MAX_RETRIES, DEFAULT_RETRY_BASE_DELAY, DEFAULT_RETRY_MAX_DELAY
 from agentcore.stream import DEFAULT_QUEUE_SIZE, SendFunc, StreamReader, stream_func
-from agentcore.tools import FunctionTool, Tool, ToolSet, tool
+from agentcore.tools import FunctionTool, Tool, ToolInputError, ToolSet, tool
 from agentcore.types import (
     ContentPart,
     ContentPartKind,
@@ -76,6 +76,7 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolDefinition",
+    "ToolInputError",
     "ToolResult",
     "ToolSet",
     "Usage",

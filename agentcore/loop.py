@@ -93,6 +93,10 @@ def _tool_set(value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None) -> To
     return ToolSet(value or ())
 
 
+def _headers(value: Mapping[str, str] | None) -> dict[str, str]:
+    return dict(value or {})
+
+
 def _messages(value: Iterable[Message]) -> tuple[Message, ...]:
     messages = tuple(value)
     for message in messages:
@@ -140,7 +144,7 @@ class LoopOptions:
     tools: ToolSet = attrs.field(factory=ToolSet, converter=_tool_set)
     step_limit: int = attrs.field(default=0, validator=_not_negative)
     max_output_tokens: int = attrs.field(default=0, validator=_not_negative)
-    headers: Mapping[str, str] = attrs.field(factory=dict, converter=dict, repr=headers_repr)
+    headers: Mapping[str, str] = attrs.field(factory=dict, converter=_headers, repr=headers_repr)
     on_step: Callable[[Usage], object] | None = None
     max_retries: int = 0
     retry_base_delay: float = attrs.field(default=0.0, validator=_not_negative)
@@ -251,15 +255,8 @@ class _Loop:
                 terminal = StreamPart.error(exc, self.total, FinishReason.ERROR)
         finally:
             self.ctx.detach()
-        if not self.state.end(terminal):
-            return  # a cancel already ended the run for the reader
-        _log.debug(
-            "agentcore: run ended (%s) after %d steps; usage %s",
-            terminal.finish_reason.value if terminal.finish_reason else "?",
-            len(self.steps),
-            self.total,
-        )
-        self.send(terminal)
+        if self.state.end(terminal):  # else a cancel already ended the run for the reader
+            self.send(terminal)
 
     def _publish(self, history: bool = True) -> None:
         if history:

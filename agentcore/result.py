@@ -11,6 +11,7 @@ and that state into a :class:`RunResult` or raises :class:`RunError` (see
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterator
 
@@ -19,6 +20,8 @@ import attrs
 from agentcore.errors import Canceled, RunError
 from agentcore.stream import StreamReader, _Channel
 from agentcore.types import FinishReason, Message, StreamPart, StreamPartKind, ToolCall, ToolResult, Usage
+
+_log = logging.getLogger("agentcore")
 
 
 @attrs.frozen
@@ -30,7 +33,8 @@ class StepResult:
         tool_calls: the calls the model made in this step.
         tool_results: their results, in call order (empty when none ran).
         usage: the step's token usage.
-        finish_reason: the step's finish reason as the model reported it.
+        finish_reason: the step's finish reason as the model reported it, except
+            that a step that carried tool calls is ``tool-calls`` (loop rule 3).
     """
 
     text: str
@@ -80,7 +84,13 @@ class _RunState:
             if self.terminal is not None:
                 return False
             self.terminal = terminal
-            return True
+        _log.debug(
+            "agentcore: run ended (%s) after %d steps; usage %s",
+            terminal.finish_reason.value if terminal.finish_reason else "?",
+            len(self.steps),
+            terminal.total_usage,
+        )
+        return True
 
 
 class RunReader(StreamReader):

@@ -160,7 +160,7 @@ def options_for(model: Model, question: str) -> LoopOptions:
         max_output_tokens=1024,
         # A typing gap (reported): LoopOptions.headers has converter=dict, which mypy reads as
         # dict()'s overloads, so a plain dict is refused. Delete this ignore once that is fixed.
-        headers={"x-request-source": "typed-usage"},  # type: ignore[arg-type]
+        headers={"x-request-source": "typed-usage"},
         on_step=seen.append,
         max_retries=2,
         retry_base_delay=0.5,

@@ -458,3 +458,23 @@ def test_a_step_finish_the_reader_never_got_still_counts_its_usage() -> None:
     assert state.terminal.finish_reason is FinishReason.CANCELED
     assert state.terminal.total_usage == usage
     assert state.usage == usage
+
+
+def test_a_run_ended_by_a_deadline_still_logs_its_end(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="agentcore")
+    release = threading.Event()
+
+    def stubborn(_input: str, _ctx: Context) -> str:
+        release.wait(10)
+        return "late"
+
+    model = ScriptedModel([tool_step(call("c1", "stubborn"), usage=Usage(7, 3)), text_step("never")])
+    try:
+        collect(run(options(model, tools=[FuncTool("stubborn", stubborn)]), Context(timeout=0.2)))
+    finally:
+        release.set()
+    ended = [r.getMessage() for r in caplog.records if "run ended" in r.getMessage()]
+    assert ended == [
+        "agentcore: run ended (canceled) after 1 steps; "
+        "usage Usage(input=7, output=3, cache_read=0, cache_write=0)"
+    ]

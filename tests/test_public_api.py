@@ -62,6 +62,7 @@ EXTRA_NAMES = {
     "SendFunc",
     "StepResult",
     "StreamReader",
+    "ToolInputError",
     "generate",
     "tool_call_part",
     "tool_result_part",
