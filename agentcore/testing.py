@@ -233,6 +233,10 @@ def check_model(model: Any, request: Request | None = None) -> None:
     ``Canceled`` escapes; that closing the stream after its first part works;
     and that a cancelled context stops it with ``Canceled``.
 
+    It calls ``model.stream`` three times (a whole step, a step closed after
+    its first part, a cancelled context): a :class:`ScriptedModel` needs three
+    steps for it.
+
     Raises:
         AssertionError: listing every rule broken.
     """
