@@ -23,6 +23,7 @@ Tests build the app with ``create_app(model=...)`` to inject a model.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from flask import Flask, Response, request
 
@@ -81,122 +82,8 @@ def create_app(model: Model | None = None) -> Flask:
     return app
 
 
-# The page is the same as examples/django_app/chatsite/chat.html (a test checks it).
-# Text from the model is inserted as text (textContent, append), never as HTML.
-PAGE = """\
-<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,">
-<title>agentcore: streaming answers</title>
-<style>
-  body { font: 16px/1.5 system-ui, sans-serif; max-width: 46rem; margin: 2rem auto; padding: 0 1rem; }
-  form { display: flex; gap: .5rem; }
-  #q { flex: 1; padding: .4rem; }
-  #transcript { margin-top: 1rem; }
-  .text { white-space: pre-wrap; margin: .5rem 0; }
-  .tool { font: 13px/1.4 ui-monospace, monospace; white-space: pre-wrap; background: #f4f4f4;
-          border-left: 3px solid #888; padding: .3rem .6rem; margin: .4rem 0; }
-  .tool.error { border-left-color: #c33; }
-  #status { color: #555; font-size: 14px; margin-top: 1rem; }
-</style>
-</head>
-<body>
-<h1>Ask agentcore</h1>
-<form id="ask">
-  <input id="q" name="q" autocomplete="off" required
-         placeholder="What is 6 * 7, and what time is it?">
-  <button id="send" type="submit">Ask</button>
-  <button id="stop" type="button" disabled>Stop</button>
-</form>
-<div id="transcript" aria-live="polite"></div>
-<div id="status" data-state="idle"></div>
-<script>
-"use strict";
-const form = document.getElementById("ask");
-const question = document.getElementById("q");
-const sendButton = document.getElementById("send");
-const stopButton = document.getElementById("stop");
-const transcript = document.getElementById("transcript");
-const statusLine = document.getElementById("status");
-let source = null;
-let textBlock = null;
-
-function setStatus(state, message) {
-  statusLine.dataset.state = state;
-  statusLine.textContent = message;
-}
-
-function addBlock(className, text) {
-  const div = document.createElement("div");
-  div.className = className;
-  div.textContent = text;
-  transcript.append(div);
-  return div;
-}
-
-function tokens(usage) {
-  let text = usage.input + " in, " + usage.output + " out";
-  if (usage.cache_read) text += ", " + usage.cache_read + " from cache";
-  return text;
-}
-
-function end(state, message) {
-  if (source) source.close();  // else EventSource reconnects and asks again
-  source = null;
-  sendButton.disabled = false;
-  stopButton.disabled = true;
-  setStatus(state, message);
-}
-
-function onPart(part) {
-  switch (part.kind) {
-    case "text-delta":
-      if (!textBlock) textBlock = addBlock("text", "");
-      textBlock.append(part.text);
-      break;
-    case "tool-call":
-      textBlock = null;
-      addBlock("tool call", "\\u2192 " + part.tool_call.name + " " + part.tool_call.input);
-      break;
-    case "tool-result":
-      addBlock("tool result" + (part.tool_result.is_error ? " error" : ""),
-               "\\u2190 " + part.tool_result.name + ": " + part.tool_result.content);
-      break;
-    case "step-finish":
-      textBlock = null;
-      break;
-    case "finish":
-      end("done", "Done: " + part.finish_reason + " (" + tokens(part.total_usage) + " tokens).");
-      break;
-    case "error":
-      end("error", (part.finish_reason === "canceled" ? "Canceled: " : "Error: ") + part.err);
-      break;
-  }
-}
-
-form.addEventListener("submit", (event) => {
-  event.preventDefault();
-  const q = question.value.trim();
-  if (!q) return;
-  if (source) source.close();
-  transcript.textContent = "";
-  textBlock = null;
-  sendButton.disabled = true;
-  stopButton.disabled = false;
-  setStatus("streaming", "Streaming\\u2026");
-  source = new EventSource("stream?q=" + encodeURIComponent(q));
-  source.onmessage = (message) => onPart(JSON.parse(message.data));
-  source.onerror = () => { if (source) end("error", "The connection failed."); };
-});
-
-stopButton.addEventListener("click", () => end("stopped", "Stopped."));
-</script>
-</body>
-</html>
-"""
+# The page, shared with examples/django_app.
+PAGE = (Path(__file__).parent / "chat.html").read_text(encoding="utf-8")
 
 
 if __name__ == "__main__":

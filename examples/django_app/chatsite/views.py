@@ -32,7 +32,9 @@ MAX_QUESTION = 4000
 RUN_TIMEOUT = 300.0
 """Seconds a run may take, retries included, before it is cancelled."""
 
-PAGE = (Path(__file__).parent / "chat.html").read_text(encoding="utf-8")
+PAGE = (Path(__file__).resolve().parents[2] / "chat.html").read_text(
+    encoding="utf-8"
+)  # shared with flask_app.py
 TOOLS = demo_tools()
 
 
