@@ -110,7 +110,7 @@ class RunReader(StreamReader):
         """Iterate only the text deltas, for notebooks and scripts::
 
             for chunk in run(options).text():
-                print(chunk, end="")
+                sys.stdout.write(chunk)
 
         Leaving the loop early (``break``, an exception, Ctrl-C) closes the
         reader, which cancels the run.

@@ -1,0 +1,186 @@
+"""What a failed HTTP response says: the pure half of the adapters' plumbing.
+
+* :func:`parse_retry_after`: ``retry-after-ms`` and ``Retry-After`` (seconds
+  or an HTTP date) in seconds.
+* :func:`error_fields`, :func:`error_from_body`,
+  :func:`looks_like_context_length`: provider error bodies and objects, and
+  the context-window overflow hint that :func:`classify_status` takes.
+* :func:`secret_values`, :func:`without_secret`: the credentials a request
+  carries, and an error message with them redacted.
+
+:mod:`agentcore._http` re-exports all of these; adapters use them from there.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from agentcore.errors import ModelError, classify_status
+from agentcore.types import SECRET_HEADER
+
+
+def json_or_none(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+
+def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float:
+    """The server's requested wait, in seconds, from response headers.
+
+    ``retry-after-ms`` (milliseconds, sent by OpenAI and Anthropic) wins over
+    ``Retry-After``, which is either seconds or an HTTP date (RFC 9110,
+    section 10.2.3). Missing, negative or unparsable values give 0.0.
+
+    Args:
+        headers: the response headers (case-insensitive mapping or plain dict).
+        now: the current time as a Unix timestamp, for tests; default time.time().
+    """
+    lower = {k.lower(): v for k, v in headers.items()}
+    ms = lower.get("retry-after-ms")
+    if ms is not None:
+        seconds = _finite_non_negative(ms)
+        if seconds is not None:
+            return seconds / 1000.0
+    value = lower.get("retry-after")
+    if value is None:
+        return 0.0
+    seconds = _finite_non_negative(value)
+    if seconds is not None:
+        return seconds
+    try:
+        when = email.utils.parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError):
+        return 0.0
+    if when.tzinfo is None:
+        return 0.0
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _finite_non_negative(text: str) -> float | None:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    if value != value or value in (float("inf"), float("-inf")) or value < 0:
+        return None
+    return value
+
+
+CONTEXT_LENGTH_PATTERN = re.compile(
+    r"context[_ ]length|context[_ ]window|context size|context limit|maximum context"
+    r"|prompt is too long|too many tokens|input length.*exceed|exceeds? the (?:available )?context"
+    r"|reduce the length of the (?:messages|prompt|input)|string_above_max_length|tokens? > \d+ maximum"
+    r"|request too large for model|input is too long|prompt too long|exceed_context_size"
+    r"|maximum model length|max_model_len|too long and exceeds|maximum prompt length"
+    r"|exceeds the maximum number of tokens|inputs`? tokens \+ `?max_new_tokens",
+    re.IGNORECASE,
+)
+"""Words by which OpenAI, Azure, vLLM, llama.cpp, Ollama, OpenRouter, xAI, the
+Gemini and TGI OpenAI-compatible endpoints and Anthropic (directly or behind a
+gateway) say the prompt did not fit."""
+
+
+def looks_like_context_length(*texts: object, pattern: re.Pattern[str] | None = None) -> bool:
+    """True when any of ``texts`` (error type, code, message) says the context
+    window was exceeded."""
+    words = pattern or CONTEXT_LENGTH_PATTERN
+    return any(isinstance(t, str) and words.search(t) for t in texts)
+
+
+def error_fields(payload: Any) -> tuple[str, str, Any]:
+    """``(type, message, code)`` of a provider error object, wherever it sits.
+
+    Accepts OpenAI's ``{"error": {"message", "type", "code"}}``, Anthropic's
+    ``{"type": "error", "error": {"type", "message"}}``, a bare
+    ``{"message": ...}`` or ``{"error": "text"}``. Missing parts are "" / None.
+    """
+    if not isinstance(payload, dict):
+        return "", "", None
+    inner = payload.get("error", payload)
+    if isinstance(inner, str):
+        return "", inner, payload.get("code")
+    if not isinstance(inner, dict):
+        return "", "", None
+    kind = inner.get("type") or ""
+    message = inner.get("message") or inner.get("detail") or ""
+    code = inner.get("code", payload.get("code"))
+    return (kind if isinstance(kind, str) else str(kind)), (
+        message if isinstance(message, str) else json.dumps(message)
+    ), code
+
+
+def error_from_body(
+    status: int,
+    raw: bytes,
+    *,
+    retry_after: float = 0.0,
+    pattern: re.Pattern[str] | None = None,
+) -> ModelError:
+    """A :class:`ModelError` for a non-200 response.
+
+    The class comes from :func:`classify_status`, with the context-length hint
+    taken from the body's error type, code and message (JSON, HTML or empty
+    bodies are all accepted).
+    """
+    text = raw.decode("utf-8", errors="replace").strip()
+    try:
+        payload = json.loads(text) if text else None
+    except ValueError:
+        payload = None
+    kind, message, code = error_fields(payload)
+    if not message:
+        message = _plain_text(text) if payload is None else text
+    hint = looks_like_context_length(kind, message, code if isinstance(code, str) else None, pattern=pattern)
+    error_class = classify_status(status, hint)
+    detail = f"{kind}: {message}" if kind and kind not in message else message
+    return ModelError(error_class, retry_after=retry_after, message=detail[:2000], status=status)
+
+
+REDACTED = "[REDACTED]"
+"""What stands for a secret a server echoed in an error message."""
+
+_MIN_SECRET_LENGTH = 8
+
+
+def secret_values(headers: Mapping[str, str]) -> list[str]:
+    """The secrets a request carries in its headers: the values of
+    ``Authorization``, ``x-api-key``, ``api-key`` and any header whose name
+    says key, token, secret or cookie, and the credential after a scheme
+    word (``Bearer sk-...`` gives ``sk-...`` too)."""
+    found: list[str] = []
+    for name, value in headers.items():
+        if SECRET_HEADER.search(name) and isinstance(value, str):
+            found.append(value)
+            scheme, _, credential = value.partition(" ")
+            if credential and scheme.isalpha():
+                found.append(credential.strip())
+    return found
+
+
+def without_secret(exc: ModelError, secrets: Iterable[str | None]) -> ModelError:
+    """``exc``, or a copy whose message has every one of ``secrets`` replaced
+    with :data:`REDACTED` (a server may echo the key it was sent).
+
+    Secrets shorter than 8 characters are left alone (they would blank out
+    ordinary words); every other field is kept, ``err`` included.
+    """
+    message = exc.message
+    for secret in sorted({s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH}, key=len, reverse=True):
+        message = message.replace(secret, REDACTED)
+    if message == exc.message:
+        return exc
+    return ModelError(exc.error_class, exc.retry_after, exc.err, message=message, status=exc.status)
+
+
+def _plain_text(text: str) -> str:
+    body = re.search(r"<body[^>]*>(.*?)(?:</body>|$)", text, re.IGNORECASE | re.DOTALL)
+    without_tags = re.sub(r"<[^>]+>", " ", body.group(1) if body else text)
+    return " ".join(without_tags.split())[:500] or "(empty body)"
