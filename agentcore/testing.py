@@ -76,7 +76,8 @@ class ScriptedModel:
             index = len(self.requests)
             self.requests.append(request)
         if index >= len(self.steps):
-            raise ScriptExhausted(f"ScriptedModel got call {index + 1} but has only {len(self.steps)} steps")
+            steps = f"{len(self.steps)} step" + ("" if len(self.steps) == 1 else "s")
+            raise ScriptExhausted(f"ScriptedModel got call {index + 1} but has only {steps}")
         entry = self.steps[index]
         if isinstance(entry, BaseException):
             raise entry

@@ -21,22 +21,24 @@ Flask-Compress): it holds events back until its buffer fills.
 Flask::
 
     from flask import Flask, Response, request
-    from agentcore import LoopOptions, run, user_message
+    from agentcore import Context, LoopOptions, run, user_message
     from agentcore.web import CONTENT_TYPE, SSE_HEADERS, sse_stream
 
     @app.get("/stream")
     def stream() -> Response:
-        reader = run(LoopOptions(model=model, messages=[user_message(request.args["q"])], tools=tools))
+        options = LoopOptions(model=model, messages=[user_message(request.args["q"])], tools=tools)
+        reader = run(options, Context(timeout=300))
         return Response(sse_stream(reader), mimetype=CONTENT_TYPE, headers=SSE_HEADERS)
 
 Django::
 
     from django.http import StreamingHttpResponse
-    from agentcore import LoopOptions, run, user_message
+    from agentcore import Context, LoopOptions, run, user_message
     from agentcore.web import CONTENT_TYPE, SSE_HEADERS, sse_stream
 
     def stream(request):
-        reader = run(LoopOptions(model=model, messages=[user_message(request.GET["q"])], tools=tools))
+        options = LoopOptions(model=model, messages=[user_message(request.GET["q"])], tools=tools)
+        reader = run(options, Context(timeout=300))
         return StreamingHttpResponse(sse_stream(reader), content_type=CONTENT_TYPE, headers=SSE_HEADERS)
 
 In the browser, ``new EventSource("/stream?q=...")`` and ``JSON.parse(event.data)``
