@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import socket
 import struct
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -89,6 +90,14 @@ def json_reply(status: int, payload: Any, headers: dict[str, str] | None = None)
     return Reply(status=status, actions=[body], headers=all_headers, chunked=False)
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that leaves mid-request (the tests do it on purpose) is not an error to print."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+
 class LocalServer:
     """Serve a script of replies on 127.0.0.1 in a background thread."""
 
@@ -123,7 +132,7 @@ class LocalServer:
 
             do_GET = do_POST
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
