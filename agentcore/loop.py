@@ -356,7 +356,9 @@ class _Loop:
                         "text-delta, tool-call and step-finish parts",
                     )
                 forwarded[0] = True
-                if ctx.cancelled or not send(part):
+                # send() is False once the reader closed or a cancel ended the run
+                # (run() queues the terminal part then): no per-part context check.
+                if not send(part):
                     ctx.cancel()
                     ctx.check()
             raise ModelError(

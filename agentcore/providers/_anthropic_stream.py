@@ -201,6 +201,11 @@ class _StepState:
 
     def feed(self, name: str, data: object) -> list[StreamPart]:
         """Parts for one event; ``name`` is the SSE event name, ``data`` its JSON."""
+        if type(data) is dict and data.get("type") == "content_block_delta" and not self.finished:
+            delta = data.get("delta")  # the hot path: most events are text deltas
+            if type(delta) is dict and delta.get("type") == "text_delta":
+                text = delta.get("text")
+                return [StreamPart.text_delta(text)] if type(text) is str and text else []
         payload = _dict(data)
         kind = payload.get("type") or name
         if self.finished or kind == "ping":

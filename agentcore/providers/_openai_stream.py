@@ -335,6 +335,23 @@ class ChunkState:
             ModelError: the event reports an error (see the module docstring).
         """
         data = event.data
+        if type(data) is dict and event.event != "error":  # the hot path: a chunk of text and nothing else
+            choices = data.get("choices")
+            plain = not data.get("usage") and not data.get("error")
+            if plain and type(choices) is list and len(choices) == 1:
+                choice = choices[0]
+                delta = choice.get("delta") if type(choice) is dict else None
+                if (
+                    type(delta) is dict
+                    and choice.get("finish_reason") is None
+                    and choice.get("index") in (None, 0)
+                    and "x_groq" not in data
+                    and "tool_calls" not in delta
+                    and "function_call" not in delta
+                ):
+                    content = delta.get("content")
+                    if type(content) is str:
+                        return [StreamPart.text_delta(content)] if content else []
         if data == DONE:
             self.done = True
             return []

@@ -24,9 +24,8 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
-import attrs
 from sseclient import SSEClient
 
 from agentcore.errors import ErrorClass, ModelError
@@ -37,9 +36,8 @@ DONE = "[DONE]"
 """The data of OpenAI's end-of-stream marker event."""
 
 
-@attrs.frozen
-class Event:
-    """One decoded SSE event.
+class Event(NamedTuple):
+    """One decoded SSE event (a named tuple: one is made per event).
 
     Attributes:
         event: the event name (``"message"`` when the server gave none).
@@ -115,7 +113,15 @@ def iter_events(
             Errors raised by ``chunks`` pass through unchanged.
     """
     reads = _Reads(chunks, idle_timeout, clock)
-    for raw in _decoded(SSEClient(iter(reads))):
+    events = SSEClient(iter(reads)).events()
+    while True:
+        try:
+            raw = next(events)
+        except StopIteration:
+            return
+        except UnicodeDecodeError as exc:
+            message = "the event stream is not valid UTF-8"
+            raise ModelError(ErrorClass.UPSTREAM, err=exc, message=message) from exc
         data = raw.data
         if not data:
             continue
@@ -136,15 +142,3 @@ def iter_events(
             ) from exc
         yield Event(raw.event, payload)
 
-
-def _decoded(client: SSEClient) -> Iterator[Any]:
-    events = client.events()
-    while True:
-        try:
-            raw = next(events)
-        except StopIteration:
-            return
-        except UnicodeDecodeError as exc:
-            message = "the event stream is not valid UTF-8"
-            raise ModelError(ErrorClass.UPSTREAM, err=exc, message=message) from exc
-        yield raw
