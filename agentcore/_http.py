@@ -372,7 +372,9 @@ def iter_body(stream: StreamResponse) -> Iterator[bytes]:
 
     Raises:
         ModelError: ``TRANSIENT`` on a reset, a read timeout or a cut body.
-        Canceled: the context was cancelled (the socket was shut down).
+        Canceled: the context was cancelled (checked after every read, so
+            events already read are not turned into parts after a cancel
+            for longer than one read's worth).
     """
     raw = stream.response.raw
     ctx = stream._ctx
@@ -385,8 +387,8 @@ def iter_body(stream: StreamResponse) -> Iterator[bytes]:
         except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException, ValueError) as exc:
             ctx.check()
             raise ModelError(ErrorClass.TRANSIENT, err=exc, message=_describe_transport_error(exc)) from exc
+        ctx.check()  # once per network read: the adapters need not check per event
         if not chunk:
-            ctx.check()
             return
         yield chunk
 

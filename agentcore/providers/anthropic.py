@@ -273,7 +273,6 @@ class AnthropicModel:
             events = _sse.iter_events(_http.iter_body(response), idle_timeout=self._idle_timeout)
             try:
                 for event in events:
-                    ctx.check()
                     parts = _feed(state, event)
                     if state.finished:
                         response.complete = True

@@ -335,7 +335,6 @@ class OpenAIChatModel:
                         raise
                     response.complete = False  # broken connection: do not drain it
                     break
-                ctx.check()
                 parts = state.feed(event)
                 if state.complete:
                     response.complete = True
