@@ -31,8 +31,11 @@ feeds their results back, until the model stops (DESIGN.md, "The loop"):
    ``KeyboardInterrupt``) ends the run, and ``result()`` raises it again.
 7. Retries: see :mod:`agentcore.retry`.
 8. Cancellation (reader closed, deadline, caller's context) ends the run with
-   an ``error`` part whose finish reason is ``canceled``. Tool calls that a
-   cancel left without a result get an error result saying so in the history.
+   an ``error`` part whose finish reason is ``canceled``. A deadline or the
+   caller's cancel queues that part at once, from the cancelling thread, even
+   while the worker is stuck in a tool or a model that ignores the context;
+   whatever the worker sends later is dropped. Tool calls that a cancel left
+   without a result get an error result saying so in the history.
 9. The caller's messages are never mutated.
 """
 
