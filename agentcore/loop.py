@@ -445,8 +445,13 @@ def _await(future: Future[ToolResult], ctx: Context) -> ToolResult:
     return future.result()
 
 
+def _failed(call: ToolCall, message: str) -> ToolResult:
+    """An error result for ``call``: the model sees ``Error: <message>``."""
+    return ToolResult(call.id, call.name, f"Error: {message}", True)
+
+
 def _not_run(call: ToolCall) -> ToolResult:
-    return ToolResult(call.id, call.name, "Error: the run ended before this tool call finished.", True)
+    return _failed(call, "the run ended before this tool call finished.")
 
 
 def _execute(tools: ToolSet, call: ToolCall, ctx: Context) -> ToolResult:
@@ -454,41 +459,26 @@ def _execute(tools: ToolSet, call: ToolCall, ctx: Context) -> ToolResult:
     tool = tools.get(call.name)
     if tool is None:
         available = ", ".join(tools) or "none"
-        return ToolResult(
-            call.id,
-            call.name,
-            f"Error: unknown tool {call.name!r}. Available tools: {available}.",
-            True,
-        )
+        return _failed(call, f"unknown tool {call.name!r}. Available tools: {available}.")
     arguments = call.input if call.input.strip() else "{}"
     try:
         parsed = json.loads(arguments)
     except ValueError as exc:
-        return ToolResult(
-            call.id,
-            call.name,
-            f"Error: the arguments are not valid JSON ({exc}); the tool was not run. "
+        return _failed(
+            call,
+            f"the arguments are not valid JSON ({exc}); the tool was not run. "
             "Call it again with one JSON object.",
-            True,
         )
     if not isinstance(parsed, dict):
-        return ToolResult(
-            call.id,
-            call.name,
-            f"Error: the arguments must be a JSON object, got {type(parsed).__name__}; the tool was not run.",
-            True,
+        return _failed(
+            call, f"the arguments must be a JSON object, got {type(parsed).__name__}; the tool was not run."
         )
     try:
         output: object = tool.execute(arguments, ctx)
     except Exception as exc:  # noqa: BLE001 - loop rule 5: a tool's failure is fed back to the model
         if ctx.cancelled:
             ctx.check()
-        return ToolResult(call.id, call.name, f"Error: {type(exc).__name__}: {exc}", True)
+        return _failed(call, f"{type(exc).__name__}: {exc}")
     if not isinstance(output, str):
-        return ToolResult(
-            call.id,
-            call.name,
-            f"Error: the tool returned {type(output).__name__}, not str.",
-            True,
-        )
+        return _failed(call, f"the tool returned {type(output).__name__}, not str.")
     return ToolResult(call.id, call.name, output, False)
