@@ -61,6 +61,7 @@ from agentcore._http_errors import secret_values as secret_values
 from agentcore._http_errors import without_secret as without_secret
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
+from agentcore.types import StreamPart
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 """Seconds to wait for a TCP/TLS connection."""
@@ -334,10 +335,11 @@ def _refuse_a_document(stream: StreamResponse, pattern: re.Pattern[str] | None) 
         raw = first + _read_error_body(stream.response)
     finally:
         stream.close()
-    error = error_from_body(200, raw, pattern=pattern)
     _, _, code = error_fields(json_or_none(raw))
-    if isinstance(code, int) and not isinstance(code, bool) and code != 200:
-        raise error_from_body(code, raw, pattern=pattern)
+    status = code if isinstance(code, int) and not isinstance(code, bool) and code != 200 else 200
+    error = error_from_body(status, raw, pattern=pattern)
+    if status != 200:  # an error object sent with status 200: its own code classifies it
+        raise error
     what = "a JSON document" if opening == b"{" else "an HTML page"
     raise ModelError(
         ErrorClass.UPSTREAM,
@@ -391,6 +393,24 @@ def iter_body(stream: StreamResponse) -> Iterator[bytes]:
         if not chunk:
             return
         yield chunk
+
+
+def redacted(parts: Iterator[StreamPart], headers: Mapping[str, str]) -> Iterator[StreamPart]:
+    """``parts``, with every credential of ``headers`` (:func:`secret_values`)
+    redacted from a :class:`ModelError` they raise (a server may echo the key).
+
+    The redacted error is raised outside the handler, so no chained exception
+    (``__context__``) keeps the original message.
+    """
+    failure: ModelError | None = None
+    try:
+        yield from parts
+    except ModelError as exc:
+        failure = without_secret(exc, secret_values(headers))
+        if failure is exc:
+            raise
+    if failure is not None:
+        raise failure
 
 
 def _request_error_class(exc: requests.RequestException) -> ErrorClass:

@@ -248,22 +248,15 @@ class AnthropicModel:
                 failure, a timeout, or a stream cut before the step completed.
             Canceled: ``ctx`` was cancelled.
         """
-        failure: ModelError | None = None
-        try:
-            yield from self._stream(request, ctx)
-        except ModelError as exc:
-            failure = _http.without_secret(exc, _http.secret_values(self._headers(request)))
-            if failure is exc:
-                raise
-        if failure is not None:
-            raise failure  # raised outside the handler: no link to the unredacted error
+        headers = self._headers(request)
+        yield from _http.redacted(self._stream(request, headers, ctx), headers)
 
-    def _stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
+    def _stream(self, request: Request, headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
         body = request_body(request, self._model, self._max_tokens)
         response = _http.open_stream(
             self._session,
             self._url,
-            headers=self._headers(request),
+            headers=headers,
             body=body,
             timeout=(self._connect_timeout, min(self._read_timeout, self._idle_timeout)),
             ctx=ctx,

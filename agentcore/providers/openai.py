@@ -303,15 +303,7 @@ class OpenAIChatModel:
             extra_body=self._extra_body,
         )
         headers = request_headers(self._api_key, self._headers, request.headers)
-        failure: ModelError | None = None
-        try:
-            yield from self._stream(body, headers, ctx)
-        except ModelError as exc:
-            failure = _http.without_secret(exc, _http.secret_values(headers))
-            if failure is exc:
-                raise
-        if failure is not None:
-            raise failure  # outside the handler: no __context__ link to the error holding the key
+        yield from _http.redacted(self._stream(body, headers, ctx), headers)
 
     def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
         connect, read = self._timeout
