@@ -21,6 +21,24 @@ def server() -> Iterator[LocalServer]:
         srv.close()
 
 
+@pytest.fixture(scope="module")
+def module_server() -> Iterator[LocalServer]:
+    """One server for a whole test module (see :func:`shared_server`)."""
+    srv = LocalServer()
+    try:
+        yield srv
+    finally:
+        srv.close()
+
+
+@pytest.fixture
+def shared_server(module_server: LocalServer) -> LocalServer:
+    """The module's one server, reset for this test: for modules with many
+    server tests, where a server per test would cost its start and stop."""
+    module_server.reset()
+    return module_server
+
+
 def wait_for_threads(name: str, timeout: float = 2.0) -> int:
     """Wait until no thread called ``name`` is alive; return how many remain."""
     import time

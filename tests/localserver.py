@@ -140,6 +140,14 @@ class LocalServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
         self._thread.start()
 
+    def reset(self) -> None:
+        """Forget the script, the request log and the counters (to reuse the server)."""
+        with self._lock:
+            self.script.clear()
+            self.requests.clear()
+            self.disconnects = 0
+            self.connections = 0
+
     def add(self, *replies: Reply) -> None:
         with self._lock:
             self.script.extend(replies)

@@ -10,7 +10,6 @@ finish reason and usage must equal the case's ``.expected.json`` exactly.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,21 +26,10 @@ CASES = sorted(p.name[: -len(".sse")] for p in FIXTURES.glob("*.sse"))
 KEY = "sk-ant-fixture-key-0123456789"
 
 
-@pytest.fixture(scope="module")
-def module_server() -> Iterator[LocalServer]:
-    srv = LocalServer()
-    try:
-        yield srv
-    finally:
-        srv.close()
-
-
 @pytest.fixture
-def server(module_server: LocalServer) -> LocalServer:
-    """One server for the whole matrix (its shutdown costs about 0.5 s), reset per test."""
-    module_server.script.clear()
-    module_server.requests.clear()
-    return module_server
+def server(shared_server: LocalServer) -> LocalServer:
+    """The module's one server, reset for each test (tests/conftest.py)."""
+    return shared_server
 
 
 def test_all_fixtures_are_present() -> None:

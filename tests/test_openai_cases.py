@@ -6,7 +6,6 @@ against the real local HTTP server, with the exact expected values."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,22 +30,9 @@ from agentcore.providers.openai import OpenAIChatModel
 from tests.localserver import LocalServer, Reply, sse_reply
 
 
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[LocalServer]:
-    """One server for the module (stopping a server takes up to 0.5 s)."""
-    srv = LocalServer()
-    try:
-        yield srv
-    finally:
-        srv.close()
-
-
 @pytest.fixture
 def server(shared_server: LocalServer) -> LocalServer:
-    """The shared server with an empty script and request log."""
-    with shared_server._lock:
-        shared_server.script.clear()
-        shared_server.requests.clear()
+    """The module's one server, reset for each test (tests/conftest.py)."""
     return shared_server
 
 

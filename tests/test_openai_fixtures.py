@@ -11,7 +11,7 @@ licenses in ``tests/fixtures/README.md``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -28,22 +28,9 @@ CASES = sorted([*FIXTURES.glob("openai_chat/*.sse"), *FIXTURES.glob("openai_comp
 IDS = [f"{p.parent.name}/{p.stem}" for p in CASES]
 
 
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[LocalServer]:
-    """One server for the module (stopping a server takes up to 0.5 s)."""
-    srv = LocalServer()
-    try:
-        yield srv
-    finally:
-        srv.close()
-
-
 @pytest.fixture
 def server(shared_server: LocalServer) -> LocalServer:
-    """The shared server with an empty script and request log."""
-    with shared_server._lock:
-        shared_server.script.clear()
-        shared_server.requests.clear()
+    """The module's one server, reset for each test (tests/conftest.py)."""
     return shared_server
 
 

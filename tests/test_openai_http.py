@@ -70,11 +70,9 @@ def shared_server() -> Iterator[PortServer]:
 @pytest.fixture
 def server(shared_server: PortServer) -> PortServer:
     """The shared server with an empty script, request log and disconnect count."""
+    shared_server.reset()
     with shared_server._lock:
-        shared_server.script.clear()
-        shared_server.requests.clear()
         shared_server.ports.clear()
-        shared_server.disconnects = 0
     return shared_server
 
 

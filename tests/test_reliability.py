@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import email.utils
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -42,21 +41,10 @@ from tests.localserver import LocalServer, Pause, Reply, Stall, json_reply
 DIALECT_IDS = [d.name for d in DIALECTS]
 
 
-@pytest.fixture(scope="module")
-def module_server() -> Iterator[LocalServer]:
-    server = LocalServer()
-    try:
-        yield server
-    finally:
-        server.close()
-
-
 @pytest.fixture
-def server(module_server: LocalServer) -> LocalServer:
-    with module_server._lock:
-        module_server.script.clear()
-        module_server.requests.clear()
-    return module_server
+def server(shared_server: LocalServer) -> LocalServer:
+    """The module's one server, reset for each test (tests/conftest.py)."""
+    return shared_server
 
 
 def stream(*actions: Any) -> Reply:

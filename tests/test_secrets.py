@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -38,21 +37,10 @@ KEY = "sk-live-SECRET-0123456789abcdefXYZ"
 DIALECTS = {"anthropic": ANTHROPIC, "openai": OPENAI}
 
 
-@pytest.fixture(scope="module")
-def module_server() -> Iterator[LocalServer]:
-    server = LocalServer()
-    try:
-        yield server
-    finally:
-        server.close()
-
-
 @pytest.fixture
-def server(module_server: LocalServer) -> LocalServer:
-    with module_server._lock:
-        module_server.script.clear()
-        module_server.requests.clear()
-    return module_server
+def server(shared_server: LocalServer) -> LocalServer:
+    """The module's one server, reset for each test (tests/conftest.py)."""
+    return shared_server
 
 
 def make_model(dialect: str, url: str, *, key_in: str = "api_key") -> Any:
