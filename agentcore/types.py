@@ -410,10 +410,9 @@ def _optional_reason(value: FinishReason | str | None) -> FinishReason | None:
 
 
 _new = object.__new__
-_set = object.__setattr__
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)  # a dict per part: text_delta builds it in one step (see there)
 class StreamPart:
     """One event of a model or loop stream; ``kind`` selects the meaningful fields:
 
@@ -446,19 +445,16 @@ class StreamPart:
         """A fragment of assistant text.
 
         The hot path of every stream (once per fragment), so a ``str`` skips
-        the converters and validator it would pass anyway: half the cost.
+        the converters and validator it would pass anyway and the part's
+        fields are filled in one dictionary update: a quarter of the cost of
+        the generated ``__init__``.
         """
         if cls is not StreamPart or type(text) is not str:
             return cls(StreamPartKind.TEXT_DELTA, text=text)
         part = _new(cls)
-        _set(part, "kind", StreamPartKind.TEXT_DELTA)
-        _set(part, "text", text)
-        _set(part, "tool_call", None)
-        _set(part, "tool_result", None)
-        _set(part, "usage", _EMPTY_USAGE)
-        _set(part, "total_usage", _EMPTY_USAGE)
-        _set(part, "finish_reason", None)
-        _set(part, "err", None)
+        fields = part.__dict__
+        fields.update(_TEXT_DELTA_FIELDS)
+        fields["text"] = text
         return part
 
     @classmethod
@@ -495,3 +491,7 @@ class StreamPart:
     def terminal(self) -> bool:
         """True for ``finish`` and ``error`` parts."""
         return self.kind in (StreamPartKind.FINISH, StreamPartKind.ERROR)
+
+
+_TEXT_DELTA_FIELDS = attrs.asdict(StreamPart(StreamPartKind.TEXT_DELTA), recurse=False)
+"""Every field of a ``text-delta`` part, in declaration order (``text`` is replaced)."""
