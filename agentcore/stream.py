@@ -17,9 +17,11 @@ An exception escaping ``produce`` (any ``BaseException``) becomes a terminal
 ``error`` part, so the consumer never hangs; a producer that returns without
 a terminal part simply ends the stream.
 
-The consumer takes every queued part in one lock round-trip and the producer
-wakes the consumer only when the queue was empty, so a steady stream costs a
-thread switch per batch, not per part (DESIGN.md, "Hazards").
+Parts pass through one deque without a lock (``append`` and ``popleft`` are
+atomic in CPython); the lock is taken only to sleep and to wake the other side
+(the reader on an empty queue, the worker on a full one, woken again at half
+full), so a steady stream costs a thread switch per batch, not a lock round
+trip per part (DESIGN.md, "Hazards").
 """
 
 from __future__ import annotations
@@ -43,60 +45,105 @@ SendFunc = Callable[[StreamPart], bool]
 
 
 class _Channel:
-    """The bounded queue shared by the worker (``send``) and the reader."""
+    """The bounded queue shared by the worker (``send``) and the reader (``take``).
+
+    No wakeup is lost: a side that is about to sleep raises its ``*_waiting``
+    flag before it looks at the deque a last time, and the other side looks
+    at that flag after it changed the deque (both under the GIL, so one of
+    them sees the other's write).
+    """
 
     def __init__(self, maxsize: int) -> None:
         self.maxsize = maxsize
         self.items: deque[StreamPart] = deque()
-        self.cond = threading.Condition(threading.Lock())
+        self.lock = threading.Lock()
+        self.readable = threading.Condition(self.lock)
+        self.writable = threading.Condition(self.lock)
+        self.reader_waiting = False
+        self.writer_waiting = False
         self.closed = False
         self.done = False
+        self.last: StreamPart | None = None
+        """The part :meth:`end_with` queued: the reader stops after it."""
 
     def send(self, part: StreamPart) -> bool:
-        with self.cond:
-            while not self.closed and not self.done and len(self.items) >= self.maxsize:
-                self.cond.wait()
-            if self.closed or self.done:
+        if len(self.items) >= self.maxsize:
+            if not self._wait_for_room():
                 return False
-            self.items.append(part)
-            if len(self.items) == 1:
-                self.cond.notify_all()
-            return True
+        elif self.closed or self.done:
+            return False
+        # A part appended just after end_with() or close() is never read:
+        # the reader stops at ``last``, and a closed reader reads nothing.
+        self.items.append(part)
+        if self.reader_waiting:
+            with self.lock:
+                self.reader_waiting = False
+                self.readable.notify()
+        return True
+
+    def _wait_for_room(self) -> bool:
+        with self.lock:
+            while True:
+                self.writer_waiting = True
+                if self.closed or self.done:
+                    room = False
+                    break
+                if len(self.items) < self.maxsize:
+                    room = True
+                    break
+                self.writable.wait()
+            self.writer_waiting = False
+        return room
+
+    def wake_writer(self) -> None:
+        """Called by the reader after a ``popleft`` while the worker waits for room."""
+        if len(self.items) <= self.maxsize // 2:
+            with self.lock:
+                self.writer_waiting = False
+                self.writable.notify()
+
+    def take(self) -> StreamPart | None:
+        """Block until a part is queued; return it, or None at the end."""
+        with self.lock:
+            while True:
+                self.reader_waiting = True
+                if self.items or self.done or self.closed:
+                    break
+                # Timed slices: a Ctrl-C that lands just before an untimed wait
+                # would otherwise go unnoticed until the next part arrives.
+                self.readable.wait(0.25)
+            self.reader_waiting = False
+            if self.closed or not self.items:
+                return None
+            part = self.items.popleft()
+        if self.writer_waiting:
+            self.wake_writer()
+        return part
 
     def finish(self) -> None:
-        with self.cond:
+        with self.lock:
             self.done = True
-            self.cond.notify_all()
+            self.readable.notify_all()
+            self.writable.notify_all()
 
     def end_with(self, part: StreamPart) -> None:
         """Queue ``part`` as the last one, past the bound if need be, whatever
         the worker is doing; the worker's later sends return False."""
-        with self.cond:
+        with self.lock:
             if self.closed or self.done:
                 return
             self.items.append(part)
+            self.last = part
             self.done = True
-            self.cond.notify_all()
-
-    def take_all(self) -> deque[StreamPart] | None:
-        """Block until parts are queued; return them all, or None at the end."""
-        with self.cond:
-            while not self.items and not self.done and not self.closed:
-                # Timed slices: a Ctrl-C that lands just before an untimed wait
-                # would otherwise go unnoticed until the next part arrives.
-                self.cond.wait(0.25)
-            if self.closed or not self.items:
-                return None
-            batch = self.items
-            self.items = deque()
-            self.cond.notify_all()
-            return batch
+            self.readable.notify_all()
+            self.writable.notify_all()
 
     def close(self) -> None:
-        with self.cond:
+        with self.lock:
             self.closed = True
             self.items.clear()
-            self.cond.notify_all()
+            self.readable.notify_all()
+            self.writable.notify_all()
 
 
 class StreamReader:
@@ -109,7 +156,6 @@ class StreamReader:
 
     def __init__(self, channel: _Channel, on_close: Callable[[], object] | None) -> None:
         self._channel = channel
-        self._batch: deque[StreamPart] = deque()
         self._closed = False
         self._finalizer = weakref.finalize(self, _close_channel, channel, on_close)
 
@@ -117,21 +163,22 @@ class StreamReader:
         return self
 
     def __next__(self) -> StreamPart:
-        try:
-            return self._batch.popleft()
-        except IndexError:
-            pass
         if self._closed:
             raise StopIteration
-        batch = self._channel.take_all()
-        if batch is None or self._closed:  # the end, or close() from another thread meanwhile
-            self._closed = True
-            raise StopIteration
-        self._batch = batch
+        channel = self._channel
         try:
-            return batch.popleft()
-        except IndexError:  # close() cleared the batch from another thread
-            raise StopIteration from None
+            part = channel.items.popleft()
+        except IndexError:
+            taken = channel.take()
+            if taken is None or self._closed:  # the end, or close() from another thread meanwhile
+                self._closed = True
+                raise StopIteration from None
+            part = taken
+        if channel.writer_waiting:
+            channel.wake_writer()
+        if part is channel.last:  # a terminal part queued by end_with(): nothing follows it
+            self._closed = True
+        return part
 
     def recv(self) -> StreamPart:
         """Return the next part (same as ``next(reader)``).
@@ -148,7 +195,6 @@ class StreamReader:
         are dropped.
         """
         self._closed = True
-        self._batch.clear()
         self._finalizer()
 
     @property

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import gc
+import random
 import threading
 import time
 from collections.abc import Callable
 
 import pytest
 
-from agentcore.stream import DEFAULT_QUEUE_SIZE, SendFunc, StreamReader, stream_func
+from agentcore.stream import (
+    DEFAULT_QUEUE_SIZE,
+    SendFunc,
+    StreamReader,
+    new_channel,
+    start_worker,
+    stream_func,
+)
 from agentcore.types import FinishReason, StreamPart, StreamPartKind, Usage
 from tests.conftest import wait_for_threads
 
@@ -362,3 +370,75 @@ def test_producer_waits_for_the_reader_with_a_bounded_queue() -> None:
     assert [next(reader).text for _ in range(3)] == ["0", "1", "2"]
     reader.close()
     assert producer.stopped.wait(2.0)
+
+
+def test_a_producer_blocked_on_a_full_queue_resumes_at_half_full() -> None:
+    producer = Endless()
+    reader = stream_func(producer, queue_size=8)
+    wait_until_blocked(producer, 8)
+    assert [next(reader).text for _ in range(3)] == ["0", "1", "2"]
+    time.sleep(0.05)
+    assert producer.sent == 8  # five still queued: above half, the producer sleeps on
+    assert next(reader).text == "3"  # four queued: half full, the producer is woken
+    wait_until_blocked(producer, 12)  # and fills the queue again in one go
+    assert [next(reader).text for _ in range(8)] == [str(i) for i in range(4, 12)]
+    reader.close()
+    assert producer.stopped.wait(2.0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_no_part_is_lost_or_reordered_whatever_the_timing(seed: int) -> None:
+    # Producer and reader pause at random points, so each side is caught
+    # asleep, about to sleep and running while the other changes the queue.
+    rng = random.Random(seed)
+    for _ in range(40):
+        count = rng.randint(0, 300)
+        size = rng.choice([1, 2, 3, 5, 16])
+        pauses = [rng.random() < 0.05 for _ in range(2 * count + 2)]
+        parts = texts(count)
+
+        def produce(send: SendFunc, parts: list[StreamPart] = parts, pauses: list[bool] = pauses) -> None:
+            for index, part in enumerate(parts):
+                if pauses[index]:
+                    time.sleep(0.0005)
+                assert send(part) is True
+
+        reader = stream_func(produce, queue_size=size)
+        got = []
+        for index, part in enumerate(reader):
+            if pauses[count + index]:
+                time.sleep(0.0005)
+            got.append(part)
+        assert got == parts
+
+
+def test_nothing_is_read_after_a_part_queued_by_end_with() -> None:
+    # end_with() queues the last part while the worker may still be sending;
+    # a send that checked the channel just before end_with() appends after
+    # it. The reader stops at the end_with() part and never sees that one.
+    channel = new_channel(4)
+    reader = StreamReader(channel, None)
+    assert channel.send(StreamPart.text_delta("before")) is True
+    terminal = StreamPart.error(RuntimeError("deadline"), finish_reason=FinishReason.CANCELED)
+    channel.end_with(terminal)
+    channel.items.append(StreamPart.text_delta("late"))  # what the racing send does
+    assert channel.send(StreamPart.text_delta("later")) is False
+    assert list(reader) == [StreamPart.text_delta("before"), terminal]
+    assert reader.closed is True
+
+
+def test_end_with_while_the_worker_streams_ends_the_stream_with_that_part() -> None:
+    for _ in range(50):
+        producer = Endless()
+        channel = new_channel(random.choice([1, 4, 64]))
+        reader = StreamReader(channel, None)
+        worker = start_worker(producer, channel)
+        first = next(reader)
+        terminal = StreamPart.error(RuntimeError("deadline"), finish_reason=FinishReason.CANCELED)
+        channel.end_with(terminal)
+        rest = list(reader)
+        assert rest[-1] is terminal
+        assert [p.text for p in [first, *rest[:-1]]] == [str(i) for i in range(len(rest))]
+        assert producer.stopped.wait(2.0)
+        worker.join(2.0)
+        assert producer.results[-1] is False
