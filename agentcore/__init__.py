@@ -16,7 +16,7 @@ from agentcore.errors import (
     RunError,
     classify_status,
 )
-from agentcore.loop import DEFAULT_STEP_LIMIT, LoopOptions, generate, run
+from agentcore.loop import DEFAULT_RUN_QUEUE_SIZE, DEFAULT_STEP_LIMIT, LoopOptions, generate, run
 from agentcore.model import Model
 from agentcore.result import RunReader, RunResult, StepResult
 from agentcore.retry import DEFAULT_MAX_RETRIES, DEFAULT_RETRY_BASE_DELAY, DEFAULT_RETRY_MAX_DELAY
@@ -48,6 +48,7 @@ __all__ = [
     "DEFAULT_QUEUE_SIZE",
     "DEFAULT_RETRY_BASE_DELAY",
     "DEFAULT_RETRY_MAX_DELAY",
+    "DEFAULT_RUN_QUEUE_SIZE",
     "DEFAULT_STEP_LIMIT",
     "AgentcoreError",
     "Canceled",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -54,6 +55,7 @@ from tests.loop_helpers import (
     text,
     text_step,
     tool_step,
+    wait_until,
 )
 
 
@@ -512,7 +514,34 @@ def test_loop_options_defaults() -> None:
     assert dict(opts.headers) == {}
     assert isinstance(opts.tools, ToolSet)
     assert len(opts.tools) == 0
-    assert opts.queue_size == agentcore.DEFAULT_QUEUE_SIZE
+    assert opts.queue_size == agentcore.DEFAULT_RUN_QUEUE_SIZE == 1024
+
+
+class Offering:
+    """A model step that offers text deltas until the loop stops taking them."""
+
+    model_id = "offering"
+
+    def __init__(self) -> None:
+        self.offered = 0
+
+    def stream(self, request: Request, ctx: Context) -> Any:
+        while not ctx.cancelled:
+            self.offered += 1
+            yield StreamPart.text_delta(f"t{self.offered}")
+
+
+def test_a_run_queues_at_most_queue_size_parts_for_a_reader_that_does_not_read() -> None:
+    model = Offering()
+    reader = run(LoopOptions(model=model, messages=[user_message("hi")]))
+    try:
+        # The bound, plus the part the worker holds while it waits for room.
+        assert wait_until(lambda: model.offered == agentcore.DEFAULT_RUN_QUEUE_SIZE + 1)
+        assert [next(reader).text for _ in range(3)] == ["t1", "t2", "t3"]
+        time.sleep(0.05)
+        assert model.offered == 1025  # still above half full: the worker sleeps on
+    finally:
+        reader.close()
 
 
 @pytest.mark.parametrize(

@@ -55,6 +55,7 @@ EXTRA_NAMES = {
     "ConfigError",
     "DeadlineExceeded",
     "DEFAULT_QUEUE_SIZE",
+    "DEFAULT_RUN_QUEUE_SIZE",
     "FunctionTool",
     "Model",
     "RunReader",
