@@ -21,11 +21,13 @@ from agentcore import (
     Context,
     ErrorClass,
     FinishReason,
+    LoopOptions,
     Model,
     ModelError,
     Request,
     StreamPart,
     Usage,
+    run,
     user_message,
 )
 from agentcore._http import CancellableHTTPAdapter, error_from_body
@@ -525,6 +527,24 @@ def test_keepalives_between_content_do_not_fire_the_idle_timeout(server: LocalSe
     parts, error = collect(model_for(server, idle_timeout=0.5))
     assert error is None
     assert [p.text for p in parts[:-1]] == ["x"] * 4
+
+
+def test_a_slow_reader_does_not_fire_the_idle_timeout(server: LocalServer) -> None:
+    # The server streams steadily; the reader takes 0.3 s per part, so the
+    # worker waits on the full queue (bound 1) longer than the idle timeout.
+    delta = b'data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\n'
+    actions: list[Any] = []
+    for _ in range(4):
+        actions += [delta, Pause(0.02)]
+    actions.append(b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
+    server.add(Reply(actions=actions))
+    options = LoopOptions(model=model_for(server, idle_timeout=0.2), messages=[user_message("hi")], queue_size=1)
+    kinds = []
+    with run(options) as reader:
+        for part in reader:
+            kinds.append(part.kind.value)
+            time.sleep(0.3)
+    assert kinds == ["text-delta"] * 4 + ["step-finish", "finish"]
 
 
 # --- B22: closing and cancelling ---------------------------------------------------

@@ -425,3 +425,25 @@ def test_idle_timeout_not_exceeded_exactly_at_the_limit() -> None:
     clock = FakeClock()
     got = events(timed(clock, [(1.0, CONTENT)] * 3), idle_timeout=1.0, clock=clock)
     assert len(got) == 3
+
+
+def test_idle_timeout_does_not_count_the_time_a_slow_consumer_takes() -> None:
+    # The loop's worker waits for room in the queue while the reader is slow;
+    # those waits happen between reads and are not the server being idle.
+    clock = FakeClock()
+    got = []
+    for event in iter_events(timed(clock, [(0.1, CONTENT)] * 5), idle_timeout=1.0, clock=clock):
+        got.append(event)
+        clock.now += 10.0
+    assert [e.event for e in got] == ["content_block_delta"] * 5
+
+
+def test_idle_timeout_still_counts_a_slow_read_after_a_slow_consumer() -> None:
+    clock = FakeClock()
+    events = iter_events(timed(clock, [(0.1, CONTENT), (1.5, CONTENT)]), idle_timeout=1.0, clock=clock)
+    assert next(events).event == "content_block_delta"
+    clock.now += 10.0
+    with pytest.raises(ModelError) as info:
+        next(events)
+    assert info.value.error_class is ErrorClass.TRANSIENT
+    assert "idle timeout" in str(info.value)

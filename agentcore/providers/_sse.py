@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any, NamedTuple
 
 from sseclient import SSEClient
@@ -48,9 +48,19 @@ class Event(NamedTuple):
     data: Any
 
 
+_event = tuple.__new__
+"""``_event(Event, (name, data))``: an Event without the generated ``__new__``'s call (hot path)."""
+
+
 class _Reads:
     """The byte source handed to SSEClient: strips the BOM, tracks the end,
-    and checks the idle timeout after every read."""
+    and checks the idle timeout after every read.
+
+    The idle clock restarts when SSEClient asks for the next read after a
+    read that carried content (``content`` is set per content-bearing
+    event): by then every event of that read has reached the consumer, so
+    the time a slow consumer keeps the worker waiting never counts as idle.
+    """
 
     def __init__(
         self, chunks: Iterable[bytes], idle_timeout: float | None, clock: Callable[[], float]
@@ -59,6 +69,8 @@ class _Reads:
         self._idle_timeout = idle_timeout
         self._clock = clock
         self.last_content = clock()
+        self.content = False
+        """True once a content-bearing event was decoded since the last read."""
         self.at_eof = False
         self.ended_cleanly = True
 
@@ -76,9 +88,12 @@ class _Reads:
                 head = None
                 if not chunk:
                     continue
-            tail = (tail + chunk)[-4:]
+            tail = chunk[-4:] if len(chunk) >= 4 else (tail + chunk)[-4:]
             self._check_idle()
             yield chunk
+            if self.content:
+                self.content = False
+                self.last_content = self._clock()
         self.at_eof = True
         self.ended_cleanly = tail == b"" or tail.endswith(_TERMINATORS)
 
@@ -95,13 +110,14 @@ def iter_events(
     *,
     idle_timeout: float | None = None,
     clock: Callable[[], float] = time.monotonic,
-) -> Iterator[Event]:
+) -> Generator[Event, None, None]:
     """Decode an SSE byte stream into JSON events.
 
     Args:
         chunks: the body, in reads of any size.
         idle_timeout: seconds allowed without a content-bearing event (events
-            named ``ping`` and comments do not count); None for no limit.
+            named ``ping`` and comments do not count; time the consumer takes
+            over the events does not either); None for no limit.
         clock: monotonic clock in seconds, for tests.
 
     Yields:
@@ -109,36 +125,32 @@ def iter_events(
 
     Raises:
         ModelError: ``TRANSIENT`` for a block cut at end of stream or an idle
-            timeout; ``UPSTREAM`` for a malformed JSON data line mid-stream.
-            Errors raised by ``chunks`` pass through unchanged.
+            timeout; ``UPSTREAM`` for a malformed JSON data line mid-stream
+            or bytes that are not UTF-8. Errors raised by ``chunks`` pass
+            through unchanged.
     """
     reads = _Reads(chunks, idle_timeout, clock)
-    events = SSEClient(iter(reads)).events()
-    while True:
-        try:
-            raw = next(events)
-        except StopIteration:
-            return
-        except UnicodeDecodeError as exc:
-            message = "the event stream is not valid UTF-8"
-            raise ModelError(ErrorClass.UPSTREAM, err=exc, message=message) from exc
-        data = raw.data
-        if not data:
-            continue
-        if raw.event != "ping":
-            reads.last_content = clock()
-        if data == DONE:
-            yield Event(raw.event, DONE)
-            continue
-        try:
-            payload = json.loads(data)
-        except ValueError as exc:
-            if reads.at_eof and not reads.ended_cleanly:
-                raise ModelError(
-                    ErrorClass.TRANSIENT, err=exc, message="the stream was cut in the middle of an event"
-                ) from exc
-            raise ModelError(
-                ErrorClass.UPSTREAM, err=exc, message=f"malformed JSON in the event stream: {data[:200]!r}"
-            ) from exc
-        yield Event(raw.event, payload)
-
+    loads = json.loads
+    try:
+        for raw in SSEClient(iter(reads)).events():
+            data = raw.data
+            if not data:
+                continue
+            name = raw.event
+            if name != "ping":
+                reads.content = True
+            if data == DONE:
+                yield _event(Event, (name, DONE))
+                continue
+            try:
+                payload = loads(data)
+            except ValueError as exc:
+                if reads.at_eof and not reads.ended_cleanly:
+                    raise ModelError(
+                        ErrorClass.TRANSIENT, err=exc, message="the stream was cut in the middle of an event"
+                    ) from exc
+                message = f"malformed JSON in the event stream: {data[:200]!r}"
+                raise ModelError(ErrorClass.UPSTREAM, err=exc, message=message) from exc
+            yield _event(Event, (name, payload))
+    except UnicodeDecodeError as exc:  # sseclient-py decodes each line as UTF-8
+        raise ModelError(ErrorClass.UPSTREAM, err=exc, message="the event stream is not valid UTF-8") from exc
