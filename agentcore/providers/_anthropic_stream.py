@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from agentcore import _http
 from agentcore.errors import ErrorClass, ModelError, classify_status
+from agentcore.providers._sse import Event
 from agentcore.types import FinishReason, StreamPart, ToolCall, Usage
 
 # --- stop reasons -----------------------------------------------------------
@@ -201,11 +202,6 @@ class _StepState:
 
     def feed(self, name: str, data: object) -> list[StreamPart]:
         """Parts for one event; ``name`` is the SSE event name, ``data`` its JSON."""
-        if type(data) is dict and data.get("type") == "content_block_delta" and not self.finished:
-            delta = data.get("delta")  # the hot path: most events are text deltas
-            if type(delta) is dict and delta.get("type") == "text_delta":
-                text = delta.get("text")
-                return [StreamPart.text_delta(text)] if type(text) is str and text else []
         payload = _dict(data)
         kind = payload.get("type") or name
         if self.finished or kind == "ping":
@@ -232,6 +228,38 @@ class _StepState:
         elif kind == "message_stop":
             return self._finish()
         return []
+
+    def parts(self, events: Iterable[Event], on_finish: Callable[[], object]) -> Iterator[StreamPart]:
+        """Feed ``events`` in order and yield their parts, up to and with the
+        ``step-finish`` part; ``on_finish()`` is called just before that part
+        is yielded. Returns early only then; otherwise when ``events`` ends.
+
+        The same as :meth:`feed` per event, with a short path for a text
+        delta (the hot path: most events are one).
+
+        Raises:
+            ModelError: an ``error`` event, or ``UPSTREAM`` for an event of a
+                foreign shape; errors raised by ``events`` pass through.
+        """
+        text_delta = StreamPart.text_delta
+        for name, data in events:
+            if type(data) is dict and data.get("type") == "content_block_delta":
+                delta = data.get("delta")
+                if type(delta) is dict and delta.get("type") == "text_delta":
+                    text = delta.get("text")
+                    if type(text) is str:
+                        if text:
+                            yield text_delta(text)
+                        continue
+            try:
+                parts = self.feed(name, data)
+            except (TypeError, ValueError, KeyError, AttributeError) as exc:  # never escape raw
+                raise ModelError(ErrorClass.UPSTREAM, err=exc, message=f"unexpected {name!r} event") from exc
+            if self.finished:
+                on_finish()
+                yield from parts
+                return
+            yield from parts
 
     def end_of_stream(self) -> list[StreamPart]:
         """Parts owed when the body ended; raises ``TRANSIENT`` if the step

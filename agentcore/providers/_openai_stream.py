@@ -62,7 +62,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from agentcore import _http
@@ -335,23 +335,6 @@ class ChunkState:
             ModelError: the event reports an error (see the module docstring).
         """
         data = event.data
-        if type(data) is dict and event.event != "error":  # the hot path: a chunk of text and nothing else
-            choices = data.get("choices")
-            plain = not data.get("usage") and not data.get("error")
-            if plain and type(choices) is list and len(choices) == 1:
-                choice = choices[0]
-                delta = choice.get("delta") if type(choice) is dict else None
-                if (
-                    type(delta) is dict
-                    and choice.get("finish_reason") is None
-                    and choice.get("index") in (None, 0)
-                    and "x_groq" not in data
-                    and "tool_calls" not in delta
-                    and "function_call" not in delta
-                ):
-                    content = delta.get("content")
-                    if type(content) is str:
-                        return [StreamPart.text_delta(content)] if content else []
         if data == DONE:
             self.done = True
             return []
@@ -379,6 +362,50 @@ class ChunkState:
                     )
                 self.finish_reason = reason
         return parts
+
+    def parts(self, events: Iterable[Event], on_complete: Callable[[], object]) -> Iterator[StreamPart]:
+        """Feed ``events`` in order and yield their text-delta parts, until
+        ``[DONE]`` or the end of ``events``; ``on_complete()`` is called once
+        the step is complete (:attr:`complete`). Then call :meth:`finish`.
+
+        The same as :meth:`feed` per event, with a short path for a chunk of
+        text and nothing else (the hot path: most chunks are one).
+
+        Raises:
+            ModelError: as :meth:`feed`; errors raised by ``events`` pass through.
+        """
+        text_delta = StreamPart.text_delta
+        for event in events:
+            data = event.data
+            if type(data) is dict and event.event != "error":
+                choices = data.get("choices")
+                if (
+                    type(choices) is list
+                    and len(choices) == 1
+                    and data.get("usage") is None
+                    and not data.get("error")
+                    and "x_groq" not in data
+                ):
+                    choice = choices[0]
+                    delta = choice.get("delta") if type(choice) is dict else None
+                    if (
+                        type(delta) is dict
+                        and choice.get("finish_reason") is None
+                        and choice.get("index") in (None, 0)
+                        and "tool_calls" not in delta
+                        and "function_call" not in delta
+                    ):
+                        content = delta.get("content")
+                        if type(content) is str:
+                            if content:
+                                yield text_delta(content)
+                            continue
+            parts = self.feed(event)
+            if self.complete:
+                on_complete()
+            yield from parts
+            if self.done:
+                return
 
     def _record_usage(self, data: Any) -> None:
         if not isinstance(data, Mapping):

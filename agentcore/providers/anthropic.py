@@ -262,16 +262,14 @@ class AnthropicModel:
             ctx=ctx,
         )
         state = _StepState()
+
+        def complete() -> None:  # the step is whole: the rest of the body may be drained for reuse
+            response.complete = True
+
         try:
             events = _sse.iter_events(_http.iter_body(response), idle_timeout=self._idle_timeout)
             try:
-                for event in events:
-                    parts = _feed(state, event)
-                    if state.finished:
-                        response.complete = True
-                    yield from parts
-                    if state.finished:
-                        return
+                yield from state.parts(events, complete)
             except ModelError as exc:
                 # A connection lost after message_delta said why the model stopped
                 # ends a complete step (DESIGN.md): finish it, keep its usage.
@@ -279,16 +277,9 @@ class AnthropicModel:
                     raise
                 yield from state.end_of_stream()
                 return
-            parts = state.end_of_stream()
-            response.complete = True
-            yield from parts
+            if not state.finished:
+                parts = state.end_of_stream()
+                complete()
+                yield from parts
         finally:
             response.close()
-
-
-
-def _feed(state: _StepState, event: _sse.Event) -> list[StreamPart]:
-    try:
-        return state.feed(event.event, event.data)
-    except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a foreign shape: never escape raw
-        raise ModelError(ErrorClass.UPSTREAM, err=exc, message=f"unexpected {event.event!r} event") from exc

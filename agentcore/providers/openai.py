@@ -33,7 +33,7 @@ Decisions written down here so nobody "fixes" them:
 from __future__ import annotations
 
 import json
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import requests
@@ -313,26 +313,28 @@ class OpenAIChatModel:
             self._session, self._url, headers=headers, body=body, timeout=(connect, read), ctx=ctx
         )
         state = ChunkState()
+
+        def complete() -> None:  # a finish reason or [DONE] came: the rest may be drained for reuse
+            response.complete = True
+
         events = _sse.iter_events(_http.iter_body(response), idle_timeout=self._idle_timeout)
         try:
-            while not state.done:
-                try:
-                    event = next(events)
-                except StopIteration:
-                    break
-                except ModelError as exc:
-                    # Once a finish reason arrived the step is complete; a read
-                    # failure then only loses the usage chunk (module docstring).
-                    if state.finish_reason is None or exc.error_class is not ErrorClass.TRANSIENT:
-                        raise
-                    response.complete = False  # broken connection: do not drain it
-                    break
-                parts = state.feed(event)
-                if state.complete:
-                    response.complete = True
-                yield from parts
+            yield from state.parts(_until_broken(events, state, response), complete)
             yield from state.finish()
         finally:
-            if isinstance(events, Generator):
-                events.close()
+            events.close()
             response.close()
+
+
+def _until_broken(
+    events: Iterator[_sse.Event], state: ChunkState, response: _http.StreamResponse
+) -> Iterator[_sse.Event]:
+    """``events``, ending quietly at a ``TRANSIENT`` read failure once a finish
+    reason arrived: the step is complete then, only the usage chunk is lost
+    (module docstring). The broken connection is not drained."""
+    try:
+        yield from events
+    except ModelError as exc:
+        if state.finish_reason is None or exc.error_class is not ErrorClass.TRANSIENT:
+            raise
+        response.complete = False
