@@ -59,6 +59,7 @@ from agentcore.retry import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_RETRY_BASE_DELAY,
     DEFAULT_RETRY_MAX_DELAY,
+    call_with_retries,
     retry_policy,
 )
 from agentcore.stream import SendFunc, new_channel, start_worker
@@ -335,16 +336,18 @@ class _Loop:
             forwarded[0] = False
             return self._attempt(request, forwarded)
 
-        policy = retry_policy(
-            max_retries=self.max_retries,
-            base_delay=self.base_delay,
-            max_delay=self.max_delay,
-            retry_after_limit=self.options.retry_after_limit,
-            ctx=self.ctx,
-            forwarded=lambda: forwarded[0],
-            describe=f"step {len(self.steps) + 1} ({self.options.model.model_id})",
-        )
-        return policy(attempt)
+        def policy() -> Any:
+            return retry_policy(
+                max_retries=self.max_retries,
+                base_delay=self.base_delay,
+                max_delay=self.max_delay,
+                retry_after_limit=self.options.retry_after_limit,
+                ctx=self.ctx,
+                forwarded=lambda: forwarded[0],
+                describe=f"step {len(self.steps) + 1} ({self.options.model.model_id})",
+            )
+
+        return call_with_retries(attempt, policy)
 
     def _attempt(self, request: Request, forwarded: list[bool]) -> _Step:
         """Stream one attempt of a step; ``forwarded[0]`` turns True with the first part sent on."""

@@ -20,6 +20,11 @@ longer hint and ends the run with the error instead, and so does any wait
 Waits sleep on the run's :class:`Context`, so a cancel or deadline ends them at
 once with :class:`Canceled`. tenacity would call the attempt again after an
 interrupted sleep, so each attempt also checks the context first.
+
+A step's first attempt runs without tenacity (:func:`call_with_retries`);
+tenacity is imported and the policy built only once that attempt failed
+retryably, so ``import agentcore`` does not load tenacity (nor the asyncio it
+imports) and a step that succeeds pays nothing for its retry policy.
 """
 
 from __future__ import annotations
@@ -27,11 +32,15 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable
-
-import tenacity
+from typing import TYPE_CHECKING, TypeVar
 
 from agentcore.context import Context
 from agentcore.errors import ModelError
+
+if TYPE_CHECKING:
+    import tenacity
+
+_T = TypeVar("_T")
 
 DEFAULT_MAX_RETRIES = 2
 """Additional attempts for a step that failed retryably before any output."""
@@ -55,7 +64,7 @@ def backoff_delay(retry: int, base: float, cap: float, jitter: float) -> float:
     return min(base * 2.0**retry, cap) * jitter
 
 
-class _Wait(tenacity.wait.wait_base):
+class _Wait:
     def __init__(self, base: float, cap: float, rand: Callable[[float, float], float]) -> None:
         self._base = base
         self._cap = cap
@@ -69,7 +78,7 @@ class _Wait(tenacity.wait.wait_base):
         return backoff_delay(retry_state.attempt_number - 1, self._base, self._cap, self._rand(0.75, 1.0))
 
 
-class _StopBeforeDeadline(tenacity.stop.stop_base):
+class _StopBeforeDeadline:
     """Give up (re-raising the error) when the next wait would outlast the
     context's deadline: the caller learns why, instead of a bare deadline."""
 
@@ -109,6 +118,7 @@ def retry_policy(
     Returns:
         A ``tenacity.Retrying`` that re-raises the last error when it gives up.
     """
+    import tenacity  # here, not at the top: see the module docstring
 
     def should_retry(exc: BaseException) -> bool:
         if not isinstance(exc, ModelError) or not exc.error_class.retryable:
@@ -136,11 +146,37 @@ def retry_policy(
             str(exc),  # text, not the exception: a record kept by a handler must not hold its traceback
         )
 
+    out_of_attempts = tenacity.stop_after_attempt(max_retries + 1)
+    too_late = _StopBeforeDeadline(ctx)
     return tenacity.Retrying(
-        stop=tenacity.stop_after_attempt(max_retries + 1) | _StopBeforeDeadline(ctx),
+        stop=lambda state: out_of_attempts(state) or too_late(state),
         wait=_Wait(base_delay, max_delay, rand),
         retry=tenacity.retry_if_exception(should_retry),
         sleep=sleep or wait_on_context,
         before_sleep=log_retry,
         reraise=True,
     )
+
+
+def call_with_retries(attempt: Callable[[], _T], policy: Callable[[], tenacity.Retrying]) -> _T:
+    """``attempt()``, retried by ``policy()`` once it failed retryably.
+
+    The first call runs directly. Only a :class:`ModelError` of a retryable
+    class builds the policy, which then sees that failure as its attempt 1
+    (the same decisions, waits and log lines as a policy wrapped around every
+    attempt); any other exception propagates at once, as the policy would
+    let it.
+    """
+    try:
+        return attempt()
+    except ModelError as exc:
+        if not exc.error_class.retryable:
+            raise
+        failed = [exc]
+
+    def replay_then_attempt() -> _T:
+        if failed:
+            raise failed.pop()
+        return attempt()
+
+    return policy()(replay_then_attempt)

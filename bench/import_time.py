@@ -7,8 +7,8 @@ cumulative microseconds that ``-X importtime`` reports for the top-level
 module. The provider modules are timed too (what a user of one adapter pays).
 Then, from one more run of ``import agentcore``: the heaviest packages it
 pulls in (self time summed per top-level package) and a check that nothing
-heavy is imported before it is used (``jsonschema``, the provider adapters,
-the vendor SDKs).
+heavy is imported before it is used (``jsonschema``, tenacity and the
+asyncio it imports, the provider adapters, the vendor SDKs).
 
 The vendor SDKs come from the ``bench`` extra: ``pip install -e '.[bench]'``.
 
@@ -18,7 +18,6 @@ Run: ``python bench/import_time.py [--runs 9] [--quick]``.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import re
 import statistics
@@ -32,10 +31,15 @@ from bench._streams import machine
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGETS = ("agentcore", "agentcore.providers.anthropic", "agentcore.providers.openai", "openai", "anthropic")
-NO_TORNADO = "agentcore (tornado hidden)"
-"""tenacity imports tornado when it is installed (as in every Jupyter environment);
-this row times ``import agentcore`` as if it were not."""
-LAZY = ("jsonschema", "agentcore.providers.anthropic", "agentcore.providers.openai", "openai", "anthropic")
+LAZY = (
+    "jsonschema",
+    "tenacity",
+    "asyncio",
+    "agentcore.providers.anthropic",
+    "agentcore.providers.openai",
+    "openai",
+    "anthropic",
+)
 """Modules that ``import agentcore`` must not import (issue 5: nothing heavy until used)."""
 
 _LINE = re.compile(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\|( *)(\S+)\s*$")
@@ -46,8 +50,6 @@ def import_profile(module: str) -> list[tuple[str, int, int, int]]:
     interpreter imports for ``import module``, in ``-X importtime`` order."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     code = f"import {module}"
-    if module == NO_TORNADO:
-        code = "import sys; sys.modules['tornado'] = None; import agentcore"
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code],
         cwd=ROOT,
@@ -68,7 +70,6 @@ def import_profile(module: str) -> list[tuple[str, int, int, int]]:
 
 def cumulative_us(rows: list[tuple[str, int, int, int]], module: str) -> int:
     """The cumulative time of ``module``'s own top-level line (0 if it was already loaded)."""
-    module = "agentcore" if module == NO_TORNADO else module
     totals = [total for name, depth, _own, total in rows if name == module and depth == 0]
     return totals[-1] if totals else 0
 
@@ -103,9 +104,6 @@ def main() -> None:
     runs = args.runs or (3 if args.quick else 9)
     print(machine())
     targets = list(TARGETS)
-    if importlib.util.find_spec("tornado") is not None:
-        print("tornado is installed: tenacity (imported by agentcore.retry) imports it")
-        targets.insert(1, NO_TORNADO)
     for module in targets:  # warm-up: compile and cache every .pyc
         import_profile(module)
     times: dict[str, list[int]] = {module: [] for module in targets}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -30,7 +32,7 @@ from agentcore import (
     Usage,
     run,
 )
-from agentcore.retry import backoff_delay, retry_policy
+from agentcore.retry import backoff_delay, call_with_retries, retry_policy
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import FuncTool, call, collect, options, summary, text, text_step, tool_step
 
@@ -461,3 +463,53 @@ def test_loop_retries_each_step_independently(recorded: list[float]) -> None:
     # Each step starts its backoff from retry 0 again.
     # The jitter sequence (1.0, 0.75, 1.0) runs on across steps.
     assert recorded == [0.5 * 1.0, 0.5 * 0.75, 1.0 * 1.0]
+
+
+def test_tenacity_is_imported_only_when_a_step_fails_retryably() -> None:
+    # import agentcore stays light (tenacity imports asyncio); a step that
+    # succeeds never needs the policy, a retryable failure builds it.
+    code = (
+        "import sys, agentcore\n"
+        "from agentcore.testing import ScriptedModel\n"
+        "from agentcore import ErrorClass, LoopOptions, ModelError, StreamPart, FinishReason, user_message\n"
+        "assert 'tenacity' not in sys.modules and 'asyncio' not in sys.modules\n"
+        "done = [StreamPart.text_delta('ok'), StreamPart.step_finish(FinishReason.STOP)]\n"
+        "opts = LoopOptions(model=ScriptedModel([done]), messages=[user_message('hi')])\n"
+        "assert agentcore.generate(opts).text == 'ok'\n"
+        "assert 'tenacity' not in sys.modules\n"
+        "model = ScriptedModel([ModelError(ErrorClass.TRANSIENT), done])\n"
+        "opts = LoopOptions(model=model, messages=[user_message('hi')], retry_base_delay=0.001)\n"
+        "assert agentcore.generate(opts).text == 'ok'\n"
+        "assert 'tenacity' in sys.modules\n"
+        "print(len(model.requests))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["2"]
+
+
+def test_call_with_retries_builds_the_policy_only_after_a_retryable_failure() -> None:
+    built: list[list[float]] = []
+
+    def build() -> Any:
+        built.append([])
+        return policy(built[-1])
+
+    assert call_with_retries(lambda: "direct", build) == "direct"
+    refused = Failing(ModelError(ErrorClass.INVALID_REQUEST))
+    with pytest.raises(ModelError) as info:
+        call_with_retries(refused, build)
+    assert info.value.error_class is ErrorClass.INVALID_REQUEST
+    assert (refused.attempts, built) == (1, [])
+    # The first failure is the policy's attempt 1: two retries remain, with the usual waits.
+    attempt = Failing(ModelError(ErrorClass.TRANSIENT), ModelError(ErrorClass.RATE_LIMITED, retry_after=2.0))
+    assert call_with_retries(attempt, build) == "ok"
+    assert attempt.attempts == 3
+    assert built == [[0.5, 2.0]]
+    exhausted = Failing(*[ModelError(ErrorClass.OVERLOADED) for _ in range(5)])
+    with pytest.raises(ModelError):
+        call_with_retries(exhausted, build)
+    assert exhausted.attempts == 3
+    assert built[-1] == [0.5, 1.0]
