@@ -356,12 +356,14 @@ class _Loop:
         calls: list[ToolCall] = []
         ctx = self.ctx
         send = self.send
+        text_delta = StreamPartKind.TEXT_DELTA
+        keep = texts.append
         stream = self.options.model.stream(request, ctx)
         try:
             for part in stream:
                 kind = part.kind
-                if kind is StreamPartKind.TEXT_DELTA:
-                    texts.append(part.text)
+                if kind is text_delta:
+                    keep(part.text)
                     if len(texts) >= _JOIN_EVERY:  # a long answer: few strings, not a million small ones
                         blocks.append("".join(texts))
                         texts.clear()

@@ -227,8 +227,9 @@ def test_retry_after_limit_waits_for_a_shorter_hint(server: LocalServer, d: Dial
 @pytest.mark.parametrize("queue_size", [1, 8, 64])
 def test_a_reader_that_stops_holds_the_producer_at_the_queue_bound(queue_size: int) -> None:
     figures = back_pressure(queue_size, pause=0.2)
-    # One batch taken by the reader, a full queue, one part waiting in send().
-    assert figures.offered_after_stop <= 2 * queue_size + 1
+    # A full queue and one part waiting in send(), plus the part read when
+    # the reader took it before the queue filled up.
+    assert queue_size + 1 <= figures.offered_after_stop <= queue_size + 2
     assert figures.offered_later == figures.offered_after_stop, "the producer kept going"
 
 

@@ -213,8 +213,8 @@ def main() -> None:
     )
     w(
         f"* **Back-pressure:** a reader that takes one part and stops holds the model at "
-        f"{pressure.offered_after_stop} parts offered (queue bound {pressure.queue_size}: one batch in the "
-        f"reader, a full queue, one part waiting in `send`), and {pressure.offered_later} "
+        f"{pressure.offered_after_stop} parts offered (queue bound {pressure.queue_size}: a full queue, "
+        f"the part read among them, and one part waiting in `send`), and {pressure.offered_later} "
         f"after another 0.3 s. A model offering {memory.parts:,} parts: resident memory "
         f"{memory.rss_start / MB:.1f} MB at the start, {memory.rss_peak / MB:.1f} MB at the peak, "
         f"{memory.rss_end / MB:.1f} MB at the end ({memory.seconds:.1f} s); the growth is the step's text, "
