@@ -103,7 +103,8 @@ class _Channel:
                 self.writable.notify()
 
     def take(self) -> StreamPart | None:
-        """Block until a part is queued; return it, or None at the end."""
+        """Block until a part is queued; return it, or None at the end (the
+        reader then calls :meth:`wake_writer` as after any ``popleft``)."""
         with self.lock:
             while True:
                 self.reader_waiting = True
@@ -115,10 +116,7 @@ class _Channel:
             self.reader_waiting = False
             if self.closed or not self.items:
                 return None
-            part = self.items.popleft()
-        if self.writer_waiting:
-            self.wake_writer()
-        return part
+            return self.items.popleft()
 
     def finish(self) -> None:
         with self.lock:
