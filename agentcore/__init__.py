@@ -16,11 +16,11 @@ from agentcore.errors import (
     RunError,
     classify_status,
 )
-from agentcore.loop import DEFAULT_RUN_QUEUE_SIZE, DEFAULT_STEP_LIMIT, LoopOptions, generate, run
+from agentcore.loop import DEFAULT_STEP_LIMIT, LoopOptions, generate, run
 from agentcore.model import Model
 from agentcore.result import RunReader, RunResult, StepResult
 from agentcore.retry import DEFAULT_MAX_RETRIES, DEFAULT_RETRY_BASE_DELAY, DEFAULT_RETRY_MAX_DELAY
-from agentcore.stream import DEFAULT_QUEUE_SIZE, SendFunc, StreamReader, stream_func
+from agentcore.stream import DEFAULT_QUEUE_SIZE, DEFAULT_RUN_QUEUE_SIZE, SendFunc, StreamReader, stream_func
 from agentcore.tools import FunctionTool, Tool, ToolInputError, ToolSet, tool
 from agentcore.types import (
     ContentPart,

@@ -62,7 +62,7 @@ from agentcore.retry import (
     call_with_retries,
     retry_policy,
 )
-from agentcore.stream import SendFunc, new_channel, start_worker
+from agentcore.stream import DEFAULT_RUN_QUEUE_SIZE, SendFunc, new_channel, start_worker
 from agentcore.tools import Tool, ToolSet
 from agentcore.types import (
     FinishReason,
@@ -86,22 +86,7 @@ _JOIN_EVERY = 1024
 DEFAULT_STEP_LIMIT = 20
 """Model steps per run when ``LoopOptions.step_limit`` is 0."""
 
-DEFAULT_RUN_QUEUE_SIZE = 1024
-"""Default ``LoopOptions.queue_size``, in parts: larger than ``stream_func``'s
-64 because a run carries one part per text delta, and a worker that finds the
-queue full stops for two thread switches; at 64 that cost 16 ms per 20,000
-deltas (``bench/stream_throughput.py``). 1,024 waiting parts take ~0.3 MB."""
-
-__all__ = [
-    "DEFAULT_RUN_QUEUE_SIZE",
-    "DEFAULT_STEP_LIMIT",
-    "LoopOptions",
-    "RunReader",
-    "RunResult",
-    "StepResult",
-    "generate",
-    "run",
-]
+__all__ = ["DEFAULT_STEP_LIMIT", "LoopOptions", "RunReader", "RunResult", "StepResult", "generate", "run"]
 
 _log = logging.getLogger("agentcore")
 
