@@ -85,9 +85,10 @@ class _RunState:
                 return False
             self.terminal = terminal
         _log.debug(
-            "agentcore: run ended (%s) after %d steps; usage %s",
+            "agentcore: run ended (%s) after %d step%s; usage %s",
             terminal.finish_reason.value if terminal.finish_reason else "?",
             len(self.steps),
+            "" if len(self.steps) == 1 else "s",
             terminal.total_usage,
         )
         return True
@@ -140,10 +141,16 @@ class RunReader(StreamReader):
                 reader was closed first); it carries ``err``, the ``usage`` of
                 the completed steps, ``finish_reason`` and ``messages``.
             BaseException: a non-``Exception`` raised inside the run (such as
-                ``KeyboardInterrupt`` from a tool) is raised again as is.
+                ``KeyboardInterrupt`` from a tool) is raised again as is. A
+                ``KeyboardInterrupt`` that arrives while ``result()`` waits
+                closes the reader (cancelling the run) and propagates.
         """
-        for _ in self:
-            pass
+        try:
+            for _ in self:
+                pass
+        except BaseException:  # Ctrl-C while waiting: the run must not go on without a reader
+            self.close()
+            raise
         state = self._state
         terminal = state.terminal
         if terminal is None:  # the worker publishes its terminal part before sending it

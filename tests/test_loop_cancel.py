@@ -10,9 +10,13 @@ import functools
 import gc
 import logging
 import random
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,6 +52,7 @@ from tests.loop_helpers import (
 )
 
 CLOSE_BOUND = 0.5  # seconds; the contract says close() returns within about 100 ms
+ROOT = Path(__file__).resolve().parent.parent
 
 
 class Threads:
@@ -475,6 +480,61 @@ def test_a_run_ended_by_a_deadline_still_logs_its_end(caplog: pytest.LogCaptureF
         release.set()
     ended = [r.getMessage() for r in caplog.records if "run ended" in r.getMessage()]
     assert ended == [
-        "agentcore: run ended (canceled) after 1 steps; "
+        "agentcore: run ended (canceled) after 1 step; "
         "usage Usage(input=7, output=3, cache_read=0, cache_write=0)"
     ]
+
+
+CTRL_C_CHILD = """
+import sys, time
+from agentcore import LoopOptions, StreamPart, ToolCall, generate, tool, user_message
+from agentcore.testing import ScriptedModel
+
+calls = []
+
+@tool
+def tick() -> str:
+    'Count a call, slowly.'
+    calls.append(time.monotonic())
+    time.sleep(0.1)
+    return "ok"
+
+step = [StreamPart.tool_call_part(ToolCall("c", "tick", "{}")), StreamPart.step_finish("tool-calls")]
+model = ScriptedModel([step] * 30)
+options = LoopOptions(model=model, messages=[user_message("go")], tools=[tick], step_limit=30)
+print("ready", flush=True)
+try:
+    if sys.argv[1] == "generate":
+        generate(options)
+    else:
+        from agentcore import run
+        reader = run(options)
+        reader.result()
+except KeyboardInterrupt as exc:
+    kept = exc  # held, as a REPL or Jupyter keeps sys.last_value: the run must stop anyway
+    at_interrupt = len(calls)
+    time.sleep(1.0)
+    print("calls", at_interrupt, len(calls), flush=True)
+"""
+
+
+@pytest.mark.parametrize("how", ["generate", "result"])
+def test_ctrl_c_while_waiting_for_the_result_stops_the_run(how: str) -> None:
+    # A user presses Ctrl-C in a script or notebook while generate() or
+    # result() waits: the run must stop, not keep calling tools.
+    child = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C_CHILD, how], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(0.45)
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=20)
+    finally:
+        child.kill()
+    words = out.split()
+    assert words[0] == "calls", out
+    at_interrupt, later = int(words[1]), int(words[2])
+    assert 1 <= at_interrupt < 30
+    assert later <= at_interrupt + 1  # at most the call already running when Ctrl-C came
