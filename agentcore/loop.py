@@ -72,6 +72,7 @@ from agentcore.types import (
     StreamPart,
     StreamPartKind,
     ToolCall,
+    ToolDefinition,
     ToolResult,
     Usage,
     headers_repr,
@@ -98,10 +99,17 @@ def _tool_set(value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None) -> To
 
 
 def _headers(value: Mapping[str, str] | None) -> dict[str, str]:
+    if value is not None and not isinstance(value, Mapping):
+        raise ConfigError(f"LoopOptions.headers must be a mapping of str to str, got {type(value).__name__}")
     return dict(value or {})
 
 
 def _messages(value: Iterable[Message]) -> tuple[Message, ...]:
+    if isinstance(value, Message) or not isinstance(value, Iterable):
+        raise ConfigError(
+            f"LoopOptions.messages must be a list of Message objects, got {type(value).__name__}"
+            + (" (wrap it: [user_message(...)])" if isinstance(value, Message) else "")
+        )
     messages = tuple(value)
     for message in messages:
         if not isinstance(message, Message):
@@ -109,9 +117,35 @@ def _messages(value: Iterable[Message]) -> tuple[Message, ...]:
     return messages
 
 
-def _not_negative(_instance: Any, attribute: attrs.Attribute[Any], value: float | None) -> None:
-    if value is not None and not value >= 0:
-        raise ConfigError(f"LoopOptions.{attribute.name} must be >= 0, got {value!r}")
+def _count(minimum: int | None) -> Callable[[Any, attrs.Attribute[Any], object], None]:
+    """A validator: an int (not a bool), at least ``minimum`` when one is given."""
+
+    def check(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"LoopOptions.{attribute.name} must be an int, got {value!r}")
+        if minimum is not None and value < minimum:
+            raise ConfigError(f"LoopOptions.{attribute.name} must be >= {minimum}, got {value}")
+
+    return check
+
+
+def _seconds(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    """A validator: a number of seconds (not a bool) >= 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ConfigError(f"LoopOptions.{attribute.name} must be a number of seconds >= 0, got {value!r}")
+
+
+def _of_type(kind: type, description: str) -> Callable[[Any, attrs.Attribute[Any], object], None]:
+    def check(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+        if not isinstance(value, kind):
+            raise ConfigError(f"LoopOptions.{attribute.name} must be {description}, got {value!r}")
+
+    return check
+
+
+def _callback(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and not callable(value):
+        raise ConfigError(f"LoopOptions.{attribute.name} must be callable or None, got {value!r}")
 
 
 @attrs.frozen
@@ -145,18 +179,18 @@ class LoopOptions:
 
     model: Model = attrs.field()
     messages: tuple[Message, ...] = attrs.field(converter=_messages)
-    system: str = ""
+    system: str = attrs.field(default="", validator=_of_type(str, "a str"))
     tools: ToolSet = attrs.field(factory=ToolSet, converter=_tool_set)
-    step_limit: int = attrs.field(default=0, validator=_not_negative)
-    max_output_tokens: int = attrs.field(default=0, validator=_not_negative)
+    step_limit: int = attrs.field(default=0, validator=_count(0))
+    max_output_tokens: int = attrs.field(default=0, validator=_count(0))
     headers: Mapping[str, str] = attrs.field(factory=dict, converter=_headers, repr=headers_repr)
-    on_step: Callable[[Usage], object] | None = None
-    max_retries: int = 0
-    retry_base_delay: float = attrs.field(default=0.0, validator=_not_negative)
-    retry_max_delay: float = attrs.field(default=0.0, validator=_not_negative)
-    retry_after_limit: float | None = attrs.field(default=None, validator=_not_negative)
-    parallel_tools: bool = False
-    queue_size: int = attrs.field(default=DEFAULT_RUN_QUEUE_SIZE)
+    on_step: Callable[[Usage], object] | None = attrs.field(default=None, validator=_callback)
+    max_retries: int = attrs.field(default=0, validator=_count(None))
+    retry_base_delay: float = attrs.field(default=0.0, validator=_seconds)
+    retry_max_delay: float = attrs.field(default=0.0, validator=_seconds)
+    retry_after_limit: float | None = attrs.field(default=None, validator=attrs.validators.optional(_seconds))
+    parallel_tools: bool = attrs.field(default=False, validator=_of_type(bool, "True or False"))
+    queue_size: int = attrs.field(default=DEFAULT_RUN_QUEUE_SIZE, validator=_count(1))
 
     @model.validator
     def _check_model(self, _attribute: Any, value: object) -> None:
@@ -168,10 +202,6 @@ class LoopOptions:
         if not value:
             raise ConfigError("LoopOptions.messages needs at least one message")
 
-    @queue_size.validator
-    def _check_queue_size(self, _attribute: Any, value: int) -> None:
-        if value < 1:
-            raise ConfigError(f"LoopOptions.queue_size must be >= 1, got {value}")
 
 
 def generate(options: LoopOptions, ctx: Context | None = None) -> RunResult:
@@ -195,7 +225,15 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     Returns:
         A :class:`RunReader` of the run's parts, ending with one ``finish``
         or ``error`` part.
+
+    Raises:
+        ConfigError: ``options`` is not a :class:`LoopOptions` or ``ctx`` is
+            not a :class:`Context`.
     """
+    if not isinstance(options, LoopOptions):
+        raise ConfigError(f"run() needs a LoopOptions, got {type(options).__name__}")
+    if ctx is not None and not isinstance(ctx, Context):
+        raise ConfigError(f"run()'s ctx must be a Context or None, got {type(ctx).__name__}")
     run_ctx = Context(parent=ctx)
     state = _RunState(options.messages)
     channel = new_channel(options.queue_size)
@@ -244,10 +282,13 @@ class _Loop:
         self.max_retries = DEFAULT_MAX_RETRIES if retries == 0 else max(retries, 0)
         self.base_delay = options.retry_base_delay or DEFAULT_RETRY_BASE_DELAY
         self.max_delay = options.retry_max_delay or DEFAULT_RETRY_MAX_DELAY
-        self.definitions = tuple(options.tools.definitions())
+        self.definitions: tuple[ToolDefinition, ...] = ()
 
     def run(self) -> None:
         try:
+            # Inside the try: a tool whose definition fails ends the run with
+            # that error as its terminal part, like any other failure.
+            self.definitions = tuple(self.options.tools.definitions())
             model_id = self.options.model.model_id
             _log.debug("agentcore: run started (model %s, step limit %d)", model_id, self.step_limit)
             reason = self._steps()

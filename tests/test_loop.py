@@ -559,6 +559,25 @@ def test_a_run_queues_at_most_queue_size_parts_for_a_reader_that_does_not_read()
         ({"tools": [FuncTool("search"), FuncTool("search")]}, "two tools are named 'search'"),
         ({"tools": {"find": FuncTool("search")}}, "differs"),
         ({"tools": [object()]}, "not a Tool"),
+        # Wrong types: a ConfigError naming the field, at construction (not a
+        # TypeError, nor a failure inside the run later).
+        ({"messages": user_message("hi")}, r"list of Message objects, got Message \(wrap it"),
+        ({"messages": None}, "list of Message objects, got NoneType"),
+        ({"system": 5}, "system must be a str, got 5"),
+        ({"step_limit": "3"}, "step_limit must be an int, got '3'"),
+        ({"step_limit": 1.5}, "step_limit must be an int, got 1.5"),
+        ({"max_output_tokens": None}, "max_output_tokens must be an int, got None"),
+        ({"max_retries": None}, "max_retries must be an int, got None"),
+        ({"max_retries": 1.5}, "max_retries must be an int, got 1.5"),
+        ({"max_retries": "x"}, "max_retries must be an int"),
+        ({"queue_size": "3"}, "queue_size must be an int"),
+        ({"queue_size": 1.5}, "queue_size must be an int"),
+        ({"queue_size": True}, "queue_size must be an int, got True"),
+        ({"retry_base_delay": "x"}, "retry_base_delay must be a number of seconds"),
+        ({"retry_after_limit": True}, "retry_after_limit must be a number of seconds"),
+        ({"parallel_tools": "yes"}, "parallel_tools must be True or False, got 'yes'"),
+        ({"on_step": 5}, "on_step must be callable or None"),
+        ({"headers": ["x-a"]}, "headers must be a mapping"),
     ],
 )
 def test_loop_options_validation(kwargs: dict[str, Any], match: str) -> None:
@@ -584,3 +603,43 @@ def test_loop_options_zero_means_the_defaults() -> None:
     result = run(options(model, max_retries=0, retry_base_delay=0.001, retry_max_delay=0.001)).result()
     assert result.text == "third time"
     assert len(model.requests) == 3
+
+
+def test_run_refuses_what_is_not_loop_options_or_a_context() -> None:
+    with pytest.raises(ConfigError, match="run\\(\\) needs a LoopOptions, got NoneType"):
+        run(None)  # type: ignore[arg-type]
+    options_ = LoopOptions(model=ScriptedModel([]), messages=[user_message("hi")])
+    with pytest.raises(ConfigError, match="ctx must be a Context or None, got float"):
+        run(options_, 5.0)  # type: ignore[arg-type]
+
+
+class FlakyDefinition:
+    """A tool whose definition works when the ToolSet is built and fails when the run reads it."""
+
+    def __init__(self) -> None:
+        self.broken = False
+
+    @property
+    def definition(self) -> Any:
+        if self.broken:
+            raise RuntimeError("schema service down")
+        return FuncTool("lookup").definition
+
+    def execute(self, input: str, ctx: Context) -> str:
+        return "never"
+
+
+def test_a_failure_before_the_first_step_is_the_runs_error_not_a_cancel() -> None:
+    model = ScriptedModel([text_step("never")])
+    flaky = FlakyDefinition()
+    options_ = LoopOptions(model=model, messages=[user_message("hi")], tools=[flaky])
+    flaky.broken = True
+    reader = run(options_)
+    parts = list(reader)
+    assert [(p.kind.value, p.finish_reason) for p in parts] == [("error", FinishReason.ERROR)]
+    with pytest.raises(RunError) as info:
+        reader.result()
+    assert info.value.finish_reason is FinishReason.ERROR
+    assert isinstance(info.value.err, RuntimeError)
+    assert str(info.value.err) == "schema service down"
+    assert model.requests == []

@@ -206,6 +206,17 @@ def test_message_content_must_be_content_parts_and_is_a_tuple() -> None:
     assert user_message("hi") == Message(role=Role.USER, content=(text_part("hi"),))
 
 
+def test_text_and_system_prompt_must_be_str() -> None:
+    # Caught where the value is made, not later inside an adapter's request body.
+    with pytest.raises(TypeError, match="text must be a str, got int: 5"):
+        user_message(5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="text must be a str, got NoneType"):
+        text_part(None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="system must be a str, got int: 5"):
+        Request(system=5)  # type: ignore[arg-type]
+    assert Request(system="Be brief.").system == "Be brief."
+
+
 # --- Usage -------------------------------------------------------------------------------------
 
 
