@@ -11,7 +11,7 @@ printed as the median of per-round ratios (1.00 means no overhead):
    ``run()``, against the floor: requests + sseclient-py + ``json.loads``,
    collecting the text and nothing else.
 
-Run: ``python bench/loop_overhead.py [--parts 20000] [--rounds 7]``.
+Run: ``python bench/loop_overhead.py [--parts 20000] [--rounds 7] [--quick]``.
 """
 
 from __future__ import annotations
@@ -120,13 +120,15 @@ def bench_adapter(name: str, parts: int, rounds: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--parts", type=int, default=20000)
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--parts", type=int, default=20000, help="text deltas per stream (20000)")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds per comparison (7; --quick: 3)")
+    parser.add_argument("--quick", action="store_true", help="3 rounds")
     args = parser.parse_args()
+    rounds = args.rounds or (3 if args.quick else 7)
     print(machine())
-    bench_loop(args.parts * 5, args.rounds)
-    bench_adapter("anthropic", args.parts, args.rounds)
-    bench_adapter("openai", args.parts, args.rounds)
+    bench_loop(args.parts * 5, rounds)
+    bench_adapter("anthropic", args.parts, rounds)
+    bench_adapter("openai", args.parts, rounds)
 
 
 if __name__ == "__main__":

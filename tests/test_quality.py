@@ -44,3 +44,20 @@ def test_only_the_cli_reads_the_environment() -> None:
         if path.name != "cli.py" and ("os.environ" in path.read_text() or "os.getenv" in path.read_text())
     ]
     assert offenders == []
+
+
+@pytest.mark.parametrize(
+    "script", sorted(p.name for p in (ROOT / "bench").glob("*.py") if not p.name.startswith("_"))
+)
+def test_every_benchmark_takes_quick_and_help(script: str) -> None:
+    # bench/README.md: "Every script takes --quick (fewer rounds or runs) and --help".
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "--quick" in proc.stdout
