@@ -109,9 +109,10 @@ class TestModel:
     Step 1 (when tools are offered and the conversation does not end with tool
     results): one call to each tool, arguments generated from its JSON Schema
     (``examples``, ``default``, ``const`` or ``enum`` first, then a value of the
-    schema's type), finish reason ``tool-calls``. Otherwise: a text answer that
-    quotes the last tool results (or the last user message), streamed word by
-    word, finish reason ``stop``. Usage counts about four characters a token.
+    schema's type; arrays follow ``prefixItems``, ``items``, ``minItems`` and
+    ``maxItems``, so tuple parameters work), finish reason ``tool-calls``.
+    Otherwise: a text answer that quotes the last tool results (or the last
+    user message), streamed word by word, finish reason ``stop``. Usage counts about four characters a token.
     Stateless, so one instance may serve concurrent runs.
     """
 
@@ -168,7 +169,13 @@ def example_input(definition: ToolDefinition) -> dict[str, Any]:
 
 
 def example_value(schema: Any) -> Any:
-    """A value that satisfies simple JSON Schemas (no ``$ref``)."""
+    """A value that satisfies simple JSON Schemas (no ``$ref``).
+
+    An array gets one value per ``prefixItems`` entry (each from its own
+    subschema; a tuple's schema), else one item, more to reach ``minItems``
+    (from ``items``), cut to ``maxItems`` and, with ``items: false``, to the
+    prefix.
+    """
     if not isinstance(schema, dict):
         return None
     for key in ("examples", "enum"):
@@ -189,8 +196,16 @@ def example_value(schema: Any) -> Any:
         props = schema.get("properties") or {}
         return {name: example_value(sub) for name, sub in props.items()}
     if kind == "array":
-        count = max(1, int(schema.get("minItems", 1)))
-        return [example_value(schema.get("items", {})) for _ in range(count)]
+        prefix = schema.get("prefixItems")
+        prefix = prefix if isinstance(prefix, list) else []
+        rest = schema.get("items", {})
+        count = max(len(prefix) or 1, int(schema.get("minItems", 0)))
+        if rest is False:
+            count = min(count, len(prefix))
+        longest = schema.get("maxItems")
+        if isinstance(longest, int):
+            count = min(count, longest)
+        return [example_value(prefix[i] if i < len(prefix) else rest) for i in range(count)]
     if kind in ("integer", "number"):
         return _example_number(schema, integer=kind == "integer")
     if kind == "boolean":

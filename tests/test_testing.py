@@ -14,6 +14,7 @@ from agentcore import (
     Context,
     ErrorClass,
     FinishReason,
+    LoopOptions,
     Message,
     ModelError,
     Request,
@@ -22,7 +23,9 @@ from agentcore import (
     ToolDefinition,
     ToolResult,
     Usage,
+    generate,
     run,
+    tool,
     tool_result_part,
     user_message,
 )
@@ -198,6 +201,91 @@ def test_example_input_is_always_an_object() -> None:
     object_schema = ToolDefinition("t", input_schema='{"type":"object","properties":{"q":{"type":"string"}}}')
     assert example_input(object_schema) == {"q": "example"}
     assert example_input(ToolDefinition("t", input_schema='{"type":"string"}')) == {}
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        (
+            {
+                "type": "array",
+                "prefixItems": [{"type": "integer"}, {"type": "string"}],
+                "minItems": 2,
+                "maxItems": 2,
+            },
+            [1, "example"],
+        ),
+        ({"type": "array", "prefixItems": [{"type": "boolean"}], "items": False}, [True]),
+        (
+            {"type": "array", "prefixItems": [{"type": "boolean"}], "items": {"type": "null"}, "minItems": 3},
+            [True, None, None],
+        ),
+        ({"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "maxItems": 1}, [1]),
+        ({"type": "array", "maxItems": 0}, []),
+        (
+            {
+                "type": "array",
+                "items": {
+                    "type": "array",
+                    "prefixItems": [
+                        {"type": "array", "prefixItems": [{"type": "number"}, {"enum": ["a"]}]},
+                        {"type": "integer", "minimum": 9},
+                    ],
+                    "items": False,
+                },
+            },
+            [[[1.5, "a"], 9]],
+        ),
+    ],
+)
+def test_example_value_arrays_are_valid_instances(schema: dict[str, Any], expected: Any) -> None:
+    import jsonschema
+
+    value = example_value(schema)
+    assert value == expected
+    jsonschema.Draft202012Validator(schema).validate(value)
+
+
+def _tuple_tools() -> list[Any]:
+    @tool
+    def pair(v: tuple[int, str]) -> str:
+        """Echo a pair."""
+        return repr(v)
+
+    @tool
+    def nested(v: tuple[tuple[int, bool], str]) -> str:
+        """Echo a nested pair."""
+        return repr(v)
+
+    @tool
+    def pairs(v: list[tuple[bool, int]]) -> str:
+        """Echo a list of pairs."""
+        return repr(v)
+
+    @tool
+    def variadic(v: tuple[int, ...]) -> str:
+        """Echo a tuple of any length."""
+        return repr(v)
+
+    return [pair, nested, pairs, variadic]
+
+
+def test_test_model_calls_tuple_tools_with_valid_arguments() -> None:
+    import jsonschema
+
+    tools = _tuple_tools()
+    result = generate(LoopOptions(model=TestModel(), messages=[user_message("hi")], tools=tools))
+    got = {r.name: (r.is_error, r.content) for r in result.steps[0].tool_results}
+    assert got == {
+        "pair": (False, "(1, 'example')"),
+        "nested": (False, "((1, True), 'example')"),
+        "pairs": (False, "[(True, 1)]"),
+        "variadic": (False, "(1,)"),
+    }
+    assert result.finish_reason is FinishReason.STOP
+    for t in tools:
+        schema = json.loads(t.definition.input_schema)
+        jsonschema.Draft202012Validator(schema).validate(example_input(t.definition))
 
 
 # --- TestModel ---------------------------------------------------------------------------------
