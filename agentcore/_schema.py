@@ -313,7 +313,9 @@ class _Compiler:
             schema, convert = self._array(args, frozenset if container is frozenset else set, where)
             return {**schema, "uniqueItems": True}, convert
         if container is tuple:
-            return self._tuple(args, where)
+            # tuple[()] has no args (Python 3.11+), like a bare tuple or Tuple
+            empty = origin is tuple and not args and hint is not typing.Tuple
+            return self._tuple(((),) if empty else args, where)
         if container in (dict, collections.abc.Mapping, collections.abc.MutableMapping):
             return self._dict(args, where)
         raise self.fail(where, f"unsupported type hint {_name(hint)}; supported: {_SUPPORTED}")

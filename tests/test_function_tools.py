@@ -119,7 +119,7 @@ def f_scalars(s: str, i: int, x: float, b: bool, n: None) -> None: ...
 def f_defaults(limit: int = 5, name: str = "a", on: bool = False, ratio: float = 0.5) -> None: ...
 def f_none() -> None: ...
 def f_lists(a: list[int], b: list, c: list[list[str]]) -> None: ...  # type: ignore[type-arg]
-def f_tuples(pair: tuple[int, str], many: tuple[float, ...], bare: tuple) -> None: ...  # type: ignore[type-arg]
+def f_tuples(pair: tuple[int, str], many: tuple[float, ...], bare: tuple, none: tuple[()]) -> None: ...  # type: ignore[type-arg]
 def f_dicts(a: dict[str, int], b: dict, c: dict[str, Any]) -> None: ...  # type: ignore[type-arg]
 def f_set(tags: set[str], frozen: frozenset[int]) -> None: ...
 def f_literals(mode: Literal["fast", "slow"], n: Literal[1, 2], mixed: Literal["a", 1]) -> None: ...
@@ -204,8 +204,9 @@ SCHEMAS: list[tuple[Callable[..., Any], dict[str, Any]]] = [
                 },
                 "many": {"type": "array", "items": {"type": "number"}},
                 "bare": {"type": "array"},
+                "none": {"type": "array", "maxItems": 0},
             },
-            ["pair", "many", "bare"],
+            ["pair", "many", "bare", "none"],
         ),
     ),
     (
