@@ -496,13 +496,14 @@ calls = []
 def tick() -> str:
     'Count a call, slowly.'
     calls.append(time.monotonic())
+    if len(calls) == 1:
+        print("ready", flush=True)  # the run is under way: generate() / result() is waiting
     time.sleep(0.1)
     return "ok"
 
 step = [StreamPart.tool_call_part(ToolCall("c", "tick", "{}")), StreamPart.step_finish("tool-calls")]
 model = ScriptedModel([step] * 30)
 options = LoopOptions(model=model, messages=[user_message("go")], tools=[tick], step_limit=30)
-print("ready", flush=True)
 try:
     if sys.argv[1] == "generate":
         generate(options)
@@ -528,7 +529,7 @@ def test_ctrl_c_while_waiting_for_the_result_stops_the_run(how: str) -> None:
     try:
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "ready"
-        time.sleep(0.45)
+        time.sleep(0.25)
         child.send_signal(signal.SIGINT)
         out, _ = child.communicate(timeout=20)
     finally:
