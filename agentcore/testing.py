@@ -112,7 +112,8 @@ class TestModel:
     schema's type; arrays follow ``prefixItems``, ``items``, ``minItems`` and
     ``maxItems``, so tuple parameters work), finish reason ``tool-calls``.
     Otherwise: a text answer that quotes the last tool results (or the last
-    user message), streamed word by word, finish reason ``stop``. Usage counts about four characters a token.
+    user message), streamed word by word, finish reason ``stop``. Usage
+    counts about four characters a token.
     Stateless, so one instance may serve concurrent runs.
     """
 
