@@ -314,7 +314,7 @@ class _Compiler:
             return {**schema, "uniqueItems": True}, convert
         if container is tuple:
             # tuple[()] has no args (Python 3.11+), like a bare tuple or Tuple
-            empty = origin is tuple and not args and hint is not typing.Tuple
+            empty = origin is tuple and not args and hint is not typing.Tuple  # noqa: UP006 - the object, not a hint
             return self._tuple(((),) if empty else args, where)
         if container in (dict, collections.abc.Mapping, collections.abc.MutableMapping):
             return self._dict(args, where)
