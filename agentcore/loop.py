@@ -1,7 +1,8 @@
-"""The tool-use loop: :class:`LoopOptions`, ``run(options, ctx=None)`` and ``generate``.
+"""The tool-use loop: ``run(options, ctx=None)`` and ``generate``.
 
-The reader :func:`run` returns and the results of a finished run live in
-:mod:`agentcore.result` (re-exported here).
+:class:`LoopOptions` lives in :mod:`agentcore.options`; the reader :func:`run`
+returns and the results of a finished run live in :mod:`agentcore.result`
+(all re-exported here).
 
 Each step builds a :class:`Request` from the system prompt, the history so far,
 the tool definitions, ``max_output_tokens`` and ``headers``, streams it from
@@ -44,7 +45,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import Any
 
@@ -52,7 +53,8 @@ import attrs
 
 from agentcore.context import Context
 from agentcore.errors import Canceled, ConfigError, ErrorClass, ModelError
-from agentcore.model import Model
+from agentcore.options import DEFAULT_STEP_LIMIT as DEFAULT_STEP_LIMIT
+from agentcore.options import LoopOptions as LoopOptions
 from agentcore.result import RunReader, RunResult, StepResult
 from agentcore.result import _RunState as _RunState  # re-exported for the tests
 from agentcore.retry import (
@@ -62,8 +64,8 @@ from agentcore.retry import (
     call_with_retries,
     retry_policy,
 )
-from agentcore.stream import DEFAULT_RUN_QUEUE_SIZE, SendFunc, new_channel, start_worker
-from agentcore.tools import Tool, ToolSet
+from agentcore.stream import SendFunc, new_channel, start_worker
+from agentcore.tools import ToolSet
 from agentcore.types import (
     FinishReason,
     Message,
@@ -75,7 +77,6 @@ from agentcore.types import (
     ToolDefinition,
     ToolResult,
     Usage,
-    headers_repr,
     text_part,
     tool_call_part,
     tool_result_part,
@@ -84,124 +85,9 @@ from agentcore.types import (
 _JOIN_EVERY = 1024
 """Text fragments a step keeps before joining them (memory: ~60 bytes a fragment)."""
 
-DEFAULT_STEP_LIMIT = 20
-"""Model steps per run when ``LoopOptions.step_limit`` is 0."""
-
 __all__ = ["DEFAULT_STEP_LIMIT", "LoopOptions", "RunReader", "RunResult", "StepResult", "generate", "run"]
 
 _log = logging.getLogger("agentcore")
-
-
-def _tool_set(value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None) -> ToolSet:
-    if isinstance(value, ToolSet):
-        return value
-    return ToolSet(value or ())
-
-
-def _headers(value: Mapping[str, str] | None) -> dict[str, str]:
-    if value is not None and not isinstance(value, Mapping):
-        raise ConfigError(f"LoopOptions.headers must be a mapping of str to str, got {type(value).__name__}")
-    return dict(value or {})
-
-
-def _messages(value: Iterable[Message]) -> tuple[Message, ...]:
-    if isinstance(value, Message) or not isinstance(value, Iterable):
-        raise ConfigError(
-            f"LoopOptions.messages must be a list of Message objects, got {type(value).__name__}"
-            + (" (wrap it: [user_message(...)])" if isinstance(value, Message) else "")
-        )
-    messages = tuple(value)
-    for message in messages:
-        if not isinstance(message, Message):
-            raise ConfigError(f"messages must be Message objects, got {type(message).__name__}")
-    return messages
-
-
-def _count(minimum: int | None) -> Callable[[Any, attrs.Attribute[Any], object], None]:
-    """A validator: an int (not a bool), at least ``minimum`` when one is given."""
-
-    def check(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"LoopOptions.{attribute.name} must be an int, got {value!r}")
-        if minimum is not None and value < minimum:
-            raise ConfigError(f"LoopOptions.{attribute.name} must be >= {minimum}, got {value}")
-
-    return check
-
-
-def _seconds(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
-    """A validator: a number of seconds (not a bool) >= 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-        raise ConfigError(f"LoopOptions.{attribute.name} must be a number of seconds >= 0, got {value!r}")
-
-
-def _of_type(kind: type, description: str) -> Callable[[Any, attrs.Attribute[Any], object], None]:
-    def check(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
-        if not isinstance(value, kind):
-            raise ConfigError(f"LoopOptions.{attribute.name} must be {description}, got {value!r}")
-
-    return check
-
-
-def _callback(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None and not callable(value):
-        raise ConfigError(f"LoopOptions.{attribute.name} must be callable or None, got {value!r}")
-
-
-@attrs.frozen
-class LoopOptions:
-    """Configures one run of the loop (the reference API's ``LoopOptions``).
-
-    Attributes:
-        model: the model to drive. Required.
-        messages: the initial conversation, at least one message (typically
-            ``[user_message("...")]``). The loop works on a copy.
-        system: the system prompt for every step; "" for none.
-        tools: the tools the model may call: a :class:`ToolSet`, an iterable
-            of tools or a name -> tool mapping; empty for text only.
-        step_limit: the most model steps; 0 means :data:`DEFAULT_STEP_LIMIT`.
-        max_output_tokens: output cap per step; 0 lets the adapter choose.
-        headers: extra HTTP headers for every model request.
-        on_step: called with each step's :class:`Usage` (see the module docstring).
-        max_retries: extra attempts per step; 0 means DEFAULT_MAX_RETRIES (2),
-            negative disables retries.
-        retry_base_delay: backoff base in seconds; 0 means 0.5.
-        retry_max_delay: backoff cap in seconds; 0 means 8.0.
-        retry_after_limit: the longest server Retry-After in seconds the loop
-            waits for; a longer hint ends the run with the error. None: no limit.
-        parallel_tools: run a step's tool calls concurrently in threads.
-        queue_size: parts that may wait between the worker and the reader
-            (:data:`DEFAULT_RUN_QUEUE_SIZE`); a full queue pauses the worker.
-
-    Raises:
-        ConfigError: a value is out of range or of the wrong type.
-    """
-
-    model: Model = attrs.field()
-    messages: tuple[Message, ...] = attrs.field(converter=_messages)
-    system: str = attrs.field(default="", validator=_of_type(str, "a str"))
-    tools: ToolSet = attrs.field(factory=ToolSet, converter=_tool_set)
-    step_limit: int = attrs.field(default=0, validator=_count(0))
-    max_output_tokens: int = attrs.field(default=0, validator=_count(0))
-    headers: Mapping[str, str] = attrs.field(factory=dict, converter=_headers, repr=headers_repr)
-    on_step: Callable[[Usage], object] | None = attrs.field(default=None, validator=_callback)
-    max_retries: int = attrs.field(default=0, validator=_count(None))
-    retry_base_delay: float = attrs.field(default=0.0, validator=_seconds)
-    retry_max_delay: float = attrs.field(default=0.0, validator=_seconds)
-    retry_after_limit: float | None = attrs.field(default=None, validator=attrs.validators.optional(_seconds))
-    parallel_tools: bool = attrs.field(default=False, validator=_of_type(bool, "True or False"))
-    queue_size: int = attrs.field(default=DEFAULT_RUN_QUEUE_SIZE, validator=_count(1))
-
-    @model.validator
-    def _check_model(self, _attribute: Any, value: object) -> None:
-        if not isinstance(value, Model):
-            raise ConfigError(f"{value!r} is not a Model (it needs .model_id and .stream(request, ctx))")
-
-    @messages.validator
-    def _check_messages(self, _attribute: Any, value: tuple[Message, ...]) -> None:
-        if not value:
-            raise ConfigError("LoopOptions.messages needs at least one message")
-
 
 
 def generate(options: LoopOptions, ctx: Context | None = None) -> RunResult:
@@ -264,6 +150,13 @@ class _Step:
     text: str
     calls: list[ToolCall]
     finish: StreamPart
+    release: Callable[[], object]
+    """Closes the model's stream, left open until ``finish`` is forwarded:
+    an adapter drains the rest of the body there, which must not delay it."""
+
+
+def _nothing() -> None:
+    pass
 
 
 class _Loop:
@@ -283,6 +176,8 @@ class _Loop:
         self.base_delay = options.retry_base_delay or DEFAULT_RETRY_BASE_DELAY
         self.max_delay = options.retry_max_delay or DEFAULT_RETRY_MAX_DELAY
         self.definitions: tuple[ToolDefinition, ...] = ()
+        self.release: Callable[[], object] = _nothing
+        """Closes the last step's model stream (see :attr:`_Step.release`)."""
 
     def run(self) -> None:
         try:
@@ -303,6 +198,14 @@ class _Loop:
             self.ctx.detach()
         if self.state.end(terminal):  # else a cancel already ended the run for the reader
             self.send(terminal)
+        try:
+            self._release_stream()
+        except Exception as exc:  # noqa: BLE001 - the run has ended; closing the stream is tidying up
+            _log.warning("agentcore: closing the model's stream failed after the run: %s", type(exc).__name__)
+
+    def _release_stream(self) -> None:
+        release, self.release = self.release, _nothing
+        release()
 
     def _publish(self, history: bool = True) -> None:
         if history:
@@ -326,6 +229,7 @@ class _Loop:
                 headers=self.options.headers,
             )
             step = self._stream_step(request)
+            self.release = step.release  # once step-finish is forwarded (the last: after the terminal)
             usage = step.finish.usage
             reason = step.finish.finish_reason
             assert reason is not None
@@ -346,6 +250,7 @@ class _Loop:
                 return FinishReason.LENGTH
             if not runnable:
                 return FinishReason.STOP if reason is FinishReason.TOOL_CALLS else reason
+            self._release_stream()
             results = self._run_tools(runnable)
             self.steps[-1] = attrs.evolve(result, tool_results=tuple(results))
             self.history.append(Message(role=Role.TOOL, content=[tool_result_part(r) for r in results]))
@@ -385,6 +290,7 @@ class _Loop:
         text_delta = StreamPartKind.TEXT_DELTA
         keep = texts.append
         stream = self.options.model.stream(request, ctx)
+        release: Callable[[], object] = getattr(stream, "close", None) or _nothing
         try:
             for part in stream:
                 kind = part.kind
@@ -398,7 +304,7 @@ class _Loop:
                     calls.append(part.tool_call)
                 elif kind is StreamPartKind.STEP_FINISH:
                     forwarded[0] = True
-                    return self._finish_step([*blocks, *texts], calls, part)
+                    return self._finish_step([*blocks, *texts], calls, part, release)
                 else:
                     raise ModelError(
                         ErrorClass.UPSTREAM,
@@ -414,16 +320,16 @@ class _Loop:
             raise ModelError(
                 ErrorClass.TRANSIENT, message="the model's stream ended without a step-finish part"
             )
-        finally:
-            close = getattr(stream, "close", None)
-            if close is not None:
-                close()
+        except BaseException:
+            release()
+            raise
 
     def _finish_step(
         self,
         texts: list[str],
         calls: list[ToolCall],
         finish: StreamPart,
+        release: Callable[[], object],
     ) -> _Step:
         reason = finish.finish_reason
         if reason not in (FinishReason.STOP, FinishReason.TOOL_CALLS, FinishReason.LENGTH):
@@ -434,7 +340,7 @@ class _Loop:
             )
         if calls and reason is FinishReason.STOP:
             finish = StreamPart.step_finish(FinishReason.TOOL_CALLS, finish.usage)
-        return _Step("".join(texts), calls, finish)
+        return _Step("".join(texts), calls, finish, release)
 
     def _run_tools(self, calls: list[ToolCall]) -> list[ToolResult]:
         """Run the step's calls one after another on this thread, or

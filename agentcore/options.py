@@ -1,0 +1,135 @@
+"""``LoopOptions``: what one run of the loop is given, checked when it is built.
+
+Every option is checked at construction: a value out of range or of the
+wrong type is a :class:`ConfigError` naming the field, never a failure inside
+the run later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from agentcore.errors import ConfigError
+from agentcore.model import Model
+from agentcore.stream import DEFAULT_RUN_QUEUE_SIZE
+from agentcore.tools import Tool, ToolSet
+from agentcore.types import Message, Usage, headers_repr
+
+DEFAULT_STEP_LIMIT = 20
+"""Model steps per run when ``LoopOptions.step_limit`` is 0."""
+
+
+
+
+def _tool_set(value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None) -> ToolSet:
+    if isinstance(value, ToolSet):
+        return value
+    return ToolSet(value or ())
+
+
+def _headers(value: Mapping[str, str] | None) -> dict[str, str]:
+    if value is not None and not isinstance(value, Mapping):
+        raise ConfigError(f"LoopOptions.headers must be a mapping of str to str, got {type(value).__name__}")
+    return dict(value or {})
+
+
+def _messages(value: Iterable[Message]) -> tuple[Message, ...]:
+    if isinstance(value, Message) or not isinstance(value, Iterable):
+        raise ConfigError(
+            f"LoopOptions.messages must be a list of Message objects, got {type(value).__name__}"
+            + (" (wrap it: [user_message(...)])" if isinstance(value, Message) else "")
+        )
+    messages = tuple(value)
+    for message in messages:
+        if not isinstance(message, Message):
+            raise ConfigError(f"messages must be Message objects, got {type(message).__name__}")
+    return messages
+
+
+def _count(minimum: int | None) -> Callable[[Any, attrs.Attribute[Any], object], None]:
+    """A validator: an int (not a bool), at least ``minimum`` when one is given."""
+
+    def check(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"LoopOptions.{attribute.name} must be an int, got {value!r}")
+        if minimum is not None and value < minimum:
+            raise ConfigError(f"LoopOptions.{attribute.name} must be >= {minimum}, got {value}")
+
+    return check
+
+
+def _seconds(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    """A validator: a number of seconds (not a bool) >= 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ConfigError(f"LoopOptions.{attribute.name} must be a number of seconds >= 0, got {value!r}")
+
+
+def _of_type(kind: type, description: str) -> Callable[[Any, attrs.Attribute[Any], object], None]:
+    def check(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+        if not isinstance(value, kind):
+            raise ConfigError(f"LoopOptions.{attribute.name} must be {description}, got {value!r}")
+
+    return check
+
+
+def _callback(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and not callable(value):
+        raise ConfigError(f"LoopOptions.{attribute.name} must be callable or None, got {value!r}")
+
+
+@attrs.frozen
+class LoopOptions:
+    """Configures one run of the loop (the reference API's ``LoopOptions``).
+
+    Attributes:
+        model: the model to drive. Required.
+        messages: the initial conversation, at least one message (typically
+            ``[user_message("...")]``). The loop works on a copy.
+        system: the system prompt for every step; "" for none.
+        tools: the tools the model may call: a :class:`ToolSet`, an iterable
+            of tools or a name -> tool mapping; empty for text only.
+        step_limit: the most model steps; 0 means :data:`DEFAULT_STEP_LIMIT`.
+        max_output_tokens: output cap per step; 0 lets the adapter choose.
+        headers: extra HTTP headers for every model request.
+        on_step: called with each step's :class:`Usage` (see the module docstring).
+        max_retries: extra attempts per step; 0 means DEFAULT_MAX_RETRIES (2),
+            negative disables retries.
+        retry_base_delay: backoff base in seconds; 0 means 0.5.
+        retry_max_delay: backoff cap in seconds; 0 means 8.0.
+        retry_after_limit: the longest server Retry-After in seconds the loop
+            waits for; a longer hint ends the run with the error. None: no limit.
+        parallel_tools: run a step's tool calls concurrently in threads.
+        queue_size: parts that may wait between the worker and the reader
+            (:data:`DEFAULT_RUN_QUEUE_SIZE`); a full queue pauses the worker.
+
+    Raises:
+        ConfigError: a value is out of range or of the wrong type.
+    """
+
+    model: Model = attrs.field()
+    messages: tuple[Message, ...] = attrs.field(converter=_messages)
+    system: str = attrs.field(default="", validator=_of_type(str, "a str"))
+    tools: ToolSet = attrs.field(factory=ToolSet, converter=_tool_set)
+    step_limit: int = attrs.field(default=0, validator=_count(0))
+    max_output_tokens: int = attrs.field(default=0, validator=_count(0))
+    headers: Mapping[str, str] = attrs.field(factory=dict, converter=_headers, repr=headers_repr)
+    on_step: Callable[[Usage], object] | None = attrs.field(default=None, validator=_callback)
+    max_retries: int = attrs.field(default=0, validator=_count(None))
+    retry_base_delay: float = attrs.field(default=0.0, validator=_seconds)
+    retry_max_delay: float = attrs.field(default=0.0, validator=_seconds)
+    retry_after_limit: float | None = attrs.field(default=None, validator=attrs.validators.optional(_seconds))
+    parallel_tools: bool = attrs.field(default=False, validator=_of_type(bool, "True or False"))
+    queue_size: int = attrs.field(default=DEFAULT_RUN_QUEUE_SIZE, validator=_count(1))
+
+    @model.validator
+    def _check_model(self, _attribute: Any, value: object) -> None:
+        if not isinstance(value, Model):
+            raise ConfigError(f"{value!r} is not a Model (it needs .model_id and .stream(request, ctx))")
+
+    @messages.validator
+    def _check_messages(self, _attribute: Any, value: tuple[Message, ...]) -> None:
+        if not value:
+            raise ConfigError("LoopOptions.messages needs at least one message")
