@@ -10,14 +10,26 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentcore import FinishReason, LoopOptions, Message, Request, RunResult, Usage, run, tool, user_message
+from agentcore import (
+    FinishReason,
+    LoopOptions,
+    Message,
+    Request,
+    RunResult,
+    Usage,
+    _http,
+    run,
+    tool,
+    user_message,
+)
 from agentcore.providers import anthropic, openai
-from tests.localserver import LocalServer, sse_reply
+from tests.localserver import LocalServer, Pause, Reply, sse_reply
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -198,3 +210,35 @@ def test_a_history_with_a_malformed_call_stays_valid_for_both_apis() -> None:
         user_message("Try again."),
     )
     both_apis_accept(history)
+
+
+@pytest.mark.parametrize(
+    ("dialect", "recording"),
+    [
+        ("anthropic", "anthropic/text_after_tool_result_emoji"),
+        ("openai", "openai_chat/text_after_tool_result_gpt4o_mini"),
+    ],
+)
+def test_the_end_of_a_run_is_not_held_by_a_server_that_keeps_the_body_open(
+    dialect: str, recording: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # After message_stop / [DONE] some servers keep the body open for a while.
+    # The adapter drains it for connection reuse (here up to 2 s), but only
+    # after step-finish and finish have reached the reader.
+    monkeypatch.setattr(_http, "_DRAIN_SECONDS", 2.0)
+    server = LocalServer([Reply(actions=[body(recording), Pause(3.0)])])
+    try:
+        model: Any = (
+            anthropic.AnthropicModel("claude-x", api_key="k", base_url=server.url)
+            if dialect == "anthropic"
+            else openai.OpenAIChatModel("gpt-x", api_key="k", base_url=server.url + "/v1")
+        )
+        reader = run(LoopOptions(model=model, messages=[user_message("Go.")]))
+        arrivals = [(part.kind.value, time.monotonic()) for part in reader]
+    finally:
+        server.close()
+    kinds = [kind for kind, _ in arrivals]
+    assert kinds[-2:] == ["step-finish", "finish"]
+    assert kinds.count("text-delta") >= 1
+    first_text = next(at for kind, at in arrivals if kind == "text-delta")
+    assert arrivals[-1][1] - first_text < 1.0  # not the 2 s drain
