@@ -7,9 +7,9 @@ What lives here:
   none. It ignores the environment (``trust_env = False``: no proxy or netrc
   variables) and mounts :class:`CancellableHTTPAdapter`.
 * :func:`open_stream`: POST a JSON body with ``stream=True`` under a
-  :class:`Context`, returning the 200 response or raising ``ModelError``
-  after reading and closing any other response (so a small pool never
-  starves).
+  :class:`Context`, returning the 200 event stream or raising ``ModelError``
+  after reading (for a bounded time) and closing any other response, or a
+  200 that is a JSON document or an HTML page (so a small pool never starves).
 * :func:`iter_body`: the body in the largest reads available (``read1``), with
   read failures translated.
 * :func:`check_base_url`, :func:`positive_seconds`: the checks every adapter
@@ -97,8 +97,16 @@ def positive_seconds(name: str, value: float) -> float:
 
 
 _ERROR_BODY_LIMIT = 64 * 1024
+_ERROR_BODY_SECONDS = 5.0
+"""Seconds allowed for reading a whole error body (or a document sent with
+status 200), on top of each read's own timeout: a server that trickles it
+cannot hold the run, and the error is raised with what arrived by then (the
+status alone still classifies it)."""
 _READ_SIZE = 64 * 1024
 _DRAIN_SECONDS = 0.25
+_PEEK_READS = 8
+"""Reads of nothing but whitespace after which the start of a 200 body is
+no longer searched for a document's first byte (the body is then streamed)."""
 
 _local = threading.local()
 
@@ -269,8 +277,10 @@ def open_stream(
         The open response, to be closed by the caller.
 
     Raises:
-        ModelError: a non-200 status (classified, with ``retry_after``), or a
-            connection failure or timeout (``TRANSIENT``).
+        ModelError: a non-200 status (classified, with ``retry_after``), a
+            200 that is a document, not an event stream (``UPSTREAM``, see
+            :func:`_refuse_a_document`), or a connection failure or timeout
+            (``TRANSIENT``).
         Canceled: ``ctx`` was cancelled.
     """
     ctx.check()
@@ -299,7 +309,7 @@ def open_stream(
     canceller.attach(lambda: response.raw.shutdown())
     if response.status_code != 200:
         try:
-            raw = _read_error_body(response)
+            raw = _read_error_body(response, canceller)
         finally:
             canceller.detach()
             response.close()
@@ -315,32 +325,47 @@ def open_stream(
     return stream
 
 
-_DOCUMENT_TYPES = {"application/json": b"{", "text/html": b"<"}
+_EVENT_STREAM = "text/event-stream"
+_DOCUMENT_OPENINGS = {b"{": "a JSON document", b"[": "a JSON document", b"<": "an HTML page"}
+_BOM = b"\xef\xbb\xbf"
 
 
 def _refuse_a_document(stream: StreamResponse, pattern: re.Pattern[str] | None) -> None:
     """A 200 that is a JSON document or an HTML page, not an event stream: a
     server that ignored ``stream: true``, an error object sent with status 200,
-    or a base URL that is not the API. Its first read decides (a body that
-    starts like an event stream is streamed despite its content type)."""
+    or a base URL that is not the API.
+
+    A ``text/event-stream`` body is always streamed. Any other (whatever its
+    content type says, or without one) is a document when its first bytes
+    after whitespace are ``{``, ``[`` or ``<``; a body that starts like an
+    event stream (``data:``, ``event:``, ``:`` ...) is streamed. What was read
+    to decide is kept in :attr:`StreamResponse.prefix`.
+
+    Raises:
+        ModelError: ``UPSTREAM`` for a document (an error object's own code
+            classifies it instead), or ``TRANSIENT`` when the first read fails.
+        Canceled: the context was cancelled during the first read.
+    """
     content_type = stream.response.headers.get("content-type", "").split(";")[0].strip().lower()
-    opening = _DOCUMENT_TYPES.get(content_type)
-    if opening is None:
-        return
-    first = next(iter_body(stream), b"")
-    if not first.lstrip().startswith(opening):
-        stream.prefix = first
+    if content_type == _EVENT_STREAM:
         return
     try:
-        raw = first + _read_error_body(stream.response)
-    finally:
+        first = _first_bytes(stream)
+        what = _DOCUMENT_OPENINGS.get(first.lstrip().removeprefix(_BOM).lstrip()[:1])
+        if what is None:
+            stream.prefix = first
+            return
+        raw = (first + _read_error_body(stream.response, stream._canceller))[:_ERROR_BODY_LIMIT]
+    except BaseException:
         stream.close()
+        raise
+    stream.close()
+    stream._ctx.check()  # a cancel that cut the document short is a cancel, not its error
     _, _, code = error_fields(json_or_none(raw))
     status = code if isinstance(code, int) and not isinstance(code, bool) and code != 200 else 200
     error = error_from_body(status, raw, pattern=pattern)
     if status != 200:  # an error object sent with status 200: its own code classifies it
         raise error
-    what = "a JSON document" if opening == b"{" else "an HTML page"
     raise ModelError(
         ErrorClass.UPSTREAM,
         message=f"the server answered with {what}, not an event stream (is the base URL the API's, "
@@ -349,7 +374,23 @@ def _refuse_a_document(stream: StreamResponse, pattern: re.Pattern[str] | None) 
     )
 
 
-def _read_error_body(response: requests.Response) -> bytes:
+def _first_bytes(stream: StreamResponse) -> bytes:
+    """The body's first read, and more while all of it is whitespace (at most
+    :data:`_PEEK_READS` reads); empty for an empty body."""
+    chunks: list[bytes] = []
+    for chunk in iter_body(stream):
+        chunks.append(chunk)
+        if chunk.strip() or len(chunks) >= _PEEK_READS:
+            break
+    return b"".join(chunks)
+
+
+def _read_error_body(response: requests.Response, canceller: _SocketCanceller) -> bytes:
+    """Up to :data:`_ERROR_BODY_LIMIT` bytes of the body, read for at most
+    :data:`_ERROR_BODY_SECONDS` (then ``canceller`` shuts the socket down);
+    a read failure ends it early. The response is the caller's to close."""
+    deadline = Context(timeout=_ERROR_BODY_SECONDS)
+    remove = deadline.add_callback(canceller.fire)
     chunks: list[bytes] = []
     size = 0
     try:
@@ -361,6 +402,8 @@ def _read_error_body(response: requests.Response) -> bytes:
             size += len(chunk)
     except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException, ValueError):
         pass  # the status alone still classifies the failure
+    finally:
+        remove()
     return b"".join(chunks)[:_ERROR_BODY_LIMIT]
 
 

@@ -965,3 +965,233 @@ def test_an_event_stream_with_a_json_content_type_is_still_streamed(server: Loca
     server.add(Reply(actions=[body], headers={"Content-Type": "application/json"}))
     with post(new_session(), server) as stream:
         assert b"".join(iter_body(stream)) == body
+
+
+# --- a slow error body; a 200 document whatever its content type ---------------------------
+
+
+def trickle(body: bytes, every: float = 0.2) -> list[Any]:
+    """``body`` one byte at a time, ``every`` seconds apart."""
+    actions: list[Any] = []
+    for i in range(len(body)):
+        actions += [body[i : i + 1], Pause(every)]
+    return actions
+
+
+TRICKLED = b"internal server error: the database is on fire, please come back later"
+
+
+@pytest.mark.parametrize(
+    ("status", "chunked", "headers", "error_class", "retry_after"),
+    [
+        (500, True, {}, ErrorClass.UPSTREAM, 0.0),
+        (500, False, {}, ErrorClass.UPSTREAM, 0.0),
+        (429, True, {"Retry-After": "3"}, ErrorClass.RATE_LIMITED, 3.0),
+        (502, False, {"Content-Type": "text/plain"}, ErrorClass.TRANSIENT, 0.0),
+    ],
+    ids=["500-chunked", "500-plain", "429-chunked", "502-plain"],
+)
+def test_a_trickled_error_body_is_read_for_a_bounded_time(
+    server: LocalServer,
+    session: requests.Session,
+    monkeypatch: pytest.MonkeyPatch,
+    status: int,
+    chunked: bool,
+    headers: dict[str, str],
+    error_class: ErrorClass,
+    retry_after: float,
+) -> None:
+    """Every read of the body is quick, but the whole of it would take 14 s:
+    the error is raised once the bound is spent, with the bytes that arrived."""
+    from agentcore import _http
+
+    assert 1.0 <= _http._ERROR_BODY_SECONDS <= 10.0  # "a few seconds"
+    monkeypatch.setattr(_http, "_ERROR_BODY_SECONDS", 0.6)
+    slow = Reply(status=status, actions=trickle(TRICKLED), headers=headers, chunked=chunked)
+    server.add(slow, sse_reply(SSE))
+    started = time.monotonic()
+    err = fail(session, server)
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.6
+    assert err.error_class is error_class
+    assert err.status == status
+    assert err.retry_after == pytest.approx(retry_after)
+    assert len(err.message) >= 2
+    assert TRICKLED.decode().startswith(err.message)  # what arrived, and only that
+    assert len(err.message) < len(TRICKLED)
+    with post(session, server) as stream:  # the slow response was closed, the session still works
+        assert b"".join(iter_body(stream)) == SSE
+
+
+def test_a_trickled_200_document_is_read_for_a_bounded_time(
+    server: LocalServer, session: requests.Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentcore import _http
+
+    monkeypatch.setattr(_http, "_ERROR_BODY_SECONDS", 0.6)
+    body = b'{"id": "chatcmpl-1", "object": "chat.completion", "choices": [{"index": 0}]}'
+    server.add(Reply(actions=[body[:1], *trickle(body[1:])], headers={"Content-Type": "application/json"}))
+    started = time.monotonic()
+    err = fail(session, server)
+    assert time.monotonic() - started < 1.6
+    assert err.error_class is ErrorClass.UPSTREAM
+    assert "not an event stream" in err.message
+    assert '{"id' in err.message
+
+
+JSON_ANSWER = (
+    b'{"id": "chatcmpl-1", "object": "chat.completion", '
+    b'"choices": [{"index": 0, "message": {"content": "hi"}}]}'
+)
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "what"),
+    [
+        ({}, JSON_ANSWER, "a JSON document"),
+        ({"Content-Type": "text/plain"}, JSON_ANSWER, "a JSON document"),
+        ({"Content-Type": "text/plain; charset=utf-8"}, b"\r\n  " + JSON_ANSWER, "a JSON document"),
+        ({"Content-Type": "application/x-ndjson"}, JSON_ANSWER + b"\n", "a JSON document"),
+        ({"Content-Type": "application/octet-stream"}, b'[{"id": 1}]', "a JSON document"),
+        ({"Content-Type": "application/json"}, b'[{"id": 1}]', "a JSON document"),
+        ({}, b"<!DOCTYPE html><html><body>Welcome</body></html>", "an HTML page"),
+        ({"Content-Type": "text/plain"}, b"<html><body>Welcome</body></html>", "an HTML page"),
+    ],
+    ids=["no-type", "text-plain", "text-plain-leading-space", "ndjson", "octet-array", "json-array",
+         "html-no-type", "html-text-plain"],
+)  # fmt: skip
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_200_document_of_any_type_but_event_stream_fails_at_once(
+    server: LocalServer, headers: dict[str, str], body: bytes, what: str, chunked: bool
+) -> None:
+    server.add(Reply(actions=[body], headers=headers, chunked=chunked))
+    err = fail(new_session(), server)
+    assert err.error_class is ErrorClass.UPSTREAM
+    assert err.status == 200
+    assert f"answered with {what}, not an event stream" in err.message
+    assert server.hits == 1
+
+
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-ndjson"])
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_run_given_a_200_json_document_fails_without_retrying(
+    server: LocalServer, content_type: str | None, provider: str
+) -> None:
+    """Not three TRANSIENT attempts that each say the stream ended early."""
+    from agentcore import LoopOptions, RunError, generate, user_message
+    from agentcore.providers.anthropic import AnthropicModel
+    from agentcore.providers.openai import OpenAIChatModel
+
+    headers = {} if content_type is None else {"Content-Type": content_type}
+    server.add(Reply(actions=[JSON_ANSWER], headers=headers, chunked=False))
+    model: Any
+    if provider == "openai":
+        model = OpenAIChatModel("m", base_url=server.url + "/v1", timeout=(5, 10))
+    else:
+        model = AnthropicModel("m", api_key="sk-test", base_url=server.url, timeout=(5, 10))
+    try:
+        generate(LoopOptions(model=model, messages=[user_message("hi")], retry_base_delay=0.01))
+    except RunError as error:  # not pytest.raises: its ExceptionInfo would keep the response alive
+        cause = error.err
+    else:
+        pytest.fail("the run should have failed")
+    assert isinstance(cause, ModelError)
+    assert cause.error_class is ErrorClass.UPSTREAM
+    assert "not an event stream" in cause.message
+    assert "stream ended" not in cause.message
+    assert server.hits == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        SSE,
+        b"\n\n" + SSE,
+        b'event: message\ndata: {"a": 1}\n\n',
+        b": keep-alive\n\n" + SSE,
+        b"id: 1\ndata: x\n\n",
+        b"retry: 1000\n\n" + SSE,
+    ],
+    ids=["data", "blank-lines-first", "event", "comment", "id", "retry"],
+)
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-ndjson", "application/json"])
+def test_an_event_stream_of_another_type_is_still_streamed(
+    server: LocalServer, body: bytes, content_type: str | None
+) -> None:
+    headers = {} if content_type is None else {"Content-Type": content_type}
+    server.add(Reply(actions=[body[:7], Pause(0.05), body[7:]], headers=headers))
+    with post(new_session(), server) as stream:
+        assert b"".join(iter_body(stream)) == body
+
+
+@pytest.mark.parametrize("body", [JSON_ANSWER, b"<html><body>Welcome</body></html>"])
+def test_a_text_event_stream_is_always_streamed(server: LocalServer, body: bytes) -> None:
+    """The content type says it is a stream: its events decide (the adapters
+    then fail on what they cannot parse)."""
+    server.add(Reply(actions=[body], headers={"Content-Type": "text/event-stream; charset=utf-8"}))
+    with post(new_session(), server) as stream:
+        assert b"".join(iter_body(stream)) == body
+
+
+def test_a_200_whose_first_read_fails_is_closed_and_transient(server: LocalServer) -> None:
+    session = requests.Session()
+    session.trust_env = False
+    session.mount("http://", CancellableHTTPAdapter(pool_maxsize=1, pool_block=True))
+    server.add(Reply(actions=[Reset()], headers={"Content-Type": "text/plain"}), sse_reply(SSE))
+    err = fail(session, server, read_timeout=5)
+    assert err.error_class is ErrorClass.TRANSIENT
+    with post(session, server, read_timeout=5) as stream:  # the pool's one connection was released
+        assert b"".join(iter_body(stream)) == SSE
+    session.close()
+
+
+def test_whitespace_before_the_first_byte_is_read_past(server: LocalServer) -> None:
+    server.add(
+        Reply(actions=[b"\n", Pause(0.05), b"  \r\n", Pause(0.05), JSON_ANSWER], headers={}),
+        Reply(actions=[b"\n", Pause(0.05), b"\n", Pause(0.05), SSE], headers={"Content-Type": "text/plain"}),
+    )
+    err = fail(new_session(), server)
+    assert err.error_class is ErrorClass.UPSTREAM
+    assert "answered with a JSON document, not an event stream" in err.message
+    with post(new_session(), server) as stream:
+        assert b"".join(iter_body(stream)) == b"\n\n" + SSE
+
+
+def test_endless_whitespace_is_streamed_after_a_few_reads(server: LocalServer) -> None:
+    from agentcore import _http
+
+    actions: list[Any] = []
+    for _ in range(_http._PEEK_READS + 2):
+        actions += [b"\n", Pause(0.02)]
+    server.add(Reply(actions=[*actions, JSON_ANSWER], headers={"Content-Type": "text/plain"}))
+    with post(new_session(), server) as stream:
+        assert b"".join(iter_body(stream)) == b"\n" * (_http._PEEK_READS + 2) + JSON_ANSWER
+
+
+def test_an_empty_200_body_is_returned_to_the_adapter(server: LocalServer) -> None:
+    server.add(Reply(actions=[], headers={}))
+    with post(new_session(), server) as stream:
+        assert b"".join(iter_body(stream)) == b""
+
+
+def test_cancel_while_waiting_for_the_first_bytes_of_a_200(server: LocalServer) -> None:
+    server.add(Reply(actions=[Stall()], headers={"Content-Type": "text/plain"}))
+    ctx = Context()
+    timer, _ = cancel_later(ctx, 0.2)
+    started = time.monotonic()
+    with pytest.raises(Canceled):
+        post(new_session(), server, ctx)
+    timer.join()
+    assert time.monotonic() - started < 1.5
+    assert wait_for(lambda: server.disconnects == 1)
+
+
+def test_cancel_while_reading_a_200_document_is_canceled(server: LocalServer) -> None:
+    server.add(Reply(actions=[b'{"id": ', Stall()], headers={"Content-Type": "application/json"}))
+    ctx = Context()
+    timer, _ = cancel_later(ctx, 0.2)
+    started = time.monotonic()
+    with pytest.raises(Canceled):
+        post(new_session(), server, ctx)
+    timer.join()
+    assert time.monotonic() - started < 1.5
