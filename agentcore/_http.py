@@ -96,6 +96,19 @@ def positive_seconds(name: str, value: float) -> float:
     return float(value)
 
 
+def timeout_pair(value: tuple[float, float]) -> tuple[float, float]:
+    """``value``, the ``timeout=(connect, read)`` option, as two floats.
+
+    Raises:
+        ConfigError: ``value`` is not a tuple or list of two items, or an item
+            is not a positive number of seconds.
+    """
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise ConfigError(f"timeout must be a (connect, read) pair of seconds, got {value!r}")
+    connect, read = value
+    return positive_seconds("connect timeout", connect), positive_seconds("read timeout", read)
+
+
 _ERROR_BODY_LIMIT = 64 * 1024
 _ERROR_BODY_SECONDS = 5.0
 """Seconds allowed for reading a whole error body (or a document sent with

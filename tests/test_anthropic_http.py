@@ -374,6 +374,36 @@ def test_slow_but_steady_content_is_not_idle(server: LocalServer) -> None:
     assert "".join(p.text for p in parts) == "abcde"
 
 
+def test_idle_timeout_none_streams_a_normal_reply(server: LocalServer) -> None:
+    server.add(sse_reply(HELLO))
+    parts = list(model_for(server, idle_timeout=None).stream(REQUEST, Context()))
+    assert parts == [
+        StreamPart.text_delta("Hello"),
+        StreamPart.step_finish(FinishReason.STOP, Usage(10, 5, 0, 0)),
+    ]
+
+
+def test_idle_timeout_none_lets_pings_keep_a_stream_alive(server: LocalServer) -> None:
+    actions: list[Any] = [sse(message_start(input_tokens=1))]
+    for _ in range(6):  # 0.6 s of pings only, longer than the read timeout (which bounds one read)
+        actions += [sse(PING), Pause(0.1)]
+    actions.append(sse(text_start(0), text_delta(0, "late"), message_delta("end_turn"), MESSAGE_STOP))
+    server.add(Reply(actions=actions))
+    parts = list(model_for(server, timeout=(2.0, 0.5), idle_timeout=None).stream(REQUEST, Context()))
+    assert "".join(p.text for p in parts) == "late"
+    assert parts[-1].finish_reason is FinishReason.STOP
+
+
+def test_idle_timeout_none_leaves_the_read_timeout_in_charge(server: LocalServer) -> None:
+    server.add(Reply(actions=[sse(message_start(input_tokens=1)), Stall()]))
+    start = time.monotonic()
+    _, err = failure(model_for(server, timeout=(2.0, 0.5), idle_timeout=None))
+    assert err.error_class is ErrorClass.TRANSIENT
+    assert "timed out" in str(err)
+    assert "idle timeout" not in str(err)
+    assert time.monotonic() - start < 1.5
+
+
 # --- split UTF-8 (B26) -----------------------------------------------------------
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import types
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -12,7 +13,9 @@ import responses
 
 from agentcore.context import Context
 from agentcore.errors import ConfigError
+from agentcore.model import Model
 from agentcore.providers.anthropic import ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS, AnthropicModel
+from agentcore.providers.openai import OpenAIChatModel
 from agentcore.types import (
     FinishReason,
     Message,
@@ -253,3 +256,138 @@ def test_bad_construction_is_a_config_error(kwargs: dict[str, Any]) -> None:
     args: dict[str, Any] = {"model": "claude-test", "api_key": KEY, **kwargs}
     with pytest.raises(ConfigError, match="must be"):
         AnthropicModel(**args)
+
+
+# --- option checks shared with OpenAIChatModel ------------------------------------
+# docs/errors.md: a caller mistake in an adapter's options is a ConfigError
+# naming the option, never a plain TypeError or ValueError from deeper down.
+
+
+def make_anthropic(**kwargs: Any) -> Model:
+    return AnthropicModel("claude-test", api_key=KEY, **kwargs)
+
+
+def make_openai(**kwargs: Any) -> Model:
+    return OpenAIChatModel("gpt-test", **kwargs)
+
+
+BOTH_ADAPTERS = pytest.mark.parametrize("make", [make_anthropic, make_openai], ids=["anthropic", "openai"])
+Make = Callable[..., Model]
+
+
+@BOTH_ADAPTERS
+@pytest.mark.parametrize(
+    "timeout",
+    [5, 5.0, None, (1, 2, 3), (10,), (), [1, 2, 3], "12", b"12", {"connect": 1, "read": 2}],
+    ids=repr,
+)
+def test_a_timeout_that_is_not_a_pair_is_a_config_error(make: Make, timeout: Any) -> None:
+    with pytest.raises(ConfigError, match=r"^timeout must be a \(connect, read\) pair of seconds, got "):
+        make(timeout=timeout)
+
+
+@BOTH_ADAPTERS
+@pytest.mark.parametrize(
+    ("timeout", "message"),
+    [
+        ((0, 10), r"^connect timeout must be a positive number of seconds, got 0$"),
+        ((True, 10), r"^connect timeout must be a positive number of seconds, got True$"),
+        ((5, "10"), r"^read timeout must be a positive number of seconds, got '10'$"),
+        ((5, float("nan")), r"^read timeout must be a positive number of seconds, got nan$"),
+    ],
+)
+def test_a_bad_timeout_value_is_a_config_error(make: Make, timeout: Any, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        make(timeout=timeout)
+
+
+@BOTH_ADAPTERS
+@pytest.mark.parametrize("timeout", [(1, 2), [1, 2], (0.5, 7.5)], ids=repr)
+def test_a_timeout_pair_is_accepted(make: Make, timeout: Any) -> None:
+    make(timeout=timeout)
+
+
+@BOTH_ADAPTERS
+@pytest.mark.parametrize("idle_timeout", [0, -1, float("nan"), "5", True], ids=repr)
+def test_a_bad_idle_timeout_is_a_config_error(make: Make, idle_timeout: Any) -> None:
+    with pytest.raises(ConfigError, match=r"^idle_timeout must be a positive number of seconds, got "):
+        make(idle_timeout=idle_timeout)
+
+
+@BOTH_ADAPTERS
+def test_idle_timeout_none_means_no_idle_limit(make: Make) -> None:
+    make(idle_timeout=None)
+
+
+def test_anthropic_idle_timeout_none_sends_the_plain_read_timeout(mock: responses.RequestsMock) -> None:
+    answer(mock)
+    model = AnthropicModel("claude-test", api_key=KEY, timeout=(3.0, 42.0), idle_timeout=None)
+    seen: list[Any] = []
+    original = model._session.post
+
+    def post(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs["timeout"])
+        return original(*args, **kwargs)
+
+    model._session.post = post  # type: ignore[method-assign]
+    parts = list(model.stream(Request(messages=[user_message("Hi")]), Context()))
+    assert parts[-1].finish_reason is FinishReason.STOP
+    assert seen == [(3.0, 42.0)]
+
+
+@BOTH_ADAPTERS
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [("x-gateway", "1")],
+        [],
+        "x-gateway: 1",
+        "",
+        b"x-gateway: 1",
+        5,
+        {"x-gateway": 1},
+        {"x-gateway": None},
+        {"x-gateway": b"1"},
+        {1: "x"},
+        {b"x-gateway": "1"},
+    ],
+    ids=repr,
+)
+def test_headers_that_are_not_a_str_to_str_mapping_are_a_config_error(make: Make, headers: Any) -> None:
+    with pytest.raises(ConfigError, match=r"^headers must be a mapping of str header names to str values"):
+        make(headers=headers)
+
+
+@BOTH_ADAPTERS
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [("Authorization", "Bearer sk-do-not-show-this-secret")],
+        {"x-api-key": b"sk-do-not-show-this-secret"},
+        {"x-api-key": ["sk-do-not-show-this-secret"]},
+    ],
+    ids=["pairs", "bytes-value", "list-value"],
+)
+def test_a_bad_header_is_named_but_its_value_never_shown(make: Make, headers: Any) -> None:
+    with pytest.raises(ConfigError) as info:
+        make(headers=headers)
+    assert "do-not-show" not in str(info.value)
+    assert "do-not-show" not in repr(info.value)
+    if isinstance(headers, dict):
+        assert "'x-api-key'" in str(info.value)
+
+
+@BOTH_ADAPTERS
+@pytest.mark.parametrize(
+    "headers",
+    [
+        None,
+        {},
+        {"x-gateway": "1"},
+        types.MappingProxyType({"x-gateway": "1"}),
+        requests.structures.CaseInsensitiveDict({"X-Gateway": "1"}),
+    ],
+    ids=["none", "empty", "dict", "mapping-proxy", "case-insensitive-dict"],
+)
+def test_any_str_to_str_mapping_is_accepted_as_headers(make: Make, headers: Any) -> None:
+    make(headers=headers)

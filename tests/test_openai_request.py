@@ -357,3 +357,46 @@ def test_own_session_ignores_the_environment_and_a_given_one_is_used() -> None:
     assert model._session.trust_env is False
     session = requests.Session()
     assert OpenAIChatModel("m", session=session)._session is session
+
+
+def _circular() -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    body["self"] = body
+    return body
+
+
+@pytest.mark.parametrize(
+    ("extra_body", "message"),
+    [
+        ([("seed", 1)], r"^extra_body must be a mapping of str keys to JSON values, got list$"),
+        ([], r"^extra_body must be a mapping of str keys to JSON values, got list$"),
+        ("seed=1", r"^extra_body must be a mapping of str keys to JSON values, got str$"),
+        ("", r"^extra_body must be a mapping of str keys to JSON values, got str$"),
+        (5, r"^extra_body must be a mapping of str keys to JSON values, got int$"),
+        ({1: "x"}, r"^extra_body must be a mapping of str keys to JSON values; the key 1 is not a str$"),
+        ({"stop": {"a"}}, r"^extra_body must be JSON-serializable: .*set"),
+        ({"x": object()}, r"^extra_body must be JSON-serializable: .*object"),
+        (_circular(), r"^extra_body must be JSON-serializable: .*[Cc]ircular"),
+    ],
+    ids=[
+        "pairs",
+        "empty-list",
+        "str",
+        "empty-str",
+        "int",
+        "int-key",
+        "set-value",
+        "object-value",
+        "circular",
+    ],
+)
+def test_extra_body_that_is_not_a_json_object_is_a_config_error(extra_body: Any, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        OpenAIChatModel("m", extra_body=extra_body)
+
+
+def test_extra_body_is_copied_at_construction() -> None:
+    extra: dict[str, Any] = {"seed": 1}
+    model = OpenAIChatModel("m", extra_body=extra)
+    extra["seed"] = 2
+    assert model._extra_body == {"seed": 1}

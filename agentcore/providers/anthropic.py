@@ -159,6 +159,29 @@ def request_body(request: Request, model: str, max_tokens: int) -> dict[str, Any
 # --- the adapter ----------------------------------------------------------
 
 
+def _header_dict(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """A copy of the ``headers`` option, once it is None or a mapping of
+    ``str`` to ``str``. The error names a bad header but never shows a value
+    (it may be a credential)."""
+    if headers is None:
+        return {}
+    if not isinstance(headers, Mapping):
+        raise ConfigError(
+            f"headers must be a mapping of str header names to str values, got {type(headers).__name__}"
+        )
+    for name, value in headers.items():
+        if not isinstance(name, str):
+            raise ConfigError(
+                f"headers must be a mapping of str header names to str values; the name {name!r} is not a str"
+            )
+        if not isinstance(value, str):
+            raise ConfigError(
+                f"headers must be a mapping of str header names to str values; {name!r} has a "
+                f"{type(value).__name__} value"
+            )
+    return dict(headers)
+
+
 class AnthropicModel:
     """A :class:`agentcore.Model` over the Anthropic Messages API (streaming).
 
@@ -174,6 +197,7 @@ class AnthropicModel:
             response headers and for each network read.
         idle_timeout: seconds the stream may go without a content-bearing
             event (pings do not count); the read timeout is capped by it.
+            None for no limit (the read timeout alone then bounds each read).
         max_tokens: the output token cap when ``Request.max_output_tokens``
             is 0 (the API requires one).
         anthropic_version: the ``anthropic-version`` header.
@@ -182,7 +206,9 @@ class AnthropicModel:
             override them.
 
     Raises:
-        ConfigError: an empty model id, a non-positive timeout or max_tokens.
+        ConfigError: an empty model id, a ``timeout`` that is not a
+            ``(connect, read)`` pair, a non-positive timeout or max_tokens,
+            ``headers`` that are not a mapping of ``str`` to ``str``.
     """
 
     def __init__(
@@ -193,7 +219,7 @@ class AnthropicModel:
         base_url: str = DEFAULT_BASE_URL,
         session: requests.Session | None = None,
         timeout: tuple[float, float] = (_http.DEFAULT_CONNECT_TIMEOUT, _http.DEFAULT_READ_TIMEOUT),
-        idle_timeout: float = _http.DEFAULT_IDLE_TIMEOUT,
+        idle_timeout: float | None = _http.DEFAULT_IDLE_TIMEOUT,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         anthropic_version: str = ANTHROPIC_VERSION,
         headers: Mapping[str, str] | None = None,
@@ -204,18 +230,17 @@ class AnthropicModel:
             raise ConfigError("api_key must be a str")
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
             raise ConfigError(f"max_tokens must be a positive int, got {max_tokens!r}")
-        connect, read = timeout
+        self._connect_timeout, self._read_timeout = _http.timeout_pair(timeout)
+        idle = None if idle_timeout is None else _http.positive_seconds("idle_timeout", idle_timeout)
+        self._idle_timeout = idle
+        self._extra_headers = _header_dict(headers)
         self._model = model
         self._api_key = api_key
         self._base_url = _http.check_base_url(base_url)
         self._url = f"{self._base_url}/v1/messages"
         self._session = session if session is not None else _http.new_session()
-        self._connect_timeout = _http.positive_seconds("connect timeout", connect)
-        self._read_timeout = _http.positive_seconds("read timeout", read)
-        self._idle_timeout = _http.positive_seconds("idle_timeout", idle_timeout)
         self._max_tokens = max_tokens
         self._version = anthropic_version
-        self._extra_headers = dict(headers or {})
 
     @property
     def model_id(self) -> str:
@@ -235,6 +260,11 @@ class AnthropicModel:
         headers.update(self._extra_headers)
         headers.update(request.headers)
         return dict(headers)
+
+    def _read_timeout_for_requests(self) -> float:
+        if self._idle_timeout is None:
+            return self._read_timeout
+        return min(self._read_timeout, self._idle_timeout)
 
     def stream(self, request: Request, ctx: Context) -> Generator[StreamPart, None, None]:
         """Stream one step (see :class:`agentcore.Model`).
@@ -258,7 +288,7 @@ class AnthropicModel:
             self._url,
             headers=headers,
             body=body,
-            timeout=(self._connect_timeout, min(self._read_timeout, self._idle_timeout)),
+            timeout=(self._connect_timeout, self._read_timeout_for_requests()),
             ctx=ctx,
         )
         state = _StepState()

@@ -202,6 +202,51 @@ def request_headers(
 # --- the adapter -----------------------------------------------------------
 
 
+def _header_dict(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """A copy of the ``headers`` option, once it is None or a mapping of
+    ``str`` to ``str``. The error names a bad header but never shows a value
+    (it may be a credential)."""
+    if headers is None:
+        return {}
+    if not isinstance(headers, Mapping):
+        raise ConfigError(
+            f"headers must be a mapping of str header names to str values, got {type(headers).__name__}"
+        )
+    for name, value in headers.items():
+        if not isinstance(name, str):
+            raise ConfigError(
+                f"headers must be a mapping of str header names to str values; the name {name!r} is not a str"
+            )
+        if not isinstance(value, str):
+            raise ConfigError(
+                f"headers must be a mapping of str header names to str values; {name!r} has a "
+                f"{type(value).__name__} value"
+            )
+    return dict(headers)
+
+
+def _extra_body_dict(extra_body: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A copy of the ``extra_body`` option, once it is None or a mapping of
+    ``str`` keys that serializes as JSON (checked now, not at the first request)."""
+    if extra_body is None:
+        return {}
+    if not isinstance(extra_body, Mapping):
+        raise ConfigError(
+            f"extra_body must be a mapping of str keys to JSON values, got {type(extra_body).__name__}"
+        )
+    for key in extra_body:
+        if not isinstance(key, str):
+            raise ConfigError(
+                f"extra_body must be a mapping of str keys to JSON values; the key {key!r} is not a str"
+            )
+    body = dict(extra_body)
+    try:
+        json.dumps(body)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"extra_body must be JSON-serializable: {exc}") from None
+    return body
+
+
 class OpenAIChatModel:
     """A :class:`agentcore.Model` over the OpenAI Chat Completions streaming API.
 
@@ -225,7 +270,11 @@ class OpenAIChatModel:
         extra_body: fields merged into every request body.
 
     Raises:
-        ConfigError: an option is out of range.
+        ConfigError: an option is out of range or of the wrong type: a
+            ``timeout`` that is not a ``(connect, read)`` pair of positive
+            seconds, ``headers`` that are not a mapping of ``str`` to ``str``,
+            an ``extra_body`` that is not a mapping of ``str`` keys to JSON
+            values.
     """
 
     def __init__(
@@ -251,13 +300,11 @@ class OpenAIChatModel:
             raise ConfigError(
                 f"max_tokens_field must be one of {MAX_TOKENS_FIELDS}, got {max_tokens_field!r}"
             )
-        try:
-            connect, read = timeout
-        except (TypeError, ValueError):
-            raise ConfigError(f"timeout must be a (connect, read) pair of seconds, got {timeout!r}") from None
-        positive = _http.positive_seconds
-        self._timeout = (positive("connect timeout", connect), positive("read timeout", read))
-        self._idle_timeout = None if idle_timeout is None else positive("idle_timeout", idle_timeout)
+        self._timeout = _http.timeout_pair(timeout)
+        idle = None if idle_timeout is None else _http.positive_seconds("idle_timeout", idle_timeout)
+        self._idle_timeout = idle
+        self._headers = _header_dict(headers)
+        self._extra_body = _extra_body_dict(extra_body)
         self._model = model
         self._api_key = api_key or None
         self._base_url = _http.check_base_url(base_url)
@@ -266,8 +313,6 @@ class OpenAIChatModel:
         self._system_role = system_role
         self._max_tokens_field = max_tokens_field
         self._include_usage = include_usage
-        self._headers = dict(headers or {})
-        self._extra_body = dict(extra_body or {})
 
     @property
     def model_id(self) -> str:
