@@ -12,8 +12,6 @@ What lives here:
   200 that is a JSON document or an HTML page (so a small pool never starves).
 * :func:`iter_body`: the body in the largest reads available (``read1``), with
   read failures translated.
-* :func:`check_base_url`, :func:`positive_seconds`: the checks every adapter
-  applies to its options.
 * Re-exported from :mod:`agentcore._http_errors` (what a failed response
   says): :func:`parse_retry_after`, :func:`error_from_body`,
   :func:`error_fields`, :func:`looks_like_context_length`,
@@ -40,7 +38,6 @@ import json
 import re
 import socket
 import threading
-import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -60,7 +57,7 @@ from agentcore._http_errors import parse_retry_after as parse_retry_after
 from agentcore._http_errors import secret_values as secret_values
 from agentcore._http_errors import without_secret as without_secret
 from agentcore.context import Context
-from agentcore.errors import ConfigError, ErrorClass, ModelError
+from agentcore.errors import ErrorClass, ModelError
 from agentcore.types import StreamPart
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -69,44 +66,6 @@ DEFAULT_READ_TIMEOUT = 600.0
 """Seconds to wait for the response headers or for any single network read."""
 DEFAULT_IDLE_TIMEOUT = 300.0
 """Seconds a stream may go without a content-bearing event (pings do not count)."""
-
-
-def check_base_url(url: str) -> str:
-    """``url`` without a trailing slash, once it is an ``http``/``https`` URL
-    with a host.
-
-    Raises:
-        ConfigError: anything else (a missing scheme, ``ftp://``, no host).
-    """
-    parts = urllib.parse.urlsplit(url) if isinstance(url, str) else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(f"base_url must be an http:// or https:// URL with a host, got {url!r}")
-    return url.rstrip("/")
-
-
-def positive_seconds(name: str, value: float) -> float:
-    """``value`` as a float, for a timeout option called ``name``.
-
-    Raises:
-        ConfigError: ``value`` is not a number (a bool is not one), or not
-            above zero.
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ConfigError(f"{name} must be a positive number of seconds, got {value!r}")
-    return float(value)
-
-
-def timeout_pair(value: tuple[float, float]) -> tuple[float, float]:
-    """``value``, the ``timeout=(connect, read)`` option, as two floats.
-
-    Raises:
-        ConfigError: ``value`` is not a tuple or list of two items, or an item
-            is not a positive number of seconds.
-    """
-    if not isinstance(value, (tuple, list)) or len(value) != 2:
-        raise ConfigError(f"timeout must be a (connect, read) pair of seconds, got {value!r}")
-    connect, read = value
-    return positive_seconds("connect timeout", connect), positive_seconds("read timeout", read)
 
 
 _ERROR_BODY_LIMIT = 64 * 1024

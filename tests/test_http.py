@@ -21,7 +21,6 @@ from agentcore._http import (
     CONTEXT_LENGTH_PATTERN,
     CancellableHTTPAdapter,
     StreamResponse,
-    check_base_url,
     error_fields,
     error_from_body,
     iter_body,
@@ -29,12 +28,12 @@ from agentcore._http import (
     new_session,
     open_stream,
     parse_retry_after,
-    positive_seconds,
     secret_values,
     without_secret,
 )
 from agentcore.context import Context
 from agentcore.errors import Canceled, ConfigError, DeadlineExceeded, ErrorClass, ModelError
+from agentcore.providers._options import check_base_url, positive_seconds
 from tests.faults.measure import socket_inodes
 from tests.localserver import Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
 

@@ -37,7 +37,7 @@ from requests.structures import CaseInsensitiveDict
 from agentcore import _http
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
-from agentcore.providers import _sse
+from agentcore.providers import _options, _sse
 from agentcore.providers._anthropic_stream import _StepState as _StepState  # re-exported for the tests
 from agentcore.providers._anthropic_stream import (
     classify_error,
@@ -159,29 +159,6 @@ def request_body(request: Request, model: str, max_tokens: int) -> dict[str, Any
 # --- the adapter ----------------------------------------------------------
 
 
-def _header_dict(headers: Mapping[str, str] | None) -> dict[str, str]:
-    """A copy of the ``headers`` option, once it is None or a mapping of
-    ``str`` to ``str``. The error names a bad header but never shows a value
-    (it may be a credential)."""
-    if headers is None:
-        return {}
-    if not isinstance(headers, Mapping):
-        raise ConfigError(
-            f"headers must be a mapping of str header names to str values, got {type(headers).__name__}"
-        )
-    for name, value in headers.items():
-        if not isinstance(name, str):
-            raise ConfigError(
-                f"headers must be a mapping of str header names to str values; the name {name!r} is not a str"
-            )
-        if not isinstance(value, str):
-            raise ConfigError(
-                f"headers must be a mapping of str header names to str values; {name!r} has a "
-                f"{type(value).__name__} value"
-            )
-    return dict(headers)
-
-
 class AnthropicModel:
     """A :class:`agentcore.Model` over the Anthropic Messages API (streaming).
 
@@ -230,13 +207,13 @@ class AnthropicModel:
             raise ConfigError("api_key must be a str")
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
             raise ConfigError(f"max_tokens must be a positive int, got {max_tokens!r}")
-        self._connect_timeout, self._read_timeout = _http.timeout_pair(timeout)
-        idle = None if idle_timeout is None else _http.positive_seconds("idle_timeout", idle_timeout)
+        self._connect_timeout, self._read_timeout = _options.timeout_pair(timeout)
+        idle = None if idle_timeout is None else _options.positive_seconds("idle_timeout", idle_timeout)
         self._idle_timeout = idle
-        self._extra_headers = _header_dict(headers)
+        self._extra_headers = _options.header_dict(headers)
         self._model = model
         self._api_key = api_key
-        self._base_url = _http.check_base_url(base_url)
+        self._base_url = _options.check_base_url(base_url)
         self._url = f"{self._base_url}/v1/messages"
         self._session = session if session is not None else _http.new_session()
         self._max_tokens = max_tokens

@@ -41,7 +41,7 @@ import requests
 from agentcore import _http
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
-from agentcore.providers import _sse
+from agentcore.providers import _options, _sse
 from agentcore.providers._openai_stream import ChunkState
 from agentcore.types import Message, Request, Role, StreamPart, ToolCall, ToolDefinition, ToolResult
 
@@ -202,29 +202,6 @@ def request_headers(
 # --- the adapter -----------------------------------------------------------
 
 
-def _header_dict(headers: Mapping[str, str] | None) -> dict[str, str]:
-    """A copy of the ``headers`` option, once it is None or a mapping of
-    ``str`` to ``str``. The error names a bad header but never shows a value
-    (it may be a credential)."""
-    if headers is None:
-        return {}
-    if not isinstance(headers, Mapping):
-        raise ConfigError(
-            f"headers must be a mapping of str header names to str values, got {type(headers).__name__}"
-        )
-    for name, value in headers.items():
-        if not isinstance(name, str):
-            raise ConfigError(
-                f"headers must be a mapping of str header names to str values; the name {name!r} is not a str"
-            )
-        if not isinstance(value, str):
-            raise ConfigError(
-                f"headers must be a mapping of str header names to str values; {name!r} has a "
-                f"{type(value).__name__} value"
-            )
-    return dict(headers)
-
-
 def _extra_body_dict(extra_body: Mapping[str, Any] | None) -> dict[str, Any]:
     """A copy of the ``extra_body`` option, once it is None or a mapping of
     ``str`` keys that serializes as JSON (checked now, not at the first request)."""
@@ -300,14 +277,14 @@ class OpenAIChatModel:
             raise ConfigError(
                 f"max_tokens_field must be one of {MAX_TOKENS_FIELDS}, got {max_tokens_field!r}"
             )
-        self._timeout = _http.timeout_pair(timeout)
-        idle = None if idle_timeout is None else _http.positive_seconds("idle_timeout", idle_timeout)
+        self._timeout = _options.timeout_pair(timeout)
+        idle = None if idle_timeout is None else _options.positive_seconds("idle_timeout", idle_timeout)
         self._idle_timeout = idle
-        self._headers = _header_dict(headers)
+        self._headers = _options.header_dict(headers)
         self._extra_body = _extra_body_dict(extra_body)
         self._model = model
         self._api_key = api_key or None
-        self._base_url = _http.check_base_url(base_url)
+        self._base_url = _options.check_base_url(base_url)
         self._url = self._base_url + "/chat/completions"
         self._session = session if session is not None else _http.new_session()
         self._system_role = system_role

@@ -1,0 +1,70 @@
+"""The checks every adapter applies to its options, each a :class:`ConfigError`
+naming the option (never showing a header's value: it may be a credential)."""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Mapping
+
+from agentcore.errors import ConfigError
+
+
+def check_base_url(url: str) -> str:
+    """``url`` without a trailing slash, once it is an ``http``/``https`` URL
+    with a host.
+
+    Raises:
+        ConfigError: anything else (a missing scheme, ``ftp://``, no host).
+    """
+    parts = urllib.parse.urlsplit(url) if isinstance(url, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"base_url must be an http:// or https:// URL with a host, got {url!r}")
+    return url.rstrip("/")
+
+
+def positive_seconds(name: str, value: float) -> float:
+    """``value`` as a float, for a timeout option called ``name``.
+
+    Raises:
+        ConfigError: ``value`` is not a number (a bool is not one), or not
+            above zero.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ConfigError(f"{name} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def timeout_pair(value: tuple[float, float]) -> tuple[float, float]:
+    """``value``, the ``timeout=(connect, read)`` option, as two floats.
+
+    Raises:
+        ConfigError: ``value`` is not a tuple or list of two items, or an item
+            is not a positive number of seconds.
+    """
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise ConfigError(f"timeout must be a (connect, read) pair of seconds, got {value!r}")
+    connect, read = value
+    return positive_seconds("connect timeout", connect), positive_seconds("read timeout", read)
+
+
+def header_dict(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """A copy of the ``headers`` option, once it is None or a mapping of
+    ``str`` to ``str``. The error names a bad header but never shows a value
+    (it may be a credential)."""
+    if headers is None:
+        return {}
+    if not isinstance(headers, Mapping):
+        raise ConfigError(
+            f"headers must be a mapping of str header names to str values, got {type(headers).__name__}"
+        )
+    for name, value in headers.items():
+        if not isinstance(name, str):
+            raise ConfigError(
+                f"headers must be a mapping of str header names to str values; the name {name!r} is not a str"
+            )
+        if not isinstance(value, str):
+            raise ConfigError(
+                f"headers must be a mapping of str header names to str values; {name!r} has a "
+                f"{type(value).__name__} value"
+            )
+    return dict(headers)
