@@ -32,6 +32,7 @@ timeout fires. Mount ``CancellableHTTPAdapter`` on your session to avoid that.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import http.client
 import json
@@ -299,7 +300,7 @@ def open_stream(
 
 _EVENT_STREAM = "text/event-stream"
 _DOCUMENT_OPENINGS = {b"{": "a JSON document", b"[": "a JSON document", b"<": "an HTML page"}
-_BOM = b"\xef\xbb\xbf"
+_BOM = codecs.BOM_UTF8
 
 
 def _refuse_a_document(stream: StreamResponse, pattern: re.Pattern[str] | None) -> None:

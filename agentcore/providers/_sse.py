@@ -21,6 +21,7 @@ UTF-8 characters split across reads are safe: sseclient-py decodes whole lines.
 
 from __future__ import annotations
 
+import codecs
 import json
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator
@@ -30,7 +31,7 @@ from sseclient import SSEClient
 
 from agentcore.errors import ErrorClass, ModelError
 
-_BOM = b"\xef\xbb\xbf"
+_BOM = codecs.BOM_UTF8
 _TERMINATORS = (b"\n\n", b"\r\r", b"\r\n\r\n")
 DONE = "[DONE]"
 """The data of OpenAI's end-of-stream marker event."""
