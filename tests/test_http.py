@@ -900,6 +900,9 @@ def test_secret_values_are_the_credentials_in_the_headers() -> None:
         "azure-key-1",
         "gw-token-9",
     ]
+    # A value with a line break, as repr() quotes it in an error, and stripped.
+    found = secret_values({"x-api-key": "sk-ant-abcdef\n"})
+    assert found == ["sk-ant-abcdef\n", "sk-ant-abcdef\\n", "sk-ant-abcdef"]
 
 
 # --- bad input and replies that are not event streams -------------------------------------------

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from agentcore import Context, LoopOptions, ModelError, Request, RunError, user_message
+from agentcore import ConfigError, Context, LoopOptions, ModelError, Request, RunError, user_message
 from agentcore.errors import ErrorClass
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
@@ -248,3 +248,45 @@ def test_the_key_never_shows_in_the_adapters_own_errors(
         for _ in model.stream(Request(messages=[user_message("hi")]), Context()):
             pass
     assert_no_key(texts_of_error(info.value))
+
+
+# --- a key with a line break (read from a file with its newline) ---------------------------------
+
+NEWLINE_KEY = KEY + "\n"
+
+
+@pytest.mark.parametrize("make", [AnthropicModel, OpenAIChatModel])
+def test_a_key_with_a_line_break_is_refused_at_construction_without_showing_it(make: Any) -> None:
+    with pytest.raises(ConfigError, match="api_key holds a line break") as info:
+        make("m", api_key=NEWLINE_KEY, base_url=refused_url())
+    assert KEY not in str(info.value)
+
+
+@pytest.mark.parametrize("make", [AnthropicModel, OpenAIChatModel])
+def test_a_header_value_with_a_line_break_is_refused_without_showing_it(make: Any) -> None:
+    with pytest.raises(ConfigError, match="header 'x-api-key' holds a line break") as info:
+        make("m", api_key="", base_url=refused_url(), headers={"x-api-key": KEY + "\r\nX-Injected: 1"})
+    assert KEY not in str(info.value)
+    with pytest.raises(ConfigError, match="'authorization' needs a str value without line breaks") as info:
+        LoopOptions(
+            model=ScriptedModel([]), messages=[user_message("hi")], headers={"authorization": NEWLINE_KEY}
+        )
+    assert KEY not in str(info.value)
+
+
+@pytest.mark.parametrize("make", [AnthropicModel, OpenAIChatModel])
+def test_a_request_header_with_a_line_break_fails_without_echoing_the_key(make: Any) -> None:
+    # Request headers reach the adapter at run time; requests refuses the
+    # value and quotes it escaped ('...\n'), which is redacted too.
+    model = make("m", api_key="", base_url=refused_url())
+    request = Request(messages=[user_message("hi")], headers={"x-api-key": NEWLINE_KEY})
+    with pytest.raises(ModelError) as info:
+        list(model.stream(request, Context()))
+    assert KEY not in str(info.value)
+    assert "[REDACTED]" in str(info.value)
+    assert KEY not in "".join(traceback.format_exception(info.value))
+
+
+def test_extra_body_must_be_json_without_nan() -> None:
+    with pytest.raises(ConfigError, match="extra_body must be JSON-serializable"):
+        OpenAIChatModel("m", base_url=refused_url(), extra_body={"temperature": float("nan")})

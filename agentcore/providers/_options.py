@@ -67,4 +67,21 @@ def header_dict(headers: Mapping[str, str] | None) -> dict[str, str]:
                 f"headers must be a mapping of str header names to str values; {name!r} has a "
                 f"{type(value).__name__} value"
             )
+        credential(f"the value of header {name!r}", value)
     return dict(headers)
+
+
+def credential(option: str, value: str) -> str:
+    """``value`` once it holds no line break or NUL, which HTTP forbids in a
+    header (a key read from a file often ends with a newline); the error
+    never shows the value.
+
+    Raises:
+        ConfigError: ``value`` holds ``\\r``, ``\\n`` or ``\\0``.
+    """
+    if any(c in value for c in "\r\n\0"):
+        raise ConfigError(
+            f"{option} holds a line break or NUL character, which an HTTP header cannot carry "
+            "(not shown: it may be a credential; a key read from a file keeps its newline: strip it)"
+        )
+    return value

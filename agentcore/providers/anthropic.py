@@ -205,6 +205,7 @@ class AnthropicModel:
             raise ConfigError("model must be a non-empty model id")
         if not isinstance(api_key, str):
             raise ConfigError("api_key must be a str")
+        _options.credential("api_key", api_key)
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
             raise ConfigError(f"max_tokens must be a positive int, got {max_tokens!r}")
         self._connect_timeout, self._read_timeout = _options.timeout_pair(timeout)

@@ -218,7 +218,7 @@ def _extra_body_dict(extra_body: Mapping[str, Any] | None) -> dict[str, Any]:
             )
     body = dict(extra_body)
     try:
-        json.dumps(body)
+        json.dumps(body, allow_nan=False)  # NaN and Infinity are not JSON
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"extra_body must be JSON-serializable: {exc}") from None
     return body
@@ -283,7 +283,9 @@ class OpenAIChatModel:
         self._headers = _options.header_dict(headers)
         self._extra_body = _extra_body_dict(extra_body)
         self._model = model
-        self._api_key = api_key or None
+        if api_key is not None and not isinstance(api_key, str):
+            raise ConfigError(f"api_key must be a str or None, got {type(api_key).__name__}")
+        self._api_key = _options.credential("api_key", api_key) if api_key else None
         self._base_url = _options.check_base_url(base_url)
         self._url = self._base_url + "/chat/completions"
         self._session = session if session is not None else _http.new_session()
