@@ -212,16 +212,26 @@ class StreamResponse:
             self.response.close()
 
     def _drain(self) -> None:
-        drain_ctx = Context(timeout=_DRAIN_SECONDS)
-        remove = drain_ctx.add_callback(self._canceller.fire)
-        try:
+        with _time_limit(_DRAIN_SECONDS, self._canceller), contextlib.suppress(*_READ_ERRORS):
             for _ in range(16):
                 if not self.response.raw.read1(_READ_SIZE, decode_content=True):
                     break
-        except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException, ValueError):
-            pass
-        finally:
-            remove()
+
+
+_READ_ERRORS = (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException, ValueError)
+"""What a failed read of a response body raises."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float, canceller: _SocketCanceller) -> Iterator[None]:
+    """Shut the socket down (through ``canceller``) if the block is still
+    reading after ``seconds``: the read in progress then fails at once."""
+    limit = Context(timeout=seconds)  # held here: the deadline scheduler keeps only a weak reference
+    remove = limit.add_callback(canceller.fire)
+    try:
+        yield
+    finally:
+        remove()
 
 
 def open_stream(
@@ -362,21 +372,16 @@ def _read_error_body(response: requests.Response, canceller: _SocketCanceller) -
     """Up to :data:`_ERROR_BODY_LIMIT` bytes of the body, read for at most
     :data:`_ERROR_BODY_SECONDS` (then ``canceller`` shuts the socket down);
     a read failure ends it early. The response is the caller's to close."""
-    deadline = Context(timeout=_ERROR_BODY_SECONDS)
-    remove = deadline.add_callback(canceller.fire)
     chunks: list[bytes] = []
     size = 0
-    try:
+    # A read failure ends it early: the status alone still classifies the failure.
+    with _time_limit(_ERROR_BODY_SECONDS, canceller), contextlib.suppress(*_READ_ERRORS):
         while size < _ERROR_BODY_LIMIT:
             chunk = response.raw.read1(_READ_SIZE, decode_content=True)
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
-    except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException, ValueError):
-        pass  # the status alone still classifies the failure
-    finally:
-        remove()
     return b"".join(chunks)[:_ERROR_BODY_LIMIT]
 
 
@@ -402,7 +407,7 @@ def iter_body(stream: StreamResponse) -> Iterator[bytes]:
     while True:
         try:
             chunk = raw.read1(_READ_SIZE, decode_content=True)
-        except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException, ValueError) as exc:
+        except _READ_ERRORS as exc:
             ctx.check()
             raise ModelError(ErrorClass.TRANSIENT, err=exc, message=_describe_transport_error(exc)) from exc
         ctx.check()  # once per network read: the adapters need not check per event
