@@ -47,6 +47,24 @@ def timeout_pair(value: tuple[float, float]) -> tuple[float, float]:
     return positive_seconds("connect timeout", connect), positive_seconds("read timeout", read)
 
 
+def timeouts(
+    timeout: tuple[float, float], idle_timeout: float | None
+) -> tuple[tuple[float, float], float | None]:
+    """The ``(connect, read)`` pair to give ``requests`` and the idle timeout,
+    from the adapters' ``timeout`` and ``idle_timeout`` options: the read
+    timeout is capped by the idle timeout (None: no idle limit), so a server
+    that sends nothing at all fails within it too.
+
+    Raises:
+        ConfigError: as :func:`timeout_pair`, or a non-positive idle timeout.
+    """
+    connect, read = timeout_pair(timeout)
+    if idle_timeout is None:
+        return (connect, read), None
+    idle = positive_seconds("idle_timeout", idle_timeout)
+    return (connect, min(read, idle)), idle
+
+
 def header_dict(headers: Mapping[str, str] | None) -> dict[str, str]:
     """A copy of the ``headers`` option, once it is None or a mapping of
     ``str`` to ``str``. The error names a bad header but never shows a value

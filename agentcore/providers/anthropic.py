@@ -208,9 +208,7 @@ class AnthropicModel:
         _options.credential("api_key", api_key)
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
             raise ConfigError(f"max_tokens must be a positive int, got {max_tokens!r}")
-        self._connect_timeout, self._read_timeout = _options.timeout_pair(timeout)
-        idle = None if idle_timeout is None else _options.positive_seconds("idle_timeout", idle_timeout)
-        self._idle_timeout = idle
+        self._timeout, self._idle_timeout = _options.timeouts(timeout, idle_timeout)
         self._extra_headers = _options.header_dict(headers)
         self._model = model
         self._api_key = api_key
@@ -239,11 +237,6 @@ class AnthropicModel:
         headers.update(request.headers)
         return dict(headers)
 
-    def _read_timeout_for_requests(self) -> float:
-        if self._idle_timeout is None:
-            return self._read_timeout
-        return min(self._read_timeout, self._idle_timeout)
-
     def stream(self, request: Request, ctx: Context) -> Generator[StreamPart, None, None]:
         """Stream one step (see :class:`agentcore.Model`).
 
@@ -266,7 +259,7 @@ class AnthropicModel:
             self._url,
             headers=headers,
             body=body,
-            timeout=(self._connect_timeout, self._read_timeout_for_requests()),
+            timeout=self._timeout,
             ctx=ctx,
         )
         state = _StepState()

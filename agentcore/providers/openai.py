@@ -277,9 +277,7 @@ class OpenAIChatModel:
             raise ConfigError(
                 f"max_tokens_field must be one of {MAX_TOKENS_FIELDS}, got {max_tokens_field!r}"
             )
-        self._timeout = _options.timeout_pair(timeout)
-        idle = None if idle_timeout is None else _options.positive_seconds("idle_timeout", idle_timeout)
-        self._idle_timeout = idle
+        self._timeout, self._idle_timeout = _options.timeouts(timeout, idle_timeout)
         self._headers = _options.header_dict(headers)
         self._extra_body = _extra_body_dict(extra_body)
         self._model = model
@@ -330,11 +328,8 @@ class OpenAIChatModel:
         yield from _http.redacted(self._stream(body, headers, ctx), headers)
 
     def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
-        connect, read = self._timeout
-        if self._idle_timeout is not None:
-            read = min(read, self._idle_timeout)
         response = _http.open_stream(
-            self._session, self._url, headers=headers, body=body, timeout=(connect, read), ctx=ctx
+            self._session, self._url, headers=headers, body=body, timeout=self._timeout, ctx=ctx
         )
         state = ChunkState()
 
