@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from agentcore._headers import header_dict
 from agentcore.errors import ConfigError
 from agentcore.model import Model
 from agentcore.stream import DEFAULT_RUN_QUEUE_SIZE
@@ -31,15 +32,7 @@ def _tool_set(value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None) -> To
 
 
 def _headers(value: Mapping[str, str] | None) -> dict[str, str]:
-    if value is not None and not isinstance(value, Mapping):
-        raise ConfigError(f"LoopOptions.headers must be a mapping of str to str, got {type(value).__name__}")
-    headers = dict(value or {})
-    for name, text in headers.items():
-        if not isinstance(name, str) or not isinstance(text, str) or any(c in text for c in "\r\n\0"):
-            raise ConfigError(  # the value is not shown: it may be a credential
-                f"LoopOptions.headers: {name!r} needs a str value without line breaks or NUL characters"
-            )
-    return headers
+    return header_dict(value, "LoopOptions.headers")
 
 
 def _messages(value: Iterable[Message]) -> tuple[Message, ...]:

@@ -267,7 +267,7 @@ def test_a_header_value_with_a_line_break_is_refused_without_showing_it(make: An
     with pytest.raises(ConfigError, match="header 'x-api-key' holds a line break") as info:
         make("m", api_key="", base_url=refused_url(), headers={"x-api-key": KEY + "\r\nX-Injected: 1"})
     assert KEY not in str(info.value)
-    with pytest.raises(ConfigError, match="'authorization' needs a str value without line breaks") as info:
+    with pytest.raises(ConfigError, match="header 'authorization' holds a line break") as info:
         LoopOptions(
             model=ScriptedModel([]), messages=[user_message("hi")], headers={"authorization": NEWLINE_KEY}
         )

@@ -4,8 +4,9 @@ naming the option (never showing a header's value: it may be a credential)."""
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Mapping
 
+from agentcore._headers import credential as credential
+from agentcore._headers import header_dict as header_dict
 from agentcore.errors import ConfigError
 
 
@@ -63,43 +64,3 @@ def timeouts(
         return (connect, read), None
     idle = positive_seconds("idle_timeout", idle_timeout)
     return (connect, min(read, idle)), idle
-
-
-def header_dict(headers: Mapping[str, str] | None) -> dict[str, str]:
-    """A copy of the ``headers`` option, once it is None or a mapping of
-    ``str`` to ``str``. The error names a bad header but never shows a value
-    (it may be a credential)."""
-    if headers is None:
-        return {}
-    if not isinstance(headers, Mapping):
-        raise ConfigError(
-            f"headers must be a mapping of str header names to str values, got {type(headers).__name__}"
-        )
-    for name, value in headers.items():
-        if not isinstance(name, str):
-            raise ConfigError(
-                f"headers must be a mapping of str header names to str values; the name {name!r} is not a str"
-            )
-        if not isinstance(value, str):
-            raise ConfigError(
-                f"headers must be a mapping of str header names to str values; {name!r} has a "
-                f"{type(value).__name__} value"
-            )
-        credential(f"the value of header {name!r}", value)
-    return dict(headers)
-
-
-def credential(option: str, value: str) -> str:
-    """``value`` once it holds no line break or NUL, which HTTP forbids in a
-    header (a key read from a file often ends with a newline); the error
-    never shows the value.
-
-    Raises:
-        ConfigError: ``value`` holds ``\\r``, ``\\n`` or ``\\0``.
-    """
-    if any(c in value for c in "\r\n\0"):
-        raise ConfigError(
-            f"{option} holds a line break or NUL character, which an HTTP header cannot carry "
-            "(not shown: it may be a credential; a key read from a file keeps its newline: strip it)"
-        )
-    return value
