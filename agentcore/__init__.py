@@ -20,6 +20,7 @@ from agentcore.loop import DEFAULT_STEP_LIMIT, LoopOptions, generate, run
 from agentcore.model import Model
 from agentcore.result import RunReader, RunResult, StepResult
 from agentcore.retry import DEFAULT_MAX_RETRIES, DEFAULT_RETRY_BASE_DELAY, DEFAULT_RETRY_MAX_DELAY
+from agentcore.settings import ModelSettings
 from agentcore.stream import DEFAULT_QUEUE_SIZE, DEFAULT_RUN_QUEUE_SIZE, SendFunc, StreamReader, stream_func
 from agentcore.tools import FunctionTool, Tool, ToolInputError, ToolSet, tool
 from agentcore.types import (
@@ -27,6 +28,7 @@ from agentcore.types import (
     ContentPartKind,
     FinishReason,
     Message,
+    Reasoning,
     Request,
     Role,
     StreamPart,
@@ -35,6 +37,7 @@ from agentcore.types import (
     ToolDefinition,
     ToolResult,
     Usage,
+    reasoning_part,
     text_part,
     tool_call_part,
     tool_result_part,
@@ -62,8 +65,10 @@ __all__ = [
     "FunctionTool",
     "LoopOptions",
     "Message",
+    "Reasoning",
     "Model",
     "ModelError",
+    "ModelSettings",
     "Request",
     "Role",
     "RunError",
@@ -84,6 +89,7 @@ __all__ = [
     "__version__",
     "classify_status",
     "generate",
+    "reasoning_part",
     "run",
     "stream_func",
     "text_part",

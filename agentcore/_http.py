@@ -438,9 +438,16 @@ def _request_error_class(exc: requests.RequestException) -> ErrorClass:
     """``TRANSIENT`` for failures a retry may cure (resets, timeouts, refused
     connections); ``INVALID_REQUEST`` for a malformed URL or header, and
     ``UPSTREAM`` for a certificate the server cannot prove, which no retry fixes."""
-    if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,
-                        requests.exceptions.InvalidSchema, requests.exceptions.InvalidHeader,
-                        requests.exceptions.URLRequired)):
+    if isinstance(
+        exc,
+        (
+            requests.exceptions.InvalidURL,
+            requests.exceptions.MissingSchema,
+            requests.exceptions.InvalidSchema,
+            requests.exceptions.InvalidHeader,
+            requests.exceptions.URLRequired,
+        ),
+    ):
         return ErrorClass.INVALID_REQUEST
     if isinstance(exc, requests.exceptions.SSLError) and "CERTIFICATE_VERIFY_FAILED" in str(exc):
         return ErrorClass.UPSTREAM

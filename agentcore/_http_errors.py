@@ -31,7 +31,6 @@ def json_or_none(raw: bytes) -> Any:
         return None
 
 
-
 def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float:
     """The server's requested wait, in seconds, from response headers.
 
@@ -112,9 +111,11 @@ def error_fields(payload: Any) -> tuple[str, str, Any]:
     kind = inner.get("type") or ""
     message = inner.get("message") or inner.get("detail") or ""
     code = inner.get("code", payload.get("code"))
-    return (kind if isinstance(kind, str) else str(kind)), (
-        message if isinstance(message, str) else json.dumps(message)
-    ), code
+    return (
+        (kind if isinstance(kind, str) else str(kind)),
+        (message if isinstance(message, str) else json.dumps(message)),
+        code,
+    )
 
 
 def error_from_body(

@@ -9,9 +9,12 @@ the tool definitions, ``max_output_tokens`` and ``headers``, streams it from
 the model, forwards the model's parts, runs the tools the model asked for and
 feeds their results back, until the model stops (DESIGN.md, "The loop"):
 
-1. ``text-delta``, ``tool-call`` and ``step-finish`` parts are forwarded as
-   they arrive; the loop adds ``tool-result`` and exactly one terminal
-   ``finish`` or ``error`` part.
+1. ``text-delta``, ``reasoning-delta``, ``reasoning``, ``tool-call`` and
+   ``step-finish`` parts are forwarded as they arrive; the loop adds
+   ``tool-result`` and exactly one terminal ``finish`` or ``error`` part. The
+   step's assistant message keeps its text, reasoning blocks and tool calls
+   in the order the model produced them; a reasoning block is never merged,
+   reordered, trimmed or edited.
 2. A step that ends on ``length`` ends the run with ``length`` and runs none
    of its tool calls; its text stays in the history, its calls do not
    (reference loop rule 1).
@@ -45,7 +48,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
@@ -67,8 +70,10 @@ from agentcore.retry import (
 from agentcore.stream import SendFunc, new_channel, start_worker
 from agentcore.tools import ToolSet
 from agentcore.types import (
+    ContentPart,
     FinishReason,
     Message,
+    Reasoning,
     Request,
     Role,
     StreamPart,
@@ -77,6 +82,7 @@ from agentcore.types import (
     ToolDefinition,
     ToolResult,
     Usage,
+    reasoning_part,
     text_part,
     tool_call_part,
     tool_result_part,
@@ -139,16 +145,23 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     return reader
 
 
-def _assistant_message(text: str, calls: Iterable[ToolCall]) -> Message | None:
-    content = [text_part(text)] if text else []
-    content.extend(tool_call_part(call) for call in calls)
+def _assistant_message(content: list[ContentPart], keep_calls: bool) -> Message | None:
+    """The step's assistant message: its text, reasoning and tool calls in the
+    order the model produced them (tool calls left out when ``keep_calls`` is
+    False); None when nothing is left."""
+    if not keep_calls:
+        content = [part for part in content if part.tool_call is None]
     return Message(role=Role.ASSISTANT, content=content) if content else None
 
 
 @attrs.define
 class _Step:
     text: str
+    content: list[ContentPart]
+    """Text, reasoning and tool-call parts in the order the model produced
+    them (consecutive text deltas joined into one text part)."""
     calls: list[ToolCall]
+    reasoning: tuple[Reasoning, ...]
     finish: StreamPart
     release: Callable[[], object]
     """Closes the model's stream, left open until ``finish`` is forwarded:
@@ -157,6 +170,29 @@ class _Step:
 
 def _nothing() -> None:
     pass
+
+
+class _Content:
+    """A step's assistant content as it streams: a run of text deltas becomes
+    one text part when a reasoning or tool-call part (or the step's end)
+    closes it, so the parts keep the order the model produced them in."""
+
+    def __init__(self) -> None:
+        self.parts: list[ContentPart] = []
+        self.texts: list[str] = []
+        """Every text fragment of the step (joined: the step's text)."""
+        self.reasoning: list[Reasoning] = []
+
+    def close_text(self, blocks: list[str], texts: list[str]) -> None:
+        """Turn the text gathered in ``blocks`` and ``texts`` into one text
+        part (none when it is empty) and clear both."""
+        if blocks or texts:
+            text = "".join([*blocks, *texts])
+            blocks.clear()
+            texts.clear()
+            if text:
+                self.texts.append(text)
+                self.parts.append(text_part(text))
 
 
 class _Loop:
@@ -227,6 +263,7 @@ class _Loop:
                 tools=self.definitions,
                 max_output_tokens=self.options.max_output_tokens,
                 headers=self.options.headers,
+                settings=self.options.settings,
             )
             step = self._stream_step(request)
             self.release = step.release  # once step-finish is forwarded (the last: after the terminal)
@@ -235,9 +272,9 @@ class _Loop:
             assert reason is not None
             self.total += usage  # billed: counted even if the reader is gone by now
             runnable = [] if reason is FinishReason.LENGTH else step.calls
-            result = StepResult(step.text, tuple(step.calls), (), usage, reason)
+            result = StepResult(step.text, tuple(step.calls), (), usage, reason, step.reasoning)
             self.steps.append(result)
-            message = _assistant_message(step.text, runnable)
+            message = _assistant_message(step.content, keep_calls=bool(runnable))
             if message is not None:
                 self.history.append(message)
             # Tool calls without their results are not a valid history: publish
@@ -285,6 +322,7 @@ class _Loop:
         texts: list[str] = []
         blocks: list[str] = []
         calls: list[ToolCall] = []
+        content = _Content()
         ctx = self.ctx
         send = self.send
         text_delta = StreamPartKind.TEXT_DELTA
@@ -299,17 +337,26 @@ class _Loop:
                     if len(texts) >= _JOIN_EVERY:  # a long answer: few strings, not a million small ones
                         blocks.append("".join(texts))
                         texts.clear()
-                elif kind is StreamPartKind.TOOL_CALL:
-                    assert part.tool_call is not None
-                    calls.append(part.tool_call)
+                elif kind is StreamPartKind.REASONING_DELTA:
+                    pass  # for the reader only: the complete block follows as a reasoning part
+                elif kind is StreamPartKind.REASONING or kind is StreamPartKind.TOOL_CALL:
+                    content.close_text(blocks, texts)
+                    if part.tool_call is not None:
+                        calls.append(part.tool_call)
+                        content.parts.append(tool_call_part(part.tool_call))
+                    else:
+                        assert part.reasoning is not None
+                        content.reasoning.append(part.reasoning)
+                        content.parts.append(reasoning_part(part.reasoning))
                 elif kind is StreamPartKind.STEP_FINISH:
                     forwarded[0] = True
-                    return self._finish_step([*blocks, *texts], calls, part, release)
+                    content.close_text(blocks, texts)
+                    return self._finish_step(content, calls, part, release)
                 else:
                     raise ModelError(
                         ErrorClass.UPSTREAM,
-                        message=f"the model emitted a {kind.value!r} part; models emit only "
-                        "text-delta, tool-call and step-finish parts",
+                        message=f"the model emitted a {kind.value!r} part; models emit only text-delta, "
+                        "reasoning-delta, reasoning, tool-call and step-finish parts",
                     )
                 forwarded[0] = True
                 # send() is False once the reader closed or a cancel ended the run
@@ -326,7 +373,7 @@ class _Loop:
 
     def _finish_step(
         self,
-        texts: list[str],
+        content: _Content,
         calls: list[ToolCall],
         finish: StreamPart,
         release: Callable[[], object],
@@ -340,7 +387,7 @@ class _Loop:
             )
         if calls and reason is FinishReason.STOP:
             finish = StreamPart.step_finish(FinishReason.TOOL_CALLS, finish.usage)
-        return _Step("".join(texts), calls, finish, release)
+        return _Step("".join(content.texts), content.parts, calls, tuple(content.reasoning), finish, release)
 
     def _run_tools(self, calls: list[ToolCall]) -> list[ToolResult]:
         """Run the step's calls one after another on this thread, or

@@ -15,14 +15,13 @@ import attrs
 from agentcore._headers import header_dict
 from agentcore.errors import ConfigError
 from agentcore.model import Model
+from agentcore.settings import ModelSettings
 from agentcore.stream import DEFAULT_RUN_QUEUE_SIZE
 from agentcore.tools import Tool, ToolSet
 from agentcore.types import Message, Usage, headers_repr
 
 DEFAULT_STEP_LIMIT = 20
 """Model steps per run when ``LoopOptions.step_limit`` is 0."""
-
-
 
 
 def _tool_set(value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None) -> ToolSet:
@@ -103,6 +102,8 @@ class LoopOptions:
         parallel_tools: run a step's tool calls concurrently in threads.
         queue_size: parts that may wait between the worker and the reader
             (:data:`DEFAULT_RUN_QUEUE_SIZE`); a full queue pauses the worker.
+        settings: this run's :class:`ModelSettings`; each field that is set
+            overrides the model's own (``AnthropicModel(settings=...)``).
 
     Raises:
         ConfigError: a value is out of range or of the wrong type.
@@ -122,6 +123,9 @@ class LoopOptions:
     retry_after_limit: float | None = attrs.field(default=None, validator=attrs.validators.optional(_seconds))
     parallel_tools: bool = attrs.field(default=False, validator=_of_type(bool, "True or False"))
     queue_size: int = attrs.field(default=DEFAULT_RUN_QUEUE_SIZE, validator=_count(1))
+    settings: ModelSettings | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_of_type(ModelSettings, "a ModelSettings or None"))
+    )
 
     @model.validator
     def _check_model(self, _attribute: Any, value: object) -> None:

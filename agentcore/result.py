@@ -19,7 +19,16 @@ import attrs
 
 from agentcore.errors import Canceled, RunError
 from agentcore.stream import StreamReader, _Channel
-from agentcore.types import FinishReason, Message, StreamPart, StreamPartKind, ToolCall, ToolResult, Usage
+from agentcore.types import (
+    FinishReason,
+    Message,
+    Reasoning,
+    StreamPart,
+    StreamPartKind,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 
 _log = logging.getLogger("agentcore")
 
@@ -35,6 +44,8 @@ class StepResult:
         usage: the step's token usage.
         finish_reason: the step's finish reason as the model reported it, except
             that a step that carried tool calls is ``tool-calls`` (loop rule 3).
+        reasoning: the step's reasoning blocks, in the order the model
+            produced them (empty for a model that does not reason).
     """
 
     text: str
@@ -42,6 +53,13 @@ class StepResult:
     tool_results: tuple[ToolResult, ...]
     usage: Usage
     finish_reason: FinishReason
+    reasoning: tuple[Reasoning, ...] = ()
+
+    @property
+    def reasoning_text(self) -> str:
+        """The step's visible reasoning: the blocks' texts joined by a blank
+        line ("" when the model did not reason or showed none)."""
+        return "\n\n".join(block.text for block in self.reasoning if block.text)
 
 
 @attrs.frozen
@@ -62,6 +80,12 @@ class RunResult:
     usage: Usage
     finish_reason: FinishReason
     messages: tuple[Message, ...]
+
+    @property
+    def reasoning(self) -> tuple[str, ...]:
+        """The visible reasoning of each step, in step order (see
+        :attr:`StepResult.reasoning_text`)."""
+        return tuple(step.reasoning_text for step in self.steps)
 
 
 class _RunState:

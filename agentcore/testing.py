@@ -155,9 +155,7 @@ class TestModel:
 def _answer(request: Request) -> str:
     last = request.messages[-1] if request.messages else None
     if last is not None and last.role is Role.TOOL:
-        lines = [
-            f"{r.name} {'failed' if r.is_error else 'returned'}: {r.content}" for r in last.tool_results
-        ]
+        lines = [f"{r.name} {'failed' if r.is_error else 'returned'}: {r.content}" for r in last.tool_results]
         return "Here is what the tools said. " + " ".join(lines)
     said = last.text if last is not None else ""
     return f"(TestModel, offline) You said: {said}" if said else "(TestModel, offline) Hello."

@@ -14,15 +14,19 @@ import enum
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
+
+if TYPE_CHECKING:
+    from agentcore.settings import ModelSettings
 
 
 class ContentPartKind(str, enum.Enum):
     """Discriminates the variants of :class:`ContentPart`."""
 
     TEXT = "text"
+    REASONING = "reasoning"
     TOOL_CALL = "tool-call"
     TOOL_RESULT = "tool-result"
 
@@ -49,10 +53,12 @@ class FinishReason(str, enum.Enum):
 
 class StreamPartKind(str, enum.Enum):
     """Discriminates the variants of :class:`StreamPart`. Adapters emit
-    ``TEXT_DELTA``, ``TOOL_CALL`` and ``STEP_FINISH``; the loop adds
-    ``TOOL_RESULT``, ``FINISH`` and ``ERROR``."""
+    ``TEXT_DELTA``, ``REASONING_DELTA``, ``REASONING``, ``TOOL_CALL`` and
+    ``STEP_FINISH``; the loop adds ``TOOL_RESULT``, ``FINISH`` and ``ERROR``."""
 
     TEXT_DELTA = "text-delta"
+    REASONING_DELTA = "reasoning-delta"
+    REASONING = "reasoning"
     TOOL_CALL = "tool-call"
     TOOL_RESULT = "tool-result"
     STEP_FINISH = "step-finish"
@@ -108,6 +114,19 @@ class Usage:
         return cls(**{f: int(data.get(f, 0)) for f in ("input", "output", "cache_read", "cache_write")})
 
 
+def _text_or_empty(_instance: Any, attribute: attrs.Attribute[str], value: object) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{attribute.name} must be a str, got {type(value).__name__}")
+
+
+def _without_empty(fields: dict[str, Any], optional: Iterable[str]) -> dict[str, Any]:
+    """``fields`` without the ``optional`` keys whose value is ""."""
+    for name in optional:
+        if fields.get(name) == "":
+            del fields[name]
+    return fields
+
+
 def _json_text(_instance: Any, attribute: attrs.Attribute[str], value: str) -> None:
     if not isinstance(value, str):
         raise TypeError(f"{attribute.name} must be JSON text (str), got {type(value).__name__}")
@@ -122,20 +141,91 @@ class ToolCall:
         name: the tool's name.
         input: the call's arguments as raw JSON text, exactly as the model
             sent them (it may be malformed; the loop checks before running).
+        provider_data: JSON text of the provider's opaque per-call data that
+            must go back with the call, byte for byte (Gemini's
+            ``extra_content.google.thought_signature``, a Responses ``fc_``
+            item id); "" when there is none. Only the adapter that wrote it
+            reads it.
+        origin: the service that produced ``provider_data`` (see
+            :attr:`Reasoning.origin`); an adapter sends the data back only to
+            the same origin.
     """
 
     id: str
     name: str
     input: str = attrs.field(default="{}", validator=_json_text)
+    provider_data: str = attrs.field(default="", validator=_text_or_empty)
+    origin: str = attrs.field(default="", validator=_text_or_empty)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return ``{"id", "name", "input"}`` (input stays JSON text)."""
-        return attrs.asdict(self)
+        """Return ``{"id", "name", "input"}`` (input stays JSON text), plus
+        ``provider_data`` and ``origin`` when they are set."""
+        return _without_empty(attrs.asdict(self), ("provider_data", "origin"))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolCall:
         """Inverse of :meth:`to_dict`."""
-        return cls(id=data["id"], name=data["name"], input=data.get("input", "{}"))
+        return cls(
+            id=data["id"],
+            name=data["name"],
+            input=data.get("input", "{}"),
+            provider_data=data.get("provider_data", ""),
+            origin=data.get("origin", ""),
+        )
+
+
+@attrs.frozen
+class Reasoning:
+    """One complete block of a model's reasoning, kept byte for byte.
+
+    A reasoning model's thinking must often go back to the provider exactly
+    as it came (signed or encrypted), before the tool calls it preceded; this
+    value holds everything needed for that, and the text people read. Which
+    fields an adapter fills depends on the wire format (``docs/reasoning.md``
+    has the table); all are JSON-safe text, so a history saved with
+    :meth:`Message.to_dict` sends the same bytes after a restart.
+
+    Attributes:
+        text: the visible reasoning (Anthropic ``thinking``, a Chat
+            Completions ``reasoning_content``, a Responses summary); "" when the
+            provider sent none (redacted or encrypted-only reasoning).
+        signature: the provider's signature over the text (Anthropic
+            ``signature``); "" when none.
+        data: opaque reasoning data as the provider sent it (Anthropic
+            ``redacted_thinking.data``, Responses ``encrypted_content``);
+            already base64 text on every wire format agentcore speaks.
+        id: the provider's item id (Responses ``rs_...``); "" when none.
+        format: the wire format that produced the block, as its adapter
+            names it (``"anthropic"``, ``"openai-chat"``, ...).
+        origin: the service that produced it (the API's host, with its port
+            when not the default); signed or encrypted reasoning is sent back
+            only to the same ``format`` and ``origin`` (``docs/reasoning.md``,
+            "Switching providers").
+        provider_data: JSON text of any other provider object that must go
+            back verbatim (OpenRouter's ``reasoning_details`` entries); "" when
+            none.
+    """
+
+    text: str = attrs.field(default="", validator=_text_or_empty)
+    signature: str = attrs.field(default="", validator=_text_or_empty)
+    data: str = attrs.field(default="", validator=_text_or_empty)
+    id: str = attrs.field(default="", validator=_text_or_empty)
+    format: str = attrs.field(default="", validator=_text_or_empty)
+    origin: str = attrs.field(default="", validator=_text_or_empty)
+    provider_data: str = attrs.field(default="", validator=_text_or_empty)
+
+    def to_dict(self) -> dict[str, str]:
+        """Return the fields that are set (``text`` always), as JSON-safe strings."""
+        return _without_empty(attrs.asdict(self), _REASONING_OPTIONAL)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Reasoning:
+        """Inverse of :meth:`to_dict`; missing fields are ""."""
+        return cls(**{name: data.get(name, "") for name in _REASONING_FIELDS})
+
+
+_REASONING_FIELDS = tuple(field.name for field in attrs.fields(Reasoning))
+_REASONING_OPTIONAL = _REASONING_FIELDS[1:]
 
 
 @attrs.frozen
@@ -212,37 +302,43 @@ def _text(_instance: Any, attribute: attrs.Attribute[str], value: object) -> Non
         raise TypeError(f"{attribute.name} must be a str, got {type(value).__name__}: {value!r}"[:200])
 
 
+_CONTENT_FIELD = {
+    ContentPartKind.TOOL_CALL: ("tool_call", ToolCall),
+    ContentPartKind.TOOL_RESULT: ("tool_result", ToolResult),
+    ContentPartKind.REASONING: ("reasoning", Reasoning),
+}
+
+
 def _content_matches_kind(instance: ContentPart, _attribute: Any, _value: Any) -> None:
     kind = instance.kind
-    has = {
-        ContentPartKind.TEXT: instance.tool_call is None and instance.tool_result is None,
-        ContentPartKind.TOOL_CALL: isinstance(instance.tool_call, ToolCall)
-        and instance.tool_result is None
-        and instance.text == "",
-        ContentPartKind.TOOL_RESULT: isinstance(instance.tool_result, ToolResult)
-        and instance.tool_call is None
-        and instance.text == "",
-    }
-    if not has[kind]:
+    name, wanted = _CONTENT_FIELD.get(kind, ("text", str))
+    fits = isinstance(getattr(instance, name), wanted) and all(
+        getattr(instance, other) is None for other, _ in _CONTENT_FIELD.values() if other != name
+    )
+    if not fits or (kind is not ContentPartKind.TEXT and instance.text != ""):
         raise ValueError(f"ContentPart fields do not match its kind {kind.value!r}")
 
 
 @attrs.frozen
 class ContentPart:
     """One element of a :class:`Message`'s content; ``kind`` selects which
-    field is meaningful (``text``, ``tool_call`` or ``tool_result``)."""
+    field is meaningful (``text``, ``reasoning``, ``tool_call`` or
+    ``tool_result``)."""
 
     kind: ContentPartKind = attrs.field(converter=ContentPartKind)
     text: str = attrs.field(default="", validator=_text)
     tool_call: ToolCall | None = None
-    tool_result: ToolResult | None = attrs.field(default=None, validator=_content_matches_kind)
+    tool_result: ToolResult | None = None
+    reasoning: Reasoning | None = attrs.field(default=None, validator=_content_matches_kind)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON form: ``{"kind": ..., and "text" | "tool_call" | "tool_result"}``."""
+        """Plain-JSON form: ``{"kind": ..., and "text" | "reasoning" | "tool_call" | "tool_result"}``."""
         if self.tool_call is not None:
             return {"kind": self.kind.value, "tool_call": self.tool_call.to_dict()}
         if self.tool_result is not None:
             return {"kind": self.kind.value, "tool_result": self.tool_result.to_dict()}
+        if self.reasoning is not None:
+            return {"kind": self.kind.value, "reasoning": self.reasoning.to_dict()}
         return {"kind": self.kind.value, "text": self.text}
 
     @classmethod
@@ -253,12 +349,19 @@ class ContentPart:
             return tool_call_part(ToolCall.from_dict(data["tool_call"]))
         if kind is ContentPartKind.TOOL_RESULT:
             return tool_result_part(ToolResult.from_dict(data["tool_result"]))
+        if kind is ContentPartKind.REASONING:
+            return reasoning_part(Reasoning.from_dict(data["reasoning"]))
         return text_part(data.get("text", ""))
 
 
 def text_part(text: str) -> ContentPart:
     """A ``text`` content part."""
     return ContentPart(kind=ContentPartKind.TEXT, text=text)
+
+
+def reasoning_part(reasoning: Reasoning) -> ContentPart:
+    """A ``reasoning`` content part."""
+    return ContentPart(kind=ContentPartKind.REASONING, reasoning=reasoning)
 
 
 def tool_call_part(call: ToolCall) -> ContentPart:
@@ -297,6 +400,11 @@ class Message:
     def text(self) -> str:
         """The message's text parts joined together."""
         return "".join(p.text for p in self.content if p.kind is ContentPartKind.TEXT)
+
+    @property
+    def reasoning(self) -> list[Reasoning]:
+        """The message's reasoning blocks, in order."""
+        return [p.reasoning for p in self.content if p.reasoning is not None]
 
     @property
     def tool_calls(self) -> list[ToolCall]:
@@ -346,6 +454,8 @@ class Request:
         tools: the tool definitions available this step.
         max_output_tokens: cap on generated tokens; 0 lets the adapter choose.
         headers: extra HTTP headers for this request (gateway attribution).
+        settings: this run's :class:`agentcore.ModelSettings`; they override
+            the adapter's own field by field. None for none.
     """
 
     system: str = attrs.field(default="", validator=_text)
@@ -353,10 +463,13 @@ class Request:
     tools: tuple[ToolDefinition, ...] = attrs.field(default=(), converter=_to_tuple)
     max_output_tokens: int = attrs.field(default=0, validator=_non_negative)
     headers: Mapping[str, str] = attrs.field(factory=dict, converter=_str_mapping, repr=headers_repr)
+    settings: ModelSettings | None = None
 
 
 _PART_FIELDS: dict[StreamPartKind, frozenset[str]] = {
     StreamPartKind.TEXT_DELTA: frozenset({"text"}),
+    StreamPartKind.REASONING_DELTA: frozenset({"text"}),
+    StreamPartKind.REASONING: frozenset({"reasoning"}),
     StreamPartKind.TOOL_CALL: frozenset({"tool_call"}),
     StreamPartKind.TOOL_RESULT: frozenset({"tool_result"}),
     StreamPartKind.STEP_FINISH: frozenset({"usage", "finish_reason"}),
@@ -374,6 +487,7 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
         kind is StreamPartKind.TEXT_DELTA
         and part.tool_call is None
         and part.tool_result is None
+        and part.reasoning is None
         and part.usage is _EMPTY_USAGE
         and part.total_usage is _EMPTY_USAGE
         and part.finish_reason is None
@@ -387,6 +501,7 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
             ("text", part.text == ""),
             ("tool_call", part.tool_call is None),
             ("tool_result", part.tool_result is None),
+            ("reasoning", part.reasoning is None),
             ("usage", part.usage == _EMPTY_USAGE),
             ("total_usage", part.total_usage == _EMPTY_USAGE),
             ("finish_reason", part.finish_reason is None),
@@ -401,6 +516,8 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
         raise ValueError("a 'tool-call' StreamPart needs tool_call")
     if kind is StreamPartKind.TOOL_RESULT and not isinstance(part.tool_result, ToolResult):
         raise ValueError("a 'tool-result' StreamPart needs tool_result")
+    if kind is StreamPartKind.REASONING and not isinstance(part.reasoning, Reasoning):
+        raise ValueError("a 'reasoning' StreamPart needs reasoning")
     if kind in (StreamPartKind.STEP_FINISH, StreamPartKind.FINISH) and part.finish_reason is None:
         raise ValueError(f"a {kind.value!r} StreamPart needs finish_reason")
     if kind is StreamPartKind.ERROR:
@@ -421,25 +538,31 @@ _new = object.__new__
 class StreamPart:
     """One event of a model or loop stream; ``kind`` selects the meaningful fields:
 
-    ============  =================================
-    kind          fields
-    ============  =================================
-    text-delta    text
-    tool-call     tool_call
-    tool-result   tool_result
-    step-finish   usage, finish_reason
-    finish        finish_reason, total_usage
-    error         err, finish_reason, total_usage
-    ============  =================================
+    ===============  =================================
+    kind             fields
+    ===============  =================================
+    text-delta       text
+    reasoning-delta  text (a fragment of reasoning, for display)
+    reasoning        reasoning (one complete block)
+    tool-call        tool_call
+    tool-result      tool_result
+    step-finish      usage, finish_reason
+    finish           finish_reason, total_usage
+    error            err, finish_reason, total_usage
+    ===============  =================================
 
     Any other field set is a ``ValueError``. ``finish`` and ``error`` are
-    terminal: every run ends with exactly one of them.
+    terminal: every run ends with exactly one of them. A model streams a
+    reasoning block as ``reasoning-delta`` parts (what a UI shows while the
+    model thinks) and then one ``reasoning`` part holding the whole block
+    (what goes into the history); a reader that wants only text ignores both.
     """
 
     kind: StreamPartKind = attrs.field(converter=StreamPartKind)
     text: str = ""
     tool_call: ToolCall | None = None
     tool_result: ToolResult | None = None
+    reasoning: Reasoning | None = None
     usage: Usage = _EMPTY_USAGE
     total_usage: Usage = _EMPTY_USAGE
     finish_reason: FinishReason | None = attrs.field(default=None, converter=_optional_reason)
@@ -459,6 +582,16 @@ class StreamPart:
         fields.update(_TEXT_DELTA_FIELDS)
         fields["text"] = text
         return part
+
+    @classmethod
+    def reasoning_delta(cls, text: str) -> StreamPart:
+        """A fragment of reasoning text, as it streams (for display only)."""
+        return cls(StreamPartKind.REASONING_DELTA, text=text)
+
+    @classmethod
+    def reasoning_part(cls, reasoning: Reasoning) -> StreamPart:
+        """One complete reasoning block, as it goes into the history."""
+        return cls(StreamPartKind.REASONING, reasoning=reasoning)
 
     @classmethod
     def tool_call_part(cls, call: ToolCall) -> StreamPart:

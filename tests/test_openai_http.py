@@ -538,7 +538,9 @@ def test_a_slow_reader_does_not_fire_the_idle_timeout(server: LocalServer) -> No
         actions += [delta, Pause(0.02)]
     actions.append(b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
     server.add(Reply(actions=actions))
-    options = LoopOptions(model=model_for(server, idle_timeout=0.2), messages=[user_message("hi")], queue_size=1)
+    options = LoopOptions(
+        model=model_for(server, idle_timeout=0.2), messages=[user_message("hi")], queue_size=1
+    )
     kinds = []
     with run(options) as reader:
         for part in reader:

@@ -67,6 +67,10 @@ EXTRA_NAMES = {
     "generate",
     "tool_call_part",
     "tool_result_part",
+    # The reasoning issue: reasoning blocks and per-run model settings.
+    "ModelSettings",
+    "Reasoning",
+    "reasoning_part",
 }
 
 

@@ -41,7 +41,15 @@ ERR = ModelError(ErrorClass.UPSTREAM, message="boom")
 @pytest.mark.parametrize(
     ("enum", "expected"),
     [
-        (ContentPartKind, {"TEXT": "text", "TOOL_CALL": "tool-call", "TOOL_RESULT": "tool-result"}),
+        (
+            ContentPartKind,
+            {
+                "TEXT": "text",
+                "REASONING": "reasoning",
+                "TOOL_CALL": "tool-call",
+                "TOOL_RESULT": "tool-result",
+            },
+        ),
         (Role, {"USER": "user", "ASSISTANT": "assistant", "TOOL": "tool"}),
         (
             FinishReason,
@@ -58,6 +66,8 @@ ERR = ModelError(ErrorClass.UPSTREAM, message="boom")
             StreamPartKind,
             {
                 "TEXT_DELTA": "text-delta",
+                "REASONING_DELTA": "reasoning-delta",
+                "REASONING": "reasoning",
                 "TOOL_CALL": "tool-call",
                 "TOOL_RESULT": "tool-result",
                 "STEP_FINISH": "step-finish",

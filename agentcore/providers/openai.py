@@ -43,6 +43,7 @@ from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.providers import _options, _sse
 from agentcore.providers._openai_stream import ChunkState
+from agentcore.settings import extra_body_dict
 from agentcore.types import Message, Request, Role, StreamPart, ToolCall, ToolDefinition, ToolResult
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -202,28 +203,6 @@ def request_headers(
 # --- the adapter -----------------------------------------------------------
 
 
-def _extra_body_dict(extra_body: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A copy of the ``extra_body`` option, once it is None or a mapping of
-    ``str`` keys that serializes as JSON (checked now, not at the first request)."""
-    if extra_body is None:
-        return {}
-    if not isinstance(extra_body, Mapping):
-        raise ConfigError(
-            f"extra_body must be a mapping of str keys to JSON values, got {type(extra_body).__name__}"
-        )
-    for key in extra_body:
-        if not isinstance(key, str):
-            raise ConfigError(
-                f"extra_body must be a mapping of str keys to JSON values; the key {key!r} is not a str"
-            )
-    body = dict(extra_body)
-    try:
-        json.dumps(body, allow_nan=False)  # NaN and Infinity are not JSON
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"extra_body must be JSON-serializable: {exc}") from None
-    return body
-
-
 class OpenAIChatModel:
     """A :class:`agentcore.Model` over the OpenAI Chat Completions streaming API.
 
@@ -279,7 +258,7 @@ class OpenAIChatModel:
             )
         self._timeout, self._idle_timeout = _options.timeouts(timeout, idle_timeout)
         self._headers = _options.header_dict(headers)
-        self._extra_body = _extra_body_dict(extra_body)
+        self._extra_body = extra_body_dict(extra_body)
         self._model = model
         if api_key is not None and not isinstance(api_key, str):
             raise ConfigError(f"api_key must be a str or None, got {type(api_key).__name__}")

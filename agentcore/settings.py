@@ -1,0 +1,187 @@
+"""``ModelSettings``: the provider-neutral sampling, tool and reasoning settings.
+
+One value type, given to an adapter (``settings=``, its defaults for every
+request) and to a run (``LoopOptions(settings=...)``, which override the
+adapter's field by field). Each adapter maps the fields onto its API and
+raises :class:`ConfigError` naming a field its API does not support, before
+any HTTP call: nothing is dropped silently. ``extra_body`` carries whatever
+has no field here, merged into the request body last.
+
+Every field defaults to None, "not set": the adapter sends nothing for it
+and the provider's default applies.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from agentcore.errors import ConfigError
+
+TOOL_CHOICES = ("auto", "none", "required")
+"""The ``tool_choice`` values that are not a tool name."""
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+"""The ``reasoning_effort`` values; each adapter says which its API takes."""
+
+
+def extra_body_dict(extra_body: Mapping[str, Any] | None, option: str = "extra_body") -> dict[str, Any]:
+    """A copy of an ``extra_body`` option, once it is None or a mapping of
+    ``str`` keys that serializes as JSON (checked now, not at the first request).
+
+    Raises:
+        ConfigError: naming ``option``, for any other value.
+    """
+    if extra_body is None:
+        return {}
+    if not isinstance(extra_body, Mapping):
+        raise ConfigError(
+            f"{option} must be a mapping of str keys to JSON values, got {type(extra_body).__name__}"
+        )
+    for key in extra_body:
+        if not isinstance(key, str):
+            raise ConfigError(
+                f"{option} must be a mapping of str keys to JSON values; the key {key!r} is not a str"
+            )
+    body = dict(extra_body)
+    try:
+        json.dumps(body, allow_nan=False)  # NaN and Infinity are not JSON
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{option} must be JSON-serializable: {exc}") from None
+    return body
+
+
+def _number(low: float, high: float) -> Any:
+    def check(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ConfigError(f"ModelSettings.{attribute.name} must be a number, got {value!r}")
+        if not low <= value <= high:
+            raise ConfigError(
+                f"ModelSettings.{attribute.name} must be between {low} and {high}, got {value!r}"
+            )
+
+    return check
+
+
+def _int(minimum: int) -> Any:
+    def check(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise ConfigError(f"ModelSettings.{attribute.name} must be an int >= {minimum}, got {value!r}")
+
+    return check
+
+
+def _stop_sequences(value: object) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise ConfigError(
+            f"ModelSettings.stop_sequences must be a list of str, got {type(value).__name__}"
+            + (" (wrap it: [...])" if isinstance(value, str) else "")
+        )
+    for item in value:
+        if not isinstance(item, str) or not item:
+            raise ConfigError(f"ModelSettings.stop_sequences must hold non-empty str, got {item!r}")
+    return tuple(value)
+
+
+def _tool_choice(_instance: Any, _attribute: Any, value: object) -> None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ConfigError(
+            f"ModelSettings.tool_choice must be 'auto', 'none', 'required' or a tool name, got {value!r}"
+        )
+
+
+def _effort(_instance: Any, _attribute: Any, value: object) -> None:
+    if value is not None and value not in REASONING_EFFORTS:
+        raise ConfigError(
+            f"ModelSettings.reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, got {value!r}"
+        )
+
+
+def _optional_bool(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and not isinstance(value, bool):
+        raise ConfigError(f"ModelSettings.{attribute.name} must be True, False or None, got {value!r}")
+
+
+def _extra_body(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    return None if value is None else extra_body_dict(value, "ModelSettings.extra_body")
+
+
+@attrs.frozen
+class ModelSettings:
+    """Provider-neutral model settings; None means "not set" for every field.
+
+    Attributes:
+        temperature: sampling temperature, 0 to 2 (Anthropic accepts 0 to 1).
+        top_p: nucleus sampling mass, 0 to 1.
+        stop_sequences: strings that end generation when produced.
+        seed: a sampling seed, for providers that offer best-effort determinism.
+        tool_choice: ``"auto"`` (the model decides), ``"none"`` (no tool
+            calls), ``"required"`` (at least one call) or a tool's name (a
+            call to that tool).
+        parallel_tool_calls: whether the model may make several calls in one
+            step (False: at most one).
+        reasoning_effort: how hard a reasoning model thinks: one of
+            :data:`REASONING_EFFORTS`; each adapter documents which it accepts.
+        thinking: turn the model's reasoning on (True) or off (False).
+        thinking_budget: the most tokens the model may spend reasoning in one
+            step, with ``thinking=True`` (Anthropic's ``budget_tokens``).
+        extra_body: fields merged into the request body last (they win), for
+            what has no field here.
+
+    Raises:
+        ConfigError: a value of the wrong type or out of range, naming the field.
+    """
+
+    temperature: float | None = attrs.field(default=None, validator=_number(0.0, 2.0))
+    top_p: float | None = attrs.field(default=None, validator=_number(0.0, 1.0))
+    stop_sequences: tuple[str, ...] | None = attrs.field(default=None, converter=_stop_sequences)
+    seed: int | None = attrs.field(default=None, validator=_int(-(2**63)))
+    tool_choice: str | None = attrs.field(default=None, validator=_tool_choice)
+    parallel_tool_calls: bool | None = attrs.field(default=None, validator=_optional_bool)
+    reasoning_effort: str | None = attrs.field(default=None, validator=_effort)
+    thinking: bool | None = attrs.field(default=None, validator=_optional_bool)
+    thinking_budget: int | None = attrs.field(default=None, validator=_int(1))
+    extra_body: Mapping[str, Any] | None = attrs.field(default=None, converter=_extra_body)
+
+    def merged(self, override: ModelSettings | None) -> ModelSettings:
+        """These settings with every field that ``override`` sets replacing
+        this one's; ``extra_body`` mappings are merged key by key (the
+        override's keys win)."""
+        if override is None:
+            return self
+        changes: dict[str, Any] = {
+            field.name: getattr(override, field.name)
+            for field in attrs.fields(ModelSettings)
+            if getattr(override, field.name) is not None
+        }
+        if self.extra_body and override.extra_body:
+            changes["extra_body"] = {**self.extra_body, **override.extra_body}
+        return attrs.evolve(self, **changes) if changes else self
+
+    def set_fields(self) -> list[str]:
+        """The names of the fields that are set (not None), in declaration order."""
+        return [field.name for field in attrs.fields(ModelSettings) if getattr(self, field.name) is not None]
+
+
+def unsupported(settings: ModelSettings, supported: set[str], api: str) -> None:
+    """Raise :class:`ConfigError` for the first set field not in ``supported``.
+
+    Args:
+        settings: the merged settings of one request.
+        supported: the field names the adapter maps.
+        api: the API's name for the message (``"the Anthropic Messages API"``).
+    """
+    for name in settings.set_fields():
+        if name not in supported:
+            raise ConfigError(
+                f"ModelSettings.{name} is not supported by {api}; leave it unset or use extra_body"
+            )
