@@ -64,3 +64,16 @@ def timeouts(
         return (connect, read), None
     idle = positive_seconds("idle_timeout", idle_timeout)
     return (connect, min(read, idle)), idle
+
+
+def origin(base_url: str) -> str:
+    """The service a base URL names, as :attr:`agentcore.Reasoning.origin`
+    records it: the host in lower case, with the port when it is not the
+    scheme's default (``"api.anthropic.com"``, ``"127.0.0.1:8080"``).
+    Signed or encrypted reasoning goes back only to the same origin."""
+    parts = urllib.parse.urlsplit(base_url)
+    host = (parts.hostname or "").lower()
+    port = parts.port
+    if port is None or port == {"http": 80, "https": 443}.get(parts.scheme):
+        return host
+    return f"{host}:{port}"
