@@ -1,0 +1,73 @@
+"""The history check every adapter makes before it spends a request.
+
+Both APIs refuse a history whose tool calls and results do not pair up (the
+Anthropic Messages API: every ``tool_use`` block needs a ``tool_result`` in
+the next user turn, https://docs.anthropic.com/en/docs/build-with-claude/tool-use;
+Chat Completions: an assistant message with ``tool_calls`` must be followed
+by a ``tool`` message for each ``tool_call_id``,
+https://platform.openai.com/docs/guides/function-calling), and neither has a
+place for reasoning outside an assistant turn. A history built by the loop
+always passes; one written or edited by hand may not, and the provider's 400
+would come after a network round trip and with a less precise message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agentcore.errors import ConfigError
+from agentcore.types import Message, Role
+
+
+def check_history(messages: Sequence[Message]) -> None:
+    """Raise :class:`ConfigError` for a history the providers refuse.
+
+    The rules (message indexes count from 0 in ``messages``):
+
+    * every tool call of an assistant message has exactly one result in the
+      messages after it and before the next assistant message;
+    * every tool result answers a call of the closest assistant message
+      before it;
+    * tool call ids are unique within an assistant message;
+    * reasoning parts appear only in assistant messages.
+
+    Raises:
+        ConfigError: naming the message index, the call id and the rule.
+    """
+    pending: dict[str, int] = {}
+    """Call id -> index of the assistant message whose call awaits a result."""
+    answered: set[str] = set()
+    for index, message in enumerate(messages):
+        if message.role is Role.ASSISTANT:
+            _no_missing_results(pending, index)
+            pending, answered = {}, set()
+            for call in message.tool_calls:
+                if call.id in pending:
+                    raise ConfigError(f"messages[{index}] has two tool calls with the id {call.id!r}")
+                pending[call.id] = index
+            continue
+        if message.reasoning:
+            raise ConfigError(
+                f"messages[{index}] is a {message.role.value} message with a reasoning part; "
+                "reasoning belongs in assistant messages only"
+            )
+        for result in message.tool_results:
+            call_id = result.tool_call_id
+            if call_id in answered:
+                raise ConfigError(f"messages[{index}] holds a second result for the tool call {call_id!r}")
+            if call_id not in pending:
+                raise ConfigError(
+                    f"messages[{index}] holds a result for the tool call {call_id!r}, which the "
+                    "assistant message before it did not make"
+                )
+            del pending[call_id]
+            answered.add(call_id)
+    _no_missing_results(pending, len(messages))
+
+
+def _no_missing_results(pending: dict[str, int], before: int) -> None:
+    for call_id, index in pending.items():
+        raise ConfigError(
+            f"messages[{index}] has the tool call {call_id!r} without a result in the messages "
+            f"after it (up to messages[{before - 1}]); add its tool result or remove the call"
+        )
