@@ -6,22 +6,32 @@ closes the iterator when it is done with it.
 
 Implementations MUST:
 
-1. Emit ``text-delta`` and ``tool-call`` parts as the provider streams them,
-   then exactly one ``step-finish`` part carrying the step's :class:`Usage`
-   and :class:`FinishReason` (``stop``, ``tool-calls`` or ``length``), and
-   nothing after it. A ``tool-call`` part carries a whole call: id, name and
-   the complete argument text (``"{}"`` for a call without arguments).
+1. Emit ``text-delta``, ``reasoning-delta``, ``reasoning`` and ``tool-call``
+   parts as the provider streams them, then exactly one ``step-finish`` part
+   carrying the step's :class:`Usage` and :class:`FinishReason` (``stop``,
+   ``tool-calls`` or ``length``), and nothing after it. A ``tool-call`` part
+   carries a whole call: id, name and the complete argument text (``"{}"``
+   for a call without arguments). A ``reasoning`` part carries one whole
+   reasoning block with everything the provider needs back byte for byte;
+   it comes where the block ended, so that the loop, which keeps parts in the
+   order they arrive, stores it before the tool calls it preceded.
+   ``reasoning-delta`` parts are for display only.
 2. Raise :class:`agentcore.ModelError` for every failure, with the right
    :class:`agentcore.ErrorClass` and ``retry_after`` in seconds; no other
    exception type may escape (a foreign exception is a bug). A stream that
    ends before the provider said why it stopped is a ``TRANSIENT`` failure.
+   The one exception: a request the provider would refuse (a history whose
+   tool calls and results do not pair up, a setting its API does not
+   support) is a :class:`agentcore.ConfigError`, raised before any HTTP call.
 3. Watch ``ctx``: once it is cancelled, stop promptly and raise ``ctx.err``
    (an :class:`agentcore.Canceled`). An HTTP adapter registers a callback with
    ``ctx.add_callback`` that shuts its socket down, so a blocked read returns.
 4. Release everything (the HTTP response, its connection) when the iterator
    is closed early, i.e. make ``stream`` a generator with ``try/finally``.
 5. Never read the environment or global state: everything (API key, base
-   URL, timeouts, session) is given at construction.
+   URL, timeouts, session, default :class:`agentcore.ModelSettings`) is
+   given at construction; ``request.settings`` (the run's settings) override
+   the adapter's field by field.
 6. Be safe for concurrent use: one instance may serve many runs at once, each
    on its own thread, with one stream in flight per run. Keep per-step state
    local to the ``stream`` call; a shared ``requests.Session`` is fine.
