@@ -76,6 +76,12 @@ Decisions:
   :class:`~agentcore.ModelError`, ``error_class`` (the :class:`ErrorClass`
   member's name in lower case, e.g. ``"rate_limited"``), ``status`` (the HTTP
   status) and ``retry_after`` (seconds); each is ``null`` when there is none.
+* Reasoning is forwarded like every other part: ``reasoning-delta`` events
+  as the model thinks (what a page shows, folded), then one ``reasoning``
+  event with the whole block as the history stores it (signature and
+  encrypted data included: they are opaque to the browser, and a client
+  that keeps the conversation needs them to send it back). A page that does
+  not show reasoning ignores both kinds.
 * The message is ``str(err)``: adapters keep API keys out of their errors
   (they redact a key a server echoes), and nothing else is sent, neither the
   cause chain nor a traceback.
@@ -140,21 +146,29 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
     """The JSON form of a stream part: ``kind`` (its string value) and the
     fields that kind carries.
 
-    ==============  ==================================================
-    kind            keys besides ``kind``
-    ==============  ==================================================
-    ``text-delta``  ``text``
-    ``tool-call``   ``tool_call``: ``{"id", "name", "input"}`` (input is JSON text)
-    ``tool-result`` ``tool_result``: ``{"tool_call_id", "name", "content", "is_error"}``
-    ``step-finish`` ``finish_reason``, ``usage``
-    ``finish``      ``finish_reason``, ``total_usage``
-    ``error``       ``finish_reason`` (``error`` or ``canceled``), ``total_usage``,
-                    ``err``, ``error_type``, ``error_class``, ``status``, ``retry_after``
-    ==============  ==================================================
+    ===================  ==================================================
+    kind                 keys besides ``kind``
+    ===================  ==================================================
+    ``text-delta``       ``text``
+    ``reasoning-delta``  ``text`` (a fragment of the model's reasoning, to show)
+    ``reasoning``        ``reasoning``: the whole block, :meth:`Reasoning.to_dict`
+                         (``text`` always; ``signature``, ``data``, ``id``,
+                         ``format``, ``origin``, ``provider_data`` when set)
+    ``tool-call``        ``tool_call``: ``{"id", "name", "input"}`` (input is JSON
+                         text), plus ``provider_data`` and ``origin`` when set
+    ``tool-result``      ``tool_result``: ``{"tool_call_id", "name", "content", "is_error"}``
+    ``step-finish``      ``finish_reason``, ``usage``
+    ``finish``           ``finish_reason``, ``total_usage``
+    ``error``            ``finish_reason`` (``error`` or ``canceled``), ``total_usage``,
+                         ``err``, ``error_type``, ``error_class``, ``status``, ``retry_after``
+    ===================  ==================================================
 
     Usage objects are ``{"input", "output", "cache_read", "cache_write"}``
     token counts (see :class:`~agentcore.Usage`); the error fields are
-    :func:`error_to_dict` of the part's ``err``.
+    :func:`error_to_dict` of the part's ``err``. A ``reasoning`` or
+    ``tool_call`` object is the form :meth:`Message.to_dict` stores in a
+    history, so ``Reasoning.from_dict`` / ``ToolCall.from_dict`` rebuild the
+    value exactly.
 
     Args:
         part: any stream part.
@@ -164,8 +178,11 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
     """
     kind = part.kind
     data: dict[str, Any] = {"kind": kind.value}
-    if kind is StreamPartKind.TEXT_DELTA:
+    if kind is StreamPartKind.TEXT_DELTA or kind is StreamPartKind.REASONING_DELTA:
         data["text"] = part.text
+    elif kind is StreamPartKind.REASONING:
+        assert part.reasoning is not None
+        data["reasoning"] = part.reasoning.to_dict()
     elif kind is StreamPartKind.TOOL_CALL:
         assert part.tool_call is not None
         data["tool_call"] = part.tool_call.to_dict()

@@ -22,6 +22,7 @@ from agentcore import (
     FinishReason,
     LoopOptions,
     ModelError,
+    Reasoning,
     RunError,
     StreamPart,
     ToolCall,
@@ -293,6 +294,36 @@ def test_content_type_and_headers() -> None:
                 "tool_result": {"tool_call_id": "c1", "name": "add", "content": "boom", "is_error": True},
             },
         ),
+        (StreamPart.reasoning_delta("Hmm, "), {"kind": "reasoning-delta", "text": "Hmm, "}),
+        (
+            StreamPart.reasoning_part(Reasoning(text="Hmm, 2 + 3.", signature="c2ln", format="anthropic")),
+            {
+                "kind": "reasoning",
+                "reasoning": {"text": "Hmm, 2 + 3.", "signature": "c2ln", "format": "anthropic"},
+            },
+        ),
+        (
+            StreamPart.reasoning_part(Reasoning(data="ZW5j", id="rs_1", provider_data='[{"type": "x"}]')),
+            {
+                "kind": "reasoning",
+                "reasoning": {"text": "", "data": "ZW5j", "id": "rs_1", "provider_data": '[{"type": "x"}]'},
+            },
+        ),
+        (
+            StreamPart.tool_call_part(
+                ToolCall("c1", "add", "{}", provider_data='{"sig": "x"}', origin="h:1")
+            ),
+            {
+                "kind": "tool-call",
+                "tool_call": {
+                    "id": "c1",
+                    "name": "add",
+                    "input": "{}",
+                    "provider_data": '{"sig": "x"}',
+                    "origin": "h:1",
+                },
+            },
+        ),
         (
             StreamPart.step_finish(FinishReason.LENGTH, Usage(1, 2, 3, 4)),
             {
@@ -327,6 +358,36 @@ def test_content_type_and_headers() -> None:
 def test_part_to_dict(part: StreamPart, expected: dict[str, Any]) -> None:
     assert part_to_dict(part) == expected
     assert json.loads(json.dumps(part_to_dict(part))) == expected  # plain JSON values only
+
+
+def test_reasoning_parts_become_events_in_order_and_the_block_rebuilds_exactly() -> None:
+    block = Reasoning(
+        text="2 + 3 is 5.", signature="c2lnbmF0dXJl", format="anthropic", origin="api.anthropic.com"
+    )
+    model = ScriptedModel(
+        [
+            [
+                StreamPart.reasoning_delta("2 + 3 "),
+                StreamPart.reasoning_delta("is 5."),
+                StreamPart.reasoning_part(block),
+                StreamPart.text_delta("5"),
+                StreamPart.step_finish(FinishReason.STOP, Usage(input=9, output=4)),
+            ]
+        ]
+    )
+    reader = run(LoopOptions(model=model, messages=[user_message("2+3?")]))
+    events = [json.loads(event.removeprefix(b"data: ")) for event in sse_stream(reader)]
+    assert [event["kind"] for event in events] == [
+        "reasoning-delta",
+        "reasoning-delta",
+        "reasoning",
+        "text-delta",
+        "step-finish",
+        "finish",
+    ]
+    assert events[0] == {"kind": "reasoning-delta", "text": "2 + 3 "}
+    assert Reasoning.from_dict(events[2]["reasoning"]) == block
+    assert reader.result().messages[-1].reasoning == [block]
 
 
 def test_a_model_error_carries_its_class_retry_after_and_status() -> None:
