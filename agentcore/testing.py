@@ -1,13 +1,15 @@
 """Test doubles that need no network, and a conformance check for any ``Model``.
 
 * :class:`ScriptedModel` answers call N with ``steps[N]`` (DESIGN.md):
-  an iterable of :class:`StreamPart` (an exception instance inside it is
+  an iterable of :class:`StreamPart` of any kind a model emits, reasoning
+  parts included, replayed as given (an exception instance inside it is
   raised at that point), an exception instance to raise, or a callable taking
   the :class:`Request` (and, if it accepts two arguments, the context) and
   returning such an iterable. It records every request in ``.requests``.
 * :class:`TestModel` plays a model offline: it calls every offered tool once
   with arguments generated from the tool's JSON Schema, then answers with
-  text built from the tool results, reporting plausible usage.
+  text built from the tool results, reporting plausible usage; with
+  ``reasoning=True`` it first reasons one sentence per step.
 * :func:`check_model` runs a model against the ``Model`` MUST rules.
 """
 
@@ -24,6 +26,7 @@ from agentcore.errors import Canceled, ModelError
 from agentcore.tools import _takes_two
 from agentcore.types import (
     FinishReason,
+    Reasoning,
     Request,
     Role,
     StreamPart,
@@ -115,26 +118,46 @@ class TestModel:
     user message), streamed word by word, finish reason ``stop``. Usage
     counts about four characters a token.
     Stateless, so one instance may serve concurrent runs.
+
+    Args:
+        model_id: what :attr:`model_id` reports.
+        reasoning: think before each step, as a reasoning model does: one
+            short sentence saying what the step will do, streamed word by word
+            as ``reasoning-delta`` parts, then one ``reasoning`` part holding
+            it (``Reasoning(text=..., format="test")``), before the step's tool
+            calls or text. A request whose settings turn thinking off
+            (``ModelSettings(thinking=False)`` or ``reasoning_effort="none"``)
+            gets no reasoning. Its tokens count as output.
     """
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, *, model_id: str = "test-model") -> None:
+    def __init__(self, *, model_id: str = "test-model", reasoning: bool = False) -> None:
         self._model_id = model_id
+        self._reasoning = reasoning
 
     @property
     def model_id(self) -> str:
         return self._model_id
 
     def __repr__(self) -> str:
-        return f"TestModel(model_id={self._model_id!r})"
+        reasoning = ", reasoning=True" if self._reasoning else ""
+        return f"TestModel(model_id={self._model_id!r}{reasoning})"
 
     def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
         ctx.check()
         prompt = json.dumps([m.to_dict() for m in request.messages]) + request.system
         usage_in = _tokens(prompt) + sum(_tokens(t.input_schema) for t in request.tools)
         last = request.messages[-1] if request.messages else None
-        if request.tools and (last is None or last.role is not Role.TOOL):
+        calling = bool(request.tools) and (last is None or last.role is not Role.TOOL)
+        thought = _thought(request, calling) if self._thinks(request) else ""
+        thinking = _tokens(thought) if thought else 0
+        if thought:
+            for piece in _words(thought):
+                ctx.check()
+                yield StreamPart.reasoning_delta(piece)
+            yield StreamPart.reasoning_part(Reasoning(text=thought, format="test"))
+        if calling:
             calls = [
                 ToolCall(id=f"call_{i + 1}", name=t.name, input=json.dumps(example_input(t)))
                 for i, t in enumerate(request.tools)
@@ -142,14 +165,40 @@ class TestModel:
             for call in calls:
                 ctx.check()
                 yield StreamPart.tool_call_part(call)
-            out = sum(_tokens(c.name + c.input) for c in calls)
+            out = thinking + sum(_tokens(c.name + c.input) for c in calls)
             yield StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=usage_in, output=out))
             return
         text = _answer(request)
-        for index, word in enumerate(text.split(" ")):
+        for piece in _words(text):
             ctx.check()
-            yield StreamPart.text_delta(word if index == 0 else " " + word)
-        yield StreamPart.step_finish(FinishReason.STOP, Usage(input=usage_in, output=_tokens(text)))
+            yield StreamPart.text_delta(piece)
+        yield StreamPart.step_finish(
+            FinishReason.STOP, Usage(input=usage_in, output=thinking + _tokens(text))
+        )
+
+    def _thinks(self, request: Request) -> bool:
+        settings = request.settings
+        off = settings is not None and (settings.thinking is False or settings.reasoning_effort == "none")
+        return self._reasoning and not off
+
+
+def _words(text: str) -> list[str]:
+    """``text`` in word-sized pieces (each after the first keeps its leading space)."""
+    words = text.split(" ")
+    return words[:1] + [" " + word for word in words[1:]]
+
+
+def _thought(request: Request, calling: bool) -> str:
+    """The one sentence :class:`TestModel` reasons before a step."""
+    if calling:
+        names = [t.name for t in request.tools]
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        each = "it once" if len(names) == 1 else "each of them once"
+        return f"I can use {listed}; I will call {each} and answer from the results."
+    last = request.messages[-1] if request.messages else None
+    if last is not None and last.role is Role.TOOL:
+        return "The tools have answered; I will report what they said."
+    return "No tool is needed; I will repeat the message."
 
 
 def _answer(request: Request) -> str:
@@ -243,10 +292,15 @@ def check_model(model: Any, request: Request | None = None) -> None:
     Runs one step of ``request`` (default: a one-line user message) and checks
     that it yields only :class:`StreamPart` objects, exactly one
     ``step-finish`` as the last part with a step reason (stop, tool-calls or
-    length), only ``text-delta`` / ``tool-call`` before it, whole tool calls
-    with JSON-object arguments and a name; that nothing but ``ModelError`` or
-    ``Canceled`` escapes; that closing the stream after its first part works;
-    and that a cancelled context stops it with ``Canceled``.
+    length), only ``text-delta``, ``reasoning-delta``, ``reasoning`` and
+    ``tool-call`` parts before it; whole tool calls with an id, a name and
+    JSON-object arguments; ``reasoning`` parts that carry a non-empty
+    :class:`Reasoning`; ``provider_data`` (of a reasoning block or a tool call)
+    that is JSON text when set; no ``reasoning-delta`` after the step's last
+    ``reasoning`` part (streamed reasoning must reach the history as a block);
+    that nothing but ``ModelError`` or ``Canceled`` escapes; that closing the
+    stream after its first part works; and that a cancelled context stops it
+    with ``Canceled``.
 
     It calls ``model.stream`` three times (a whole step, a step closed after
     its first part, a cancelled context): a :class:`ScriptedModel` needs three
@@ -308,9 +362,16 @@ def _check_parts(parts: list[Any]) -> list[str]:
         problems.append(f"{len(finishes)} step-finish parts; exactly one, last, is required")
     elif finishes[0].finish_reason not in (FinishReason.STOP, FinishReason.TOOL_CALLS, FinishReason.LENGTH):
         problems.append(f"step-finish reason {finishes[0].finish_reason} is not a step reason")
+    unfinished = False  # reasoning-delta parts not yet followed by a reasoning part
     for part in parts[:-1]:
-        if part.kind not in (StreamPartKind.TEXT_DELTA, StreamPartKind.TOOL_CALL):
-            problems.append(f"a model may not emit {part.kind.value!r} parts")
+        kind = part.kind
+        if kind not in _MODEL_KINDS:
+            problems.append(f"a model may not emit {kind.value!r} parts")
+        if kind is StreamPartKind.REASONING_DELTA:
+            unfinished = True
+        elif kind is StreamPartKind.REASONING:
+            unfinished = False
+            problems.extend(_check_reasoning(part.reasoning))
         if part.tool_call is not None:
             call = part.tool_call
             if not call.id or not call.name:
@@ -320,4 +381,37 @@ def _check_parts(parts: list[Any]) -> list[str]:
                     problems.append(f"tool call input is not a JSON object: {call.input!r}")
             except ValueError:
                 problems.append(f"tool call input is not JSON: {call.input!r}")
+            problems.extend(_check_provider_data("tool call", call.provider_data))
+    if unfinished:
+        problems.append(
+            "reasoning-delta parts after the last reasoning part (that reasoning never reaches the history)"
+        )
     return problems
+
+
+_MODEL_KINDS = (
+    StreamPartKind.TEXT_DELTA,
+    StreamPartKind.REASONING_DELTA,
+    StreamPartKind.REASONING,
+    StreamPartKind.TOOL_CALL,
+)
+"""The part kinds a model emits before its ``step-finish``."""
+
+
+def _check_reasoning(reasoning: object) -> list[str]:
+    if not isinstance(reasoning, Reasoning):
+        return [f"a reasoning part carries {type(reasoning).__name__}, not a Reasoning"]
+    r = reasoning
+    if not (r.text or r.signature or r.data or r.id or r.provider_data):
+        return ["a reasoning part carries an empty Reasoning (no text, signature, data, id or provider_data)"]
+    return _check_provider_data("reasoning", reasoning.provider_data)
+
+
+def _check_provider_data(owner: str, data: str) -> list[str]:
+    if not data:
+        return []
+    try:
+        json.loads(data)
+    except ValueError:
+        return [f"{owner} provider_data is not JSON text: {data[:80]!r}"]
+    return []

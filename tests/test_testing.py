@@ -17,15 +17,21 @@ from agentcore import (
     LoopOptions,
     Message,
     ModelError,
+    ModelSettings,
+    Reasoning,
     Request,
     Role,
     StreamPart,
+    StreamPartKind,
+    ToolCall,
     ToolDefinition,
     ToolResult,
     Usage,
     generate,
+    reasoning_part,
     run,
     tool,
+    tool_call_part,
     tool_result_part,
     user_message,
 )
@@ -288,6 +294,32 @@ def test_test_model_calls_tuple_tools_with_valid_arguments() -> None:
         jsonschema.Draft202012Validator(schema).validate(example_input(t.definition))
 
 
+def test_scripted_model_replays_reasoning_parts_and_is_sent_them_back() -> None:
+    block = Reasoning(text="Weather first.", signature="c2ln", format="anthropic", origin="api.anthropic.com")
+    oslo = ToolCall("c1", "get_weather", '{"city": "Oslo"}')
+    first = [
+        StreamPart.reasoning_delta("Weather "),
+        StreamPart.reasoning_delta("first."),
+        StreamPart.reasoning_part(block),
+        StreamPart.tool_call_part(oslo),
+        step_finish(FinishReason.TOOL_CALLS),
+    ]
+    model = ScriptedModel([first, text_step("Cold.")])
+    weather = FuncTool("get_weather", lambda _i, _c: "-3C", schema=WEATHER.input_schema)
+    parts = collect(run(options(model, tools=[weather])))
+    assert parts[:4] == first[:4]  # replayed as given, in order
+    assert [p.kind.value for p in parts[4:]] == [
+        "step-finish",
+        "tool-result",
+        "text-delta",
+        "step-finish",
+        "finish",
+    ]
+    sent_back = model.requests[1].messages[1]
+    assert sent_back.role is Role.ASSISTANT
+    assert sent_back.content == (reasoning_part(block), tool_call_part(oslo))
+
+
 # --- TestModel ---------------------------------------------------------------------------------
 
 WEATHER = ToolDefinition(
@@ -358,6 +390,98 @@ def test_test_model_in_a_full_run() -> None:
     assert result.usage.output > 0
 
 
+THOUGHT_WITH_TOOLS = (
+    "I can use get_weather and get_time; I will call each of them once and answer from the results."
+)
+
+
+def reasoning_of(parts: list[StreamPart]) -> tuple[str, list[Reasoning]]:
+    """The streamed reasoning text and the reasoning blocks of ``parts``."""
+    streamed = "".join(p.text for p in parts if p.kind is StreamPartKind.REASONING_DELTA)
+    return streamed, [p.reasoning for p in parts if p.reasoning is not None]
+
+
+def test_test_model_reasons_before_its_tool_calls() -> None:
+    request = Request(messages=(user_message("weather?"),), tools=(WEATHER, TIME))
+    parts = list(TestModel(reasoning=True).stream(request, Context()))
+    kinds = [p.kind.value for p in parts]
+    words = len(THOUGHT_WITH_TOOLS.split(" "))
+    assert kinds == ["reasoning-delta"] * words + ["reasoning", "tool-call", "tool-call", "step-finish"]
+    assert reasoning_of(parts) == (THOUGHT_WITH_TOOLS, [Reasoning(text=THOUGHT_WITH_TOOLS, format="test")])
+    assert parts[0].text == "I"
+    assert parts[1].text == " can"
+    plain = list(TestModel().stream(request, Context()))
+    assert [p.tool_call for p in parts if p.tool_call] == [p.tool_call for p in plain if p.tool_call]
+    thought_tokens = (len(THOUGHT_WITH_TOOLS) + 3) // 4
+    assert parts[-1].usage == Usage(
+        input=plain[-1].usage.input, output=plain[-1].usage.output + thought_tokens
+    )
+
+
+@pytest.mark.parametrize(
+    ("messages", "thought"),
+    [
+        ((user_message("hi"),), "No tool is needed; I will repeat the message."),
+        (
+            (
+                user_message("weather?"),
+                Message(
+                    role=Role.TOOL, content=[tool_result_part(ToolResult("call_1", "get_weather", "-3C"))]
+                ),
+            ),
+            "The tools have answered; I will report what they said.",
+        ),
+    ],
+)
+def test_test_model_reasons_before_its_answer(messages: tuple[Message, ...], thought: str) -> None:
+    tools = (WEATHER,) if len(messages) > 1 else ()
+    parts = list(TestModel(reasoning=True).stream(Request(messages=messages, tools=tools), Context()))
+    assert reasoning_of(parts) == (thought, [Reasoning(text=thought, format="test")])
+    blocks = [i for i, p in enumerate(parts) if p.kind is StreamPartKind.REASONING]
+    first_text = min(i for i, p in enumerate(parts) if p.kind is StreamPartKind.TEXT_DELTA)
+    assert blocks == [first_text - 1]
+
+
+@pytest.mark.parametrize(
+    ("settings", "reasons"),
+    [
+        (None, True),
+        (ModelSettings(thinking=True, thinking_budget=100), True),
+        (ModelSettings(reasoning_effort="low"), True),
+        (ModelSettings(thinking=False), False),
+        (ModelSettings(reasoning_effort="none"), False),
+    ],
+)
+def test_test_model_does_not_reason_when_the_settings_turn_thinking_off(
+    settings: ModelSettings | None, reasons: bool
+) -> None:
+    parts = list(
+        TestModel(reasoning=True).stream(
+            Request(messages=(user_message("hi"),), settings=settings), Context()
+        )
+    )
+    streamed, blocks = reasoning_of(parts)
+    assert bool(blocks) is reasons
+    assert bool(streamed) is reasons
+    assert (
+        "".join(p.text for p in parts if p.kind is StreamPartKind.TEXT_DELTA)
+        == "(TestModel, offline) You said: hi"
+    )
+
+
+def test_test_model_reasoning_in_a_full_run() -> None:
+    weather = FuncTool("get_weather", lambda _i, _c: "-3C", schema=WEATHER.input_schema)
+    result = generate(options(TestModel(reasoning=True), tools=[weather]))
+    assert result.reasoning == (
+        "I can use get_weather; I will call it once and answer from the results.",
+        "The tools have answered; I will report what they said.",
+    )
+    assert result.text == "Here is what the tools said. get_weather returned: -3C"
+    assert [part.kind.value for part in result.messages[1].content] == ["reasoning", "tool-call"]
+    assert repr(TestModel(reasoning=True)) == "TestModel(model_id='test-model', reasoning=True)"
+    assert repr(TestModel()) == "TestModel(model_id='test-model')"
+
+
 # --- check_model -------------------------------------------------------------------------------
 
 
@@ -366,6 +490,44 @@ def test_check_model_passes_for_the_doubles() -> None:
     check_model(ScriptedModel([text_step("a"), text_step("b"), text_step("c")]))
     tools_request = Request(messages=(user_message("go"),), tools=(WEATHER,))
     check_model(TestModel(), tools_request)
+    check_model(TestModel(reasoning=True))
+    check_model(TestModel(reasoning=True), tools_request)
+
+
+def thought(text: str = "hm", **fields: str) -> StreamPart:
+    return StreamPart.reasoning_part(Reasoning(text=text, **fields))
+
+
+def not_a_block() -> StreamPart:
+    """A reasoning part whose ``reasoning`` was swapped after construction (the constructor refuses it)."""
+    part = thought()
+    object.__setattr__(part, "reasoning", "hm")
+    return part
+
+
+def test_check_model_accepts_reasoning_in_every_documented_shape() -> None:
+    steps = [
+        # deltas then the block, then text
+        [
+            StreamPart.reasoning_delta("h"),
+            StreamPart.reasoning_delta("m"),
+            thought(),
+            text("a"),
+            step_finish(),
+        ],
+        # deltas, text, and the block at the step's end; a block with only encrypted data; a signed call
+        [
+            StreamPart.reasoning_delta("hm"),
+            text("a"),
+            thought(),
+            thought("", data="ZW5j"),
+            StreamPart.tool_call_part(ToolCall("c1", "f", "{}", provider_data='{"sig": "x"}')),
+            step_finish(FinishReason.TOOL_CALLS),
+        ],
+        [thought("", id="rs_1"), thought("", provider_data="[]"), thought("", signature="s"), step_finish()],
+    ]
+    for step in steps:
+        check_model(ScriptedModel([step, step, step]))
 
 
 class Broken:
@@ -404,6 +566,34 @@ class Broken:
         (Broken([step_finish(FinishReason.STEP_LIMIT)]), "is not a step reason"),
         (Broken(["text"]), "not a StreamPart"),
         (Broken([]), "yielded no parts"),
+        (
+            Broken([StreamPart.reasoning_delta("hm"), text("a"), step_finish()]),
+            "reasoning-delta parts after the last reasoning part",
+        ),
+        (
+            Broken([thought(), StreamPart.reasoning_delta("more"), step_finish()]),
+            "reasoning-delta parts after the last reasoning part",
+        ),
+        (Broken([step_finish(), thought()]), "exactly one, last, is required"),
+        (Broken([thought("", format="anthropic", origin="h"), step_finish()]), "carries an empty Reasoning"),
+        (Broken([not_a_block(), step_finish()]), "a reasoning part carries str, not a Reasoning"),
+        (
+            Broken([thought(provider_data="{not json"), step_finish()]),
+            "reasoning provider_data is not JSON text",
+        ),
+        (
+            Broken(
+                [
+                    StreamPart.tool_call_part(ToolCall("c1", "f", "{}", provider_data="sig")),
+                    step_finish(FinishReason.TOOL_CALLS),
+                ]
+            ),
+            "tool call provider_data is not JSON text: 'sig'",
+        ),
+        (
+            Broken([StreamPart.tool_result_part(ToolResult("c1", "f", "x")), step_finish()]),
+            "a model may not emit 'tool-result' parts",
+        ),
     ],
 )
 def test_check_model_names_the_broken_rule(model: Broken, message: str) -> None:
