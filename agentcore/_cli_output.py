@@ -1,7 +1,8 @@
 """What the ``agentcore`` command prints: the formats :mod:`agentcore.cli` documents.
 
 :class:`TextPrinter` writes the human-readable output (the model's text on
-standard output, tool calls, results and the usage line on standard error);
+standard output; its reasoning, tool calls, results and the usage line on
+standard error);
 :class:`JsonPrinter` writes one :func:`agentcore.web.part_to_dict` object
 per part (JSON Lines), the same objects a browser gets. :func:`describe_error`,
 :func:`usage_text`, :func:`call_text` and :func:`result_text` are the one-line
@@ -71,39 +72,104 @@ def result_text(result: ToolResult) -> str:
     return f"← {content}"
 
 
-class TextPrinter:
-    """Human-readable output: text on ``out``, everything else on ``err``."""
+THINKING = "thinking: "
+"""What starts each reasoning block on standard error."""
+HIDDEN_REASONING = "(not shown by the provider)"
+"""Shown for a reasoning block that carries no visible text (redacted or encrypted)."""
+DIM, PLAIN = "\x1b[2m", "\x1b[0m"
+"""The ANSI escapes around reasoning on a terminal: faint, then back to normal."""
 
-    def __init__(self, out: TextIO, err: TextIO) -> None:
+_REASONING_KINDS = (StreamPartKind.REASONING_DELTA, StreamPartKind.REASONING)
+
+
+class TextPrinter:
+    """Human-readable output: text on ``out``, everything else on ``err``.
+
+    Reasoning goes to ``err`` as it streams: each block on its own line(s)
+    after :data:`THINKING`, wrapped in :data:`DIM` / :data:`PLAIN` per write
+    when ``color`` is set; a block that arrives whole (no ``reasoning-delta``
+    before it) is written at once, :data:`HIDDEN_REASONING` when it has no text.
+
+    Args:
+        out: where the model's text goes.
+        err: where everything else goes.
+        reasoning: show the model's reasoning (False: skip it).
+        color: dim the reasoning with ANSI escapes (for a terminal).
+    """
+
+    def __init__(self, out: TextIO, err: TextIO, *, reasoning: bool = True, color: bool = False) -> None:
         self.out = out
         self.err = err
+        self.reasoning = reasoning
+        self.color = color
         self.mid_line = False
+        self.thinking = False
+        """A reasoning line is open on ``err``."""
+        self.thinking_mid_line = False
+        self.streamed = False
+        """Reasoning deltas were shown since the last reasoning part: that block is on screen."""
 
     def _break_line(self) -> None:
+        self._end_thinking()
         if self.mid_line:
             self.out.write("\n")
             self.out.flush()
             self.mid_line = False
 
+    def _end_thinking(self) -> None:
+        if self.thinking:
+            if self.thinking_mid_line:
+                self.err.write("\n")
+                self.err.flush()
+            self.thinking = False
+
+    def _think(self, text: str) -> None:
+        """Write reasoning ``text`` on ``err``, opening a ``thinking:`` line first if none is open."""
+        if not self.thinking:
+            self._break_line()
+            text = THINKING + text
+            self.thinking = True
+        self.err.write(f"{DIM}{text}{PLAIN}" if self.color else text)
+        self.err.flush()
+        self.thinking_mid_line = not text.endswith("\n")
+
     def part(self, part: StreamPart) -> None:
         kind = part.kind
         if kind is StreamPartKind.TEXT_DELTA:
             if part.text:
+                self._end_thinking()
                 self.out.write(part.text)
                 self.out.flush()
                 self.mid_line = not part.text.endswith("\n")
+        elif kind in _REASONING_KINDS:
+            if self.reasoning:
+                self._reasoning(part)
         elif kind is StreamPartKind.TOOL_CALL and part.tool_call is not None:
             self._break_line()
             write_line(self.err, call_text(part.tool_call))
         elif kind is StreamPartKind.TOOL_RESULT and part.tool_result is not None:
             self._break_line()
             write_line(self.err, result_text(part.tool_result))
+        elif kind is StreamPartKind.STEP_FINISH:
+            self._end_thinking()
+            self.streamed = False
         elif kind is StreamPartKind.FINISH:
             self._break_line()
             reason = part.finish_reason.value if part.finish_reason else "?"
             write_line(self.err, f"finish: {reason} · usage: {usage_text(part.total_usage)}")
         elif kind is StreamPartKind.ERROR:
             self._break_line()
+
+    def _reasoning(self, part: StreamPart) -> None:
+        if part.kind is StreamPartKind.REASONING_DELTA:
+            if part.text:
+                self._think(part.text)
+                self.streamed = True
+            return
+        if not self.streamed and part.reasoning is not None:  # a block that came whole
+            self._think(part.reasoning.text or HIDDEN_REASONING)
+        self._end_thinking()
+        self.streamed = False
 
     def end(self) -> None:
         self._break_line()
@@ -113,13 +179,16 @@ class TextPrinter:
 
 
 class JsonPrinter:
-    """``--json`` output: one JSON object per part on ``out``."""
+    """``--json`` output: one JSON object per part on ``out`` (without the
+    ``reasoning-delta`` and ``reasoning`` parts when ``reasoning`` is False)."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, *, reasoning: bool = True) -> None:
         self.out = out
+        self.reasoning = reasoning
 
     def part(self, part: StreamPart) -> None:
-        write_line(self.out, json.dumps(part_to_dict(part), ensure_ascii=False))
+        if self.reasoning or part.kind not in _REASONING_KINDS:
+            write_line(self.out, json.dumps(part_to_dict(part), ensure_ascii=False))
 
     def end(self) -> None:
         pass

@@ -3,7 +3,9 @@
 Usage::
 
     agentcore [--model PROVIDER:MODEL] [--base-url URL] [--system TEXT]
-              [--max-steps N] [--json] PROMPT...
+              [--max-steps N] [--max-output-tokens N] [--temperature T]
+              [--reasoning-effort LEVEL] [--thinking-budget N | --no-thinking]
+              [--hide-reasoning] [--json] PROMPT...
 
 The words of PROMPT are joined with spaces; ``-`` reads the prompt from
 standard input. The model may call three built-in demo tools
@@ -24,25 +26,49 @@ environment):
   as the vendor SDKs do.
 * Without ``--model``: Anthropic's default model when ``ANTHROPIC_API_KEY`` is
   set, else OpenAI's when ``OPENAI_API_KEY`` is set, else (and with no
-  ``--base-url``) the offline :class:`agentcore.testing.TestModel`, which is
+  ``--base-url``) the offline :class:`agentcore.testing.TestModel` (with
+  ``reasoning=True``: it thinks one sentence before each step), which is
   announced in one line on stderr. ``--model test`` always picks TestModel.
 * An empty variable counts as unset.
 
+Model settings (each maps to a field of :class:`agentcore.ModelSettings`,
+passed as the run's ``LoopOptions(settings=...)``; a flag not given leaves the
+field unset, so the provider's default applies): ``--temperature T``,
+``--reasoning-effort LEVEL`` (one of
+:data:`agentcore.settings.REASONING_EFFORTS`), ``--thinking-budget N``
+(``thinking=True, thinking_budget=N``: reason with at most N tokens a step)
+and ``--no-thinking`` (``thinking=False``). ``--max-output-tokens N`` caps
+each step's output (``LoopOptions.max_output_tokens``; a thinking budget
+counts inside it on Anthropic). A setting the chosen provider's API does not
+support is a usage error naming it (exit status 2), raised before any
+request is sent.
+
 Output: standard output carries only the model's text, streamed as it
 arrives (a line break is added where a step's text is followed by tool calls,
-and at the end), so it can be piped. Everything else goes to standard error,
-one line each: the TestModel notice, each tool call
-(``→ calculator({"expression": "6 * 7"})``), each tool result (``← 42``;
-shown on one line, long results cut), and a last line with the finish reason
-and the total usage (``finish: stop · usage: input 120, output 30, cache read
-0, cache write 0``).
+and at the end), so it can be piped. Everything else goes to standard error:
+the TestModel notice, the model's reasoning as it streams (each block
+starting with ``thinking: ``, dimmed with ANSI escapes when standard error is
+a terminal, plain when it is not or when ``NO_COLOR`` is set; a block with no
+visible text, redacted or encrypted by the provider, shows as ``thinking:
+(not shown by the provider)``), each tool call (``→ calculator({"expression":
+"6 * 7"})``), each tool result (``← 42``; shown on one line, long results
+cut), and a last line with the finish reason and the total usage (``finish:
+stop · usage: input 120, output 30, cache read 0, cache write 0``).
+``--hide-reasoning`` leaves the reasoning out (of ``--json`` too); the model
+still reasons (``--no-thinking`` asks it not to).
 
 ``--json`` prints one JSON object per stream part on standard output (JSON
 Lines) and nothing else there:
 
 * ``{"kind": "text-delta", "text": ...}``
+* ``{"kind": "reasoning-delta", "text": ...}`` (reasoning as it streams)
+* ``{"kind": "reasoning", "reasoning": {"text", "signature", "data", "id",
+  "format", "origin", "provider_data"}}`` (one whole block, as
+  :meth:`agentcore.Reasoning.to_dict` writes it: ``text`` always, the other
+  fields when set)
 * ``{"kind": "tool-call", "tool_call": {"id", "name", "input"}}`` (``input``
-  is the arguments' JSON text, as the model sent it)
+  is the arguments' JSON text, as the model sent it; ``provider_data`` and
+  ``origin`` are added when set)
 * ``{"kind": "tool-result", "tool_result": {"tool_call_id", "name",
   "content", "is_error"}}``
 * ``{"kind": "step-finish", "finish_reason": ..., "usage": {...}}``
@@ -59,7 +85,8 @@ still go to standard error.
 Exit status: 0 when the run finished (any finish reason: ``stop``,
 ``length``, ``step-limit``); 1 when it ended in error, with one line on
 stderr (``agentcore: error: authentication failed: ... (HTTP 401)``); 2 for
-usage errors (bad options, a missing API key for the chosen provider); 130
+usage errors (bad options, a missing API key for the chosen provider, a
+setting the provider does not support); 130
 on Ctrl-C, which closes the reader (cancelling the run and its HTTP request)
 and prints ``agentcore: interrupted``.
 
@@ -99,6 +126,7 @@ from agentcore.demo_tools import demo_tools
 from agentcore.errors import AgentcoreError, ConfigError
 from agentcore.loop import LoopOptions, RunReader, run
 from agentcore.model import Model
+from agentcore.settings import REASONING_EFFORTS, ModelSettings
 from agentcore.types import StreamPart, StreamPartKind, user_message
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
@@ -128,6 +156,7 @@ __all__ = [
     "UsageError",
     "build_model",
     "build_parser",
+    "build_settings",
     "call_text",
     "choose_model",
     "describe_error",
@@ -245,7 +274,7 @@ def build_model(choice: ModelChoice) -> Model:
         return OpenAIChatModel(choice.model, api_key=key)
     from agentcore.testing import TestModel
 
-    return TestModel(model_id=choice.model)
+    return TestModel(model_id=choice.model, reasoning=True)
 
 
 def _positive_int(text: str) -> int:
@@ -258,6 +287,29 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+
+
+def build_settings(args: argparse.Namespace) -> ModelSettings | None:
+    """The run's :class:`ModelSettings` from the parsed options; None when no
+    settings flag was given.
+
+    Raises:
+        ConfigError: a value :class:`ModelSettings` refuses (naming the field).
+    """
+    settings = ModelSettings(
+        temperature=args.temperature,
+        reasoning_effort=args.reasoning_effort,
+        thinking=True if args.thinking_budget else args.thinking,
+        thinking_budget=args.thinking_budget,
+    )
+    return settings if settings.set_fields() else None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command's argument parser."""
     parser = argparse.ArgumentParser(
@@ -267,8 +319,10 @@ def build_parser() -> argparse.ArgumentParser:
             "Without an API key it runs the offline TestModel."
         ),
         epilog=(
-            "environment: ANTHROPIC_API_KEY, OPENAI_API_KEY (and ANTHROPIC_BASE_URL, OPENAI_BASE_URL). "
-            "Model text goes to stdout; tool calls, results and the final usage line go to stderr. "
+            "environment: ANTHROPIC_API_KEY, OPENAI_API_KEY (and ANTHROPIC_BASE_URL, OPENAI_BASE_URL); "
+            "NO_COLOR=1 keeps the reasoning plain on a terminal. "
+            "Model text goes to stdout; reasoning ('thinking: ...', dimmed on a terminal), tool calls, "
+            "results and the final usage line go to stderr. "
             "Exit status: 0 finished, 1 run error, 2 usage error, 130 interrupted."
         ),
     )
@@ -293,6 +347,40 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=0,
         help="most model steps (default: 20)",
+    )
+    parser.add_argument(
+        "--max-output-tokens",
+        metavar="N",
+        type=_positive_int,
+        default=0,
+        help="most output tokens per step, reasoning included (default: the provider adapter's)",
+    )
+    parser.add_argument("--temperature", metavar="T", type=_number, help="sampling temperature")
+    parser.add_argument(
+        "--reasoning-effort",
+        metavar="LEVEL",
+        choices=REASONING_EFFORTS,
+        help=f"how hard a reasoning model thinks: {', '.join(REASONING_EFFORTS)} "
+        "(each provider takes some of them)",
+    )
+    thinking = parser.add_mutually_exclusive_group()
+    thinking.add_argument(
+        "--thinking-budget",
+        metavar="N",
+        type=_positive_int,
+        help="turn the model's thinking on, with at most N tokens of it per step",
+    )
+    thinking.add_argument(
+        "--no-thinking",
+        dest="thinking",
+        action="store_const",
+        const=False,
+        help="ask the model not to think (for models that think by default)",
+    )
+    parser.add_argument(
+        "--hide-reasoning",
+        action="store_true",
+        help="do not show the model's reasoning (on stderr, or as --json objects); the model still reasons",
     )
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object per stream part (JSON Lines)"
@@ -336,7 +424,12 @@ def main(
     ctx = Context()  # cancelled on Ctrl-C even when it lands before run() returned its reader
     reader: RunReader | None = None
     terminal: StreamPart | None = None
-    printer = JsonPrinter(out) if args.json else TextPrinter(out, err)
+    show = not args.hide_reasoning
+    printer = (
+        JsonPrinter(out, reasoning=show)
+        if args.json
+        else TextPrinter(out, err, reasoning=show, color=_color(err, environ))
+    )
     try:
         prompt = " ".join(args.prompt)
         if prompt == "-":
@@ -358,6 +451,8 @@ def main(
             system=args.system,
             tools=demo_tools(),
             step_limit=args.max_steps,
+            max_output_tokens=args.max_output_tokens,
+            settings=build_settings(args),
         )
         reader = run(options, ctx)
         for part in reader:
@@ -380,7 +475,7 @@ def main(
             reader.close()
         _silence_stdout(out)
         return EXIT_ERROR
-    except ConfigError as exc:  # from a model's constructor or LoopOptions: a bad option value
+    except ConfigError as exc:  # from a model's constructor, ModelSettings or LoopOptions: a bad option value
         write_line(err, f"agentcore: error: {one_line(str(exc))}")
         return EXIT_USAGE
     except OSError as exc:  # the output cannot be written (a full disk, a closed file)
@@ -403,7 +498,20 @@ def main(
         write_line(err, "agentcore: interrupted")
         return EXIT_INTERRUPTED
     write_line(err, f"agentcore: error: {describe_error(failure)}")
-    return EXIT_ERROR
+    # A ConfigError ending the run is the model refusing an option (a setting its API lacks).
+    return EXIT_USAGE if isinstance(failure, ConfigError) else EXIT_ERROR
+
+
+def _color(stream: TextIO, env: Mapping[str, str]) -> bool:
+    """Whether to dim the reasoning: ``stream`` is a terminal, ``NO_COLOR`` is
+    unset or empty (https://no-color.org/) and ``TERM`` is not ``dumb``."""
+    if env.get("NO_COLOR") or env.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if isatty is not None else False
+    except (OSError, ValueError):  # a closed stream
+        return False
 
 
 class _Discard(io.StringIO):

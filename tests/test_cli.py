@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,8 @@ from agentcore import (
     FinishReason,
     LoopOptions,
     ModelError,
+    ModelSettings,
+    Reasoning,
     Request,
     RunReader,
     StreamPart,
@@ -32,6 +35,7 @@ from agentcore import (
 from agentcore.demo_tools import ToolInputError, count_words, evaluate
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
+from agentcore.settings import unsupported
 from agentcore.testing import ScriptedModel, TestModel
 from tests.conftest import wait_for_threads
 
@@ -41,6 +45,10 @@ NOTICE = (
     "(see --help to use a real model)"
 )
 KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
+FIRST_THOUGHT = (
+    "I can use calculator, utc_now and word_count; I will call each of them once and answer from the results."
+)
+SECOND_THOUGHT = "The tools have answered; I will report what they said."
 
 
 @pytest.fixture(autouse=True)
@@ -64,7 +72,7 @@ def test_offline_default_uses_test_model_and_shows_everything(capsys: pytest.Cap
 
     expected = agentcore.run(
         LoopOptions(
-            model=TestModel(),
+            model=TestModel(reasoning=True),
             messages=[user_message("What is 6 * 7?")],
             tools=demo_tools.demo_tools(),
         )
@@ -78,14 +86,17 @@ def test_offline_default_uses_test_model_and_shows_everything(capsys: pytest.Cap
     u = expected.usage
     assert u.input > 0
     assert u.output > 0
+    assert expected.reasoning == (FIRST_THOUGHT, SECOND_THOUGHT)
     assert err.splitlines() == [
         NOTICE,
+        "thinking: " + FIRST_THOUGHT,  # plain: stderr is not a terminal here
         '→ calculator({"expression": "6 * 7"})',
         "→ utc_now({})",
         '→ word_count({"text": "The quick brown fox"})',
         "← 42",
         "← 2025-01-31T12:00:00+00:00",
         "← 4 words, 19 characters, 1 line",
+        "thinking: " + SECOND_THOUGHT,
         f"finish: stop · usage: input {u.input}, output {u.output}, cache read 0, cache write 0",
     ]
 
@@ -97,6 +108,18 @@ def test_json_lines(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     assert err == NOTICE + "\n"
     parts = [json.loads(line) for line in out.splitlines()]
+    thought = [p for p in parts if p["kind"] in ("reasoning-delta", "reasoning")]
+    assert (
+        "".join(p["text"] for p in thought if p["kind"] == "reasoning-delta")
+        == FIRST_THOUGHT + SECOND_THOUGHT
+    )
+    assert [p["reasoning"] for p in thought if p["kind"] == "reasoning"] == [
+        {"text": FIRST_THOUGHT, "format": "test"},
+        {"text": SECOND_THOUGHT, "format": "test"},
+    ]
+    first_block = len(FIRST_THOUGHT.split(" ")) + 1  # the deltas, word by word, then the block
+    assert [p["kind"] for p in parts[:first_block]] == ["reasoning-delta"] * (first_block - 1) + ["reasoning"]
+    parts = [p for p in parts if p not in thought]
     kinds = [p["kind"] for p in parts]
     assert kinds[:4] == ["tool-call", "tool-call", "tool-call", "step-finish"]
     assert kinds[4:7] == ["tool-result"] * 3
@@ -213,6 +236,237 @@ def test_prompt_from_stdin(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["-"], model=model, stdin=io.StringIO("from a pipe\n")) == 0
     assert model.requests[0].messages[0].text == "from a pipe\n"
     assert capsys.readouterr().out == "ok\n"
+
+
+# --- reasoning and model settings --------------------------------------------
+
+
+def think(*pieces: str, **fields: str) -> list[StreamPart]:
+    """A reasoning block streamed as ``pieces``, then the whole block."""
+    block = Reasoning(text=fields.pop("text", "".join(pieces)), **fields)
+    return [*(StreamPart.reasoning_delta(piece) for piece in pieces), StreamPart.reasoning_part(block)]
+
+
+def thinking_script() -> list[Any]:
+    """Step 1: a thought, a tool call; step 2: a thought, the answer."""
+    return [
+        [
+            *think("Six times ", "seven: ", "use the calculator."),
+            call("calculator", '{"expression": "6 * 7"}'),
+            finish(FinishReason.TOOL_CALLS),
+        ],
+        [
+            *think("It said 42.", signature="c2ln"),
+            StreamPart.text_delta("It is "),
+            StreamPart.text_delta("42."),
+            finish(FinishReason.STOP),
+        ],
+    ]
+
+
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_reasoning_streams_on_stderr_and_stdout_keeps_only_the_answer(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["6 * 7?"], model=ScriptedModel(thinking_script())) == 0
+    out, err = capsys.readouterr()
+    assert out == "It is 42.\n"
+    assert err.splitlines() == [
+        "thinking: Six times seven: use the calculator.",
+        '→ calculator({"expression": "6 * 7"})',
+        "← 42",
+        "thinking: It said 42.",
+        "finish: stop · usage: input 20, output 10, cache read 0, cache write 0",
+    ]
+
+
+def test_one_screen_shows_each_thought_on_its_own_lines() -> None:
+    # stdout and stderr on one terminal: each switch starts a new line.
+    screen = io.StringIO()
+    steps = [
+        [
+            StreamPart.text_delta("Let me think"),
+            *think("first\n", "second line"),
+            StreamPart.text_delta("Done."),
+            *think("again\n"),
+            finish(FinishReason.STOP),
+        ]
+    ]
+    assert cli.main(["q"], model=ScriptedModel(steps), stdout=screen, stderr=screen) == 0
+    assert screen.getvalue() == (
+        "Let me think\n"
+        "thinking: first\nsecond line\n"
+        "Done.\n"
+        "thinking: again\n"
+        "finish: stop · usage: input 10, output 5, cache read 0, cache write 0\n"
+    )
+
+
+def test_reasoning_is_dimmed_on_a_terminal_unless_no_color() -> None:
+    steps = [[*think("a ", "b"), StreamPart.text_delta("x"), finish(FinishReason.STOP)]]
+    err = Terminal()
+    assert cli.main(["q"], model=ScriptedModel(steps), stdout=io.StringIO(), stderr=err, env={}) == 0
+    assert err.getvalue().splitlines()[0] == "\x1b[2mthinking: a \x1b[0m\x1b[2mb\x1b[0m"
+    for env in ({"NO_COLOR": "1"}, {"TERM": "dumb"}):
+        err = Terminal()
+        assert cli.main(["q"], model=ScriptedModel(steps), stdout=io.StringIO(), stderr=err, env=env) == 0
+        assert err.getvalue().splitlines()[0] == "thinking: a b"
+    err = Terminal()  # NO_COLOR set but empty counts as unset (no-color.org)
+    assert (
+        cli.main(["q"], model=ScriptedModel(steps), stdout=io.StringIO(), stderr=err, env={"NO_COLOR": ""})
+        == 0
+    )
+    assert err.getvalue().startswith("\x1b[2mthinking: a ")
+
+
+def test_a_block_that_arrives_whole_is_shown_once(capsys: pytest.CaptureFixture[str]) -> None:
+    streamed = "streamed, then text, then the block"
+    steps = [
+        [
+            StreamPart.reasoning_part(Reasoning(text="no deltas before me", signature="sig")),
+            StreamPart.reasoning_part(Reasoning(data="ZW5jcnlwdGVk", format="anthropic")),  # redacted
+            StreamPart.reasoning_delta("streamed, "),
+            StreamPart.reasoning_delta("then text, then the block"),
+            StreamPart.text_delta("answer"),
+            # An adapter that emits the block at the step's end: it is not shown twice.
+            StreamPart.reasoning_part(Reasoning(text=streamed)),
+            finish(FinishReason.STOP),
+        ]
+    ]
+    assert cli.main(["q"], model=ScriptedModel(steps)) == 0
+    out, err = capsys.readouterr()
+    assert out == "answer\n"
+    assert err.splitlines()[:3] == [
+        "thinking: no deltas before me",
+        "thinking: (not shown by the provider)",
+        "thinking: streamed, then text, then the block",
+    ]
+    assert err.splitlines()[3].startswith("finish: stop")
+
+
+def test_hide_reasoning(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--hide-reasoning", "6 * 7?"], model=ScriptedModel(thinking_script())) == 0
+    out, err = capsys.readouterr()
+    assert out == "It is 42.\n"
+    assert "thinking" not in err
+    assert err.splitlines()[0] == '→ calculator({"expression": "6 * 7"})'
+
+    assert cli.main(["--json", "--hide-reasoning", "6 * 7?"], model=ScriptedModel(thinking_script())) == 0
+    kinds = [json.loads(line)["kind"] for line in capsys.readouterr().out.splitlines()]
+    assert kinds == [
+        "tool-call",
+        "step-finish",
+        "tool-result",
+        "text-delta",
+        "text-delta",
+        "step-finish",
+        "finish",
+    ]
+
+
+def test_json_reasoning_objects_carry_every_field(capsys: pytest.CaptureFixture[str]) -> None:
+    block = Reasoning("t", "sig", "ZGF0YQ==", "rs_1", "anthropic", "api.example.com", '{"k": [1]}')
+    steps = [[StreamPart.reasoning_delta("t"), StreamPart.reasoning_part(block), finish(FinishReason.STOP)]]
+    assert cli.main(["--json", "q"], model=ScriptedModel(steps)) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert lines[0] == {"kind": "reasoning-delta", "text": "t"}
+    assert lines[1] == {
+        "kind": "reasoning",
+        "reasoning": {
+            "text": "t",
+            "signature": "sig",
+            "data": "ZGF0YQ==",
+            "id": "rs_1",
+            "format": "anthropic",
+            "origin": "api.example.com",
+            "provider_data": '{"k": [1]}',
+        },
+    }
+    assert Reasoning.from_dict(lines[1]["reasoning"]) == block
+
+
+@pytest.mark.parametrize(
+    ("flags", "settings", "max_output_tokens"),
+    [
+        ([], None, 0),
+        (["--temperature", "0.5"], ModelSettings(temperature=0.5), 0),
+        (["--reasoning-effort", "high"], ModelSettings(reasoning_effort="high"), 0),
+        (["--thinking-budget", "2048"], ModelSettings(thinking=True, thinking_budget=2048), 0),
+        (["--no-thinking"], ModelSettings(thinking=False), 0),
+        (
+            ["--thinking-budget", "1024", "--max-output-tokens", "8000", "--temperature", "1"],
+            ModelSettings(temperature=1.0, thinking=True, thinking_budget=1024),
+            8000,
+        ),
+    ],
+)
+def test_setting_flags_become_the_runs_model_settings(
+    flags: list[str], settings: ModelSettings | None, max_output_tokens: int
+) -> None:
+    model = ScriptedModel([[finish(FinishReason.STOP)]])
+    assert cli.main([*flags, "q"], model=model, stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    [request] = model.requests
+    assert request.settings == settings
+    assert request.max_output_tokens == max_output_tokens
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            ["--temperature", "3"],
+            "agentcore: error: ModelSettings.temperature must be between 0.0 and 2.0, got 3.0",
+        ),
+        (["--temperature", "nan"], "agentcore: error: ModelSettings.temperature must be a number, got nan"),
+        (["--temperature", "warm"], "argument --temperature: must be a number, got 'warm'"),
+        (["--reasoning-effort", "huge"], "argument --reasoning-effort: invalid choice: 'huge'"),
+        (["--thinking-budget", "0"], "argument --thinking-budget: must be at least 1, got 0"),
+        (["--thinking-budget", "9", "--no-thinking"], "not allowed with argument --thinking-budget"),
+    ],
+)
+def test_bad_setting_flags_exit_2(flags: list[str], message: str) -> None:
+    err = io.StringIO()
+    model = ScriptedModel([])
+    assert cli.main([*flags, "q"], model=model, stdout=io.StringIO(), stderr=err) == 2
+    assert message in err.getvalue()
+    assert model.requests == []
+
+
+class PickyModel:
+    """A model whose API has only a temperature: it refuses any other setting, as an adapter does."""
+
+    model_id = "picky"
+
+    def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
+        unsupported(request.settings or ModelSettings(), {"temperature"}, "the Picky API")
+        yield finish(FinishReason.STOP)
+
+
+def test_a_setting_the_provider_lacks_is_one_usage_error_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--temperature", "0.2", "q"], model=PickyModel()) == 0
+    capsys.readouterr()
+    assert cli.main(["--thinking-budget", "2048", "q"], model=PickyModel()) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        "agentcore: error: ModelSettings.thinking is not supported by the Picky API; "
+        "leave it unset or use extra_body\n"
+    )
+
+
+def test_the_offline_model_thinks_unless_told_not_to(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--no-thinking", "What is 6 * 7?"]) == 0
+    err = capsys.readouterr().err
+    assert "thinking" not in err
+    assert err.splitlines()[1] == '→ calculator({"expression": "6 * 7"})'
+    assert cli.main(["--model", "test", "--reasoning-effort", "low", "hi"]) == 0
+    assert capsys.readouterr().err.splitlines()[0] == "thinking: " + FIRST_THOUGHT
 
 
 # --- the calculator and the other demo tools ---------------------------------
@@ -383,7 +637,11 @@ def test_choose_model(
 @pytest.mark.parametrize(
     ("choice", "cls", "text"),
     [
-        (cli.ModelChoice("test", "test-model"), TestModel, "TestModel(model_id='test-model')"),
+        (
+            cli.ModelChoice("test", "test-model"),
+            TestModel,
+            "TestModel(model_id='test-model', reasoning=True)",
+        ),
         (
             cli.ModelChoice("anthropic", "claude-x", None, "sk-secret"),
             AnthropicModel,
@@ -485,7 +743,9 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out == f"agentcore {agentcore.__version__}\n"
     assert cli.main(["--help"]) == 0
     text = capsys.readouterr().out
-    for word in ("--model", "--base-url", "--system", "--max-steps", "--json", "ANTHROPIC_API_KEY", "130"):
+    words = ("--model", "--base-url", "--system", "--max-steps", "--json", "ANTHROPIC_API_KEY", "130")
+    words += ("--hide-reasoning", "--thinking-budget", "--no-thinking", "--reasoning-effort", "NO_COLOR")
+    for word in words:
         assert word in text
 
 
