@@ -229,20 +229,72 @@ def test_missing_key_exits_2() -> None:
     )
 
 
+OFFLINE_THOUGHTS = (
+    "thinking: I can use calculator, utc_now and word_count; "
+    "I will call each of them once and answer from the results.",
+    "thinking: The tools have answered; I will report what they said.",
+)
+
+
 def test_offline_default() -> None:
-    proc = run_cli(["What is 6 * 7?"], clean_env())
+    proc = run_cli(["What is 6 * 7, and what time is it?"], clean_env())
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
     assert lines[0].startswith(
         "agentcore: no ANTHROPIC_API_KEY or OPENAI_API_KEY set; using the offline TestModel"
     )
-    assert '→ calculator({"expression": "6 * 7"})' in lines
+    assert lines[1] == OFFLINE_THOUGHTS[0]  # plain text: stderr is a pipe
+    assert lines[2] == '→ calculator({"expression": "6 * 7"})'
     assert "← 42" in lines
+    assert lines[-2] == OFFLINE_THOUGHTS[1]
     assert re.fullmatch(
         r"finish: stop · usage: input [1-9]\d*, output [1-9]\d*, cache read 0, cache write 0", lines[-1]
     )
     assert proc.stdout.startswith("Here is what the tools said. calculator returned: 42 ")
     assert proc.stdout.endswith("\n")
+
+
+def run_on_a_terminal(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
+    """Run the command with stderr on a pseudo-terminal; return its status, stdout and stderr."""
+    import pty
+
+    controller, terminal = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [*agentcore_command(), *args], env=env, stdout=subprocess.PIPE, stderr=terminal
+        )
+        os.close(terminal)
+        out, _ = proc.communicate(timeout=60)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # EIO: the child's side of the terminal is closed
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(controller)
+    return proc.returncode, out.decode(), seen.decode().replace("\r\n", "\n")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+def test_reasoning_is_dimmed_on_a_terminal_and_plain_with_no_color() -> None:
+    env = clean_env(TERM="xterm")
+    env.pop("NO_COLOR", None)
+    code, out, err = run_on_a_terminal(["--model", "test", "What is 6 * 7?"], env)
+    assert code == 0, err
+    assert out.startswith("Here is what the tools said. calculator returned: 42 ")
+    words = OFFLINE_THOUGHTS[0].removeprefix("thinking: ").split(" ")
+    dimmed = "\x1b[2mthinking: " + words[0] + "\x1b[0m" + "".join(f"\x1b[2m {w}\x1b[0m" for w in words[1:])
+    assert err.splitlines()[0] == dimmed
+    assert "\x1b[" not in "".join(err.splitlines()[1:-2])  # tool lines stay plain
+
+    code, out, err = run_on_a_terminal(["--model", "test", "What is 6 * 7?"], {**env, "NO_COLOR": "1"})
+    assert code == 0, err
+    assert "\x1b[" not in err
+    assert err.splitlines()[0] == OFFLINE_THOUGHTS[0]
 
 
 def test_python_dash_m_works_too() -> None:
