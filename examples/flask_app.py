@@ -7,14 +7,16 @@
 ``GET /`` serves a page with a question box; its script opens an
 ``EventSource`` on ``GET /stream?q=...``, which runs the tool-use loop and
 streams every part as a Server-Sent Event (``agentcore.web.sse_stream``): the
-text as it arrives, each tool call and its result, and the finish reason with
-the token usage. Closing the page, or the Stop button, closes the connection;
+model's reasoning (folded, filling as the model thinks), the text as it
+arrives, each tool call and its result, and the finish reason with the token
+usage. Closing the page, or the Stop button, closes the connection;
 the server then closes the response, which cancels the run and the upstream
 request.
 
 The model is Anthropic's when ANTHROPIC_API_KEY is set (ANTHROPIC_MODEL picks
-the model, default claude-sonnet-4-5), else the offline ``TestModel``, which
-calls each tool once and answers from the results. The tools are agentcore's
+the model, default claude-sonnet-4-5), else the offline ``TestModel`` with
+``reasoning=True``, which thinks one sentence, calls each tool once and
+answers from the results. The tools are agentcore's
 demo tools: ``calculator``, ``utc_now`` and ``word_count``.
 
 Tests build the app with ``create_app(model=...)`` to inject a model.
@@ -40,13 +42,13 @@ RUN_TIMEOUT = 300.0
 
 
 def default_model() -> Model:
-    """Anthropic's model when ANTHROPIC_API_KEY is set, else the offline TestModel."""
+    """Anthropic's model when ANTHROPIC_API_KEY is set, else the offline TestModel (which reasons)."""
     key = os.environ.get("ANTHROPIC_API_KEY")
     if key:
         from agentcore.providers.anthropic import AnthropicModel
 
         return AnthropicModel(os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-5"), api_key=key)
-    return TestModel()
+    return TestModel(reasoning=True)
 
 
 def create_app(model: Model | None = None) -> Flask:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agentcore import Context, FinishReason, Request, StreamPart, ToolCall, Usage
+from agentcore import Context, FinishReason, Reasoning, Request, StreamPart, ToolCall, Usage
 from agentcore.testing import ScriptedModel
 from tests.conftest import wait_for_threads
 from tests.test_flask_example import load_flask_example, serve_flask
@@ -155,3 +155,53 @@ def test_a_run_error_is_shown(browser: Any) -> None:
         ask(browser, url, "Hello?")
         wait_for(browser, lambda d: state_of(d) == "error")
         assert text_of(browser, "status") == "Error: authentication failed: invalid x-api-key (HTTP 401)"
+
+
+def thought_of(driver: Any, index: int = 0) -> tuple[str, bool, str, str]:
+    """The ``index``-th reasoning element: its summary, whether it is open, its state and its text."""
+    from selenium.webdriver.common.by import By
+
+    details = driver.find_elements(By.CSS_SELECTOR, "#transcript details.reasoning")[index]
+    summary = details.find_element(By.TAG_NAME, "summary").text
+    body = details.find_element(By.CLASS_NAME, "thought").get_attribute("textContent")
+    return summary, details.get_attribute("open") is not None, details.get_attribute("data-state"), body
+
+
+def test_reasoning_fills_a_folded_block_while_the_model_thinks(browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    gate = threading.Event()
+
+    def thinking(request: Request, ctx: Context) -> Iterator[StreamPart]:
+        yield StreamPart.reasoning_delta("Six times seven ")
+        while not gate.wait(0.05):  # hold the rest back until the page showed the first half
+            ctx.check()
+        yield StreamPart.reasoning_delta("is <i>42</i>.")
+        yield StreamPart.reasoning_part(Reasoning(text="Six times seven is <i>42</i>.", signature="c2ln"))
+        yield StreamPart.text_delta("42.")
+        yield StreamPart.step_finish(FinishReason.STOP, Usage(input=20, output=9))
+
+    second = [
+        StreamPart.reasoning_part(Reasoning(data="ZW5jcnlwdGVk")),  # a block with no visible text, whole
+        StreamPart.text_delta("Again: 42."),
+        StreamPart.step_finish(FinishReason.STOP, Usage(input=30, output=4)),
+    ]
+    with serve_flask(ScriptedModel([thinking])) as url:
+        ask(browser, url, "6 * 7?")
+        wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "details.reasoning"))
+        wait_for(browser, lambda d: thought_of(d)[3] == "Six times seven ")
+        assert thought_of(browser) == ("Thinking\u2026", False, "thinking", "Six times seven ")  # folded
+        assert state_of(browser) == "streaming"
+        gate.set()
+        wait_for(browser, lambda d: state_of(d) == "done")
+        # Complete, shown as text (not HTML), once (the block does not repeat its deltas).
+        assert thought_of(browser) == ("Reasoning", False, "done", "Six times seven is <i>42</i>.")
+        assert len(browser.find_elements(By.CSS_SELECTOR, "details.reasoning")) == 1
+        browser.find_element(By.CSS_SELECTOR, "details.reasoning summary").click()
+        assert thought_of(browser)[1] is True
+        assert text_of(browser, "transcript") == "Reasoning\nSix times seven is <i>42</i>.\n42."
+    with serve_flask(ScriptedModel([second])) as url:
+        ask(browser, url, "Again?")
+        wait_for(browser, lambda d: state_of(d) == "done")
+        assert thought_of(browser) == ("Reasoning", False, "done", "(not shown by the provider)")
+        assert text_of(browser, "transcript").endswith("Again: 42.")

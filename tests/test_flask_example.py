@@ -139,6 +139,13 @@ def test_without_a_key_the_offline_test_model_answers(monkeypatch: pytest.Monkey
     assert "42" in "".join(e["text"] for e in events if e["kind"] == "text-delta")
     assert events[-1]["kind"] == "finish"
     assert events[-1]["finish_reason"] == "stop"
+    # The offline model reasons before each step, so the page has something to fold.
+    blocks = [e["reasoning"] for e in events if e["kind"] == "reasoning"]
+    assert [block["format"] for block in blocks] == ["test", "test"]
+    streamed = "".join(e["text"] for e in events if e["kind"] == "reasoning-delta")
+    assert streamed == "".join(block["text"] for block in blocks)
+    kinds = [e["kind"] for e in events]
+    assert kinds.index("reasoning") < kinds.index("tool-call")
 
 
 @pytest.mark.parametrize("query", ["", "?q=", "?q=%20", "?q=" + "x" * 4001])

@@ -5,7 +5,8 @@ When the browser goes away, the server closes the response, Django closes the
 stream, and the run is cancelled together with its upstream request.
 
 The model is Anthropic's when ANTHROPIC_API_KEY is set (ANTHROPIC_MODEL picks
-the model, default claude-sonnet-4-5), else the offline ``TestModel``. Set
+the model, default claude-sonnet-4-5), else the offline ``TestModel`` (with
+``reasoning=True``, so the page shows reasoning too). Set
 :data:`MODEL` to use another one (tests inject a ``ScriptedModel`` there).
 """
 
@@ -40,13 +41,13 @@ TOOLS = demo_tools()
 
 @functools.cache
 def default_model() -> Model:
-    """Anthropic's model when ANTHROPIC_API_KEY is set, else the offline TestModel."""
+    """Anthropic's model when ANTHROPIC_API_KEY is set, else the offline TestModel (which reasons)."""
     key = os.environ.get("ANTHROPIC_API_KEY")
     if key:
         from agentcore.providers.anthropic import AnthropicModel
 
         return AnthropicModel(os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-5"), api_key=key)
-    return TestModel()
+    return TestModel(reasoning=True)
 
 
 @require_GET
