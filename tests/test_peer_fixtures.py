@@ -78,9 +78,12 @@ def test_every_case_is_here_with_its_source() -> None:
         assert spec["sdk"] is not None
 
 
-def replay(server: LocalServer, provider: str, body: bytes) -> dict[str, Any]:
-    """The adapter's reading of ``body``: the oracles' fields, plus ``error``
-    (whether the stream ended in a ModelError)."""
+def adapter_parts(
+    server: LocalServer, provider: str, body: bytes
+) -> tuple[list[StreamPart], ModelError | None]:
+    """The parts ``AnthropicModel`` (``provider`` "anthropic") or
+    ``OpenAIChatModel`` yields for ``body`` served by ``server``, and the
+    ModelError the stream ended in, if any."""
     server.add(sse_reply(body))
     model: AnthropicModel | OpenAIChatModel
     if provider == "anthropic":
@@ -95,6 +98,13 @@ def replay(server: LocalServer, provider: str, body: bytes) -> dict[str, Any]:
     except ModelError as exc:
         error = exc
     assert server.hits == 1
+    return parts, error
+
+
+def replay(server: LocalServer, provider: str, body: bytes) -> dict[str, Any]:
+    """The adapter's reading of ``body``: the oracles' fields, plus ``error``
+    (whether the stream ended in a ModelError)."""
+    parts, error = adapter_parts(server, provider, body)
     finishes = [p for p in parts if p.kind is StreamPartKind.STEP_FINISH]
     if error is None:
         # a stream read to its end gives exactly one step-finish, the last part

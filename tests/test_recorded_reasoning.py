@@ -51,14 +51,12 @@ from typing import Any
 
 import pytest
 
-from agentcore import Context, ModelError, Reasoning, Request, StreamPart, StreamPartKind, user_message
-from agentcore.providers.anthropic import AnthropicModel
-from agentcore.providers.openai import OpenAIChatModel
-from tests.localserver import LocalServer, sse_reply
+from agentcore import Reasoning, StreamPartKind
+from tests.localserver import LocalServer
+from tests.test_peer_fixtures import adapter_parts, payloads
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXPECTED = FIXTURES / "reasoning_expected.json"
-KEY = "sk-ant-fixture-key-0123456789"
 
 
 @pytest.fixture
@@ -78,18 +76,6 @@ def recorded_streams() -> dict[str, str]:
         spec = json.loads(path.with_name(path.name[: -len(".sse")] + ".json").read_text(encoding="utf-8"))
         streams[path.relative_to(FIXTURES).as_posix()[: -len(".sse")]] = spec["provider"]
     return streams
-
-
-def payloads(body: bytes) -> list[dict[str, Any]]:
-    """The JSON objects of the body's ``data:`` lines, in order (each recorded
-    event is one ``data:`` line; ``[DONE]`` is skipped)."""
-    found = []
-    for line in body.decode("utf-8").splitlines():
-        if line.startswith("data:") and line[5:].strip() != "[DONE]":
-            data = json.loads(line[5:])
-            if isinstance(data, dict):
-                found.append(data)
-    return found
 
 
 class Blocks:
@@ -151,6 +137,9 @@ def delta_reasoning(delta: dict[str, Any]) -> tuple[str, str, str]:
     """The reasoning text, signature and encrypted data one OpenAI-style delta carries."""
     text = delta.get("reasoning_content") or ""
     plain = delta.get("reasoning") or ""
+    if text and plain:
+        assert text == plain, "reasoning_content and reasoning differ"
+        plain = ""  # the same text sent twice counts once
     details = delta.get("reasoning_details") or []
     detail_text = "".join(
         d.get("text") or d.get("summary") or "" for d in details if d["type"] != "reasoning.encrypted"
@@ -231,27 +220,10 @@ def carried(reasoning: Reasoning) -> tuple[str, str]:
     return signature, data
 
 
-def replay(server: LocalServer, api: str, body: bytes) -> list[StreamPart]:
-    """The parts the adapter yields for ``body``, up to a ModelError if the stream ends in one."""
-    server.add(sse_reply(body))
-    model: AnthropicModel | OpenAIChatModel
-    if api == "anthropic":
-        model = AnthropicModel("claude-test", api_key=KEY, base_url=server.url, timeout=(5.0, 10.0))
-    else:
-        model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5.0, 10.0))
-    parts: list[StreamPart] = []
-    try:
-        for part in model.stream(Request(messages=[user_message("Hi")]), Context()):
-            parts.append(part)
-    except ModelError:
-        pass
-    return parts
-
-
 @pytest.mark.parametrize("name", sorted(stored()))
 def test_recorded_reasoning_through_the_adapter(server: LocalServer, name: str) -> None:
     case = stored()[name]
-    parts = replay(server, case["api"], (FIXTURES / f"{name}.sse").read_bytes())
+    parts, _ = adapter_parts(server, case["api"], (FIXTURES / f"{name}.sse").read_bytes())
     streamed = "".join(p.text for p in parts if p.kind is StreamPartKind.REASONING_DELTA)
     assert streamed == case["text"]
     got = []
