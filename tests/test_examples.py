@@ -1,8 +1,9 @@
 """The examples and the documentation run as written.
 
 * ``examples/notebook.ipynb`` is executed with nbclient on a kernel of this
-  interpreter; its outputs must show the streamed answer, the result and the
-  continued conversation, and match the outputs saved in the file.
+  interpreter; its outputs must show the streamed answer, the result, the
+  continued conversation and a reasoning model's thoughts, and match the
+  outputs saved in the file.
 * ``examples/script.py``, ``examples/testing_with_scripted_model.py`` (under
   pytest) and ``examples/typed_usage.py`` run as subprocesses, offline.
 * ``mypy --strict`` passes over the examples, as a user's type checker sees
@@ -145,7 +146,7 @@ def test_the_notebook_runs_and_shows_the_streamed_answer(executed_notebook: Any)
         if output.output_type == "error"
     ]
     assert errors == []
-    schema, streamed, result, follow_up, stored = cell_texts(executed_notebook)
+    schema, streamed, result, follow_up, stored, reasoning = cell_texts(executed_notebook)
     assert json.loads(schema)["properties"]["city"]["enum"] == ["Paris", "Tokyo"]
     answer = (
         "Here is what the tools said. "
@@ -160,6 +161,13 @@ def test_the_notebook_runs_and_shows_the_streamed_answer(executed_notebook: Any)
     assert "You said: Summarize that in one line." in follow_up
     assert "6 messages in the history" in follow_up
     assert stored.startswith("True (")
+    thoughts = (
+        "I can use get_weather; I will call it once and answer from the results.",
+        "The tools have answered; I will report what they said.",
+    )
+    assert reasoning == (
+        f"{thoughts[0]}  [end of thought]\n{thoughts[1]}  [end of thought]\n{answer}\n{thoughts!r}\n"
+    )
 
 
 def test_the_saved_notebook_outputs_are_current(executed_notebook: Any) -> None:
