@@ -4,7 +4,11 @@ Every ``tests/fixtures/anthropic/*.sse`` (sources and licenses in
 ``tests/fixtures/README.md``) is run through the pure state machine, and
 through ``AnthropicModel`` against the local HTTP server: whole, and split into
 1-byte and 7-byte network writes. Text, tool calls (id, name, parsed input),
-finish reason and usage must equal the case's ``.expected.json`` exactly.
+finish reason, usage, the reasoning blocks (text, signature, redacted data:
+exactly what the provider sent, derived from the raw bytes as each case's
+``reasoning_source`` says) and the order of the reasoning and tool-call parts
+must equal the case's ``.expected.json`` exactly; the ``reasoning-delta``
+parts joined are the reasoning text.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import pytest
 
 from agentcore.context import Context
 from agentcore.providers import _sse
-from agentcore.providers.anthropic import AnthropicModel, _StepState
+from agentcore.providers._anthropic_stream import _StepState
+from agentcore.providers.anthropic import AnthropicModel
 from agentcore.types import Request, StreamPart, StreamPartKind, user_message
 from tests.localserver import LocalServer, sse_reply
 
@@ -36,6 +41,8 @@ def test_all_fixtures_are_present() -> None:
     assert len(CASES) == 22
     for name in CASES:
         assert (FIXTURES / f"{name}.expected.json").is_file()
+    with_reasoning = [name for name in CASES if load(name)[1]["reasoning"]]
+    assert len(with_reasoning) == 8
 
 
 def load(name: str) -> tuple[bytes, dict[str, Any]]:
@@ -45,14 +52,19 @@ def load(name: str) -> tuple[bytes, dict[str, Any]]:
     return body, expected
 
 
-def outcome(parts: list[StreamPart]) -> dict[str, Any]:
+def outcome(parts: list[StreamPart], origin: str) -> dict[str, Any]:
     """The parts in the shape of an ``.expected.json``; checks that the one
-    step-finish comes last and only text and tool calls precede it."""
+    step-finish comes last, that every reasoning part is of this format and
+    ``origin`` and that its text streamed before it as reasoning-delta parts."""
     assert parts, "no parts"
     assert parts[-1].kind is StreamPartKind.STEP_FINISH
-    assert {p.kind for p in parts[:-1]} <= {StreamPartKind.TEXT_DELTA, StreamPartKind.TOOL_CALL}
+    assert StreamPartKind.STEP_FINISH not in {p.kind for p in parts[:-1]}
     finish = parts[-1]
     assert finish.finish_reason is not None
+    reasoning = [p.reasoning for p in parts if p.reasoning is not None]
+    assert {(r.format, r.origin) for r in reasoning} <= {("anthropic", origin)}
+    deltas = "".join(p.text for p in parts if p.kind is StreamPartKind.REASONING_DELTA)
+    assert deltas == "".join(r.text for r in reasoning)
     return {
         "text": "".join(p.text for p in parts if p.kind is StreamPartKind.TEXT_DELTA),
         "tool_calls": [
@@ -62,11 +74,15 @@ def outcome(parts: list[StreamPart]) -> dict[str, Any]:
         ],
         "finish_reason": finish.finish_reason.value,
         "usage": finish.usage.to_dict(),
+        "reasoning": [{"text": r.text, "signature": r.signature, "data": r.data} for r in reasoning],
+        "order": [
+            p.kind.value for p in parts if p.kind in (StreamPartKind.REASONING, StreamPartKind.TOOL_CALL)
+        ],
     }
 
 
 def wanted(expected: dict[str, Any]) -> dict[str, Any]:
-    return {k: expected[k] for k in ("text", "tool_calls", "finish_reason", "usage")}
+    return {k: expected[k] for k in ("text", "tool_calls", "finish_reason", "usage", "reasoning", "order")}
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -78,7 +94,7 @@ def test_fixture_through_the_state_machine(name: str) -> None:
         parts += state.feed(event.event, event.data)
     assert state.finished  # every recording ends with message_stop
     parts += state.end_of_stream()
-    assert outcome(parts) == wanted(expected)
+    assert outcome(parts, "") == wanted(expected)
 
 
 @pytest.mark.parametrize("piece", [0, 1, 7], ids=["whole", "1-byte", "7-byte"])
@@ -88,6 +104,6 @@ def test_fixture_through_the_adapter(server: LocalServer, name: str, piece: int)
     server.add(sse_reply(body, piece=piece))
     model = AnthropicModel("claude-test", api_key=KEY, base_url=server.url, timeout=(5.0, 10.0))
     parts = list(model.stream(Request(messages=[user_message("Hi")]), Context()))
-    assert outcome(parts) == wanted(expected)
+    assert outcome(parts, f"127.0.0.1:{server.port}") == wanted(expected)
     assert server.hits == 1
     assert server.requests[0]["path"] == "/v1/messages"

@@ -14,17 +14,15 @@ from typing import Any
 import pytest
 
 from agentcore.errors import ErrorClass, ModelError
-from agentcore.providers.anthropic import (
-    DEFAULT_MAX_TOKENS,
+from agentcore.providers._anthropic_stream import (
     _StepState,
     classify_error,
     error_from_event,
     map_stop_reason,
     merge_usage,
-    request_body,
-    tool_input,
     usage_from,
 )
+from agentcore.providers.anthropic import DEFAULT_MAX_TOKENS, request_body, tool_input
 from agentcore.types import (
     FinishReason,
     Message,
@@ -290,8 +288,8 @@ MESSAGE_CASES: list[tuple[str, list[Message], list[dict[str, Any]]]] = [
         ],
     ),
     (
-        "empty and blank text blocks are skipped; a turn left empty is dropped and its neighbours merge",
-        [user_message("a"), assistant(text_part(""), text_part(" \n")), user_message(""), user_message("b")],
+        "blank text blocks are skipped; an assistant turn left empty is dropped, its neighbours merge",
+        [user_message("a"), assistant(text_part(""), text_part(" \n")), user_message("b")],
         [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}],
     ),
     (
@@ -304,6 +302,9 @@ MESSAGE_CASES: list[tuple[str, list[Message], list[dict[str, Any]]]] = [
                 call("toolu_3", "f", "[1, 2]"),
                 call("toolu_4", "f", '"text"'),
             ),
+            tool_message(
+                *[ToolResult(tool_call_id=f"toolu_{i}", name="f", content="bad") for i in range(1, 5)]
+            ),
         ],
         [
             {"role": "user", "content": [{"type": "text", "text": "x"}]},
@@ -313,12 +314,31 @@ MESSAGE_CASES: list[tuple[str, list[Message], list[dict[str, Any]]]] = [
                     {"type": "tool_use", "id": f"toolu_{i}", "name": "f", "input": {}} for i in range(1, 5)
                 ],
             },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "bad"}
+                    for i in range(1, 5)
+                ],
+            },
         ],
     ),
     (
         "an empty tool result is sent without content",
-        [tool_message(ToolResult(tool_call_id="toolu_1", name="f", content="", is_error=True))],
-        [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "is_error": True}]}],
+        [
+            assistant(call("toolu_1", "f", "{}")),
+            tool_message(ToolResult(tool_call_id="toolu_1", name="f", content="", is_error=True)),
+        ],
+        [
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "is_error": True}],
+            },
+        ],
     ),
     (
         "non-ASCII text passes through unchanged",
@@ -338,11 +358,12 @@ def test_request_messages(name: str, messages: list[Message], expected: list[dic
 def test_request_messages_alternate_for_any_history() -> None:
     history = [
         user_message("a"),
-        tool_message(ToolResult(tool_call_id="t", name="f", content="r")),
+        assistant(text_part(" ")),
         user_message("b"),
         assistant(text_part("c")),
         assistant(call("t2", "f", "{}")),
         tool_message(ToolResult(tool_call_id="t2", name="f", content="r2")),
+        user_message("d"),
     ]
     roles = [m["role"] for m in request_body(Request(messages=history), "m", 10)["messages"]]
     assert roles == ["user", "assistant", "user"]
@@ -713,16 +734,6 @@ def test_server_side_tool_blocks_are_never_tool_calls(kind: str) -> None:
 
 def test_ignored_blocks_deltas_and_events() -> None:
     parts = feed_all(
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "hmm"}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "sig"}},
-        block_stop(0),
-        {
-            "type": "content_block_start",
-            "index": 1,
-            "content_block": {"type": "redacted_thinking", "data": "x"},
-        },
-        block_stop(1),
         {"type": "content_block_start", "index": 2, "content_block": {"type": "compaction"}},
         {"type": "content_block_delta", "index": 2, "delta": {"type": "compaction_delta", "content": "c"}},
         block_stop(2),

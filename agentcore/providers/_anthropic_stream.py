@@ -7,25 +7,46 @@ small functions tested table by table. ``agentcore.providers.anthropic`` is
 the HTTP shell around them.
 
 Each follows the documented API: the stream events
-(https://docs.anthropic.com/en/docs/build-with-claude/streaming), the stop
-reasons (https://docs.anthropic.com/en/api/handling-stop-reasons) and the
-error objects (https://docs.anthropic.com/en/api/errors).
+(https://docs.anthropic.com/en/docs/build-with-claude/streaming), thinking
+blocks (https://platform.claude.com/docs/en/build-with-claude/thinking), the
+stop reasons (https://docs.anthropic.com/en/api/handling-stop-reasons), the
+compaction usage (https://platform.claude.com/docs/en/build-with-claude/compaction)
+and the error objects (https://docs.anthropic.com/en/api/errors).
 
-Decisions (DESIGN.md leaves these to the adapter):
+Decisions:
 
-* Stop reasons beyond the documented four: see :func:`map_stop_reason`. As
-  cases.md B13 says, a step that emitted a tool call is ``tool-calls`` unless
-  it is ``length``; a ``tool_use`` step without a client tool call is ``stop``.
-* Only ``tool_use`` blocks become tool calls, each at its
-  ``content_block_stop`` (B01: blank input is ``"{}"``). Server-side blocks
-  (``server_tool_use``, ``mcp_tool_use``, results), thinking, compaction and
-  unknown blocks, deltas and events are passed over. A call cut off by
-  ``max_tokens`` is passed on as it is (the loop never runs the calls of a
-  ``length`` step, B14); one whose block never stopped is dropped on
-  ``length`` and emitted otherwise.
+* Stop reasons beyond the documented four: see :func:`map_stop_reason`. A
+  step that emitted a tool call is ``tool-calls`` unless it is ``length``; a
+  ``tool_use`` step without a client tool call is ``stop``.
+* ``tool_use`` blocks become tool calls and ``thinking`` / ``redacted_thinking``
+  blocks become reasoning parts, each at its ``content_block_stop``, so the
+  parts keep the order of the blocks (a thinking block between two tool calls
+  stays between them). A thinking block's text also streams as
+  ``reasoning-delta`` parts; its ``signature_delta`` fragments are joined. The
+  reasoning part holds the block byte for byte: ``text`` (``thinking``, ""
+  when the display is omitted), ``signature``, ``data`` (a redacted block's),
+  ``format="anthropic"`` and the adapter's ``origin``. Blank tool input is
+  ``"{}"``. Server-side blocks (``server_tool_use``, ``mcp_tool_use``,
+  results), compaction and unknown blocks, deltas and events are passed over.
+  A call cut off by ``max_tokens`` is passed on as it is (the loop never runs
+  the calls of a ``length`` step); one whose block never stopped is dropped
+  on ``length`` and emitted otherwise. A reasoning block that never stopped
+  is emitted at the step's end whatever the reason (nothing the model
+  produced is dropped; the request side decides what can go back).
+* A ``message_start`` whose ``message`` already holds ``content`` blocks and a
+  ``stop_reason`` (recorded from the API for programmatic tool calls) is read
+  like the same blocks streamed one by one and a ``message_delta``.
+* Exactly one message per response: the streaming docs give each stream one
+  ``message_start``. A repeat of the same ``message_start`` (identical JSON)
+  carries nothing new and is passed over; any other second
+  ``message_start`` (another message spliced into the body) is an
+  ``UPSTREAM`` :class:`ModelError`, never merged into the step.
+* Usage with ``iterations`` (compaction): the documented billed total is the
+  sum over all iterations, and the top-level numbers leave the compaction
+  iterations out, so those are added to them (see :func:`merge_usage`).
 * The step ends at ``message_stop``, or at the end of the body once a
   ``stop_reason`` came; a body that ends before either is ``TRANSIENT``. An
-  ``error`` event raises a classified :class:`ModelError` (B16).
+  ``error`` event raises a classified :class:`ModelError`.
 """
 
 from __future__ import annotations
@@ -38,7 +59,10 @@ from typing import Any
 from agentcore import _http
 from agentcore.errors import ErrorClass, ModelError, classify_status
 from agentcore.providers._sse import Event
-from agentcore.types import FinishReason, StreamPart, ToolCall, Usage
+from agentcore.types import FinishReason, Reasoning, StreamPart, ToolCall, Usage
+
+FORMAT = "anthropic"
+"""``Reasoning.format`` of the reasoning this wire format produces."""
 
 # --- stop reasons -----------------------------------------------------------
 
@@ -77,19 +101,44 @@ def merge_usage(snapshot: Mapping[str, int], usage: object) -> dict[str, int]:
 
     Anthropic's ``message_start`` and ``message_delta`` usage fields are
     cumulative, so each reported field replaces the previous value (never
-    added, B09); missing, null or non-integer fields leave it unchanged.
+    added); missing, null or non-integer fields leave it unchanged.
+
+    Compaction: a ``usage`` whose ``iterations`` list holds ``compaction``
+    entries did more sampling than its top-level numbers show. The compaction
+    docs (https://platform.claude.com/docs/en/build-with-claude/compaction,
+    "Usage and billing") say the top-level ``input_tokens`` and
+    ``output_tokens`` leave the compaction iterations out (they are the sum of
+    the other iterations) and the tokens billed for the request are the sum
+    over all entries; so each ``compaction`` entry's fields are added to the
+    top-level ones. Entries of other types are not added: a ``message`` entry
+    is already in the top-level numbers, and an advisor's or a fallback
+    model's entry (``advisor_message``, ``fallback_message``) counts another
+    model's tokens, which :class:`Usage` does not mix with this one's.
     """
     merged = dict(snapshot)
     if isinstance(usage, dict):
-        for name in _USAGE_FIELDS:
-            value = usage.get(name)
-            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-                merged[name] = value
+        reported = _counts(usage)
+        iterations = usage.get("iterations")
+        for entry in iterations if isinstance(iterations, list) else ():
+            if isinstance(entry, dict) and entry.get("type") == "compaction":
+                for name, value in _counts(entry).items():
+                    reported[name] = reported.get(name, 0) + value
+        merged.update(reported)
     return merged
 
 
+def _counts(usage: dict[str, Any]) -> dict[str, int]:
+    """The token counts of a usage object that are non-negative ints."""
+    counts: dict[str, int] = {}
+    for name in _USAGE_FIELDS:
+        value = usage.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            counts[name] = value
+    return counts
+
+
 def usage_from(snapshot: Mapping[str, int]) -> Usage:
-    """Normalize Anthropic usage fields (DESIGN.md, "Adapters").
+    """Normalize Anthropic usage fields onto :class:`Usage`.
 
     ``input = input_tokens + cache_read_input_tokens`` (Anthropic's
     ``input_tokens`` excludes cache reads and writes),
@@ -145,7 +194,7 @@ def classify_error(kind: str, message: str = "", code: object = None) -> ErrorCl
 
 def error_from_event(payload: object) -> ModelError:
     """The :class:`ModelError` for an ``error`` event inside a 200 stream,
-    ``{"type": "error", "error": {"type": ..., "message": ...}}`` (B16)."""
+    ``{"type": "error", "error": {"type": ..., "message": ...}}``."""
     kind, message, code = _http.error_fields(payload)
     kind = "" if kind == "error" else kind  # the envelope's own type: no error object inside
     detail = ": ".join(text for text in (kind, message) if text) or "no details"
@@ -175,11 +224,39 @@ class _ToolBlock:
         self.initial = initial
         self.fragments: list[str] = []
 
-    def call(self) -> ToolCall:
+    def part(self, _origin: str) -> StreamPart:
         text = "".join(self.fragments)
         if not text.strip():
             text = json.dumps(self.initial, ensure_ascii=False) if self.initial else "{}"
-        return ToolCall(id=self.call_id, name=self.name, input=text)
+        return StreamPart.tool_call_part(ToolCall(id=self.call_id, name=self.name, input=text))
+
+
+class _ThinkingBlock:
+    """A ``thinking`` block (``texts``, ``signatures``: the fragments as they
+    came) or a ``redacted_thinking`` block (``data``)."""
+
+    def __init__(self, text: str, signature: str, data: str) -> None:
+        self.texts = [text] if text else []
+        self.signatures = [signature] if signature else []
+        self.data = data
+
+    def part(self, origin: str) -> StreamPart:
+        reasoning = Reasoning(
+            text="".join(self.texts),
+            signature="".join(self.signatures),
+            data=self.data,
+            format=FORMAT,
+            origin=origin,
+        )
+        return StreamPart.reasoning_part(reasoning)
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+_NO_MESSAGE = object()
+"""The ``message`` of a ``message_start`` not seen yet."""
 
 
 class _StepState:
@@ -189,11 +266,18 @@ class _StepState:
     and raises :class:`ModelError` for an ``error`` event; :attr:`finished`
     turns True with the ``step-finish`` part. :meth:`end_of_stream` is
     called when the body ends before ``message_stop``.
+
+    Args:
+        origin: the service the stream comes from (``Reasoning.origin`` of
+            the reasoning parts).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, origin: str = "") -> None:
+        self._origin = origin
         self._usage: dict[str, int] = {}
-        self._tools: dict[object, _ToolBlock] = {}
+        self._open: dict[object, _ToolBlock | _ThinkingBlock] = {}
+        """Blocks started and not stopped yet, by index, in the order they started."""
+        self._message: object = _NO_MESSAGE
         self._calls = 0
         self._ids = itertools.count(1)
         self._stop_reason: str | None = None
@@ -209,21 +293,15 @@ class _StepState:
         if kind == "error":
             raise error_from_event(payload)
         if kind == "message_start":
-            self._usage = merge_usage(self._usage, _dict(payload.get("message")).get("usage"))
-        elif kind == "content_block_start":
+            return self._message_start(payload.get("message"))
+        if kind == "content_block_start":
             return self._block_start(_index(payload), _dict(payload.get("content_block")))
-        elif kind == "content_block_delta":
+        if kind == "content_block_delta":
             return self._block_delta(_index(payload), _dict(payload.get("delta")))
-        elif kind == "content_block_stop":
-            block = self._tools.pop(_index(payload), None)
-            if block is not None:
-                self._calls += 1
-                return [StreamPart.tool_call_part(block.call())]
-        elif kind == "message_delta":
-            reason = _dict(payload.get("delta")).get("stop_reason")
-            if isinstance(reason, str) and reason:
-                self._stop_reason = reason
-                self.has_stop_reason = True
+        if kind == "content_block_stop":
+            return self._block_stop(_index(payload))
+        if kind == "message_delta":
+            self._stop(_dict(payload.get("delta")).get("stop_reason"))
             self._usage = merge_usage(self._usage, payload.get("usage"))
         elif kind == "message_stop":
             return self._finish()
@@ -238,8 +316,9 @@ class _StepState:
         delta (the hot path: most events are one).
 
         Raises:
-            ModelError: an ``error`` event, or ``UPSTREAM`` for an event of a
-                foreign shape; errors raised by ``events`` pass through.
+            ModelError: an ``error`` event, a second message in the body, or
+                ``UPSTREAM`` for an event of a foreign shape; errors raised by
+                ``events`` pass through.
         """
         text_delta = StreamPart.text_delta
         for name, data in events:
@@ -272,41 +351,89 @@ class _StepState:
             )
         return self._finish()
 
+    def _message_start(self, message: object) -> list[StreamPart]:
+        if self._message is not _NO_MESSAGE:
+            if message == self._message:
+                return []  # the same message_start again: nothing new
+            raise ModelError(
+                ErrorClass.UPSTREAM,
+                message="the stream holds a second message_start for another message; "
+                "one response carries one message",
+            )
+        self._message = message
+        fields = _dict(message)
+        self._usage = merge_usage(self._usage, fields.get("usage"))
+        parts: list[StreamPart] = []
+        content = fields.get("content")
+        if isinstance(content, list):  # complete blocks: as if each was streamed
+            for position, block in enumerate(content):
+                index = ("message_start", position)
+                parts += self._block_start(index, _dict(block))
+                parts += self._block_stop(index)
+        self._stop(fields.get("stop_reason"))
+        return parts
+
+    def _stop(self, reason: object) -> None:
+        if isinstance(reason, str) and reason:
+            self._stop_reason = reason
+            self.has_stop_reason = True
+
     def _block_start(self, index: object, block: dict[str, Any]) -> list[StreamPart]:
         kind = block.get("type")
         if kind == "text":
             text = block.get("text")
             return [StreamPart.text_delta(text)] if isinstance(text, str) and text else []
-        if kind == "tool_use":
+        if kind == "thinking":
+            text = _str(block.get("thinking"))
+            self._open[index] = _ThinkingBlock(text, _str(block.get("signature")), "")
+            return [StreamPart.reasoning_delta(text)] if text else []
+        if kind == "redacted_thinking":
+            self._open[index] = _ThinkingBlock("", "", _str(block.get("data")))
+        elif kind == "tool_use":
             call_id = block.get("id")
             if not isinstance(call_id, str) or not call_id:
                 call_id = f"toolu_agentcore_{next(self._ids)}"
-            name = block.get("name")
-            self._tools[index] = _ToolBlock(
-                call_id, name if isinstance(name, str) else "", _dict(block.get("input"))
-            )
-        return []  # server tools, thinking, compaction, unknown blocks: passed over
+            self._open[index] = _ToolBlock(call_id, _str(block.get("name")), _dict(block.get("input")))
+        return []  # server tools, compaction, unknown blocks: passed over
 
     def _block_delta(self, index: object, delta: dict[str, Any]) -> list[StreamPart]:
         kind = delta.get("type")
         if kind == "text_delta":
             text = delta.get("text")
             return [StreamPart.text_delta(text)] if isinstance(text, str) and text else []
-        if kind == "input_json_delta":
-            block = self._tools.get(index)
+        block = self._open.get(index)
+        if isinstance(block, _ToolBlock):
             fragment = delta.get("partial_json")
-            if block is not None and isinstance(fragment, str):
+            if kind == "input_json_delta" and isinstance(fragment, str):
                 block.fragments.append(fragment)
-        return []  # thinking, signature, citations, compaction, unknown deltas
+        elif isinstance(block, _ThinkingBlock):
+            if kind == "thinking_delta":
+                text = _str(delta.get("thinking"))
+                if text:
+                    block.texts.append(text)
+                    return [StreamPart.reasoning_delta(text)]
+            elif kind == "signature_delta":
+                block.signatures.append(_str(delta.get("signature")))
+        return []  # citations, compaction, unknown deltas
+
+    def _block_stop(self, index: object) -> list[StreamPart]:
+        block = self._open.pop(index, None)
+        if block is None:
+            return []
+        if isinstance(block, _ToolBlock):
+            self._calls += 1
+        return [block.part(self._origin)]
 
     def _finish(self) -> list[StreamPart]:
         reason = map_stop_reason(self._stop_reason)
         parts: list[StreamPart] = []
-        if reason is not FinishReason.LENGTH:  # calls whose block never stopped
-            for block in self._tools.values():
+        for block in self._open.values():  # blocks that never stopped
+            if isinstance(block, _ThinkingBlock):
+                parts.append(block.part(self._origin))
+            elif reason is not FinishReason.LENGTH:  # a call cut off by the limit is dropped
                 self._calls += 1
-                parts.append(StreamPart.tool_call_part(block.call()))
-        self._tools.clear()
+                parts.append(block.part(self._origin))
+        self._open.clear()
         if self._calls and reason is not FinishReason.LENGTH:
             reason = FinishReason.TOOL_CALLS
         elif reason is FinishReason.TOOL_CALLS:

@@ -28,6 +28,7 @@ Decisions (DESIGN.md leaves these to the adapter):
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Generator, Iterator, Mapping
 from typing import Any
 
@@ -38,15 +39,10 @@ from agentcore import _http
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.providers import _options, _sse
-from agentcore.providers._anthropic_stream import _StepState as _StepState  # re-exported for the tests
-from agentcore.providers._anthropic_stream import (
-    classify_error,
-    error_from_event,
-    map_stop_reason,
-    merge_usage,
-    usage_from,
-)
-from agentcore.types import ContentPart, Message, Request, Role, StreamPart
+from agentcore.providers._anthropic_stream import FORMAT, _StepState
+from agentcore.providers._history import check_history
+from agentcore.settings import ModelSettings, extra_body_dict, unsupported
+from agentcore.types import ContentPart, Message, Reasoning, Request, Role, StreamPart, ToolDefinition
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 """The Anthropic API origin; requests go to ``{base_url}/v1/messages``."""
@@ -60,18 +56,43 @@ __all__ = [
     "ANTHROPIC_VERSION",
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_TOKENS",
+    "EFFORTS",
+    "MIN_THINKING_BUDGET",
+    "SETTINGS",
     "AnthropicModel",
-    "classify_error",
-    "error_from_event",
-    "map_stop_reason",
-    "merge_usage",
+    "reasoning_block",
     "request_body",
+    "settings_fields",
+    "thinking_config",
+    "tool_choice",
     "tool_input",
-    "usage_from",
 ]
 
 
 # --- request --------------------------------------------------------------
+
+SETTINGS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "stop_sequences",
+        "tool_choice",
+        "parallel_tool_calls",
+        "reasoning_effort",
+        "thinking",
+        "thinking_budget",
+        "extra_body",
+    }
+)
+"""The :class:`ModelSettings` fields this adapter maps; ``seed`` is not one:
+the Messages API has no seed (https://docs.anthropic.com/en/api/messages)."""
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+"""The ``output_config.effort`` levels (https://platform.claude.com/docs/en/build-with-claude/effort)."""
+MIN_THINKING_BUDGET = 1024
+"""The smallest ``budget_tokens`` the API accepts."""
+_THINKING_BLOCKS = ("thinking", "redacted_thinking")
+_API = "the Anthropic Messages API"
+_log = logging.getLogger(__name__)
 
 
 def tool_input(text: str) -> dict[str, Any]:
@@ -79,7 +100,7 @@ def tool_input(text: str) -> dict[str, Any]:
 
     The API requires an object; text that is empty, malformed or not an
     object gives ``{}`` so a history holding a malformed call can be sent
-    again (DESIGN.md, "Decisions").
+    again (the call's error result already told the model what was wrong).
     """
     try:
         value = json.loads(text)
@@ -88,7 +109,32 @@ def tool_input(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _block(part: ContentPart) -> dict[str, Any] | None:
+def reasoning_block(reasoning: Reasoning, origin: str) -> dict[str, Any] | None:
+    """The content block a reasoning part goes back as, or None when it is not sent.
+
+    Thinking blocks go back complete and unmodified
+    (https://platform.claude.com/docs/en/build-with-claude/thinking,
+    "Preserving thinking blocks"): a block this adapter read from the same
+    service (``format == "anthropic"`` and the same ``origin``) is sent as
+    ``{"type": "redacted_thinking", "data": ...}`` when it holds ``data``,
+    else as ``{"type": "thinking", "thinking": ..., "signature": ...}`` (the
+    text may be "": an omitted display). The API verifies every signature, so
+    nothing else is sent: reasoning of another format or origin, and a
+    thinking block without a signature (cut off before the signature came),
+    which the API could not verify.
+    """
+    if reasoning.format != FORMAT or reasoning.origin != origin:
+        return None
+    if reasoning.data:
+        return {"type": "redacted_thinking", "data": reasoning.data}
+    if reasoning.signature:
+        return {"type": "thinking", "thinking": reasoning.text, "signature": reasoning.signature}
+    return None
+
+
+def _block(part: ContentPart, origin: str) -> dict[str, Any] | None:
+    if part.reasoning is not None:
+        return reasoning_block(part.reasoning, origin)
     if part.tool_call is not None:
         call = part.tool_call
         return {"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(call.input)}
@@ -105,13 +151,20 @@ def _block(part: ContentPart) -> dict[str, Any] | None:
     return None  # the API rejects empty and whitespace-only text blocks
 
 
-def _messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+def _messages(messages: tuple[Message, ...], origin: str) -> list[dict[str, Any]]:
+    if not messages:
+        raise ConfigError(f"the request has no messages; {_API} needs at least one user message")
     turns: list[dict[str, Any]] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         role = "assistant" if message.role is Role.ASSISTANT else "user"
-        blocks = [b for b in map(_block, message.content) if b is not None]
+        blocks = [b for b in (_block(part, origin) for part in message.content) if b is not None]
         if not blocks:
-            continue
+            if role == "user":
+                raise ConfigError(
+                    f"messages[{index}] is a {message.role.value} message with nothing {_API} accepts "
+                    "(no text other than blanks, no tool result): give it text or remove it"
+                )
+            continue  # an assistant message of blanks or of reasoning that cannot go back
         if turns and turns[-1]["role"] == role:
             blocks = turns.pop()["content"] + blocks
         if role == "user":  # tool_result blocks must open the user turn
@@ -120,30 +173,224 @@ def _messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     return turns
 
 
-def request_body(request: Request, model: str, max_tokens: int) -> dict[str, Any]:
+def _continues_turn_without_thinking(turns: list[dict[str, Any]]) -> bool:
+    """True when the request continues a tool-use turn (its last turn holds
+    tool results) whose assistant message does not start with a thinking block."""
+    if len(turns) < 2 or not any(b["type"] == "tool_result" for b in turns[-1]["content"]):
+        return False
+    return turns[-2]["role"] == "assistant" and turns[-2]["content"][0]["type"] not in _THINKING_BLOCKS
+
+
+def thinking_config(
+    settings: ModelSettings, max_tokens: int, *, interleaved: bool = False
+) -> dict[str, Any] | None:
+    """The ``thinking`` field for ``settings``, or None to send none.
+
+    ``thinking=True`` with a ``thinking_budget`` -> ``{"type": "enabled",
+    "budget_tokens": N}`` (manual extended thinking, the only mode of models
+    before Claude 4.6); ``thinking=True`` alone -> ``{"type": "adaptive"}``
+    (Claude 4.6 and later); a budget alone implies ``thinking=True``;
+    ``thinking=False`` -> ``{"type": "disabled"}``; neither -> None (the
+    model's default). Which mode a model accepts is the API's to say (a 400,
+    ``INVALID_REQUEST``): https://platform.claude.com/docs/en/build-with-claude/thinking.
+
+    Raises:
+        ConfigError: a budget with ``thinking=False``; a budget under 1,024
+            tokens or not under ``max_tokens`` (unless ``interleaved``: the
+            ``interleaved-thinking`` beta lets the budget span the whole turn),
+            as https://platform.claude.com/docs/en/build-with-claude/extended-thinking
+            ("Budget rules and tuning") requires.
+    """
+    budget = settings.thinking_budget
+    if settings.thinking is False:
+        if budget is not None:
+            raise ConfigError("ModelSettings.thinking_budget is set but ModelSettings.thinking is False")
+        return {"type": "disabled"}
+    if budget is None:
+        return {"type": "adaptive"} if settings.thinking else None
+    if budget < MIN_THINKING_BUDGET:
+        raise ConfigError(
+            f"ModelSettings.thinking_budget must be at least {MIN_THINKING_BUDGET} tokens for {_API}, "
+            f"got {budget}"
+        )
+    if budget >= max_tokens and not interleaved:
+        raise ConfigError(
+            f"ModelSettings.thinking_budget ({budget}) must be less than the output cap max_tokens "
+            f"({max_tokens}) for {_API} (raise max_output_tokens, or send the interleaved-thinking beta)"
+        )
+    return {"type": "enabled", "budget_tokens": budget}
+
+
+def tool_choice(
+    settings: ModelSettings, tools: tuple[ToolDefinition, ...], *, manual_thinking: bool = False
+) -> dict[str, Any] | None:
+    """The ``tool_choice`` field for ``settings``, or None to send none.
+
+    ``"auto"`` -> ``{"type": "auto"}``, ``"none"`` -> ``{"type": "none"}``,
+    ``"required"`` -> ``{"type": "any"}``, a tool's name -> ``{"type": "tool",
+    "name": ...}``; ``parallel_tool_calls`` adds ``disable_parallel_tool_use``
+    (its negation; to ``{"type": "auto"}`` when no choice is set), except to
+    ``none`` (no calls at all)
+    (https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use,
+    "Forcing tool use"; .../parallel-tool-use). With no tools there is nothing
+    to choose: ``auto``, ``none`` and ``parallel_tool_calls`` hold as they
+    are and nothing is sent.
+
+    Raises:
+        ConfigError: ``required`` or a tool's name with no tools, a name that
+            is not one of ``tools``, or a forced choice (``required``, a name)
+            with manual extended thinking (``thinking: enabled``), which the
+            API refuses (https://platform.claude.com/docs/en/build-with-claude/thinking,
+            "Thinking with tool use").
+    """
+    choice, parallel = settings.tool_choice, settings.parallel_tool_calls
+    if choice is None and parallel is None:
+        return None
+    kind = {"auto": "auto", "none": "none", "required": "any"}.get(choice or "auto", "tool")
+    if not tools:
+        if kind in ("auto", "none"):
+            return None
+        raise ConfigError(f"ModelSettings.tool_choice is {choice!r} but the request has no tools")
+    out: dict[str, Any] = {"type": kind}
+    if kind == "tool":
+        if choice not in {tool.name for tool in tools}:
+            raise ConfigError(
+                f"ModelSettings.tool_choice names the tool {choice!r}, which is not among the request's tools"
+            )
+        out["name"] = choice
+    if manual_thinking and kind in ("any", "tool"):
+        raise ConfigError(
+            f"ModelSettings.tool_choice {choice!r} forces a tool call, which {_API} refuses with "
+            "thinking_budget (manual extended thinking); use 'auto' or thinking without a budget (adaptive)"
+        )
+    if parallel is not None and kind != "none":
+        out["disable_parallel_tool_use"] = not parallel
+    return out
+
+
+def settings_fields(
+    settings: ModelSettings,
+    tools: tuple[ToolDefinition, ...],
+    max_tokens: int,
+    *,
+    interleaved: bool = False,
+) -> dict[str, Any]:
+    """The request body fields for ``settings`` (``extra_body`` aside).
+
+    ``temperature``, ``top_p`` and ``stop_sequences`` (a list) as they are;
+    ``thinking`` from :func:`thinking_config`; ``tool_choice`` from
+    :func:`tool_choice`; ``reasoning_effort`` as ``output_config: {"effort":
+    ...}`` (one of :data:`EFFORTS`).
+
+    Raises:
+        ConfigError: a field the API does not support (``seed``), a
+            ``temperature`` above 1 (the API's range is 0 to 1), a
+            ``reasoning_effort`` it has no level for (``none``, ``minimal``),
+            or, with thinking on, a ``temperature`` other than 1 or a
+            ``top_p`` under 0.95, which the API refuses
+            (https://platform.claude.com/docs/en/build-with-claude/thinking,
+            "Limits and feature compatibility"); and as :func:`thinking_config`
+            and :func:`tool_choice`.
+    """
+    unsupported(settings, set(SETTINGS), _API)
+    fields: dict[str, Any] = {}
+    thinking = thinking_config(settings, max_tokens, interleaved=interleaved)
+    thinking_on = thinking is not None and thinking["type"] != "disabled"
+    if thinking is not None:
+        fields["thinking"] = thinking
+    if settings.temperature is not None:
+        if settings.temperature > 1:
+            raise ConfigError(
+                f"ModelSettings.temperature must be between 0 and 1 for {_API}, got {settings.temperature!r}"
+            )
+        if thinking_on and settings.temperature != 1:
+            raise ConfigError(
+                f"ModelSettings.temperature may only be 1 (or unset) while thinking is on with {_API}"
+            )
+        fields["temperature"] = settings.temperature
+    if settings.top_p is not None:
+        if thinking_on and settings.top_p < 0.95:
+            raise ConfigError(
+                f"ModelSettings.top_p must be at least 0.95 (or unset) while thinking is on with {_API}"
+            )
+        fields["top_p"] = settings.top_p
+    if settings.stop_sequences is not None:
+        fields["stop_sequences"] = list(settings.stop_sequences)
+    manual = thinking is not None and thinking["type"] == "enabled"
+    choice = tool_choice(settings, tools, manual_thinking=manual)
+    if choice is not None:
+        fields["tool_choice"] = choice
+    effort = settings.reasoning_effort
+    if effort is not None:
+        if effort not in EFFORTS:
+            raise ConfigError(
+                f"ModelSettings.reasoning_effort {effort!r} has no {_API} level; "
+                f"use one of {', '.join(EFFORTS)}"
+            )
+        fields["output_config"] = {"effort": effort}
+    return fields
+
+
+def request_body(
+    request: Request,
+    model: str,
+    max_tokens: int,
+    *,
+    settings: ModelSettings | None = None,
+    extra_body: Mapping[str, Any] | None = None,
+    origin: str = "",
+    interleaved: bool = False,
+) -> dict[str, Any]:
     """The JSON body of a streaming ``POST /v1/messages``.
 
     Follows https://docs.anthropic.com/en/api/messages: ``system`` is a
     top-level string; ``messages`` alternate ``user`` and ``assistant`` (tool
-    results travel in ``user`` turns as ``tool_result`` blocks); tools are
-    ``{name, description, input_schema}`` with the schema as an object.
+    results travel in ``user`` turns as ``tool_result`` blocks, first in the
+    turn); tools are ``{name, description, input_schema}`` with the schema as
+    an object. Blank text parts are dropped (the API rejects them), an
+    assistant message left empty is skipped and neighbouring turns of one
+    role are merged. Reasoning parts go back in place as
+    :func:`reasoning_block` says, never merged, reordered or trimmed. Then the
+    settings (``settings`` merged with ``request.settings``, which win,
+    mapped by :func:`settings_fields`), then ``extra_body``, then the settings'
+    ``extra_body`` (both sent as given, last).
+
+    With manual extended thinking (``thinking: enabled``) the API requires the
+    assistant message of a tool-use turn being continued to start with a
+    thinking block; when it does not (the turn began with thinking off, or on
+    another provider whose reasoning cannot go back), ``thinking`` is left
+    out of this request, the API's own documented answer to a mid-turn change
+    (https://platform.claude.com/docs/en/build-with-claude/thinking, "Thinking
+    with tool use"): the turn ends in the mode it began in, and the next turn
+    thinks again. Adaptive thinking has no such rule.
 
     Args:
         request: the step's request.
         model: the model id.
         max_tokens: the cap used when ``request.max_output_tokens`` is 0.
+        settings: the adapter's settings (``request.settings`` override them).
+        extra_body: the adapter's extra body fields.
+        origin: the service the request goes to (see :func:`reasoning_block`).
+        interleaved: the request carries the ``interleaved-thinking`` beta.
 
     Returns:
         A JSON-ready dict with ``stream: true``.
+
+    Raises:
+        ConfigError: a history the API would refuse (see
+            :func:`agentcore.providers._history.check_history`; no messages; a
+            user or tool message with nothing to send; an assistant message
+            last, a prefill, while thinking is on), or settings it would
+            refuse (see :func:`settings_fields`).
     """
-    body: dict[str, Any] = {
-        "model": model,
-        "max_tokens": request.max_output_tokens or max_tokens,
-        "stream": True,
-    }
+    check_history(request.messages)
+    merged = (settings or ModelSettings()).merged(request.settings)
+    cap = request.max_output_tokens or max_tokens
+    body: dict[str, Any] = {"model": model, "max_tokens": cap, "stream": True}
     if request.system:
         body["system"] = request.system
-    body["messages"] = _messages(request.messages)
+    turns = _messages(request.messages, origin)
+    body["messages"] = turns
     if request.tools:
         tools = []
         for tool in request.tools:
@@ -153,6 +400,19 @@ def request_body(request: Request, model: str, max_tokens: int) -> dict[str, Any
             entry["input_schema"] = json.loads(tool.input_schema)
             tools.append(entry)
         body["tools"] = tools
+    fields = settings_fields(merged, request.tools, cap, interleaved=interleaved)
+    thinking = fields.get("thinking")
+    if thinking is not None and thinking["type"] != "disabled" and turns[-1]["role"] == "assistant":
+        raise ConfigError(
+            f"messages[{len(request.messages) - 1}] is an assistant message last (a prefill), which "
+            f"{_API} refuses while thinking is on; end with a user message or turn thinking off"
+        )
+    if thinking is not None and thinking["type"] == "enabled" and _continues_turn_without_thinking(turns):
+        _log.info("agentcore: thinking left out: the tool-use turn being continued began without it")
+        del fields["thinking"]
+    body.update(fields)
+    body.update(extra_body or {})
+    body.update(merged.extra_body or {})
     return body
 
 
@@ -181,11 +441,19 @@ class AnthropicModel:
         headers: extra headers for every request (``anthropic-beta``, gateway
             headers); they override the defaults, and ``Request.headers``
             override them.
+        settings: the model settings of every request (see
+            :func:`settings_fields` for the mapping); a run's
+            ``LoopOptions(settings=...)`` override them field by field.
+        extra_body: fields merged into every request body after the
+            settings (the settings' own ``extra_body`` goes last).
 
     Raises:
         ConfigError: an empty model id, a ``timeout`` that is not a
             ``(connect, read)`` pair, a non-positive timeout or max_tokens,
-            ``headers`` that are not a mapping of ``str`` to ``str``.
+            ``headers`` that are not a mapping of ``str`` to ``str``,
+            ``settings`` that are not a :class:`ModelSettings` or set a field
+            the API does not support (``seed``), an ``extra_body`` that is not
+            a mapping of ``str`` keys to JSON values.
     """
 
     def __init__(
@@ -200,6 +468,8 @@ class AnthropicModel:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         anthropic_version: str = ANTHROPIC_VERSION,
         headers: Mapping[str, str] | None = None,
+        settings: ModelSettings | None = None,
+        extra_body: Mapping[str, Any] | None = None,
     ) -> None:
         if not isinstance(model, str) or not model:
             raise ConfigError("model must be a non-empty model id")
@@ -210,9 +480,15 @@ class AnthropicModel:
             raise ConfigError(f"max_tokens must be a positive int, got {max_tokens!r}")
         self._timeout, self._idle_timeout = _options.timeouts(timeout, idle_timeout)
         self._extra_headers = _options.header_dict(headers)
+        if settings is not None and not isinstance(settings, ModelSettings):
+            raise ConfigError(f"settings must be a ModelSettings or None, got {type(settings).__name__}")
+        self._settings = settings or ModelSettings()
+        unsupported(self._settings, set(SETTINGS), _API)
+        self._extra_body = extra_body_dict(extra_body)
         self._model = model
         self._api_key = api_key
         self._base_url = _options.check_base_url(base_url)
+        self._origin = _options.origin(self._base_url)
         self._url = f"{self._base_url}/v1/messages"
         self._session = session if session is not None else _http.new_session()
         self._max_tokens = max_tokens
@@ -226,7 +502,7 @@ class AnthropicModel:
     def __repr__(self) -> str:
         return f"AnthropicModel(model={self._model!r}, base_url={self._base_url!r})"
 
-    def _headers(self, request: Request) -> dict[str, str]:
+    def _headers(self, request: Request) -> CaseInsensitiveDict[str]:
         headers: CaseInsensitiveDict[str] = CaseInsensitiveDict()
         if self._api_key:
             headers["x-api-key"] = self._api_key
@@ -235,25 +511,39 @@ class AnthropicModel:
         headers["accept"] = "text/event-stream"
         headers.update(self._extra_headers)
         headers.update(request.headers)
-        return dict(headers)
+        return headers
 
     def stream(self, request: Request, ctx: Context) -> Generator[StreamPart, None, None]:
         """Stream one step (see :class:`agentcore.Model`).
 
         Yields:
-            ``text-delta`` and ``tool-call`` parts as they arrive, then one
-            ``step-finish``.
+            ``text-delta`` and ``reasoning-delta`` parts as they arrive; a
+            ``reasoning`` or ``tool-call`` part as each block completes; then
+            one ``step-finish``.
 
         Raises:
+            ConfigError: before any HTTP call, for a history or settings the
+                API would refuse (see :func:`request_body`).
             ModelError: an HTTP error status, an ``error`` event, a transport
-                failure, a timeout, or a stream cut before the step completed.
+                failure, a timeout, a stream cut before the step completed or
+                holding a second message.
             Canceled: ``ctx`` was cancelled.
         """
         headers = self._headers(request)
-        yield from _http.redacted(self._stream(request, headers, ctx), headers)
+        beta = headers.get("anthropic-beta", "")
+        body = request_body(
+            request,
+            self._model,
+            self._max_tokens,
+            settings=self._settings,
+            extra_body=self._extra_body,
+            origin=self._origin,
+            interleaved="interleaved-thinking" in beta.lower(),
+        )
+        plain = dict(headers)
+        yield from _http.redacted(self._stream(body, plain, ctx), plain)
 
-    def _stream(self, request: Request, headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
-        body = request_body(request, self._model, self._max_tokens)
+    def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
         response = _http.open_stream(
             self._session,
             self._url,
@@ -262,7 +552,7 @@ class AnthropicModel:
             timeout=self._timeout,
             ctx=ctx,
         )
-        state = _StepState()
+        state = _StepState(self._origin)
 
         def complete() -> None:  # the step is whole: the rest of the body may be drained for reuse
             response.complete = True
