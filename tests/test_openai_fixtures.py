@@ -5,7 +5,10 @@ fed with 1-byte and 7-byte reads.
 
 Each ``<name>.sse`` is a real response body; ``<name>.expected.json`` holds
 the text, tool calls, finish reason and usage it must give (sources and
-licenses in ``tests/fixtures/README.md``).
+licenses in ``tests/fixtures/README.md``). The reasoning each stream carries
+is not in those files: :data:`REASONING` names the field each server sends it
+in, and :func:`sent_reasoning`, a reader of that one field written apart from
+the adapter, gives the exact text the provider sent.
 """
 
 from __future__ import annotations
@@ -18,7 +21,14 @@ from typing import Any
 import pytest
 
 from agentcore import Context, ErrorClass, ModelError, Request, StreamPart, StreamPartKind, user_message
-from agentcore.providers._openai_stream import ChunkState
+from agentcore.providers._openai_stream import (
+    MISTRAL_THINKING,
+    REASONING,
+    REASONING_CONTENT,
+    REASONING_DETAILS,
+    ChunkState,
+)
+from agentcore.providers._options import origin
 from agentcore.providers._sse import iter_events
 from agentcore.providers.openai import OpenAIChatModel
 from tests.localserver import LocalServer, sse_reply
@@ -32,6 +42,51 @@ IDS = [f"{p.parent.name}/{p.stem}" for p in CASES]
 def server(shared_server: LocalServer) -> LocalServer:
     """The module's one server, reset for each test (tests/conftest.py)."""
     return shared_server
+
+
+REASONING_FIELDS: dict[str, tuple[str, str]] = {
+    "openai_compat/deepseek_reasoner_reasoning_content": ("reasoning_content", REASONING_CONTENT),
+    "openai_compat/deepseek_tool_call_reasoning_cache_hit": ("reasoning_content", REASONING_CONTENT),
+    "openai_compat/xai_grok_reasoning_tool_call_cached": ("reasoning_content", REASONING_CONTENT),
+    "openai_compat/zai_glm_reasoning_content": ("reasoning_content", REASONING_CONTENT),
+    "openai_compat/groq_error_event_after_text": ("reasoning", REASONING),
+    "openai_compat/groq_error_event_tool_validation": ("reasoning", REASONING),
+    "openai_compat/groq_gpt_oss_reasoning_tool_call": ("reasoning", REASONING),
+    "openai_compat/openrouter_claude_reasoning_details": ("reasoning", REASONING_DETAILS),
+    "openai_compat/openrouter_error_chunk_after_length": ("reasoning", REASONING_DETAILS),
+    "openai_compat/openrouter_cached_tokens": ("reasoning_details", REASONING_DETAILS),
+    "openai_compat/mistral_content_array_thinking": ("thinking", MISTRAL_THINKING),
+}
+"""Case -> (the field the server streams its reasoning in, the block's format)."""
+
+
+def payloads(body: bytes) -> list[dict[str, Any]]:
+    """The JSON chunks of an SSE body, read line by line (no agentcore code)."""
+    out = []
+    for line in body.decode("utf-8").splitlines():
+        if line.startswith("data:") and line[5:].strip().startswith("{"):
+            out.append(json.loads(line[5:]))
+    return out
+
+
+def sent_reasoning(body: bytes, field: str) -> str:
+    """Every fragment of ``field`` in choice 0's deltas, joined: the reasoning
+    text the server sent. ``thinking`` reads Mistral's thinking content parts;
+    ``reasoning_details`` the entries' ``text`` and ``summary``."""
+    text = []
+    for chunk in payloads(body):
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if field == "thinking":
+                for part in delta.get("content") if isinstance(delta.get("content"), list) else []:
+                    if part.get("type") == "thinking":
+                        text += [piece["text"] for piece in part["thinking"]]
+            elif field == "reasoning_details":
+                for entry in delta.get("reasoning_details") or []:
+                    text += [entry.get("text") or "", entry.get("summary") or ""]
+            elif isinstance(delta.get(field), str):
+                text.append(delta[field])
+    return "".join(text)
 
 
 def test_every_fixture_is_here() -> None:
@@ -71,10 +126,16 @@ def check(parts: list[StreamPart], error: ModelError | None, expected: dict[str,
         assert error.error_class is ErrorClass.INVALID_REQUEST  # all three report a 400-class error
         return
     assert error is None, f"unexpected {error!r}"
-    # text deltas, then the tool calls, then exactly one step-finish, last
-    assert kinds == sorted(
-        kinds, key=[StreamPartKind.TEXT_DELTA, StreamPartKind.TOOL_CALL, StreamPartKind.STEP_FINISH].index
-    )
+    # reasoning (every recorded one comes first), text deltas, then the tool
+    # calls, then exactly one step-finish, last
+    order = [
+        StreamPartKind.REASONING_DELTA,
+        StreamPartKind.REASONING,
+        StreamPartKind.TEXT_DELTA,
+        StreamPartKind.TOOL_CALL,
+        StreamPartKind.STEP_FINISH,
+    ]
+    assert kinds == sorted(kinds, key=order.index)
     assert kinds.count(StreamPartKind.STEP_FINISH) == 1
     finish = parts[-1]
     assert finish.kind is StreamPartKind.STEP_FINISH
@@ -83,8 +144,48 @@ def check(parts: list[StreamPart], error: ModelError | None, expected: dict[str,
     assert finish.usage.to_dict() == expected["usage"]
 
 
+def check_reasoning(
+    parts: list[StreamPart], error: ModelError | None, case: str, body: bytes, origin: str
+) -> None:
+    """The reasoning parts give exactly the reasoning the server sent: the
+    deltas as they came, then (unless an error cut the stream) one block
+    from ``origin``; OpenRouter's entries keep every signature and encrypted
+    datum byte for byte."""
+    field, fmt = REASONING_FIELDS.get(case, ("", ""))
+    sent = sent_reasoning(body, field) if field else ""
+    deltas = "".join(p.text for p in parts if p.kind is StreamPartKind.REASONING_DELTA)
+    blocks = [p.reasoning for p in parts if p.reasoning is not None]
+    assert deltas == sent
+    if error is not None:
+        # the step failed: only a block that text closed before the error is complete
+        text_came = StreamPartKind.TEXT_DELTA in [p.kind for p in parts]
+        assert [b.text for b in blocks] == ([sent] if text_came and sent else [])
+        return
+    if not field:
+        assert blocks == []
+        return
+    (block,) = blocks
+    assert (block.text, block.format, block.origin) == (sent, fmt, origin)
+    assert (block.signature, block.data, block.id) == ("", "", "")
+    if fmt != REASONING_DETAILS:
+        assert block.provider_data == ""
+        return
+    entries = json.loads(block.provider_data)
+    assert "".join((e.get("text") or "") + (e.get("summary") or "") for e in entries) == sent
+    sent_entries = [
+        e for c in payloads(body) for e in c["choices"][0]["delta"].get("reasoning_details") or []
+    ]
+    for key in ("signature", "data", "id", "format", "type"):
+        assert [e[key] for e in entries if e.get(key)] == list(
+            dict.fromkeys(e[key] for e in sent_entries if e.get(key))
+        )
+
+
+ORIGIN = "api.example.test"
+
+
 def through_state(chunks: Iterable[bytes]) -> tuple[list[StreamPart], ModelError | None, ChunkState]:
-    state = ChunkState()
+    state = ChunkState(origin=ORIGIN)
     parts: list[StreamPart] = []
     try:
         for event in iter_events(chunks):
@@ -117,6 +218,7 @@ def test_fixture_through_the_state_machine(path: Path, piece: int) -> None:
     expected = expected_of(path)
     parts, error, state = through_state(pieces(path.read_bytes(), piece))
     check(parts, error, expected)
+    check_reasoning(parts, error, f"{path.parent.name}/{path.stem}", path.read_bytes(), ORIGIN)
     # usage is also right when the stream ends in an error (no step-finish carries it)
     assert state.usage.to_dict() == expected["usage"]
 
@@ -126,6 +228,7 @@ def test_fixture_through_the_state_machine(path: Path, piece: int) -> None:
 def test_fixture_through_the_adapter(server: LocalServer, path: Path, piece: int) -> None:
     parts, error = through_adapter(server, path.read_bytes(), piece)
     check(parts, error, expected_of(path))
+    check_reasoning(parts, error, f"{path.parent.name}/{path.stem}", path.read_bytes(), origin(server.url))
     assert server.hits == 1
     sent = server.requests[0]
     assert sent["path"] == "/v1/chat/completions"

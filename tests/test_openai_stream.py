@@ -9,10 +9,24 @@ from typing import Any
 
 import pytest
 
-from agentcore import ErrorClass, FinishReason, ModelError, StreamPart, StreamPartKind, ToolCall, Usage
+from agentcore import (
+    ErrorClass,
+    FinishReason,
+    ModelError,
+    Reasoning,
+    StreamPart,
+    StreamPartKind,
+    ToolCall,
+    Usage,
+)
 from agentcore.providers._openai_stream import (
+    MISTRAL_THINKING,
+    REASONING,
+    REASONING_CONTENT,
+    REASONING_DETAILS,
     ChunkState,
     map_finish_reason,
+    merge_details,
     stream_error,
     synthesize_id,
     usage_from,
@@ -235,31 +249,272 @@ def test_text_deltas_are_emitted_as_they_arrive() -> None:
     assert state.feed(chunk({"content": "lo"})) == [StreamPart.text_delta("lo")]
 
 
-def test_content_array_counts_only_text_parts() -> None:
-    state = ChunkState()
-    thinking = {"type": "thinking", "thinking": [{"type": "text", "text": "hmm"}]}
+def test_content_array_text_parts_are_text_and_thinking_parts_reasoning() -> None:
+    state = ChunkState(origin="api.mistral.ai")
+    thinking = {
+        "type": "thinking",
+        "thinking": [{"type": "text", "text": "hmm"}, {"type": "text", "text": "!"}],
+    }
     parts = state.feed(
         chunk({"content": [thinking, {"type": "text", "text": "2 + 2"}, {"type": "text", "text": " = 4"}]})
     )
-    assert parts == [StreamPart.text_delta("2 + 2"), StreamPart.text_delta(" = 4")]
-    assert (
-        state.feed(chunk({"content": [{"type": "image_url"}, "stray", {"type": "text", "text": None}]})) == []
-    )
+    assert parts == [
+        StreamPart.reasoning_delta("hmm"),
+        StreamPart.reasoning_delta("!"),
+        StreamPart.reasoning_part(Reasoning(text="hmm!", format=MISTRAL_THINKING, origin="api.mistral.ai")),
+        StreamPart.text_delta("2 + 2"),
+        StreamPart.text_delta(" = 4"),
+    ]
+    odd = [
+        {"type": "image_url"},
+        "stray",
+        {"type": "text", "text": None},
+        {"type": "thinking", "thinking": 3},
+    ]
+    assert state.feed(chunk({"content": odd})) == []
 
 
 @pytest.mark.parametrize(
     "delta",
     [
-        {"reasoning_content": "thinking..."},
-        {"reasoning": "thinking", "reasoning_details": [{"type": "reasoning.text", "text": "x"}]},
         {"annotations": [{"type": "url_citation", "url_citation": {"url": "https://x"}}], "content": ""},
-        {"refusal": "I can't"},
         {"content": None, "channel": "analysis"},
+        {"reasoning_content": None, "reasoning": "", "reasoning_details": [], "refusal": None},
+        {"extra_content": {"google": {"thought_signature": "sig"}}},
     ],
 )
-def test_reasoning_annotations_and_extras_are_passed_over(delta: dict[str, Any]) -> None:
+def test_annotations_empty_reasoning_and_extras_are_passed_over(delta: dict[str, Any]) -> None:
     state = ChunkState()
     assert state.feed(chunk(delta, obfuscation="abc", x_groq={"id": "req_1"})) == []
+    assert state.feed(chunk(finish="stop")) == []
+    assert state.finish() == [StreamPart.step_finish(FinishReason.STOP)]
+
+
+def test_refusal_is_text() -> None:
+    """OpenAI streams a refusal in ``delta.refusal`` instead of ``content``:
+    the user reads it as the answer."""
+    parts = feed_all(
+        [
+            chunk({"role": "assistant", "content": None, "refusal": ""}),
+            chunk({"refusal": "I'm sorry,"}),
+            chunk({"refusal": " I can't help with that."}),
+            chunk(finish="stop"),
+        ]
+    )
+    assert parts == [
+        StreamPart.text_delta("I'm sorry,"),
+        StreamPart.text_delta(" I can't help with that."),
+        StreamPart.step_finish(FinishReason.STOP),
+    ]
+
+
+# --- ChunkState: reasoning ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "fmt"),
+    [("reasoning_content", REASONING_CONTENT), ("reasoning", REASONING)],
+)
+def test_plain_reasoning_field_streams_then_one_block_before_the_text(field: str, fmt: str) -> None:
+    state = ChunkState(origin="api.example.test")
+    parts = feed_all(
+        [
+            chunk({"role": "assistant", field: "Let me ", "content": None}),
+            chunk({field: "think."}),
+            chunk({field: None, "content": ""}),  # an empty text neither shows nor closes the block
+            chunk({field: None, "content": "Hi"}),
+            chunk({"content": "!"}, finish="stop"),
+        ],
+        state,
+    )
+    assert parts == [
+        StreamPart.reasoning_delta("Let me "),
+        StreamPart.reasoning_delta("think."),
+        StreamPart.reasoning_part(Reasoning(text="Let me think.", format=fmt, origin="api.example.test")),
+        StreamPart.text_delta("Hi"),
+        StreamPart.text_delta("!"),
+        StreamPart.step_finish(FinishReason.STOP),
+    ]
+
+
+def test_reasoning_content_wins_over_a_repeated_reasoning_field() -> None:
+    parts = feed_all(
+        [chunk({"reasoning_content": "a", "reasoning": "a"}), chunk({"reasoning": "b"}, finish="stop")]
+    )
+    assert [p.text for p in parts if p.kind is StreamPartKind.REASONING_DELTA] == ["a", "b"]
+    (block,) = [p.reasoning for p in parts if p.reasoning is not None]
+    assert block == Reasoning(text="ab", format=REASONING_CONTENT)
+
+
+def test_reasoning_block_comes_before_the_tool_calls_and_the_finish() -> None:
+    parts = feed_all(
+        [
+            chunk({"reasoning_content": "Need the weather."}),
+            tools(call(0, "call_1", "get_weather", '{"city":"Paris"}')),
+            chunk(finish="tool_calls"),
+            DONE_EVENT,
+        ]
+    )
+    assert parts == [
+        StreamPart.reasoning_delta("Need the weather."),
+        StreamPart.reasoning_part(Reasoning(text="Need the weather.", format=REASONING_CONTENT)),
+        StreamPart.tool_call_part(ToolCall("call_1", "get_weather", '{"city":"Paris"}')),
+        StreamPart.step_finish(FinishReason.TOOL_CALLS),
+    ]
+
+
+def test_reasoning_after_text_is_a_second_block_and_the_end_closes_it() -> None:
+    parts = feed_all(
+        [
+            chunk({"reasoning_content": "one"}),
+            chunk({"content": "text"}),
+            chunk({"reasoning_content": "two"}),
+            chunk(finish="stop"),
+        ]
+    )
+    assert [p.kind for p in parts] == [
+        StreamPartKind.REASONING_DELTA,
+        StreamPartKind.REASONING,
+        StreamPartKind.TEXT_DELTA,
+        StreamPartKind.REASONING_DELTA,
+        StreamPartKind.REASONING,
+        StreamPartKind.STEP_FINISH,
+    ]
+    assert [p.reasoning.text for p in parts if p.reasoning is not None] == ["one", "two"]
+
+
+def test_a_refusal_closes_the_reasoning_block() -> None:
+    parts = feed_all([chunk({"reasoning": "hm"}), chunk({"refusal": "No."}), chunk(finish="stop")])
+    assert [p.kind for p in parts] == [
+        StreamPartKind.REASONING_DELTA,
+        StreamPartKind.REASONING,
+        StreamPartKind.TEXT_DELTA,
+        StreamPartKind.STEP_FINISH,
+    ]
+
+
+def details(*entries: dict[str, Any], reasoning: str | None = None) -> Event:
+    return chunk({"content": "", "reasoning": reasoning, "reasoning_details": list(entries)})
+
+
+def test_reasoning_details_fragments_merge_by_index_and_are_kept_verbatim() -> None:
+    """OpenRouter in front of Claude: text fragments, then the signature alone."""
+    fmt = "anthropic-claude-v1"
+    state = ChunkState(origin="openrouter.ai")
+    parts = feed_all(
+        [
+            details({"type": "reasoning.text", "text": "", "signature": "", "format": fmt, "index": 0}),
+            details({"type": "reasoning.text", "text": "Two ", "format": fmt, "index": 0}, reasoning="Two "),
+            details(
+                {"type": "reasoning.text", "text": "plus two.", "format": fmt, "index": 0},
+                reasoning="plus two.",
+            ),
+            details({"type": "reasoning.text", "signature": "c2ln", "format": fmt, "index": 0}),
+            chunk({"content": "4"}, finish="stop"),
+        ],
+        state,
+    )
+    entry = {
+        "type": "reasoning.text",
+        "text": "Two plus two.",
+        "signature": "c2ln",
+        "format": fmt,
+        "index": 0,
+    }
+    assert parts == [
+        StreamPart.reasoning_delta("Two "),
+        StreamPart.reasoning_delta("plus two."),
+        StreamPart.reasoning_part(
+            Reasoning(
+                text="Two plus two.",
+                format=REASONING_DETAILS,
+                origin="openrouter.ai",
+                provider_data=json.dumps([entry], separators=(",", ":")),
+            )
+        ),
+        StreamPart.text_delta("4"),
+        StreamPart.step_finish(FinishReason.STOP),
+    ]
+
+
+def test_reasoning_details_without_a_reasoning_field_show_their_text_and_summary() -> None:
+    parts = feed_all(
+        [
+            details({"type": "reasoning.summary", "summary": "**Plan**", "index": 0}),
+            details({"type": "reasoning.text", "text": " go", "index": 1}),
+            details({"type": "reasoning.encrypted", "data": "ZW5j", "id": "rs_1", "index": 2}),
+            chunk({"content": "ok"}, finish="stop"),
+        ]
+    )
+    assert [p.text for p in parts if p.kind is StreamPartKind.REASONING_DELTA] == ["**Plan**", " go"]
+    (block,) = [p.reasoning for p in parts if p.reasoning is not None]
+    assert block.text == "**Plan** go"
+    assert json.loads(block.provider_data) == [
+        {"type": "reasoning.summary", "summary": "**Plan**", "index": 0},
+        {"type": "reasoning.text", "text": " go", "index": 1},
+        {"type": "reasoning.encrypted", "data": "ZW5j", "id": "rs_1", "index": 2},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("fragments", "merged"),
+    [
+        # same index: text and summary appended, other fields set once
+        (
+            [
+                {"type": "reasoning.text", "text": "a", "index": 0},
+                {"text": "b", "signature": "s", "index": 0},
+            ],
+            [{"type": "reasoning.text", "text": "ab", "index": 0, "signature": "s"}],
+        ),
+        (
+            [{"type": "reasoning.summary", "summary": "x", "index": 3}, {"summary": "y", "index": 3}],
+            [{"type": "reasoning.summary", "summary": "xy", "index": 3}],
+        ),
+        # a set value is not replaced; an empty one is
+        (
+            [{"id": "a", "format": "", "index": 0}, {"id": "b", "format": "f", "index": 0}],
+            [{"id": "a", "format": "f", "index": 0}],
+        ),
+        # other indexes, no index, a bool index, non-objects: new entries or skipped
+        (
+            [{"text": "a", "index": 0}, {"text": "b", "index": 1}, {"text": "c"}, {"text": "d"}, 7],
+            [{"text": "a", "index": 0}, {"text": "b", "index": 1}, {"text": "c"}, {"text": "d"}],
+        ),
+        (
+            [{"text": "a", "index": True}, {"text": "b", "index": True}],
+            [{"text": "a", "index": True}, {"text": "b", "index": True}],
+        ),
+    ],
+)
+def test_merge_details(fragments: list[Any], merged: list[dict[str, Any]]) -> None:
+    entries: list[dict[str, Any]] = []
+    for fragment in fragments:
+        merge_details(entries, [fragment])
+    assert entries == merged
+
+
+def test_gemini_thought_signature_is_kept_on_its_call() -> None:
+    extra = {"google": {"thought_signature": "c2lnbmF0dXJl"}}
+    state = ChunkState(new_id=ids(), origin="generativelanguage.googleapis.com")
+    first = call(0, "fc_1", "get_weather", '{"city":"Paris"}')
+    parts = feed_all(
+        [
+            tools({**first, "extra_content": extra}, {**call(1, "fc_2", "get_time", "{}")}),
+            chunk(finish="tool_calls"),
+        ],
+        state,
+    )
+    assert calls_of(parts) == [
+        ToolCall(
+            "fc_1",
+            "get_weather",
+            '{"city":"Paris"}',
+            provider_data='{"extra_content":{"google":{"thought_signature":"c2lnbmF0dXJl"}}}',
+            origin="generativelanguage.googleapis.com",
+        ),
+        ToolCall("fc_2", "get_time", "{}"),
+    ]
 
 
 def test_other_choices_and_odd_payloads_are_ignored() -> None:

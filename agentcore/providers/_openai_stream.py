@@ -16,10 +16,13 @@ every ``data:`` event is a chunk ``{"choices": [{"index", "delta",
 What OpenAI-compatible servers do differently, and how it is read (each seen
 in a recording under ``tests/fixtures/openai_*`` or in ``cases.md``):
 
-* ``content`` may be an array of typed parts (Mistral): only parts of type
-  ``"text"`` are text. ``reasoning_content`` (DeepSeek, xAI, Z.ai),
-  ``reasoning`` / ``reasoning_details`` (OpenRouter, Groq), ``annotations``,
-  ``refusal``, ``obfuscation``, ``x_groq`` and other extras are passed over.
+* ``content`` may be an array of typed parts (Mistral): parts of type
+  ``"text"`` are text, parts of type ``"thinking"`` are reasoning (below);
+  other parts, ``annotations``, ``obfuscation``, ``x_groq`` and other extras
+  are passed over.
+* ``refusal`` (OpenAI: the model declines, instead of ``content``) is text:
+  the user reads the refusal as the answer, and it goes into the history as
+  the assistant's text (a refusal was an empty answer before).
 * Tool-call fragments are grouped by ``index``. A missing index is the
   fragment's position in the ``tool_calls`` array (0 for the usual single
   entry; Mistral sends none); index 0 is a real index. Explicit ``null`` and
@@ -55,6 +58,46 @@ in a recording under ``tests/fixtures/openai_*`` or in ``cases.md``):
   then an error chunk). Text in the error chunk itself is dropped (servers
   send ``""`` there); its usage is recorded first (:attr:`ChunkState.usage`),
   though no step-finish carries it.
+
+Reasoning. Each server streams its reasoning in a field of its own; every
+fragment becomes a ``reasoning-delta`` part as it arrives, and each block (a
+run of reasoning that text, a tool call or the end of the step closes) one
+``reasoning`` part holding a :class:`agentcore.Reasoning` whose ``format``
+names the field, whose ``origin`` is the server's (given to
+:class:`ChunkState`), and whose ``text`` is every fragment joined, byte for
+byte. The block's part comes before the text or the tool calls that follow
+it, so the loop stores the assistant turn in the order the model produced it.
+
+* ``delta.reasoning_content`` (format :data:`REASONING_CONTENT`): DeepSeek
+  (https://api-docs.deepseek.com/guides/thinking_mode), Kimi / Moonshot
+  (https://platform.moonshot.ai/docs/guide/use-kimi-k2-thinking-model), GLM /
+  Z.ai (https://docs.z.ai/guides/capabilities/thinking-mode), Qwen /
+  DashScope (https://www.alibabacloud.com/help/en/model-studio/deep-thinking), xAI
+  ``grok-3-mini`` (https://docs.x.ai/docs/guides/reasoning); vLLM and other
+  servers that copy them.
+* ``delta.reasoning`` (format :data:`REASONING`): Groq with
+  ``reasoning_format: "parsed"`` (https://console.groq.com/docs/reasoning);
+  OpenRouter sends it next to ``reasoning_details``. When a delta carries
+  both ``reasoning_content`` and ``reasoning``, only ``reasoning_content`` is
+  read (servers that send both repeat the same text).
+* ``delta.reasoning_details`` (format :data:`REASONING_DETAILS`): OpenRouter's
+  typed entries ``reasoning.text`` (``text``, ``signature``),
+  ``reasoning.summary`` (``summary``) and ``reasoning.encrypted`` (``data``),
+  each with ``id``, ``format`` and ``index``
+  (https://openrouter.ai/docs/guides/best-practices/reasoning-tokens). They
+  must go back unmodified, so the block keeps them verbatim, as a JSON array,
+  in ``Reasoning.provider_data`` (:func:`merge_details` joins the streamed
+  fragments of one entry). The visible text is the ``reasoning`` field sent
+  with them, or, when a delta has none, the entries' ``text`` and ``summary``.
+* A Mistral ``content`` part ``{"type": "thinking", "thinking": [{"type":
+  "text", "text": ...}]}`` (format :data:`MISTRAL_THINKING`;
+  https://docs.mistral.ai/capabilities/reasoning/).
+* Gemini's OpenAI-compatible endpoint puts a thought signature on tool calls:
+  ``tool_calls[].extra_content.google.thought_signature``
+  (https://ai.google.dev/gemini-api/docs/thought-signatures). The
+  ``extra_content`` object is kept in ``ToolCall.provider_data`` as the JSON
+  text ``{"extra_content": ...}`` (the fields to put back on the call), with
+  the call's ``origin`` set.
 """
 
 from __future__ import annotations
@@ -68,7 +111,19 @@ from typing import Any
 from agentcore import _http
 from agentcore.errors import ErrorClass, ModelError, classify_status
 from agentcore.providers._sse import DONE, Event
-from agentcore.types import FinishReason, StreamPart, ToolCall, Usage
+from agentcore.types import FinishReason, Reasoning, StreamPart, ToolCall, Usage
+
+REASONING_CONTENT = "reasoning_content"
+"""``Reasoning.format`` of a block read from ``delta.reasoning_content``."""
+REASONING = "reasoning"
+"""``Reasoning.format`` of a block read from ``delta.reasoning`` alone."""
+REASONING_DETAILS = "reasoning_details"
+"""``Reasoning.format`` of a block that came with OpenRouter's ``reasoning_details``."""
+MISTRAL_THINKING = "mistral-thinking"
+"""``Reasoning.format`` of a block read from Mistral's ``thinking`` content parts."""
+REASONING_FORMATS = (REASONING_CONTENT, REASONING, REASONING_DETAILS, MISTRAL_THINKING)
+"""Every ``Reasoning.format`` this module writes: each names the field the
+reasoning travels in, and goes back there (``agentcore.providers.openai``)."""
 
 
 def synthesize_id() -> str:
@@ -213,6 +268,83 @@ def stream_error(payload: Any, *, fallback: str = "") -> ModelError:
     return ModelError(error_class, message=text[:2000])
 
 
+# --- reasoning --------------------------------------------------------------
+
+_APPENDED = ("text", "summary")
+"""``reasoning_details`` fields that stream as fragments to join; any other
+field keeps its first non-empty value."""
+
+
+def merge_details(entries: list[dict[str, Any]], fragments: Iterable[Any]) -> None:
+    """Add streamed ``reasoning_details`` fragments to ``entries``, in place.
+
+    OpenRouter streams each entry of the array in pieces that share its
+    ``index`` (https://openrouter.ai/docs/guides/best-practices/reasoning-tokens):
+    a fragment whose integer ``index`` matches an entry's is joined to it
+    (``text`` and ``summary`` appended; any other field, such as
+    ``signature``, ``data``, ``id`` or ``format``, set when the entry has no
+    non-empty value for it yet), any other fragment is a new entry. Entries
+    keep every field as sent. Fragments that are not objects are skipped.
+
+    Args:
+        entries: the block's entries so far (JSON objects).
+        fragments: one delta's ``reasoning_details`` array.
+    """
+    for fragment in fragments:
+        if not isinstance(fragment, Mapping):
+            continue
+        index = fragment.get("index")
+        entry = next(
+            (e for e in entries if type(index) is int and e.get("index") == index),
+            None,
+        )
+        if entry is None:
+            entries.append(dict(fragment))
+            continue
+        for name, value in fragment.items():
+            if name in _APPENDED and isinstance(value, str):
+                entry[name] = _text(entry.get(name)) + value
+            elif value not in (None, "") and entry.get(name) in (None, ""):
+                entry[name] = value
+
+
+def _details_text(fragments: Iterable[Any]) -> str:
+    """The visible text of ``reasoning_details`` fragments (``text`` and ``summary``)."""
+    return "".join(
+        _text(f.get("text")) + _text(f.get("summary")) for f in fragments if isinstance(f, Mapping)
+    )
+
+
+def _thinking_texts(value: Any) -> list[str]:
+    """The texts of a Mistral ``thinking`` part's ``thinking`` list."""
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list):
+        return []
+    return [_text(item.get("text")) for item in value if isinstance(item, Mapping)]
+
+
+class _Block:
+    """One block of reasoning being assembled from its fragments."""
+
+    __slots__ = ("details", "format", "texts")
+
+    def __init__(self, fmt: str) -> None:
+        self.format = fmt
+        self.texts: list[str] = []
+        self.details: list[dict[str, Any]] = []
+
+    def reasoning(self, origin: str) -> Reasoning:
+        if self.details:
+            return Reasoning(
+                text="".join(self.texts),
+                format=REASONING_DETAILS,
+                origin=origin,
+                provider_data=json.dumps(self.details, ensure_ascii=False, separators=(",", ":")),
+            )
+        return Reasoning(text="".join(self.texts), format=self.format, origin=origin)
+
+
 # --- tool-call assembly -----------------------------------------------------
 
 
@@ -232,12 +364,14 @@ def _is_json(text: str) -> bool:
 class _CallBuilder:
     """One tool call being assembled from its fragments."""
 
-    __slots__ = ("fragments", "id", "index", "name", "resolved_len", "snapshot_from")
+    __slots__ = ("extra", "fragments", "id", "index", "name", "resolved_len", "snapshot_from")
 
     def __init__(self, index: int) -> None:
         self.index = index
         self.id = ""
         self.name = ""
+        self.extra: Mapping[str, Any] | None = None
+        """Gemini's ``extra_content`` object, as sent on the call's fragments."""
         self.fragments: list[str] = []
         self.snapshot_from = 0
         """Under the snapshot reading the arguments are ``fragments[snapshot_from:]``."""
@@ -287,28 +421,39 @@ def _index_of(value: Any, position: int) -> int:
 
 # --- the state machine ------------------------------------------------------
 
+_NOT_TEXT_ONLY = frozenset(
+    {"tool_calls", "function_call", REASONING_CONTENT, REASONING, REASONING_DETAILS, "refusal"}
+)
+"""Delta keys that keep a chunk off :meth:`ChunkState.parts`' short path,
+even when their value is null."""
+
 
 class ChunkState:
     """The state of one streamed step, fed one decoded SSE event at a time.
 
     Usage::
 
-        state = ChunkState()
+        state = ChunkState(origin="api.deepseek.com")
         for event in events:
-            yield from state.feed(event)    # text deltas; raises on an error
+            yield from state.feed(event)    # text and reasoning; raises on an error
             if state.done:
                 break
-        yield from state.finish()           # tool calls, then one step-finish
+        yield from state.finish()           # the open reasoning block, tool calls, one step-finish
 
     Args:
         new_id: makes an id for a tool call the server sent without one
             (default :func:`synthesize_id`); injected by tests.
+        origin: the server's origin (:func:`agentcore.providers._options.origin`),
+            recorded on every reasoning block and on tool-call provider data.
 
     Only choice 0 is read (agentcore never asks for ``n`` > 1).
     """
 
-    def __init__(self, new_id: Callable[[], str] = synthesize_id) -> None:
+    def __init__(self, new_id: Callable[[], str] = synthesize_id, origin: str = "") -> None:
         self._new_id = new_id
+        self._origin = origin
+        self._block: _Block | None = None
+        """The reasoning block being streamed, until text, a tool call or the end closes it."""
         self._calls: list[_CallBuilder] = []
         self._by_index: dict[int, _CallBuilder] = {}
         self._usage: Mapping[str, Any] | None = None
@@ -329,7 +474,9 @@ class ChunkState:
         return usage_from(self._usage if self._usage is not None else self._groq_usage)
 
     def feed(self, event: Event) -> list[StreamPart]:
-        """Take one event; return the text-delta parts it carries.
+        """Take one event; return the text-delta, reasoning-delta and
+        reasoning parts it carries (a reasoning block's part when the event
+        closes it).
 
         Raises:
             ModelError: the event reports an error (see the module docstring).
@@ -364,17 +511,21 @@ class ChunkState:
         return parts
 
     def parts(self, events: Iterable[Event], on_complete: Callable[[], object]) -> Iterator[StreamPart]:
-        """Feed ``events`` in order and yield their text-delta parts, until
-        ``[DONE]`` or the end of ``events``; ``on_complete()`` is called once
-        the step is complete (:attr:`complete`). Then call :meth:`finish`.
+        """Feed ``events`` in order and yield their parts, until ``[DONE]`` or
+        the end of ``events``; ``on_complete()`` is called once the step is
+        complete (:attr:`complete`). Then call :meth:`finish`.
 
         The same as :meth:`feed` per event, with a short path for a chunk of
-        text and nothing else (the hot path: most chunks are one).
+        text and nothing else (the hot path: most chunks are one): a delta
+        with ``content`` alone or without any key of :data:`_NOT_TEXT_ONLY`,
+        while no reasoning block is open.
 
         Raises:
             ModelError: as :meth:`feed`; errors raised by ``events`` pass through.
         """
         text_delta = StreamPart.text_delta
+        not_text_only = _NOT_TEXT_ONLY
+        reasoning = False  # a reasoning block is open: text goes through feed(), which closes it
         for event in events:
             data = event.data
             if type(data) is dict and event.event != "error":
@@ -392,15 +543,15 @@ class ChunkState:
                         type(delta) is dict
                         and choice.get("finish_reason") is None
                         and choice.get("index") in (None, 0)
-                        and "tool_calls" not in delta
-                        and "function_call" not in delta
+                        and (len(delta) == 1 or not_text_only.isdisjoint(delta))
                     ):
                         content = delta.get("content")
-                        if type(content) is str:
+                        if type(content) is str and not (reasoning and content):
                             if content:
                                 yield text_delta(content)
                             continue
             parts = self.feed(event)
+            reasoning = self._block is not None
             if self.complete:
                 on_complete()
             yield from parts
@@ -418,24 +569,63 @@ class ChunkState:
             self._groq_usage = groq["usage"]
 
     def _read_delta(self, delta: Mapping[str, Any], parts: list[StreamPart]) -> None:
+        details = delta.get(REASONING_DETAILS)
+        details = details if isinstance(details, list) and details else None
+        text, fmt = _text(delta.get(REASONING_CONTENT)), REASONING_CONTENT
+        if not text:
+            text, fmt = _text(delta.get(REASONING)), REASONING
+        if details is not None:
+            text, fmt = text or _details_text(details), REASONING_DETAILS
+        self._reason(fmt, text, parts)
+        if details is not None and self._block is not None:
+            merge_details(self._block.details, details)
         content = delta.get("content")
         if isinstance(content, str):
-            if content:
-                parts.append(StreamPart.text_delta(content))
+            self._say(content, parts)
         elif isinstance(content, list):
             for item in content:
-                if isinstance(item, Mapping) and item.get("type") == "text":
-                    text = _text(item.get("text"))
-                    if text:
-                        parts.append(StreamPart.text_delta(text))
+                if not isinstance(item, Mapping):
+                    continue
+                kind = item.get("type")
+                if kind == "text":
+                    self._say(_text(item.get("text")), parts)
+                elif kind == "thinking":
+                    for text in _thinking_texts(item.get("thinking")):
+                        self._reason(MISTRAL_THINKING, text, parts)
+        self._say(_text(delta.get("refusal")), parts)
         calls = delta.get("tool_calls")
         if isinstance(calls, list):
             for position, fragment in enumerate(calls):
                 if isinstance(fragment, Mapping):
+                    self._close(parts)
                     self._add_fragment(fragment, _index_of(fragment.get("index"), position))
         legacy = delta.get("function_call")
         if isinstance(legacy, Mapping):  # the pre-tools "functions" API: one call
+            self._close(parts)
             self._add_fragment({"function": legacy}, 0)
+
+    def _reason(self, fmt: str, text: str, parts: list[StreamPart]) -> None:
+        """Add a fragment of reasoning read from the field ``fmt`` names; an
+        empty fragment opens the block only for ``reasoning_details``."""
+        if not text and fmt != REASONING_DETAILS:
+            return
+        if self._block is None:
+            self._block = _Block(fmt)
+        if text:
+            self._block.texts.append(text)
+            parts.append(StreamPart.reasoning_delta(text))
+
+    def _say(self, text: str, parts: list[StreamPart]) -> None:
+        """Add a fragment of text: it closes the open reasoning block first."""
+        if text:
+            self._close(parts)
+            parts.append(StreamPart.text_delta(text))
+
+    def _close(self, parts: list[StreamPart]) -> None:
+        """Close the open reasoning block, if any, adding its reasoning part."""
+        if self._block is not None:
+            parts.append(StreamPart.reasoning_part(self._block.reasoning(self._origin)))
+            self._block = None
 
     def _add_fragment(self, fragment: Mapping[str, Any], index: int) -> None:
         function = fragment.get("function")
@@ -452,6 +642,9 @@ class ChunkState:
         name = _text(function.get("name"))
         if name and not call.name:
             call.name = name
+        extra = fragment.get("extra_content")
+        if isinstance(extra, Mapping) and extra and call.extra is None:
+            call.extra = extra
         arguments = _arguments_text(function.get("arguments"))
         if arguments:
             call.add(arguments)
@@ -466,11 +659,16 @@ class ChunkState:
         for _, call in ordered:
             if not call.id:
                 call.id = self._new_id()
-            result.append(ToolCall(id=call.id, name=call.name, input=call.arguments()))
+            if call.extra is None:
+                result.append(ToolCall(id=call.id, name=call.name, input=call.arguments()))
+                continue
+            data = json.dumps({"extra_content": call.extra}, ensure_ascii=False, separators=(",", ":"))
+            result.append(ToolCall(call.id, call.name, call.arguments(), data, self._origin))
         return result
 
     def finish(self) -> list[StreamPart]:
-        """End the step: the tool-call parts, then exactly one step-finish.
+        """End the step: the open reasoning block's part, the tool-call parts,
+        then exactly one step-finish.
 
         Call once the stream is over (``[DONE]`` or the end of the body).
 
@@ -484,7 +682,9 @@ class ChunkState:
                 message="the stream ended before the step completed (no finish_reason and no [DONE])",
             )
         calls = self.tool_calls()
-        parts = [StreamPart.tool_call_part(call) for call in calls]
+        parts: list[StreamPart] = []
+        self._close(parts)
+        parts.extend(StreamPart.tool_call_part(call) for call in calls)
         reason = map_finish_reason(self.finish_reason, bool(calls))
         parts.append(StreamPart.step_finish(reason, self.usage))
         return parts

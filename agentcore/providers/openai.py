@@ -265,6 +265,7 @@ class OpenAIChatModel:
         self._api_key = _options.credential("api_key", api_key) if api_key else None
         self._base_url = _options.check_base_url(base_url)
         self._url = self._base_url + "/chat/completions"
+        self._origin = _options.origin(self._base_url)
         self._session = session if session is not None else _http.new_session()
         self._system_role = system_role
         self._max_tokens_field = max_tokens_field
@@ -310,7 +311,7 @@ class OpenAIChatModel:
         response = _http.open_stream(
             self._session, self._url, headers=headers, body=body, timeout=self._timeout, ctx=ctx
         )
-        state = ChunkState()
+        state = ChunkState(origin=self._origin)
 
         def complete() -> None:  # a finish reason or [DONE] came: the rest may be drained for reuse
             response.complete = True
