@@ -46,8 +46,11 @@ servers do, read as follows:
   ``output_item.done`` (so before the function calls that follow it), each
   ``function_call`` item one ``tool-call`` part, its arguments from the done
   item, else ``function_call_arguments.done``, else the deltas joined. Items
-  that never got their ``output_item.done`` are taken from the terminal
-  response's ``output``. Only ``function_call`` items are tool calls: built-in
+  that never got their ``output_item.done`` are completed at the terminal
+  event, from the terminal response's ``output`` and what their events
+  brought, in output order. Parts come in the order the items completed:
+  OpenRouter completes a raw-reasoning item after the message that follows
+  it, so there the reasoning lands after the text. Only ``function_call`` items are tool calls: built-in
   tool items (web search, file search, code interpreter, MCP, image
   generation) and other client tool kinds (custom tools, shell, apply-patch)
   are passed over.
@@ -728,11 +731,13 @@ class ResponseState:
             response = _EMPTY
         self._record_id(response)
         self._response = response
-        parts: list[StreamPart] = []
         output = response.get("output")
-        for index, item in enumerate(output if isinstance(output, list) else ()):
-            if isinstance(item, Mapping) and index not in self._finished:
-                parts += self._complete(index, item)
+        if not isinstance(output, list):
+            output = []
+        parts: list[StreamPart] = []
+        for index in sorted(set(range(len(output))) | self._items.keys()):
+            item = output[index] if index < len(output) else _EMPTY
+            parts += self._complete(index, item if isinstance(item, Mapping) else _EMPTY)
         return parts
 
     def _complete(self, index: int, done: Mapping[str, Any]) -> list[StreamPart]:

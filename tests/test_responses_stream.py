@@ -1,0 +1,514 @@
+"""The pure stream mapping of the OpenAI Responses adapter, table by table:
+:class:`ResponseState` event by event, :func:`usage_from`, :func:`map_finish`,
+:func:`error_event` / :func:`failed_response` and :func:`strict_schema`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from agentcore import ErrorClass, FinishReason, ModelError, Reasoning, StreamPart, ToolCall, Usage
+from agentcore.providers._responses import (
+    FORMAT,
+    ResponseState,
+    error_event,
+    failed_response,
+    map_finish,
+    strict_schema,
+    usage_from,
+)
+from agentcore.providers._sse import DONE, Event, iter_events
+
+ORIGIN = "api.openai.com"
+
+
+def ev(kind: str, **fields: Any) -> Event:
+    """An event as the decoder gives it, named by its ``event:`` line."""
+    return Event(kind, {"type": kind, **fields})
+
+
+def completed(output: list[Any] | None = None, **usage: int) -> Event:
+    response: dict[str, Any] = {"id": "resp_1", "status": "completed", "output": output or []}
+    if usage:
+        response["usage"] = usage
+    return ev("response.completed", response=response)
+
+
+def feed_all(*events: Event, state: ResponseState | None = None) -> list[StreamPart]:
+    state = state or ResponseState(ORIGIN, new_id=lambda: "call_new")
+    parts: list[StreamPart] = []
+    for event in events:
+        parts += state.feed(event)
+        if state.done:
+            break
+    return parts + state.finish()
+
+
+REASONING_ADDED = ev(
+    "response.output_item.added",
+    output_index=0,
+    item={"id": "rs_1", "type": "reasoning", "encrypted_content": "enc-early", "summary": []},
+)
+REASONING_DONE_ITEM = {
+    "id": "rs_1",
+    "type": "reasoning",
+    "encrypted_content": "enc-final",
+    "summary": [{"type": "summary_text", "text": "**Plan**"}, {"type": "summary_text", "text": "Then act."}],
+}
+CALL_ADDED = ev(
+    "response.output_item.added",
+    output_index=1,
+    item={"id": "fc_1", "type": "function_call", "call_id": "call_a", "name": "get_weather", "arguments": ""},
+)
+
+
+def test_reasoning_then_a_function_call() -> None:
+    parts = feed_all(
+        ev("response.created", response={"id": "resp_1", "status": "in_progress", "output": []}),
+        REASONING_ADDED,
+        ev("response.reasoning_summary_text.delta", output_index=0, summary_index=0, delta="**Plan**"),
+        ev("response.reasoning_summary_text.delta", output_index=0, summary_index=1, delta="Then act."),
+        ev("response.output_item.done", output_index=0, item=REASONING_DONE_ITEM),
+        CALL_ADDED,
+        ev("response.function_call_arguments.delta", output_index=1, delta='{"city":'),
+        ev("response.function_call_arguments.delta", output_index=1, delta='"Oslo"}'),
+        ev("response.function_call_arguments.done", output_index=1, arguments='{"city":"Oslo"}'),
+        ev(
+            "response.output_item.done",
+            output_index=1,
+            item={
+                "id": "fc_1",
+                "type": "function_call",
+                "call_id": "call_a",
+                "name": "get_weather",
+                "arguments": '{"city":"Oslo"}',
+            },
+        ),
+        completed(input_tokens=50, output_tokens=20, input_tokens_details={"cached_tokens": 10}),
+    )
+    assert parts == [
+        StreamPart.reasoning_delta("**Plan**"),
+        StreamPart.reasoning_delta("Then act."),
+        StreamPart.reasoning_part(
+            Reasoning(
+                text="**Plan**Then act.",  # summary parts joined with nothing between them
+                data="enc-final",  # the done item's encrypted content, not the added one's
+                id="rs_1",
+                format=FORMAT,
+                origin=ORIGIN,
+                provider_data=json.dumps({"summary": REASONING_DONE_ITEM["summary"]}, separators=(",", ":")),
+            )
+        ),
+        StreamPart.tool_call_part(
+            ToolCall(
+                id="call_a",
+                name="get_weather",
+                input='{"city":"Oslo"}',
+                provider_data='{"id":"fc_1","response_id":"resp_1"}',
+                origin=ORIGIN,
+            )
+        ),
+        StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(50, 20, 10, 0)),
+    ]
+
+
+def call_done(**item: Any) -> Event:
+    return ev("response.output_item.done", output_index=1, item={"type": "function_call", **item})
+
+
+@pytest.mark.parametrize(
+    ("events", "expected"),
+    [
+        (  # the done item's call_id wins; the fc_ item id is never the call id
+            [CALL_ADDED, call_done(id="fc_9", call_id="call_b", name="get_weather", arguments="{}")],
+            ToolCall("call_b", "get_weather", "{}", '{"id":"fc_9"}', ORIGIN),
+        ),
+        (  # arguments only in function_call_arguments.done (no deltas; LM Studio)
+            [
+                CALL_ADDED,
+                ev("response.function_call_arguments.done", output_index=1, arguments='{"a":1}'),
+                call_done(),
+            ],
+            ToolCall("call_a", "get_weather", '{"a":1}', '{"id":"fc_1"}', ORIGIN),
+        ),
+        (  # only deltas
+            [
+                CALL_ADDED,
+                ev("response.function_call_arguments.delta", output_index=1, delta='{"a":'),
+                ev("response.function_call_arguments.delta", output_index=1, delta="2}"),
+                call_done(arguments=""),
+            ],
+            ToolCall("call_a", "get_weather", '{"a":2}', '{"id":"fc_1"}', ORIGIN),
+        ),
+        (  # no arguments, no call id, no done event: completed at response.completed
+            [ev("response.output_item.added", output_index=1, item={"type": "function_call", "name": "now"})],
+            ToolCall("call_new", "now", "{}", '{"response_id":"resp_1"}', ORIGIN),
+        ),
+    ],
+    ids=["done-call-id-wins", "arguments-done-only", "deltas-only", "nothing-but-a-name"],
+)
+def test_function_call_assembly(events: list[Event], expected: ToolCall) -> None:
+    parts = feed_all(*events, completed())
+    assert [p.tool_call for p in parts if p.tool_call is not None] == [expected]
+    assert parts[-1] == StreamPart.step_finish(FinishReason.TOOL_CALLS)
+
+
+def test_item_ids_that_change_mid_stream_are_keyed_by_output_index() -> None:
+    parts = feed_all(
+        ev("response.output_item.added", output_index=0, item={"id": "id-1", "type": "reasoning"}),
+        ev("response.reasoning_summary_text.delta", item_id="id-2", output_index=0, delta="Think"),
+        ev(
+            "response.output_item.done",
+            output_index=0,
+            item={"id": "id-3", "type": "reasoning", "summary": []},
+        ),
+        ev("response.output_item.added", output_index=1, item={"id": "id-4", "type": "message"}),
+        ev("response.output_text.delta", item_id="id-5", output_index=1, delta="Hi"),
+        completed(),
+    )
+    reasoning = [p.reasoning for p in parts if p.reasoning is not None]
+    assert [(r.text, r.id) for r in reasoning] == [("Think", "id-3")]
+    assert parts[-2:] == [StreamPart.text_delta("Hi"), StreamPart.step_finish(FinishReason.STOP)]
+
+
+def test_raw_reasoning_text_is_reasoning_and_its_content_goes_into_provider_data() -> None:
+    content = [{"type": "reasoning_text", "text": "Let me think."}]
+    parts = feed_all(
+        ev(
+            "response.output_item.added",
+            output_index=0,
+            item={"id": "rs_x", "type": "reasoning", "summary": []},
+        ),
+        ev("response.reasoning_text.delta", output_index=0, content_index=0, delta="Let me "),
+        ev("response.reasoning_text.delta", output_index=0, content_index=0, delta="think."),
+        ev(
+            "response.output_item.done",
+            output_index=0,
+            item={"id": "rs_x", "type": "reasoning", "summary": [], "content": content},
+        ),
+        completed(),
+    )
+    assert parts[:2] == [StreamPart.reasoning_delta("Let me "), StreamPart.reasoning_delta("think.")]
+    (reasoning,) = [p.reasoning for p in parts if p.reasoning is not None]
+    assert reasoning.text == "Let me think."
+    assert reasoning.data == ""
+    assert json.loads(reasoning.provider_data) == {"summary": [], "content": content}
+
+
+def test_refusal_deltas_are_text_the_user_sees() -> None:
+    parts = feed_all(
+        ev("response.refusal.delta", output_index=0, delta="I can't "),
+        ev("response.refusal.delta", output_index=0, delta="help with that."),
+        ev("response.refusal.done", output_index=0, refusal="I can't help with that."),
+        completed(),
+    )
+    assert parts == [
+        StreamPart.text_delta("I can't "),
+        StreamPart.text_delta("help with that."),
+        StreamPart.step_finish(FinishReason.STOP),
+    ]
+
+
+def test_full_text_in_done_events_and_the_final_response_is_not_added_again() -> None:
+    message = {"type": "message", "content": [{"type": "output_text", "text": "Hello"}]}
+    parts = feed_all(
+        ev("response.output_text.delta", output_index=0, delta="Hel"),
+        ev("response.output_text.delta", output_index=0, delta="lo"),
+        ev("response.output_text.done", output_index=0, text="Hello"),
+        ev("response.output_item.done", output_index=0, item=message),
+        completed(output=[message]),
+    )
+    assert "".join(p.text for p in parts) == "Hello"
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"type": "web_search_call", "id": "ws_1", "status": "completed"},
+        {"type": "file_search_call", "id": "fs_1", "queries": ["q"]},
+        {"type": "code_interpreter_call", "id": "ci_1", "code": "print(1)"},
+        {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_c", "name": "sql", "input": "SELECT 1"},
+        {"type": "shell_call", "id": "sh_1", "call_id": "call_s", "action": {"commands": ["ls"]}},
+        {"type": "apply_patch_call", "id": "ap_1", "call_id": "call_p", "operation": {}},
+    ],
+    ids=lambda item: item["type"],
+)
+def test_only_function_call_items_are_tool_calls(item: dict[str, Any]) -> None:
+    parts = feed_all(
+        ev("response.output_item.added", output_index=0, item=item),
+        ev("response.output_item.done", output_index=0, item=item),
+        completed(output=[item]),
+    )
+    assert parts == [StreamPart.step_finish(FinishReason.STOP)]
+
+
+def test_items_without_their_done_event_come_from_the_terminal_response() -> None:
+    reasoning = {"id": "rs_2", "type": "reasoning", "encrypted_content": "enc", "summary": []}
+    call = {"id": "fc_2", "type": "function_call", "call_id": "call_z", "name": "f", "arguments": "{}"}
+    parts = feed_all(completed(output=[reasoning, call]))
+    assert [p.kind.value for p in parts] == ["reasoning", "tool-call", "step-finish"]
+    assert parts[0].reasoning is not None
+    assert parts[0].reasoning.data == "enc"
+    assert parts[1].tool_call == ToolCall("call_z", "f", "{}", '{"id":"fc_2","response_id":"resp_1"}', ORIGIN)
+    assert parts[2].finish_reason is FinishReason.TOOL_CALLS
+
+
+def test_an_item_done_twice_is_emitted_once() -> None:
+    item = {"id": "fc_3", "type": "function_call", "call_id": "call_3", "name": "f", "arguments": "{}"}
+    parts = feed_all(
+        ev("response.output_item.done", output_index=0, item=item),
+        ev("response.output_item.done", output_index=0, item=item),
+        completed(output=[item]),
+    )
+    assert len([p for p in parts if p.tool_call is not None]) == 1
+
+
+def test_nothing_after_the_terminal_event_is_read() -> None:
+    state = ResponseState(ORIGIN)
+    events = [
+        ev("response.output_text.delta", output_index=0, delta="Hello"),
+        completed(),
+        Event("message", DONE),
+        ev("response.failed", response={"status": "failed", "error": {"code": "server_error"}}),
+    ]
+    seen: list[Event] = []
+
+    def source() -> Any:
+        for event in events:
+            seen.append(event)
+            yield event
+
+    done: list[bool] = []
+    parts = list(state.parts(source(), lambda: done.append(True)))
+    assert parts == [StreamPart.text_delta("Hello")]
+    assert state.finish() == [StreamPart.step_finish(FinishReason.STOP)]
+    assert len(seen) == 2
+    assert done == [True]
+
+
+def test_events_without_an_event_line_and_a_done_marker() -> None:
+    body = (
+        b'data: {"type":"response.output_text.delta","output_index":0,"delta":"Hi"}\n\n'
+        b'data: {"type":"response.completed","response":{"status":"completed","output":[]}}\n\n'
+        b"data: [DONE]\n\n"
+    )
+    parts = feed_all(*iter_events([body]))
+    assert parts == [StreamPart.text_delta("Hi"), StreamPart.step_finish(FinishReason.STOP)]
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        [ev("response.output_text.delta", output_index=0, delta="Hi")],
+        [ev("response.output_text.delta", output_index=0, delta="Hi"), Event("message", DONE)],
+    ],
+    ids=["end-of-body", "done-marker"],
+)
+def test_a_stream_that_ends_before_the_response_completed_is_transient(events: list[Event]) -> None:
+    with pytest.raises(ModelError) as caught:
+        feed_all(*events)
+    assert caught.value.error_class is ErrorClass.TRANSIENT
+    assert "before the response completed" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        (None, Usage()),
+        ({}, Usage()),
+        ({"input_tokens": 0, "output_tokens": 0}, Usage()),
+        ({"input_tokens": 100, "output_tokens": 7}, Usage(100, 7, 0, 0)),
+        (
+            {"input_tokens": 216, "input_tokens_details": {"cached_tokens": 192}, "output_tokens": 863},
+            Usage(216, 863, 192, 0),
+        ),
+        (  # Amazon Bedrock reports cache writes, which input_tokens includes
+            {
+                "input_tokens": 158,
+                "input_tokens_details": {"cache_write_tokens": 43, "cached_tokens": 0},
+                "output_tokens": 32,
+            },
+            Usage(115, 32, 0, 43),
+        ),
+        ({"input_tokens": "12", "output_tokens": None, "input_tokens_details": None}, Usage()),
+    ],
+    ids=["missing", "empty", "zero", "plain", "cached", "cache-write", "junk"],
+)
+def test_usage_from(usage: Any, expected: Usage) -> None:
+    assert usage_from(usage) == expected
+
+
+@pytest.mark.parametrize(
+    ("response", "incomplete", "calls", "expected"),
+    [
+        ({"status": "completed"}, False, False, FinishReason.STOP),
+        ({"status": "completed"}, False, True, FinishReason.TOOL_CALLS),
+        ({}, False, False, FinishReason.STOP),
+        ({"incomplete_details": {"reason": "max_output_tokens"}}, True, False, FinishReason.LENGTH),
+        ({"incomplete_details": {"reason": "max_output_tokens"}}, True, True, FinishReason.LENGTH),
+        ({"incomplete_details": {"reason": "content_filter"}}, True, False, FinishReason.STOP),
+        ({"incomplete_details": {"reason": "content_filter"}}, True, True, FinishReason.TOOL_CALLS),
+        ({"incomplete_details": None}, True, False, FinishReason.LENGTH),
+        (  # a completed event whose response says incomplete
+            {"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}},
+            False,
+            False,
+            FinishReason.LENGTH,
+        ),
+    ],
+)
+def test_map_finish(response: dict[str, Any], incomplete: bool, calls: bool, expected: FinishReason) -> None:
+    assert map_finish(response, incomplete, calls) is expected
+
+
+def test_incomplete_event_ends_the_step_with_its_usage() -> None:
+    parts = feed_all(
+        ev("response.output_text.delta", output_index=0, delta="1. Alabama"),
+        ev(
+            "response.incomplete",
+            response={
+                "status": "incomplete",
+                "incomplete_details": {"reason": "max_output_tokens"},
+                "usage": {"input_tokens": 14, "output_tokens": 50},
+            },
+        ),
+    )
+    assert parts[-1] == StreamPart.step_finish(FinishReason.LENGTH, Usage(14, 50, 0, 0))
+
+
+ERRORS = [
+    ({"type": "error", "code": "rate_limit_exceeded", "message": "Slow down"}, ErrorClass.RATE_LIMITED),
+    ({"type": "error", "code": "server_is_overloaded", "message": "Try later"}, ErrorClass.OVERLOADED),
+    ({"type": "error", "code": "server_error", "message": "Something went wrong"}, ErrorClass.UPSTREAM),
+    (
+        {
+            "type": "error",
+            "error": {"type": "insufficient_quota", "code": "insufficient_quota", "message": "Quota"},
+        },
+        ErrorClass.UPSTREAM,
+    ),
+    ({"type": "error", "code": 429, "message": "Too many requests"}, ErrorClass.RATE_LIMITED),
+    ({"type": "error", "code": "context_length_exceeded", "message": "Too long"}, ErrorClass.CONTEXT_LENGTH),
+    ({"type": "error", "code": "invalid_prompt", "message": "Flagged"}, ErrorClass.INVALID_REQUEST),
+    ({"type": "error", "code": "vector_store_timeout", "message": "Timed out"}, ErrorClass.TRANSIENT),
+    ({"type": "error"}, ErrorClass.UPSTREAM),
+]
+
+
+@pytest.mark.parametrize(("data", "expected"), ERRORS)
+def test_error_event(data: dict[str, Any], expected: ErrorClass) -> None:
+    error = error_event(data)
+    assert error.error_class is expected
+    message = data.get("message") or data.get("error", {}).get("message") or "the server sent an error event"
+    assert message in error.message
+    with pytest.raises(ModelError) as caught:
+        feed_all(ev("response.output_text.delta", output_index=0, delta="x"), Event("error", data))
+    assert caught.value.error_class is expected
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        (
+            {"status": "failed", "error": {"code": "rate_limit_exceeded", "message": "x"}},
+            ErrorClass.RATE_LIMITED,
+        ),
+        ({"status": "failed", "error": {"code": "server_error", "message": "x"}}, ErrorClass.UPSTREAM),
+        (
+            {"status": "failed", "error": {"code": "invalid_image", "message": "x"}},
+            ErrorClass.INVALID_REQUEST,
+        ),
+        ({"status": "failed", "error": None}, ErrorClass.UPSTREAM),
+        (None, ErrorClass.UPSTREAM),
+    ],
+)
+def test_failed_response(response: Any, expected: ErrorClass) -> None:
+    assert failed_response(response).error_class is expected
+    with pytest.raises(ModelError) as caught:
+        feed_all(ev("response.failed", response=response))
+    assert caught.value.error_class is expected
+
+
+OBJECT = {"type": "object", "additionalProperties": False}
+
+
+@pytest.mark.parametrize(
+    ("schema", "strict"),
+    [
+        ({**OBJECT, "properties": {}, "required": []}, True),
+        ({**OBJECT, "properties": {"a": {"type": "string"}}, "required": ["a"]}, True),
+        (  # what agentcore's function tools write for required parameters
+            {
+                **OBJECT,
+                "properties": {
+                    "city": {"type": "string", "description": "A city."},
+                    "unit": {"enum": ["c", "f"]},
+                    "days": {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]},
+                    "tags": {
+                        "type": "array",
+                        "items": {"type": "string", "pattern": "^[a-z]+$"},
+                        "maxItems": 3,
+                    },
+                    "place": {**OBJECT, "properties": {"lat": {"type": "number"}}, "required": ["lat"]},
+                },
+                "required": ["city", "unit", "days", "tags", "place"],
+            },
+            True,
+        ),
+        (
+            {
+                **OBJECT,
+                "properties": {"node": {"$ref": "#/$defs/node"}},
+                "required": ["node"],
+                "$defs": {"node": {**OBJECT, "properties": {"v": {"type": "string"}}, "required": ["v"]}},
+            },
+            True,
+        ),
+        ({"type": "object", "properties": {}}, False),  # additionalProperties not false
+        ({**OBJECT, "properties": {"a": {"type": "string"}}, "required": []}, False),  # optional property
+        ({**OBJECT, "properties": {"a": {"type": "string", "default": "x"}}, "required": ["a"]}, False),
+        ({**OBJECT, "properties": {"a": {"type": "string", "minLength": 1}}, "required": ["a"]}, False),
+        (
+            {
+                **OBJECT,
+                "properties": {"a": {"type": "array", "items": {}, "uniqueItems": True}},
+                "required": ["a"],
+            },
+            False,
+        ),
+        (
+            {**OBJECT, "properties": {"a": {"$ref": "#/$defs/a", "description": "x"}}, "required": ["a"]},
+            False,
+        ),
+        ({**OBJECT, "properties": {"a": {"allOf": [{"type": "string"}]}}, "required": ["a"]}, False),
+        (  # a nested object left open
+            {**OBJECT, "properties": {"a": {"type": "object", "properties": {}}}, "required": ["a"]},
+            False,
+        ),
+        ({"anyOf": [{**OBJECT, "properties": {}, "required": []}]}, False),  # the root is not an object
+        ({"type": "object"}, False),
+        ([], False),
+    ],
+)
+def test_strict_schema(schema: Any, strict: bool) -> None:
+    assert strict_schema(schema) is strict
+
+
+def nested(depth: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {**OBJECT, "properties": {}, "required": []}
+    for _ in range(depth):
+        schema = {**OBJECT, "properties": {"n": schema}, "required": ["n"]}
+    return schema
+
+
+def test_strict_schema_limits() -> None:
+    assert strict_schema(nested(9))
+    assert not strict_schema(nested(11))
+    wide = {**OBJECT, "properties": {f"p{i}": {"type": "string"} for i in range(5001)}}
+    wide["required"] = list(wide["properties"])
+    assert not strict_schema(wide)
+    wide["properties"].pop("p0")
+    wide["required"].remove("p0")
+    assert strict_schema(wide)
