@@ -7,12 +7,21 @@ in every chunk and the usage chunk last, as with
 ``stream_options.include_usage``). ``tests/localserver.py`` serves them from a
 real HTTP server on 127.0.0.1.
 
+With ``reasoning=True`` the same number of deltas carry the model's reasoning
+instead, followed by a one-delta answer (:data:`REASONING_ANSWER`): an
+Anthropic ``thinking`` block of ``thinking_delta`` events closed by a
+``signature_delta``, then a text block; OpenAI-compatible chunks whose delta
+holds ``reasoning_content`` (the DeepSeek, Kimi and GLM field) with
+``content: null``, then one content chunk. The framing is the text stream's,
+so the two compare delta for delta.
+
 Import this module after putting the repository root on ``sys.path`` (every
 benchmark does so first), as ``from bench._streams import ...``.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import os
@@ -33,9 +42,29 @@ def delta_text(i: int) -> str:
     return f" word{i % 97}"
 
 
-def anthropic_events(parts: int) -> list[tuple[str, dict[str, Any]]]:
-    """The events of an Anthropic Messages stream with ``parts`` text deltas."""
-    events: list[tuple[str, dict[str, Any]]] = [
+REASONING_ANSWER = "Done."
+"""The answer after a reasoning stream's reasoning (one text delta)."""
+SIGNATURE = base64.b64encode(bytes(range(256)) * 2).decode()
+"""A thinking block's signature: base64 text of the size real ones have (about 700 characters)."""
+
+Event = tuple[str, dict[str, Any]]
+
+
+def _anthropic_block(index: int, block: dict[str, Any], deltas: list[dict[str, Any]]) -> list[Event]:
+    """One content block: its start, its deltas, its stop."""
+    start = {"type": "content_block_start", "index": index, "content_block": block}
+    events: list[Event] = [("content_block_start", start)]
+    events += [
+        ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}) for d in deltas
+    ]
+    events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    return events
+
+
+def anthropic_events(parts: int, reasoning: bool = False) -> list[Event]:
+    """The events of an Anthropic Messages stream with ``parts`` text deltas
+    (``reasoning``: ``parts`` thinking deltas, a signature, then a short text block)."""
+    events: list[Event] = [
         (
             "message_start",
             {
@@ -57,31 +86,25 @@ def anthropic_events(parts: int) -> list[tuple[str, dict[str, Any]]]:
                 },
             },
         ),
-        (
-            "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        ),
-        ("ping", {"type": "ping"}),
     ]
-    for i in range(parts):
-        events.append(
-            (
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": 0,
-                    "delta": {"type": "text_delta", "text": delta_text(i)},
-                },
-            )
+    text = {"type": "text", "text": ""}
+    if reasoning:
+        thinking = [{"type": "thinking_delta", "thinking": delta_text(i)} for i in range(parts)]
+        thinking.append({"type": "signature_delta", "signature": SIGNATURE})
+        events += _anthropic_block(0, {"type": "thinking", "thinking": "", "signature": ""}, thinking)
+        events += _anthropic_block(1, text, [{"type": "text_delta", "text": REASONING_ANSWER}])
+    else:
+        events += _anthropic_block(
+            0, text, [{"type": "text_delta", "text": delta_text(i)} for i in range(parts)]
         )
+    events.insert(2, ("ping", {"type": "ping"}))  # after the first block's start, as the API sends it
     events += [
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
         (
             "message_delta",
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": parts},
+                "usage": {"output_tokens": parts + reasoning},
             },
         ),
         ("message_stop", {"type": "message_stop"}),
@@ -89,14 +112,15 @@ def anthropic_events(parts: int) -> list[tuple[str, dict[str, Any]]]:
     return events
 
 
-def anthropic_body(parts: int) -> bytes:
-    """An Anthropic Messages stream with ``parts`` text deltas, shaped like a real one."""
-    blocks = [f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in anthropic_events(parts)]
-    return "".join(blocks).encode()
+def anthropic_body(parts: int, reasoning: bool = False) -> bytes:
+    """An Anthropic Messages stream with ``parts`` text (or thinking) deltas, shaped like a real one."""
+    events = anthropic_events(parts, reasoning)
+    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
 
 
-def openai_chunks(parts: int) -> list[dict[str, Any]]:
-    """The chunks of an OpenAI Chat Completions stream with ``parts`` content deltas."""
+def openai_chunks(parts: int, reasoning: bool = False) -> list[dict[str, Any]]:
+    """The chunks of an OpenAI Chat Completions stream with ``parts`` content deltas
+    (``reasoning``: ``parts`` ``reasoning_content`` deltas, then one content delta)."""
     head = {
         "id": "chatcmpl-bench",
         "object": "chat.completion.chunk",
@@ -110,27 +134,33 @@ def openai_chunks(parts: int) -> list[dict[str, Any]]:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
         return {**head, "choices": [choice], "usage": None}
 
-    chunks = [chunk({"role": "assistant", "content": "", "refusal": None})]
-    chunks += [chunk({"content": delta_text(i)}) for i in range(parts)]
+    if reasoning:
+        chunks = [chunk({"role": "assistant", "content": None, "reasoning_content": ""})]
+        chunks += [chunk({"content": None, "reasoning_content": delta_text(i)}) for i in range(parts)]
+        chunks.append(chunk({"content": REASONING_ANSWER, "reasoning_content": None}))
+    else:
+        chunks = [chunk({"role": "assistant", "content": "", "refusal": None})]
+        chunks += [chunk({"content": delta_text(i)}) for i in range(parts)]
     chunks.append(chunk({}, "stop"))
+    output = parts + reasoning
     chunks.append(
         {
             **head,
             "choices": [],
-            "usage": {"prompt_tokens": 25, "completion_tokens": parts, "total_tokens": 25 + parts},
+            "usage": {"prompt_tokens": 25, "completion_tokens": output, "total_tokens": 25 + output},
         }
     )
     return chunks
 
 
-def openai_body(parts: int) -> bytes:
-    """An OpenAI Chat Completions stream with ``parts`` content deltas, shaped like a real one."""
-    lines = [f"data: {json.dumps(chunk)}\n\n" for chunk in openai_chunks(parts)] + ["data: [DONE]\n\n"]
-    return "".join(lines).encode()
+def openai_body(parts: int, reasoning: bool = False) -> bytes:
+    """An OpenAI Chat Completions stream with ``parts`` content (or ``reasoning_content``) deltas."""
+    chunks = openai_chunks(parts, reasoning)
+    return "".join([f"data: {json.dumps(chunk)}\n\n" for chunk in chunks] + ["data: [DONE]\n\n"]).encode()
 
 
 def expected_text(parts: int) -> str:
-    """The whole answer both bodies carry."""
+    """The whole answer both text bodies carry (the whole reasoning of the reasoning bodies)."""
     return "".join(delta_text(i) for i in range(parts))
 
 
@@ -145,6 +175,20 @@ def openai_text(data: dict[str, Any]) -> str | None:
     """The text a decoded OpenAI chunk carries, if any (the floor's only work)."""
     choices = data["choices"]
     content = choices[0]["delta"].get("content") if choices else None
+    return str(content) if content else None
+
+
+def anthropic_reasoning(data: dict[str, Any]) -> str | None:
+    """The reasoning a decoded Anthropic event carries, if any (the floor's only work)."""
+    if data["type"] == "content_block_delta" and data["delta"]["type"] == "thinking_delta":
+        return str(data["delta"]["thinking"])
+    return None
+
+
+def openai_reasoning(data: dict[str, Any]) -> str | None:
+    """The reasoning a decoded OpenAI-compatible chunk carries, if any (the floor's only work)."""
+    choices = data["choices"]
+    content = choices[0]["delta"].get("reasoning_content") if choices else None
     return str(content) if content else None
 
 
