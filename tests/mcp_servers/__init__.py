@@ -1,0 +1,1 @@
+"""MCP servers for tests/test_mcp*.py (see each module's docstring)."""
