@@ -129,6 +129,58 @@ def test_anthropic_two_step_replay(server: LocalServer) -> None:
     assert "unknown tool 'pelican_name_generator'" in json.dumps(results[0]["content"])
 
 
+def test_anthropic_thinking_replay_shows_the_thinking_and_sends_it_back(server: LocalServer) -> None:
+    first, first_expected = recording("anthropic", "thinking_then_tool_empty_args")
+    second, second_expected = recording("anthropic", "text_after_tool_result_emoji")
+    server.add(sse_reply(first, piece=89), sse_reply(second))
+    [thought] = first_expected["reasoning"]
+
+    proc = run_cli(
+        [
+            "--model",
+            "anthropic:claude-x",
+            "--base-url",
+            server.url,
+            "--thinking-budget",
+            "1024",
+            "Which version?",
+        ],
+        clean_env(ANTHROPIC_API_KEY="test-key"),
+    )
+
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == second_expected["text"] + "\n"  # the answer only
+    assert proc.stderr.startswith(
+        "thinking: "
+        + thought["text"]
+        + "\n"
+        + "→ fixed_version({})\n← "
+        + UNKNOWN.format(name="fixed_version")
+    )
+    assert server.requests[0]["body"]["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+    # The thinking block goes back first in the assistant turn, signature byte for byte.
+    assistant = server.requests[1]["body"]["messages"][1]
+    assert assistant["content"][0] == {
+        "type": "thinking",
+        "thinking": thought["text"],
+        "signature": thought["signature"],
+    }
+    assert [block["type"] for block in assistant["content"]] == ["thinking", "tool_use"]
+
+
+def test_a_setting_the_provider_refuses_exits_2_before_any_request(server: LocalServer) -> None:
+    proc = run_cli(
+        ["--model", "anthropic:claude-x", "--base-url", server.url, "--temperature", "1.5", "hi"],
+        clean_env(ANTHROPIC_API_KEY="test-key"),
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("agentcore: error: ModelSettings.temperature ")
+    assert "Traceback" not in proc.stderr
+    assert server.hits == 0
+
+
 def test_anthropic_json_lines_replay(server: LocalServer) -> None:
     first, first_expected = recording("anthropic", "tool_only_interleaved_pings")
     second, second_expected = recording("anthropic", "text_after_tool_result_emoji")
