@@ -244,6 +244,34 @@ def test_openai_two_step_replay_without_a_key(server: LocalServer) -> None:
     assert messages[2]["content"].startswith("Error: unknown tool 'get_capital'")
 
 
+def test_reasoning_content_replay_shows_it_and_sends_it_back(server: LocalServer) -> None:
+    # A DeepSeek reasoner's tool call, then any answer: the command shows the
+    # reasoning_content as it streams, and the next request carries it back on
+    # the assistant message, as DeepSeek requires for a tool-call turn.
+    first, first_expected = recording("openai_compat", "deepseek_tool_call_reasoning_cache_hit")
+    second, second_expected = recording("openai_chat", "text_after_tool_result_gpt4o_mini")
+    server.add(sse_reply(first, piece=101), sse_reply(second))
+    thought = json.loads((FIXTURES / "reasoning_expected.json").read_text())["cases"][
+        "openai_compat/deepseek_tool_call_reasoning_cache_hit"
+    ]["text"]
+
+    proc = run_cli(
+        ["--model", "openai:deepseek-reasoner", "--base-url", server.url + "/v1", "weather?"], clean_env()
+    )
+
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == second_expected["text"] + "\n"
+    call = first_expected["tool_calls"][0]
+    assert proc.stderr.splitlines()[:3] == [
+        "thinking: " + thought,
+        call_line(call),
+        "← " + UNKNOWN.format(name=call["name"]),
+    ]
+    assistant = server.requests[1]["body"]["messages"][1]
+    assert assistant["reasoning_content"] == thought
+    assert [c["id"] for c in assistant["tool_calls"]] == [call["id"]]
+
+
 def test_openai_key_from_the_environment_is_sent(server: LocalServer) -> None:
     body, expected = recording("openai_chat", "text_after_tool_result_gpt4o_mini")
     server.add(sse_reply(body))
