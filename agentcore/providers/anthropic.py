@@ -4,23 +4,49 @@ A thin shell (:meth:`AnthropicModel.stream`) over small pure functions, each
 following the documented API and tested on its own:
 
 * :func:`request_body` builds the JSON body of ``POST /v1/messages``
-  (https://docs.anthropic.com/en/api/messages);
-* :mod:`agentcore.providers._anthropic_stream` maps the response:
-  :class:`_StepState` turns the decoded stream events into parts,
-  :func:`map_stop_reason` maps ``stop_reason`` onto :class:`FinishReason`,
-  :func:`merge_usage` / :func:`usage_from` normalize token counts and
-  :func:`classify_error` / :func:`error_from_event` classify error objects
-  (its docstring holds the decisions about the stream). They are re-exported
-  here.
+  (https://docs.anthropic.com/en/api/messages), with :func:`reasoning_block`
+  for the reasoning that goes back and :func:`settings_fields` (with
+  :func:`thinking_config` and :func:`tool_choice`) for the
+  :class:`~agentcore.ModelSettings`;
+* :mod:`agentcore.providers._anthropic_stream` maps the response (its
+  docstring holds the decisions about the stream: thinking blocks, a
+  ``message_start`` holding the whole message, a second ``message_start``,
+  compaction usage).
 
-Decisions (DESIGN.md leaves these to the adapter):
+Decisions:
 
 * Request: the API rejects empty text blocks and needs user and assistant
-  turns to alternate, so blank text parts and turns left empty are dropped,
-  ``tool`` messages become ``user`` turns of ``tool_result`` blocks, and
-  neighbouring turns of one role are merged (``tool_result`` blocks first). A
-  call whose input is not a JSON object is sent with ``input: {}``. An empty
-  tool result is sent without ``content`` (the field is optional).
+  turns to alternate, so blank text parts and assistant turns left empty are
+  dropped, ``tool`` messages become ``user`` turns of ``tool_result`` blocks,
+  and neighbouring turns of one role are merged (``tool_result`` blocks
+  first); blocks keep their order, so an assistant turn that started with a
+  thinking block still does. A user or tool message with nothing to send,
+  or no message at all, is a :class:`ConfigError` naming it (the API would
+  answer 400). A call whose input is not a JSON object is sent with
+  ``input: {}``. An empty tool result is sent without ``content``.
+* Reasoning (https://platform.claude.com/docs/en/build-with-claude/thinking):
+  thinking and redacted thinking blocks read from this service
+  (``Reasoning.format == "anthropic"``, ``Reasoning.origin`` the host of
+  ``base_url``) go back in place, byte for byte, never merged, reordered or
+  trimmed. The API verifies every signature, so reasoning from another
+  provider or another Anthropic endpoint (a gateway) is not sent; its visible
+  text is not turned into answer text either. A tool-use turn continued with
+  manual extended thinking (``thinking_budget``) whose assistant message
+  does not start with a thinking block (begun on another provider or with
+  thinking off) is sent without ``thinking``: in manual mode the API
+  requires that first block (its 400: "a final `assistant` message must
+  start with a thinking block"), and the docs' own answer to a mid-turn
+  change is to finish the turn without thinking. Adaptive thinking has no
+  such rule and is sent as set.
+* Settings: :data:`SETTINGS` are mapped as :func:`settings_fields` says;
+  ``seed`` (no such field) and values the API refuses whatever the model
+  (temperature above 1; with thinking on, a temperature other than 1, a
+  ``top_p`` under 0.95, a forced tool choice in manual mode; a budget under
+  1,024 or not under ``max_tokens``; an unknown effort level or tool name)
+  are ConfigErrors before any HTTP call. What depends on the model (which
+  thinking modes and effort levels it takes, sampling fields refused by the
+  newest models) is left to the API: its 400 is an ``INVALID_REQUEST``
+  :class:`ModelError`. ``extra_body`` goes last and is sent as given.
 * An API key (8 characters or longer) that the server echoes in an error
   message is replaced with ``[REDACTED]``.
 """
