@@ -163,7 +163,7 @@ class ModelSettings:
             for field in attrs.fields(ModelSettings)
             if getattr(override, field.name) is not None
         }
-        if self.extra_body and override.extra_body:
+        if self.extra_body is not None and override.extra_body is not None:
             changes["extra_body"] = {**self.extra_body, **override.extra_body}
         return attrs.evolve(self, **changes) if changes else self
 
