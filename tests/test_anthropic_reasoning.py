@@ -11,13 +11,14 @@ what goes back, where, and what never does; the history checks.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 
 from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.providers._anthropic_stream import FORMAT, _StepState, merge_usage, usage_from
-from agentcore.providers.anthropic import reasoning_block, request_body
+from agentcore.providers.anthropic import reasoning_block, request_body, tool_use_id
 from agentcore.settings import ModelSettings
 from agentcore.types import (
     FinishReason,
@@ -552,3 +553,33 @@ def test_a_prefill_without_thinking_is_sent() -> None:
         "role": "assistant",
         "content": [{"type": "text", "text": "The answer is"}],
     }
+
+
+# --- call ids from other providers ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call_id", "expected"),
+    [
+        ("toolu_01A09q90qw90lq917835lq9", "toolu_01A09q90qw90lq917835lq9"),
+        ("call_Ab-9_z", "call_Ab-9_z"),
+        ("functions.get_weather:0", "functions_get_weather_0_79ac1aaab216"),
+        ("call_x|fc_y", "call_x_fc_y_181365a72f7f"),
+        ("", "_e3b0c44298fc"),
+    ],
+)
+def test_tool_use_id(call_id: str, expected: str) -> None:
+    """Valid ids as they are; others cleaned, plus the first 12 hex digits of
+    the original's SHA-256."""
+    assert tool_use_id(call_id) == expected
+
+
+def test_ids_the_api_refuses_are_rewritten_alike_in_call_and_result_and_stay_distinct() -> None:
+    ids = ["functions.get_weather:0", "functions.get_weather.0", "functions_get_weather_0", "call_x|fc_y"]
+    history = [user_message("Go"), assistant(*[call(i, "f", "{}") for i in ids]), results(*ids)]
+    turns = body(*history)["messages"]
+    calls = [b["id"] for b in turns[1]["content"]]
+    assert [b["tool_use_id"] for b in turns[2]["content"]] == calls
+    assert len(set(calls)) == 4
+    assert calls[2] == "functions_get_weather_0"
+    assert all(re.fullmatch(r"[a-zA-Z0-9_-]+", i) for i in calls)

@@ -17,7 +17,8 @@ encryption"; the 400 messages are the API's own):
   thinking block ("a final `assistant` message must start with a thinking
   block"); adaptive thinking has no such rule;
 * the tool results of a user turn answer exactly the calls of the assistant
-  message before it (https://docs.anthropic.com/en/docs/build-with-claude/tool-use).
+  message before it (https://docs.anthropic.com/en/docs/build-with-claude/tool-use),
+  whose ids match ``^[a-zA-Z0-9_-]+$`` (https://docs.anthropic.com/en/api/messages).
 
 The scripted model thinks before each step, and in the first step between its
 two tool calls (interleaved thinking), with a redacted block among them.
@@ -26,6 +27,7 @@ two tool calls (interleaved thinking), with a redacted block among them.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from typing import Any
 
@@ -33,7 +35,7 @@ import pytest
 
 from agentcore import LoopOptions, ModelSettings, RunError, run, tool
 from agentcore.errors import ErrorClass, ModelError
-from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.anthropic import AnthropicModel, tool_use_id
 from agentcore.tools import ToolSet
 from agentcore.types import (
     ContentPartKind,
@@ -193,6 +195,9 @@ class ThinkingAPI:
         messages = body["messages"]
         for i, turn in enumerate(messages):
             for j, block in enumerate(turn["content"]):
+                if block["type"] == "tool_use" and not re.fullmatch(r"[a-zA-Z0-9_-]+", block["id"]):
+                    where = f"messages.{i}.content.{j}.tool_use.id"
+                    return f"{where}: String should match pattern '^[a-zA-Z0-9_-]+$'"
                 if (
                     block["type"] == "thinking"
                     and self.signatures.get(block["signature"]) != block["thinking"]
@@ -373,15 +378,21 @@ FOREIGN_TURN = [
         role=Role.ASSISTANT,
         content=[
             reasoning_part(Reasoning("Oslo first.", format="openai-chat", origin="api.deepseek.com")),
-            tool_call_part(ToolCall(id="call_0", name="get_weather", input='{"city": "Oslo"}')),
+            tool_call_part(
+                ToolCall(id="functions.get_weather:0", name="get_weather", input='{"city": "Oslo"}')
+            ),
         ],
     ),
     Message(
         role=Role.TOOL,
-        content=[tool_result_part(ToolResult(tool_call_id="call_0", name="get_weather", content="rain"))],
+        content=[
+            tool_result_part(
+                ToolResult(tool_call_id="functions.get_weather:0", name="get_weather", content="rain")
+            )
+        ],
     ),
 ]
-"""A tool-use turn begun on another provider (its reasoning cannot go back)."""
+"""A tool-use turn begun on another provider (Kimi-style call id; its reasoning cannot go back)."""
 
 
 def test_switching_in_mid_turn_with_manual_thinking_leaves_thinking_out_and_is_accepted(
@@ -392,7 +403,12 @@ def test_switching_in_mid_turn_with_manual_thinking_leaves_thinking_out_and_is_a
     sent = server.requests[0]["body"]
     assert "thinking" not in sent
     assert sent["messages"][1]["content"] == [
-        {"type": "tool_use", "id": "call_0", "name": "get_weather", "input": {"city": "Oslo"}}
+        {
+            "type": "tool_use",
+            "id": tool_use_id("functions.get_weather:0"),
+            "name": "get_weather",
+            "input": {"city": "Oslo"},
+        }
     ]
     assert result.steps[0].reasoning  # the server still answered with thinking: the step kept it
 

@@ -23,7 +23,9 @@ Decisions:
   thinking block still does. A user or tool message with nothing to send,
   or no message at all, is a :class:`ConfigError` naming it (the API would
   answer 400). A call whose input is not a JSON object is sent with
-  ``input: {}``. An empty tool result is sent without ``content``.
+  ``input: {}``; a call id the API would refuse (another provider's) is
+  rewritten the same way in the call and its result (:func:`tool_use_id`).
+  An empty tool result is sent without ``content``.
 * Reasoning (https://platform.claude.com/docs/en/build-with-claude/thinking):
   thinking and redacted thinking blocks read from this service
   (``Reasoning.format == "anthropic"``, ``Reasoning.origin`` the host of
@@ -53,8 +55,10 @@ Decisions:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import re
 from collections.abc import Generator, Iterator, Mapping
 from typing import Any
 
@@ -92,6 +96,7 @@ __all__ = [
     "thinking_config",
     "tool_choice",
     "tool_input",
+    "tool_use_id",
 ]
 
 
@@ -117,6 +122,8 @@ EFFORTS = ("low", "medium", "high", "xhigh", "max")
 MIN_THINKING_BUDGET = 1024
 """The smallest ``budget_tokens`` the API accepts."""
 _THINKING_BLOCKS = ("thinking", "redacted_thinking")
+_TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]+")
+_NOT_IN_ID = re.compile(r"[^a-zA-Z0-9_-]")
 _API = "the Anthropic Messages API"
 _log = logging.getLogger(__name__)
 
@@ -158,15 +165,33 @@ def reasoning_block(reasoning: Reasoning, origin: str) -> dict[str, Any] | None:
     return None
 
 
+def tool_use_id(call_id: str) -> str:
+    """The id a tool call is sent with: as it is when the API accepts it
+    (``^[a-zA-Z0-9_-]+$``, https://docs.anthropic.com/en/api/messages), else
+    its disallowed characters replaced by ``_`` and a hash of the original
+    added, so distinct ids stay distinct. Other providers' ids (Kimi's
+    ``functions.get_weather:0``) would make the API refuse the whole history;
+    a call and its result get the same id, so nothing is lost."""
+    if _TOOL_USE_ID.fullmatch(call_id):
+        return call_id
+    digest = hashlib.sha256(call_id.encode("utf-8")).hexdigest()[:12]
+    return f"{_NOT_IN_ID.sub('_', call_id)}_{digest}"
+
+
 def _block(part: ContentPart, origin: str) -> dict[str, Any] | None:
     if part.reasoning is not None:
         return reasoning_block(part.reasoning, origin)
     if part.tool_call is not None:
         call = part.tool_call
-        return {"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(call.input)}
+        return {
+            "type": "tool_use",
+            "id": tool_use_id(call.id),
+            "name": call.name,
+            "input": tool_input(call.input),
+        }
     if part.tool_result is not None:
         result = part.tool_result
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.tool_call_id}
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id(result.tool_call_id)}
         if result.content:
             block["content"] = result.content
         if result.is_error:
