@@ -11,6 +11,7 @@ what goes back, where, and what never does; the history checks.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from typing import Any
 
@@ -475,12 +476,16 @@ SWITCHED = [
 """A tool-use turn begun on another provider: its reasoning cannot go back."""
 
 
-def test_manual_thinking_is_left_out_to_continue_a_turn_that_began_without_it() -> None:
+def test_manual_thinking_is_left_out_to_continue_a_turn_that_began_without_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """https://platform.claude.com/docs/en/build-with-claude/thinking ("Thinking with
     tool use"): in manual mode the assistant message of the turn being continued
     must start with a thinking block; the turn ends in the mode it began in."""
-    sent = body(*SWITCHED, settings=ModelSettings(thinking=True, thinking_budget=2048))
+    with caplog.at_level(logging.INFO, logger="agentcore.providers.anthropic"):
+        sent = body(*SWITCHED, settings=ModelSettings(thinking=True, thinking_budget=2048))
     assert "thinking" not in sent
+    assert "thinking left out" in caplog.text
     assert sent["messages"][1]["content"] == [{"type": "tool_use", "id": "call_1", "name": "f", "input": {}}]
 
 
