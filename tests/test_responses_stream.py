@@ -512,3 +512,19 @@ def test_strict_schema_limits() -> None:
     wide["properties"].pop("p0")
     wide["required"].remove("p0")
     assert strict_schema(wide)
+
+
+def test_events_without_output_index_follow_the_item_added_last() -> None:
+    parts = feed_all(
+        ev("response.output_item.added", item={"type": "function_call", "call_id": "call_1", "name": "a"}),
+        ev("response.function_call_arguments.delta", delta='{"x":1}'),
+        ev("response.output_item.done", item={"type": "function_call", "call_id": "call_1", "name": "a"}),
+        ev("response.output_item.added", item={"type": "function_call", "call_id": "call_2", "name": "b"}),
+        ev("response.function_call_arguments.delta", delta='{"y":2}'),
+        completed(),
+    )
+    calls = [p.tool_call for p in parts if p.tool_call is not None]
+    assert [(c.id, c.name, c.input) for c in calls] == [
+        ("call_1", "a", '{"x":1}'),
+        ("call_2", "b", '{"y":2}'),
+    ]

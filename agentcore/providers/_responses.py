@@ -646,7 +646,7 @@ class ResponseState:
             self._item(data).arguments = _text(data.get("arguments"))
         elif kind == "response.output_item.added":
             item = data.get("item")
-            index = self._index(data)
+            index = self._index(data, max(self._items, default=-1) + 1)
             self._items[index] = _Item(item if isinstance(item, Mapping) else _EMPTY)
             self._last = index
         elif kind == "response.output_item.done":
@@ -711,9 +711,13 @@ class ResponseState:
 
     # --- items ---
 
-    def _index(self, data: Mapping[str, Any]) -> int:
+    def _index(self, data: Mapping[str, Any], default: int | None = None) -> int:
+        """The event's ``output_index``; without one, ``default``, else the
+        item added last."""
         index = data.get("output_index")
-        return index if isinstance(index, int) and not isinstance(index, bool) else self._last
+        if isinstance(index, int) and not isinstance(index, bool):
+            return index
+        return self._last if default is None else default
 
     def _item(self, data: Mapping[str, Any]) -> _Item:
         index = self._index(data)
