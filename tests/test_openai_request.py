@@ -60,6 +60,16 @@ def history() -> tuple[Message, ...]:
     )
 
 
+def calling(call_id: str, name: str) -> Message:
+    """An assistant turn making one call."""
+    return Message(role=Role.ASSISTANT, content=(tool_call_part(ToolCall(call_id, name, "{}")),))
+
+
+def answer(call_id: str, name: str, content: str = "ok") -> Message:
+    """The tool turn answering one call."""
+    return Message(role=Role.TOOL, content=(tool_result_part(ToolResult(call_id, name, content)),))
+
+
 # --- request_body -------------------------------------------------------------
 
 
@@ -110,6 +120,7 @@ def test_assistant_content_is_null_with_calls_and_no_text() -> None:
         messages=(
             user_message("hi"),
             Message(role=Role.ASSISTANT, content=(tool_call_part(ToolCall("call_1", "f", "{}")),)),
+            answer("call_1", "f"),
         )
     )
     assistant = request_body("m", request)["messages"][1]
@@ -137,7 +148,12 @@ def test_assistant_without_text_or_calls_sends_empty_content() -> None:
 )
 def test_arguments_that_are_not_a_json_object_are_sent_as_an_empty_object(arguments: str, sent: str) -> None:
     call = ToolCall("call_1", "write_file", arguments)
-    request = Request(messages=(Message(role=Role.ASSISTANT, content=(tool_call_part(call),)),))
+    request = Request(
+        messages=(
+            Message(role=Role.ASSISTANT, content=(tool_call_part(call),)),
+            answer("call_1", "write_file"),
+        )
+    )
     assert request_body("m", request)["messages"][0]["tool_calls"][0]["function"]["arguments"] == sent
 
 
@@ -154,18 +170,20 @@ def test_arguments_that_are_not_a_json_object_are_sent_as_an_empty_object(argume
 )
 def test_tool_results_mark_errors_in_content(content: str, is_error: bool, sent: str) -> None:
     result = ToolResult("call_1", "f", content, is_error=is_error)
-    request = Request(messages=(Message(role=Role.TOOL, content=(tool_result_part(result),)),))
-    assert request_body("m", request)["messages"] == [
+    request = Request(
+        messages=(calling("call_1", "f"), Message(role=Role.TOOL, content=(tool_result_part(result),)))
+    )
+    assert request_body("m", request)["messages"][1:] == [
         {"role": "tool", "tool_call_id": "call_1", "content": sent}
     ]
 
 
-def test_user_text_parts_are_joined_and_stray_results_become_tool_messages() -> None:
+def test_user_text_parts_are_joined_and_results_in_a_user_turn_become_tool_messages() -> None:
     message = Message(
         role=Role.USER,
         content=(tool_result_part(ToolResult("call_1", "f", "42")), text_part("and "), text_part("then?")),
     )
-    assert request_body("m", Request(messages=(message,)))["messages"] == [
+    assert request_body("m", Request(messages=(calling("call_1", "f"), message)))["messages"][1:] == [
         {"role": "tool", "tool_call_id": "call_1", "content": "42"},
         {"role": "user", "content": "and then?"},
     ]

@@ -28,12 +28,77 @@ Decisions written down here so nobody "fixes" them:
   ``"Error: "``, since Chat Completions has no error flag.
 * The read timeout given to ``requests`` is ``min(read, idle_timeout)``, so a
   stream that sends nothing at all fails within the idle timeout too.
+* Before anything is sent, the history is checked
+  (:func:`agentcore.providers._history.check_history`: tool calls and results
+  that do not pair up, reasoning outside assistant turns) and so is this
+  adapter's own ``provider_data`` (JSON it wrote; an edited one is a
+  ``ConfigError`` naming the message), then the settings
+  (:func:`settings_fields`).
+
+Reasoning sent back. Chat Completions has no reasoning field of its own; each
+server that streams reasoning documents a field to send it back in, on the
+assistant message it belongs to, and some refuse a tool-call turn without it.
+:func:`reasoning_dialect` picks the server's field (the ``reasoning_format``
+option, else :data:`KNOWN_DIALECTS`, else what the history holds from the
+same origin, else nothing), and each assistant turn carries:
+
+* ``reasoning_content`` (DeepSeek, Kimi / Moonshot, GLM / Z.ai): the turn's
+  reasoning text. DeepSeek answers 400 "The reasoning_content in the thinking
+  mode must be passed back to the API" when an assistant turn with
+  ``tool_calls`` comes back without it, in every later request, and ignores
+  it on turns without calls
+  (https://api-docs.deepseek.com/guides/thinking_mode, "Tool Calls"); Kimi
+  answers 400 "thinking is enabled but reasoning_content is missing in
+  assistant tool call message"
+  (https://platform.moonshot.ai/docs/guide/use-kimi-k2-thinking-model); GLM
+  asks for the thinking to be returned with tool results
+  (https://docs.z.ai/guides/capabilities/thinking-mode, "Interleaved
+  thinking"). DeepSeek's rule covers every assistant turn between two user
+  messages once the model called a tool there, so every assistant turn gets
+  the field: ``""`` when it has no reasoning (a turn another model made, or
+  one with thinking off), which DeepSeek ignores where it needs none.
+* ``reasoning`` (Groq): the turn's reasoning text, only when there is some:
+  Groq takes the field back for its reasoning models and refuses it, like any
+  unknown field, for others (https://console.groq.com/docs/reasoning).
+* ``reasoning_details`` (OpenRouter): the entries of the turn's blocks,
+  unmodified, in order (https://openrouter.ai/docs/guides/best-practices/reasoning-tokens,
+  "Preserving reasoning blocks").
+* Mistral: ``content`` becomes the chunks of the turn in order, each
+  reasoning block a ``{"type": "thinking", "thinking": [{"type": "text",
+  "text": ...}]}`` chunk, each text a ``{"type": "text"}`` chunk, as Mistral's
+  assistant messages take them (https://docs.mistral.ai/capabilities/reasoning/).
+* Gemini (``generativelanguage.googleapis.com``): each tool call gets its
+  ``extra_content`` back; Gemini 3 answers 400 "Function call is missing a
+  thought_signature in functionCall parts" otherwise
+  (https://ai.google.dev/gemini-api/docs/thought-signatures). A turn whose
+  calls carry no signature of Gemini's gets the documented dummy,
+  :data:`GEMINI_DUMMY_SIGNATURE`, on its first call. Gemini has no reasoning
+  field: reasoning blocks are not sent.
+* api.openai.com, and servers whose dialect is unknown and whose history
+  holds nothing of theirs: no reasoning (OpenAI refuses unknown message
+  fields).
+
+Switching providers: a block goes back verbatim only to its ``format`` and
+``origin``. Reasoning from elsewhere (another server's, an Anthropic thinking
+block, a Responses summary) is sent only where the field is plain, unsigned
+text (``reasoning_content``, ``reasoning``, Mistral thinking): its visible
+text, blocks separated by a blank line. OpenRouter's ``reasoning_details``
+carry signatures and encrypted data the upstream verifies, so foreign blocks
+are dropped there; signatures and encrypted data never travel to another
+origin. Tool-call ``provider_data`` goes back only to its origin, and only
+the ``extra_content`` this adapter wrote.
+
+Settings: :func:`settings_fields` maps :class:`agentcore.ModelSettings`;
+``thinking`` has no field in OpenAI's API, so it follows the convention of
+the servers that have one (``thinking: {"type": "enabled" | "disabled"}``,
+OpenRouter's ``reasoning``) and is a ``ConfigError`` for api.openai.com and
+Gemini.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import requests
@@ -42,9 +107,27 @@ from agentcore import _http
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.providers import _options, _sse
-from agentcore.providers._openai_stream import ChunkState
-from agentcore.settings import extra_body_dict
-from agentcore.types import Message, Request, Role, StreamPart, ToolCall, ToolDefinition, ToolResult
+from agentcore.providers._history import check_history
+from agentcore.providers._openai_stream import (
+    MISTRAL_THINKING,
+    REASONING,
+    REASONING_CONTENT,
+    REASONING_DETAILS,
+    REASONING_FORMATS,
+    ChunkState,
+)
+from agentcore.settings import TOOL_CHOICES, ModelSettings, extra_body_dict, unsupported
+from agentcore.types import (
+    ContentPartKind,
+    Message,
+    Reasoning,
+    Request,
+    Role,
+    StreamPart,
+    ToolCall,
+    ToolDefinition,
+    ToolResult,
+)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """OpenAI's API root; ``/chat/completions`` is appended."""
@@ -54,16 +137,65 @@ MAX_TOKENS_FIELDS = ("max_tokens", "max_completion_tokens")
 """Body fields the output cap can be sent as (newer OpenAI models require the second)."""
 ERROR_PREFIX = "Error: "
 """Put before the content of an error tool result."""
+GEMINI = "gemini"
+"""Dialect of Gemini's OpenAI-compatible endpoint: no reasoning field, a
+thought signature in ``extra_content`` on tool calls."""
+NONE = "none"
+"""Dialect of a server that takes no reasoning back (api.openai.com)."""
+REASONING_DIALECTS = (*REASONING_FORMATS, GEMINI, NONE)
+"""Values of the ``reasoning_format`` option: the field a server takes
+reasoning back in (a reasoning block's ``format`` names the field it came in)."""
+OPENAI_ORIGIN = "api.openai.com"
+KNOWN_DIALECTS: Mapping[str, str] = {
+    OPENAI_ORIGIN: NONE,
+    "api.deepseek.com": REASONING_CONTENT,
+    "api.moonshot.ai": REASONING_CONTENT,
+    "api.moonshot.cn": REASONING_CONTENT,
+    "api.z.ai": REASONING_CONTENT,
+    "open.bigmodel.cn": REASONING_CONTENT,
+    "api.x.ai": NONE,
+    "api.groq.com": REASONING,
+    "openrouter.ai": REASONING_DETAILS,
+    "api.mistral.ai": MISTRAL_THINKING,
+    "generativelanguage.googleapis.com": GEMINI,
+}
+"""The documented dialect of well-known servers, by origin (the module
+docstring cites each)."""
+GEMINI_DUMMY_SIGNATURE = "skip_thought_signature_validator"
+"""The thought signature Gemini documents for function calls it did not
+produce (https://ai.google.dev/gemini-api/docs/thought-signatures, FAQ)."""
+CHAT_SETTINGS = (
+    "temperature",
+    "top_p",
+    "stop_sequences",
+    "seed",
+    "tool_choice",
+    "parallel_tool_calls",
+    "reasoning_effort",
+    "thinking",
+    "thinking_budget",
+    "extra_body",
+)
+"""The :class:`agentcore.ModelSettings` fields this adapter maps (:func:`settings_fields`)."""
 
 
 __all__ = [
+    "CHAT_SETTINGS",
     "DEFAULT_BASE_URL",
     "ERROR_PREFIX",
+    "GEMINI",
+    "GEMINI_DUMMY_SIGNATURE",
+    "KNOWN_DIALECTS",
     "MAX_TOKENS_FIELDS",
+    "NONE",
+    "OPENAI_ORIGIN",
+    "REASONING_DIALECTS",
     "SYSTEM_ROLES",
     "OpenAIChatModel",
+    "reasoning_dialect",
     "request_body",
     "request_headers",
+    "settings_fields",
 ]
 
 
@@ -99,17 +231,143 @@ def _result_json(result: ToolResult) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": result.tool_call_id, "content": content}
 
 
-def _message_json(message: Message) -> list[dict[str, Any]]:
+# --- reasoning sent back ----------------------------------------------------
+
+
+def reasoning_dialect(origin: str, messages: Sequence[Message], reasoning_format: str | None = None) -> str:
+    """The field the server at ``origin`` takes reasoning back in: one of
+    :data:`REASONING_DIALECTS`.
+
+    ``reasoning_format`` when given (the adapter option); else the server's
+    entry in :data:`KNOWN_DIALECTS`; else what the history holds from this
+    origin, latest first (the format of its last reasoning block of this
+    adapter's formats, or :data:`GEMINI` for a tool call carrying
+    ``extra_content``); else :data:`NONE`: a server that never sent reasoning
+    gets none (api.openai.com and strict servers such as Groq refuse fields
+    they do not know, with a 400).
+    """
+    if reasoning_format is not None:
+        return reasoning_format
+    known = KNOWN_DIALECTS.get(origin)
+    if known is not None:
+        return known
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        for block in reversed(message.reasoning):
+            if block.origin == origin and block.format in REASONING_FORMATS:
+                return block.format
+        if any(_extra_content(call, index, origin) is not None for call in message.tool_calls):
+            return GEMINI
+    return NONE
+
+
+def _stored(text: str, index: int, what: str) -> Any:
+    """The JSON this adapter wrote into ``provider_data``.
+
+    Raises:
+        ConfigError: it is not JSON (the history was edited).
+    """
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise ConfigError(f"messages[{index}] holds {what} whose provider_data is not JSON") from None
+
+
+def _extra_content(call: ToolCall, index: int, origin: str) -> Any:
+    """The ``extra_content`` object this origin put on ``call`` (Gemini's
+    thought signature), or None."""
+    if call.origin != origin or not call.provider_data:
+        return None
+    stored = _stored(call.provider_data, index, "a tool call")
+    return stored.get("extra_content") if isinstance(stored, dict) else None
+
+
+def _details(block: Reasoning, index: int) -> list[Any]:
+    """The ``reasoning_details`` entries of one of this adapter's blocks.
+
+    Raises:
+        ConfigError: its ``provider_data`` is not a JSON array of objects.
+    """
+    entries = _stored(block.provider_data, index, "a reasoning part")
+    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
+        raise ConfigError(
+            f"messages[{index}] holds a reasoning part whose provider_data is not a JSON array of "
+            "reasoning_details objects"
+        )
+    return entries
+
+
+def _plain_reasoning(blocks: Sequence[Reasoning], dialect: str, origin: str) -> str:
+    """The text of a plain reasoning field: this server's own blocks of that
+    field joined as they streamed; any other block's visible text, blocks
+    separated by a blank line."""
+    own = all(block.origin == origin and block.format == dialect for block in blocks)
+    return ("" if own else "\n\n").join(block.text for block in blocks if block.text)
+
+
+def _mistral_content(message: Message) -> list[dict[str, Any]]:
+    """An assistant turn's ``content`` as Mistral chunks, in the model's order:
+    each reasoning block with text as a ``thinking`` chunk, each text as a
+    ``text`` chunk (https://docs.mistral.ai/capabilities/reasoning/)."""
+    chunks: list[dict[str, Any]] = []
+    for part in message.content:
+        if part.reasoning is not None and part.reasoning.text:
+            chunks.append({"type": "thinking", "thinking": [{"type": "text", "text": part.reasoning.text}]})
+        elif part.kind is ContentPartKind.TEXT and part.text:
+            chunks.append({"type": "text", "text": part.text})
+    return chunks
+
+
+def _calls_json(calls: Sequence[ToolCall], index: int, dialect: str, origin: str) -> list[dict[str, Any]]:
+    """The ``tool_calls`` of an assistant turn: each call's own ``extra_content``
+    back on it (unless the dialect is :data:`NONE`); for :data:`GEMINI`, a
+    turn whose calls carry none (another model made them) gets
+    :data:`GEMINI_DUMMY_SIGNATURE` on its first call, where Gemini looks for
+    the signature of a step (https://ai.google.dev/gemini-api/docs/thought-signatures,
+    parallel calls and the FAQ on calls from other models)."""
+    out = [_call_json(call) for call in calls]
+    if dialect == NONE:
+        return out
+    signed = False
+    for call, item in zip(calls, out, strict=True):
+        extra = _extra_content(call, index, origin)
+        if extra is not None:
+            item["extra_content"] = extra
+            signed = True
+    if dialect == GEMINI and not signed:
+        out[0]["extra_content"] = {"google": {"thought_signature": GEMINI_DUMMY_SIGNATURE}}
+    return out
+
+
+def _assistant_json(message: Message, index: int, dialect: str, origin: str) -> dict[str, Any]:
+    """One assistant turn, with its reasoning in the form ``dialect`` names
+    (the module docstring has the rules and their sources)."""
+    calls = message.tool_calls
+    entry: dict[str, Any] = {"role": "assistant", "content": message.text or (None if calls else "")}
+    blocks = message.reasoning
+    if dialect == MISTRAL_THINKING and any(block.text for block in blocks):
+        entry["content"] = _mistral_content(message)
+    elif dialect in (REASONING_CONTENT, REASONING):
+        text = _plain_reasoning(blocks, dialect, origin)
+        if text or dialect == REASONING_CONTENT:
+            entry[dialect] = text
+    elif dialect == REASONING_DETAILS:
+        own = [b for b in blocks if b.origin == origin and b.format == REASONING_DETAILS]
+        details = [entry for block in own for entry in _details(block, index)]
+        if details:
+            entry[REASONING_DETAILS] = details
+    if calls:
+        entry["tool_calls"] = _calls_json(calls, index, dialect, origin)
+    return entry
+
+
+def _message_json(message: Message, index: int, dialect: str, origin: str) -> list[dict[str, Any]]:
     """One history message as Chat Completions messages: a ``tool`` message per
     result (whatever the role), then the user or assistant message. Text in a
     ``tool``-role message has no place in the API and is left out."""
     out = [_result_json(result) for result in message.tool_results]
     if message.role is Role.ASSISTANT:
-        calls = message.tool_calls
-        entry: dict[str, Any] = {"role": "assistant", "content": message.text or (None if calls else "")}
-        if calls:
-            entry["tool_calls"] = [_call_json(call) for call in calls]
-        out.append(entry)
+        out.append(_assistant_json(message, index, dialect, origin))
     elif message.role is Role.USER and (message.text or not out):
         out.append({"role": "user", "content": message.text})
     return out
@@ -123,6 +381,124 @@ def _tool_json(tool: ToolDefinition) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
+# --- settings ---------------------------------------------------------------
+
+
+def _tool_choice(settings: ModelSettings, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
+    """``tool_choice`` and ``parallel_tool_calls`` fields: ``"auto"``,
+    ``"none"``, ``"required"`` as they are, a tool's name as ``{"type":
+    "function", "function": {"name": ...}}``
+    (https://platform.openai.com/docs/api-reference/chat/create). With no
+    tools there is nothing to choose (and OpenAI refuses both fields without
+    ``tools``): ``auto``, ``none`` and ``parallel_tool_calls`` hold as they
+    are and nothing is sent.
+
+    Raises:
+        ConfigError: ``required`` or a tool's name with no tools, or a name
+            that is not one of ``tools``.
+    """
+    choice = settings.tool_choice
+    if not tools:
+        if choice in (None, "auto", "none"):
+            return {}
+        raise ConfigError(f"ModelSettings.tool_choice is {choice!r} but the request has no tools")
+    fields: dict[str, Any] = {}
+    if choice in TOOL_CHOICES:
+        fields["tool_choice"] = choice
+    elif choice is not None:
+        if choice not in {tool.name for tool in tools}:
+            raise ConfigError(
+                f"ModelSettings.tool_choice names the tool {choice!r}, which is not among the request's tools"
+            )
+        fields["tool_choice"] = {"type": "function", "function": {"name": choice}}
+    if settings.parallel_tool_calls is not None:
+        fields["parallel_tool_calls"] = settings.parallel_tool_calls
+    return fields
+
+
+def _reasoning_settings(settings: ModelSettings, dialect: str) -> dict[str, Any]:
+    """``reasoning_effort``, ``thinking`` and ``thinking_budget`` as body fields.
+
+    For OpenRouter (:data:`REASONING_DETAILS`) all three go into its
+    ``reasoning`` object as ``effort``, ``enabled`` and ``max_tokens``
+    (https://openrouter.ai/docs/guides/best-practices/reasoning-tokens).
+    Elsewhere ``reasoning_effort`` is the ``reasoning_effort`` field as given
+    (OpenAI, DeepSeek, Gemini, xAI, Groq, Mistral each accept a subset of the
+    values), and thinking is the ``thinking`` object of DeepSeek, Kimi and
+    GLM: ``{"type": "enabled"}`` or ``{"type": "disabled"}``
+    (https://api-docs.deepseek.com/guides/thinking_mode), a budget as
+    ``budget_tokens`` in it (Anthropic's OpenAI SDK compatibility layer,
+    https://docs.anthropic.com/en/api/openai-sdk); a budget alone turns
+    thinking on.
+
+    Raises:
+        ConfigError: a budget with ``thinking=False``; for OpenRouter, a
+            budget with a ``reasoning_effort`` (it takes one or the other).
+    """
+    effort, thinking, budget = settings.reasoning_effort, settings.thinking, settings.thinking_budget
+    if budget is not None and thinking is False:
+        raise ConfigError("ModelSettings.thinking_budget is set but ModelSettings.thinking is False")
+    if dialect == REASONING_DETAILS:
+        if budget is not None and effort is not None:
+            raise ConfigError(
+                "ModelSettings.thinking_budget and ModelSettings.reasoning_effort are both set; "
+                "OpenRouter's reasoning takes max_tokens or effort, not both"
+            )
+        options = {"effort": effort, "enabled": thinking, "max_tokens": budget}
+        reasoning = {name: value for name, value in options.items() if value is not None}
+        return {"reasoning": reasoning} if reasoning else {}
+    fields: dict[str, Any] = {}
+    if effort is not None:
+        fields["reasoning_effort"] = effort
+    if thinking is not None or budget is not None:
+        fields["thinking"] = {"type": "disabled" if thinking is False else "enabled"}
+        if budget is not None:
+            fields["thinking"]["budget_tokens"] = budget
+    return fields
+
+
+def settings_fields(
+    settings: ModelSettings, tools: Sequence[ToolDefinition], dialect: str, origin: str
+) -> dict[str, Any]:
+    """The request body fields for ``settings`` (``extra_body`` aside).
+
+    =====================  =============================================
+    ModelSettings          Chat Completions field
+    =====================  =============================================
+    temperature, top_p     ``temperature``, ``top_p``
+    stop_sequences         ``stop`` (a list)
+    seed                   ``seed``
+    tool_choice            ``tool_choice`` (see :func:`_tool_choice`)
+    parallel_tool_calls    ``parallel_tool_calls`` (only with tools)
+    reasoning_effort,      ``reasoning_effort`` and ``thinking``, or
+    thinking,              OpenRouter's ``reasoning`` (see
+    thinking_budget        :func:`_reasoning_settings`)
+    =====================  =============================================
+
+    Raises:
+        ConfigError: ``thinking`` or ``thinking_budget`` for api.openai.com
+            (OpenAI's API has no such field and refuses unknown ones; use
+            ``reasoning_effort``, ``"none"`` for no reasoning) or for Gemini
+            (:data:`GEMINI`, whose OpenAI-compatible endpoint takes
+            ``reasoning_effort``, https://ai.google.dev/gemini-api/docs/openai);
+            and as :func:`_tool_choice` and :func:`_reasoning_settings`.
+    """
+    supported = set(CHAT_SETTINGS)
+    if origin == OPENAI_ORIGIN or dialect == GEMINI:
+        supported -= {"thinking", "thinking_budget"}
+    unsupported(settings, supported, f"the Chat Completions API at {origin or 'this server'}")
+    fields: dict[str, Any] = {}
+    for name in ("temperature", "top_p", "seed"):
+        value = getattr(settings, name)
+        if value is not None:
+            fields[name] = value
+    if settings.stop_sequences is not None:
+        fields["stop"] = list(settings.stop_sequences)
+    fields.update(_tool_choice(settings, tools))
+    fields.update(_reasoning_settings(settings, dialect))
+    return fields
+
+
 def request_body(
     model: str,
     request: Request,
@@ -131,6 +507,9 @@ def request_body(
     max_tokens_field: str = "max_tokens",
     include_usage: bool = True,
     extra_body: Mapping[str, Any] | None = None,
+    origin: str = "",
+    reasoning_format: str | None = None,
+    settings: ModelSettings | None = None,
 ) -> dict[str, Any]:
     """The JSON body of one streamed Chat Completions request.
 
@@ -142,9 +521,12 @@ def request_body(
     with ``"Error: "``); tools as ``{"type": "function", "function": {name,
     description, parameters}}`` (left out when there are none, since some
     servers reject an empty list); the output cap as ``max_tokens_field``,
-    only when ``request.max_output_tokens`` is set. ``extra_body`` is merged
-    in last and wins (temperature, seed, ``parallel_tool_calls``,
-    ``tool_choice``, provider-specific keys).
+    only when ``request.max_output_tokens`` is set. Reasoning goes back on the
+    assistant turn it belongs to, in the field :func:`reasoning_dialect`
+    names (the module docstring has the rules). Then the fields of
+    ``settings`` merged with ``request.settings`` (the run's win, field by
+    field; :func:`settings_fields`), then ``extra_body``, then the merged
+    settings' ``extra_body``: the last one wins.
 
     Args:
         model: the model id sent as ``model``.
@@ -153,15 +535,32 @@ def request_body(
         max_tokens_field: ``"max_tokens"`` or ``"max_completion_tokens"``.
         include_usage: ask for ``stream_options: {"include_usage": true}``.
         extra_body: fields merged into the body.
+        origin: the server's origin (:func:`agentcore.providers._options.origin`):
+            reasoning and tool-call data from it go back verbatim.
+        reasoning_format: the field the server takes reasoning back in (one of
+            :data:`REASONING_DIALECTS`), or None to work it out
+            (:func:`reasoning_dialect`).
+        settings: the adapter's :class:`agentcore.ModelSettings`.
 
     Returns:
         A JSON-serializable dict.
+
+    Raises:
+        ConfigError: before anything is sent: a history the server would
+            refuse (:func:`agentcore.providers._history.check_history`,
+            naming the message; or this adapter's ``provider_data`` edited
+            into something that is not its JSON), or a setting it cannot
+            send (:func:`settings_fields`).
     """
+    check_history(request.messages)
+    dialect = reasoning_dialect(origin, request.messages, reasoning_format)
+    merged = (settings or ModelSettings()).merged(request.settings)
+    fields = settings_fields(merged, request.tools, dialect, origin)
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": system_role, "content": request.system})
-    for message in request.messages:
-        messages.extend(_message_json(message))
+    for index, message in enumerate(request.messages):
+        messages.extend(_message_json(message, index, dialect, origin))
     body: dict[str, Any] = {"model": model, "messages": messages, "stream": True}
     if include_usage:
         body["stream_options"] = {"include_usage": True}
@@ -169,7 +568,9 @@ def request_body(
         body["tools"] = [_tool_json(tool) for tool in request.tools]
     if request.max_output_tokens:
         body[max_tokens_field] = request.max_output_tokens
+    body.update(fields)
     body.update(extra_body or {})
+    body.update(merged.extra_body or {})
     return body
 
 
@@ -224,13 +625,23 @@ class OpenAIChatModel:
         headers: extra HTTP headers on every request (a request's own headers
             come after them).
         extra_body: fields merged into every request body.
+        settings: the model's :class:`agentcore.ModelSettings`, for every
+            request; a run's settings (``LoopOptions(settings=...)``) override
+            them field by field.
+        reasoning_format: the field this server takes reasoning back in, one
+            of :data:`REASONING_DIALECTS`: ``"reasoning_content"`` (DeepSeek,
+            Kimi, GLM, Qwen), ``"reasoning"`` (Groq), ``"reasoning_details"``
+            (OpenRouter), ``"mistral-thinking"``, ``"gemini"`` or ``"none"``;
+            None (the default) works it out from the server and the history
+            (:func:`reasoning_dialect`).
 
     Raises:
         ConfigError: an option is out of range or of the wrong type: a
             ``timeout`` that is not a ``(connect, read)`` pair of positive
             seconds, ``headers`` that are not a mapping of ``str`` to ``str``,
             an ``extra_body`` that is not a mapping of ``str`` keys to JSON
-            values.
+            values, ``settings`` that are not a ``ModelSettings``, an unknown
+            ``reasoning_format``.
     """
 
     def __init__(
@@ -247,6 +658,8 @@ class OpenAIChatModel:
         include_usage: bool = True,
         headers: Mapping[str, str] | None = None,
         extra_body: Mapping[str, Any] | None = None,
+        settings: ModelSettings | None = None,
+        reasoning_format: str | None = None,
     ) -> None:
         if not isinstance(model, str) or not model:
             raise ConfigError("model must be a non-empty string")
@@ -256,6 +669,14 @@ class OpenAIChatModel:
             raise ConfigError(
                 f"max_tokens_field must be one of {MAX_TOKENS_FIELDS}, got {max_tokens_field!r}"
             )
+        if settings is not None and not isinstance(settings, ModelSettings):
+            raise ConfigError(f"settings must be a ModelSettings or None, got {type(settings).__name__}")
+        if reasoning_format is not None and reasoning_format not in REASONING_DIALECTS:
+            raise ConfigError(
+                f"reasoning_format must be None or one of {REASONING_DIALECTS}, got {reasoning_format!r}"
+            )
+        self._settings = settings
+        self._reasoning_format = reasoning_format
         self._timeout, self._idle_timeout = _options.timeouts(timeout, idle_timeout)
         self._headers = _options.header_dict(headers)
         self._extra_body = extra_body_dict(extra_body)
@@ -288,10 +709,14 @@ class OpenAIChatModel:
         """Run one streamed completion and yield its parts.
 
         Yields:
-            ``text-delta`` parts as they arrive, then the step's ``tool-call``
-            parts in index order and exactly one ``step-finish``.
+            ``text-delta`` and ``reasoning-delta`` parts as they arrive, a
+            ``reasoning`` part where each reasoning block ends, then the
+            step's ``tool-call`` parts in index order and exactly one
+            ``step-finish``.
 
         Raises:
+            ConfigError: before any HTTP call, a history or a setting the
+                server would refuse (:func:`request_body`).
             ModelError: a non-200 status, an error inside the stream, a
                 transport failure, or a stream cut before the step completed.
             Canceled: ``ctx`` was cancelled.
@@ -303,6 +728,9 @@ class OpenAIChatModel:
             max_tokens_field=self._max_tokens_field,
             include_usage=self._include_usage,
             extra_body=self._extra_body,
+            origin=self._origin,
+            reasoning_format=self._reasoning_format,
+            settings=self._settings,
         )
         headers = request_headers(self._api_key, self._headers, request.headers)
         yield from _http.redacted(self._stream(body, headers, ctx), headers)
