@@ -17,8 +17,8 @@ Responses API documents and answers its real errors when they are wrong:
 * with ``previous_response_id`` (server-side state) the stored response must
   exist, and the input continues it.
 
-(https://platform.openai.com/docs/guides/reasoning, "Keeping reasoning items
-in context"; https://platform.openai.com/docs/guides/function-calling;
+(https://platform.openai.com/docs/guides/reasoning;
+https://platform.openai.com/docs/guides/function-calling;
 https://platform.openai.com/docs/guides/conversation-state.) The error texts
 are the API's as users reported them.
 """

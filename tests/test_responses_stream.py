@@ -489,6 +489,8 @@ OBJECT = {"type": "object", "additionalProperties": False}
         ),
         ({"anyOf": [{**OBJECT, "properties": {}, "required": []}]}, False),  # the root is not an object
         ({"type": "object"}, False),
+        ({**OBJECT, "properties": {"a": {}}, "required": ["a"]}, False),  # a schema without a type
+        ({**OBJECT, "properties": {"a": {"description": "x"}}, "required": ["a"]}, False),
         ([], False),
     ],
 )

@@ -12,8 +12,8 @@ The request (https://platform.openai.com/docs/api-reference/responses/create):
   ["reasoning.encrypted_content"]``, so every reasoning item comes back with
   its encrypted content and goes back in the next request's ``input``,
   verbatim and in place, before the function calls it preceded
-  (https://platform.openai.com/docs/guides/reasoning, "Encrypted reasoning
-  items"; https://cookbook.openai.com/examples/responses_api/reasoning_items).
+  (https://platform.openai.com/docs/guides/reasoning;
+  https://cookbook.openai.com/examples/responses_api/reasoning_items).
   With ``server_state`` the request says ``store: true`` and, when the
   history holds the id of a stored response, chains to it with
   ``previous_response_id`` and sends only the messages after it
@@ -50,10 +50,10 @@ servers do, read as follows:
   event, from the terminal response's ``output`` and what their events
   brought, in output order. Parts come in the order the items completed:
   OpenRouter completes a raw-reasoning item after the message that follows
-  it, so there the reasoning lands after the text. Only ``function_call`` items are tool calls: built-in
-  tool items (web search, file search, code interpreter, MCP, image
-  generation) and other client tool kinds (custom tools, shell, apply-patch)
-  are passed over.
+  it, so there the reasoning lands after the text.
+* Only ``function_call`` items are tool calls: built-in tool items (web
+  search, file search, code interpreter, MCP, image generation) and other
+  client tool kinds (custom tools, shell, apply-patch) are passed over.
 * Usage may be missing or zero: it is read from the terminal response only.
 """
 
@@ -94,7 +94,7 @@ EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 ENCRYPTED_CONTENT = "reasoning.encrypted_content"
 """The ``include`` entry that makes reasoning items carry their encrypted content."""
 
-API = "the OpenAI Responses API"
+_API = "the OpenAI Responses API"
 _SETTINGS = frozenset({"temperature", "top_p", "tool_choice", "parallel_tool_calls", "reasoning_effort"})
 """The ModelSettings fields the body maps (``extra_body`` is merged last);
 the API has no ``stop`` and no ``seed``, and thinking is asked for with
@@ -146,8 +146,9 @@ def strict_schema(schema: Any) -> bool:
     ``enum``, ``const``, ``anyOf``, ``description``, ``title``, ``$defs``,
     ``definitions``, a ``$ref`` standing alone, ``pattern``, ``format``,
     ``multipleOf``, ``maximum``, ``exclusiveMaximum``, ``minimum``,
-    ``exclusiveMinimum``, ``minItems``, ``maxItems``); at most 10 levels of
-    object nesting and 5000 properties in all.
+    ``exclusiveMinimum``, ``minItems``, ``maxItems``), and every schema
+    states a ``type`` (or ``enum``, ``const``, ``anyOf``, ``$ref``); at most
+    10 levels of object nesting and 5000 properties in all.
 
     A schema is never rewritten to qualify (adding ``required`` or closing an
     object changes what the tool accepts): one that does not is sent with
@@ -164,6 +165,8 @@ def _strict_node(node: Any, depth: int, counted: list[int]) -> bool:
         return False
     if "$ref" in node and len(node) > 1:
         return False
+    if not node.keys() & {"type", "enum", "const", "anyOf", "$ref"}:
+        return False  # every schema says what it holds
     children: list[Any] = []
     types = node.get("type")
     properties = node.get("properties")
@@ -216,7 +219,7 @@ def check_settings(settings: ModelSettings, *, reasoning: bool) -> None:
     without reasoning answers 400 to ``reasoning.effort``).
     """
     supported = set(_SETTINGS) | {"extra_body"}
-    api = API
+    api = _API
     if not reasoning:
         supported.discard("reasoning_effort")
         api += " with reasoning=False"
@@ -224,7 +227,7 @@ def check_settings(settings: ModelSettings, *, reasoning: bool) -> None:
     effort = settings.reasoning_effort
     if effort is not None and effort not in EFFORTS:
         raise ConfigError(
-            f"ModelSettings.reasoning_effort {effort!r} is not one of the values {API} documents "
+            f"ModelSettings.reasoning_effort {effort!r} is not one of the values {_API} documents "
             f"({', '.join(EFFORTS)})"
         )
 
