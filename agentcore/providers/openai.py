@@ -525,7 +525,9 @@ def request_body(
     assistant turn it belongs to, in the field :func:`reasoning_dialect`
     names (the module docstring has the rules). Then the fields of
     ``settings`` merged with ``request.settings`` (the run's win, field by
-    field; :func:`settings_fields`), then ``extra_body``, then the merged
+    field; :func:`settings_fields`, with the dialect ``reasoning_format`` or
+    :data:`KNOWN_DIALECTS` gives, never the history's, so that every request
+    of a run sends the same fields), then ``extra_body``, then the merged
     settings' ``extra_body``: the last one wins.
 
     Args:
@@ -555,7 +557,9 @@ def request_body(
     check_history(request.messages)
     dialect = reasoning_dialect(origin, request.messages, reasoning_format)
     merged = (settings or ModelSettings()).merged(request.settings)
-    fields = settings_fields(merged, request.tools, dialect, origin)
+    # the settings follow the dialect the server is known by, not the history:
+    # the same fields on every request of a run
+    fields = settings_fields(merged, request.tools, reasoning_dialect(origin, (), reasoning_format), origin)
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": system_role, "content": request.system})
