@@ -676,7 +676,8 @@ class MCPTool:
         result = supervisor.run(supervisor.call(self.name, arguments), ctx)
         text = result_text(result)
         if result.is_error:
-            raise MCPToolError(text or "the tool reported an error without a message")
+            message = _redact(text, supervisor.server.secrets)
+            raise MCPToolError(message or "the tool reported an error without a message")
         return text
 
 
