@@ -63,7 +63,12 @@ def clean_step(parts: list[StreamPart]) -> None:
     """What a successful step must look like."""
     assert parts, "no parts and no error"
     assert parts[-1].kind is StreamPartKind.STEP_FINISH
-    assert {p.kind for p in parts[:-1]} <= {StreamPartKind.TEXT_DELTA, StreamPartKind.TOOL_CALL}
+    assert {p.kind for p in parts[:-1]} <= {
+        StreamPartKind.TEXT_DELTA,
+        StreamPartKind.REASONING_DELTA,
+        StreamPartKind.REASONING,
+        StreamPartKind.TOOL_CALL,
+    }
 
 
 # --- strategies -------------------------------------------------------------------------------
