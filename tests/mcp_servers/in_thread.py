@@ -56,6 +56,7 @@ class HttpMCPServer:
             started.wait(0.005)
 
     def stop(self) -> None:
+        """Stop serving (its threads end too); idempotent."""
         assert self._server is not None
         assert self._thread is not None
         self._server.should_exit = True
