@@ -58,8 +58,7 @@ from agentcore.context import Context
 from agentcore.errors import Canceled, ConfigError, ErrorClass, ModelError
 from agentcore.options import DEFAULT_STEP_LIMIT as DEFAULT_STEP_LIMIT
 from agentcore.options import LoopOptions as LoopOptions
-from agentcore.result import RunReader, RunResult, StepResult
-from agentcore.result import _RunState as _RunState  # re-exported for the tests
+from agentcore.result import RunReader, RunResult, RunSnapshot, StepResult
 from agentcore.retry import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_RETRY_BASE_DELAY,
@@ -67,7 +66,7 @@ from agentcore.retry import (
     call_with_retries,
     retry_policy,
 )
-from agentcore.stream import SendFunc, new_channel, start_worker
+from agentcore.stream import Channel, SendFunc, start_worker
 from agentcore.tools import ToolSet
 from agentcore.types import (
     ContentPart,
@@ -127,22 +126,41 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     if ctx is not None and not isinstance(ctx, Context):
         raise ConfigError(f"run()'s ctx must be a Context or None, got {type(ctx).__name__}")
     run_ctx = Context(parent=ctx)
-    state = _RunState(options.messages)
-    channel = new_channel(options.queue_size)
-    reader = RunReader(channel, run_ctx.cancel, state)
-
-    def end_at_once() -> None:
-        # A deadline or the caller's cancel ends the run for the reader now,
-        # even while the worker is stuck in a tool or a model that ignores the
-        # context; what the worker does later is dropped.
-        err = run_ctx.err or Canceled("run canceled")
-        terminal = StreamPart.error(err, state.usage, FinishReason.CANCELED)
-        if state.end(terminal):
-            channel.end_with(terminal)
-
-    run_ctx.add_callback(end_at_once)
-    start_worker(lambda send: _Loop(options, run_ctx, send, state).run(), channel)
+    channel = Channel(options.queue_size, RunSnapshot(options.messages))
+    reader = RunReader(channel, run_ctx.cancel)
+    # A deadline or the caller's cancel ends the run for the reader now, even
+    # while the worker is stuck in a tool or a model that ignores the context;
+    # what the worker sends later is dropped.
+    run_ctx.add_callback(lambda: _end(channel, _canceled(run_ctx)))
+    start_worker(lambda _send: _Loop(options, run_ctx, channel).run(), channel)
     return reader
+
+
+def _canceled(ctx: Context) -> Callable[[RunSnapshot], StreamPart]:
+    """The terminal part of a cancelled run, built from the usage published last."""
+    err = ctx.err or Canceled("run canceled")
+    return lambda snapshot: StreamPart.error(err, snapshot.usage, FinishReason.CANCELED)
+
+
+def _end(channel: Channel[RunSnapshot], terminal: StreamPart | Callable[[RunSnapshot], StreamPart]) -> None:
+    """End the run with ``terminal`` unless it already ended (the first caller
+    wins: the worker, a cancel or a deadline) and log the end once: by the
+    winner, or by the worker when the reader closed before anyone ended it."""
+    if channel.end(terminal):
+        part = channel.terminal
+    elif isinstance(terminal, StreamPart) and channel.terminal is None:
+        part = terminal  # only the worker passes a part: the reader closed first
+    else:
+        return
+    assert part is not None
+    steps = len(channel.snapshot.steps)
+    _log.debug(
+        "agentcore: run ended (%s) after %d step%s; usage %s",
+        part.finish_reason.value if part.finish_reason else "?",
+        steps,
+        "" if steps == 1 else "s",
+        part.total_usage,
+    )
 
 
 def _assistant_message(content: list[ContentPart], keep_calls: bool) -> Message | None:
@@ -198,12 +216,14 @@ class _Content:
 class _Loop:
     """One run, executed on the worker thread."""
 
-    def __init__(self, options: LoopOptions, ctx: Context, send: SendFunc, state: _RunState) -> None:
+    def __init__(self, options: LoopOptions, ctx: Context, channel: Channel[RunSnapshot]) -> None:
         self.options = options
         self.ctx = ctx
-        self.send = send
-        self.state = state
+        self.channel = channel
+        self.send: SendFunc = channel.send
         self.history = list(options.messages)
+        self.messages = options.messages
+        """The history as last published (without tool calls awaiting results)."""
         self.total = Usage()
         self.steps: list[StepResult] = []
         self.step_limit = options.step_limit or DEFAULT_STEP_LIMIT
@@ -232,8 +252,7 @@ class _Loop:
                 terminal = StreamPart.error(exc, self.total, FinishReason.ERROR)
         finally:
             self.ctx.detach()
-        if self.state.end(terminal):  # else a cancel already ended the run for the reader
-            self.send(terminal)
+        _end(self.channel, terminal)  # unless a cancel ended the run first, or the reader closed
         try:
             self._release_stream()
         except Exception as exc:  # noqa: BLE001 - the run has ended; closing the stream is tidying up
@@ -245,9 +264,8 @@ class _Loop:
 
     def _publish(self, history: bool = True) -> None:
         if history:
-            self.state.messages = tuple(self.history)
-        self.state.steps = tuple(self.steps)
-        self.state.usage = self.total
+            self.messages = tuple(self.history)
+        self.channel.publish(RunSnapshot(self.messages, tuple(self.steps), self.total))
 
     def _forward(self, part: StreamPart) -> None:
         if not self.send(part):

@@ -100,8 +100,10 @@ class LoopOptions:
         retry_after_limit: the longest server Retry-After in seconds the loop
             waits for; a longer hint ends the run with the error. None: no limit.
         parallel_tools: run a step's tool calls concurrently in threads.
-        queue_size: parts that may wait between the worker and the reader
-            (:data:`DEFAULT_RUN_QUEUE_SIZE`); a full queue pauses the worker.
+        queue_size: parts that may wait in the queue between the worker and
+            the reader (:data:`DEFAULT_RUN_QUEUE_SIZE`); a full queue pauses
+            the worker. The reader takes the whole queue at once, so it may
+            hold one more batch of up to this many parts.
         settings: this run's :class:`ModelSettings`; each field that is set
             overrides the model's own (``AnthropicModel(settings=...)``).
 

@@ -2,35 +2,30 @@
 returns, and the :class:`RunResult` (with one :class:`StepResult` per model
 step) of a run that finished.
 
-The loop's worker thread publishes the history, the steps and the usage into
-a :class:`_RunState` as the run goes (each field replaced whole, so a reader
-never sees half an update); :meth:`RunReader.result` turns the terminal part
-and that state into a :class:`RunResult` or raises :class:`RunError` (see
+The loop's worker thread publishes the history, the steps and the usage as
+one :class:`RunSnapshot` into the run's :class:`~agentcore.stream.Channel`
+as the run goes; :meth:`RunReader.result` turns the channel's terminal part
+and that snapshot into a :class:`RunResult` or raises :class:`RunError` (see
 :mod:`agentcore.loop` for the rules that decide which).
 """
 
 from __future__ import annotations
 
-import logging
-import threading
 from collections.abc import Callable, Iterator
 
 import attrs
 
 from agentcore.errors import Canceled, RunError
-from agentcore.stream import StreamReader, _Channel
+from agentcore.stream import Channel, StreamReader
 from agentcore.types import (
     FinishReason,
     Message,
     Reasoning,
-    StreamPart,
     StreamPartKind,
     ToolCall,
     ToolResult,
     Usage,
 )
-
-_log = logging.getLogger("agentcore")
 
 
 @attrs.frozen
@@ -88,48 +83,33 @@ class RunResult:
         return tuple(step.reasoning_text for step in self.steps)
 
 
-class _RunState:
-    """What the worker publishes for ``result()``; each field is replaced whole.
+@attrs.frozen
+class RunSnapshot:
+    """What a run's worker publishes as it goes, replaced whole (never half an update).
 
-    :meth:`end` decides the run's one terminal part: the worker's, or the
-    ``canceled`` part sent on a cancel while the worker is still busy.
+    Attributes:
+        messages: the history so far; every tool call in it has its result.
+        steps: the steps completed so far.
+        usage: the total usage of those steps.
     """
 
-    def __init__(self, messages: tuple[Message, ...]) -> None:
-        self.messages = messages
-        self.steps: tuple[StepResult, ...] = ()
-        self.usage = Usage()
-        self.terminal: StreamPart | None = None
-        self._lock = threading.Lock()
-
-    def end(self, terminal: StreamPart) -> bool:
-        """Make ``terminal`` the run's terminal part unless one was chosen; True if it was set."""
-        with self._lock:
-            if self.terminal is not None:
-                return False
-            self.terminal = terminal
-        _log.debug(
-            "agentcore: run ended (%s) after %d step%s; usage %s",
-            terminal.finish_reason.value if terminal.finish_reason else "?",
-            len(self.steps),
-            "" if len(self.steps) == 1 else "s",
-            terminal.total_usage,
-        )
-        return True
+    messages: tuple[Message, ...]
+    steps: tuple[StepResult, ...] = ()
+    usage: Usage = attrs.field(factory=Usage)
 
 
 class RunReader(StreamReader):
     """The reader returned by :func:`agentcore.run`: iterate its parts, or call :meth:`result`."""
 
-    def __init__(self, channel: _Channel, on_close: Callable[[], object], state: _RunState) -> None:
+    def __init__(self, channel: Channel[RunSnapshot], on_close: Callable[[], object]) -> None:
         super().__init__(channel, on_close)
-        self._state = state
+        self._run_channel = channel
 
     @property
     def messages(self) -> list[Message]:
         """The history so far (all of it once the run ended); every tool call in
         it has its result, so it is always valid to send again."""
-        return list(self._state.messages)
+        return list(self._run_channel.snapshot.messages)
 
     def text(self) -> Iterator[str]:
         """Iterate only the text deltas, for notebooks and scripts::
@@ -175,21 +155,21 @@ class RunReader(StreamReader):
         except BaseException:  # Ctrl-C while waiting: the run must not go on without a reader
             self.close()
             raise
-        state = self._state
-        terminal = state.terminal
-        if terminal is None:  # the worker publishes its terminal part before sending it
+        terminal = self._run_channel.terminal
+        snapshot = self._run_channel.snapshot
+        if terminal is None:  # the reader was closed before the run ended
             err: BaseException = Canceled("the reader was closed before the run ended")
-            raise RunError(err, state.usage, FinishReason.CANCELED, list(state.messages))
+            raise RunError(err, snapshot.usage, FinishReason.CANCELED, list(snapshot.messages))
         assert terminal.finish_reason is not None
         if terminal.kind is StreamPartKind.FINISH:
             return RunResult(
-                text=state.steps[-1].text if state.steps else "",
-                steps=state.steps,
+                text=snapshot.steps[-1].text if snapshot.steps else "",
+                steps=snapshot.steps,
                 usage=terminal.total_usage,
                 finish_reason=terminal.finish_reason,
-                messages=state.messages,
+                messages=snapshot.messages,
             )
         assert terminal.err is not None
         if not isinstance(terminal.err, Exception):
             raise terminal.err
-        raise RunError(terminal.err, terminal.total_usage, terminal.finish_reason, list(state.messages))
+        raise RunError(terminal.err, terminal.total_usage, terminal.finish_reason, list(snapshot.messages))

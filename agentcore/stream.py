@@ -1,13 +1,31 @@
 """``stream_func``: run a producer in a worker thread and read its parts.
 
-The reference API's ``StreamFunc(produce, onClose)``: ``produce(send)`` runs in
-a daemon worker thread and hands parts to ``send``, which blocks while the
-bounded queue is full and returns False once the reader is closed. The
-:class:`StreamReader` iterates the parts, and :meth:`StreamReader.close`
-returns at once whatever the worker is doing: it marks the channel closed
-(waking a ``send`` blocked on a full queue) and calls ``on_close`` (the loop
-cancels its context there, which shuts a blocked socket down, ends a retry
-wait, and tells tools that watch the context to stop).
+``produce(send)`` runs in a daemon worker thread and hands parts to ``send``,
+which blocks while the bounded queue is full and returns False once the
+stream has ended or the reader is closed. The :class:`StreamReader` iterates
+the parts, and :meth:`StreamReader.close` returns at once whatever the worker
+is doing: it marks the channel closed (waking a ``send`` blocked on a full
+queue) and calls ``on_close`` (the loop cancels its context there, which
+shuts a blocked socket down, ends a retry wait, and tells tools that watch
+the context to stop).
+
+Between the two sides sits one :class:`Channel`. It owns the queue, the
+stream's one terminal part, the snapshot a producer publishes (a run's
+history, steps and usage) and the handshake between reader and worker, all
+under one lock with two conditions (the reader waits for parts, the worker
+for room). Every change of its state happens inside that lock, so no
+argument about it relies on the GIL:
+
+* ``send(part)`` appends a part, or returns False once the stream ended or
+  the reader closed; sending a terminal part (``finish`` or ``error``) is
+  :meth:`Channel.end`.
+* ``end(terminal)`` queues the terminal part, past the bound if need be,
+  unless the stream already ended or the reader closed: the first caller
+  wins, from any thread (the worker, a canceller, a deadline). Nothing is
+  queued after it.
+* the reader takes everything queued in one lock acquisition and stops at
+  the terminal part, so it never waits for the worker to return (a model's
+  body drain, a tool that ignores a cancel).
 
 The worker holds only the channel, never the reader, so a reader dropped
 without ``close()`` is collected and its finalizer closes the channel, which
@@ -16,12 +34,6 @@ stops the worker at its next ``send``.
 An exception escaping ``produce`` (any ``BaseException``) becomes a terminal
 ``error`` part, so the consumer never hangs; a producer that returns without
 a terminal part simply ends the stream.
-
-Parts pass through one deque without a lock (``append`` and ``popleft`` are
-atomic in CPython); the lock is taken only to sleep and to wake the other side
-(the reader on an empty queue, the worker on a full one, woken again at half
-full), so a steady stream costs a thread switch per batch, not a lock round
-trip per part (DESIGN.md, "Hazards").
 """
 
 from __future__ import annotations
@@ -31,7 +43,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from agentcore.types import FinishReason, StreamPart
 
@@ -44,110 +56,206 @@ because a run carries one part per text delta, and a worker that finds the
 queue full stops for two thread switches; at 64 that cost 16 ms per 20,000
 deltas (``bench/stream_throughput.py``). 1,024 waiting parts take ~0.3 MB."""
 
+_MAIN_THREAD_SLICE = 0.25
+"""Seconds a wait on the main thread sleeps at a time (threads other than the
+main one wait untimed, so an idle stream costs no wakeups): a Ctrl-C that
+lands just before an untimed lock wait would otherwise go unnoticed until
+the next part arrives, and only the main thread receives signals."""
+
 _Reader = TypeVar("_Reader", bound="StreamReader")
+S = TypeVar("S")
 
 SendFunc = Callable[[StreamPart], bool]
-"""Delivers one part to the reader; returns False once the reader is closed."""
+"""Delivers one part to the reader; returns False once the stream ended or
+the reader is closed."""
 
 
-class _Channel:
-    """The bounded queue shared by the worker (``send``) and the reader (``take``).
+class Seam(Protocol):
+    """Hook points of the handshake, for tests that force an interleaving.
 
-    No wakeup is lost: a side that is about to sleep raises its ``*_waiting``
-    flag before it looks at the deque a last time, and the other side looks
-    at that flag after it changed the deque (both under the GIL, so one of
-    them sees the other's write).
+    A channel made with a seam calls :meth:`pause` before each of its steps
+    (outside its lock: the test may hold the thread there), and
+    :meth:`sleeping` / :meth:`woken` inside its lock when a side goes to
+    sleep or is woken (these must not block).
     """
 
-    def __init__(self, maxsize: int) -> None:
-        self.maxsize = maxsize
-        self.items: deque[StreamPart] = deque()
-        self.lock = threading.Lock()
-        self.readable = threading.Condition(self.lock)
-        self.writable = threading.Condition(self.lock)
-        self.reader_waiting = False
-        self.writer_waiting = False
-        self.closed = False
-        self.done = False
-        self.last: StreamPart | None = None
-        """The part :meth:`end_with` queued: the reader stops after it."""
+    def pause(self, step: str) -> None:
+        """Called before ``send``, ``end``, ``take``, ``close``, ``finish`` and ``publish``."""
+
+    def sleeping(self, side: str) -> None:
+        """``side`` ("reader" or "writer") is about to wait on its condition."""
+
+    def woken(self, side: str) -> None:
+        """The calling thread notifies ``side``'s condition."""
+
+
+class Channel(Generic[S]):
+    """The queue between one worker and one reader, the stream's end and the
+    worker's published snapshot, under one lock (see the module docstring).
+
+    Args:
+        maxsize: how many parts may wait in the queue (>= 1); the reader
+            holds at most one more batch that it took.
+        snapshot: the initial value of :attr:`snapshot`.
+        seam: test hook points (see :class:`Seam`); None in production.
+
+    Raises:
+        ValueError: ``maxsize`` is below 1.
+    """
+
+    def __init__(self, maxsize: int, snapshot: S, seam: Seam | None = None) -> None:
+        if maxsize < 1:
+            raise ValueError(f"queue_size must be >= 1, got {maxsize}")
+        self._maxsize = maxsize
+        self._items: deque[StreamPart] = deque()
+        self._lock = threading.Lock()
+        self._readable = threading.Condition(self._lock)
+        self._writable = threading.Condition(self._lock)
+        self._readers_asleep = 0
+        self._writers_asleep = 0
+        self._terminal: StreamPart | None = None
+        self._finished = False
+        self._closed = False
+        self._snapshot = snapshot
+        self._seam = seam
+
+    # --- the worker's side -----------------------------------------------------------------------
 
     def send(self, part: StreamPart) -> bool:
-        if len(self.items) >= self.maxsize:
-            if not self._wait_for_room():
+        """Queue ``part`` for the reader, waiting while the queue is full.
+
+        A terminal part is handed to :meth:`end`.
+
+        Returns:
+            True if the part was queued; False once the stream ended or the
+            reader closed (the part is dropped).
+        """
+        if part.terminal:
+            return self.end(part)
+        if self._seam is not None:
+            self._seam.pause("send")
+        with self._lock:
+            while len(self._items) >= self._maxsize and self._open():
+                self._writers_asleep += 1
+                try:
+                    self._sleep(self._writable, "writer")
+                finally:
+                    self._writers_asleep -= 1
+            if not self._open():
                 return False
-        elif self.closed or self.done:
-            return False
-        # A part appended just after end_with() or close() is never read:
-        # the reader stops at ``last``, and a closed reader reads nothing.
-        self.items.append(part)
-        if self.reader_waiting:
-            with self.lock:
-                self.reader_waiting = False
-                self.readable.notify()
-        return True
+            self._items.append(part)
+            if self._readers_asleep:
+                self._wake(self._readable, "reader")
+            return True
 
-    def _wait_for_room(self) -> bool:
-        with self.lock:
-            while True:
-                self.writer_waiting = True
-                if self.closed or self.done:
-                    room = False
-                    break
-                if len(self.items) < self.maxsize:
-                    room = True
-                    break
-                self.writable.wait()
-            self.writer_waiting = False
-        return room
+    def end(self, terminal: StreamPart | Callable[[S], StreamPart]) -> bool:
+        """End the stream with ``terminal``, from any thread; the first caller wins.
 
-    def wake_writer(self) -> None:
-        """Called by the reader after a ``popleft`` while the worker waits for room."""
-        if len(self.items) <= self.maxsize // 2:
-            with self.lock:
-                self.writer_waiting = False
-                self.writable.notify()
+        Args:
+            terminal: the terminal part, or a function that builds it from
+                the current :attr:`snapshot` (called under the lock, so a
+                canceller's part carries the usage published last; it must
+                not touch the channel).
 
-    def take(self) -> StreamPart | None:
-        """Block until a part is queued; return it, or None at the end (the
-        reader then calls :meth:`wake_writer` as after any ``popleft``)."""
-        with self.lock:
-            while True:
-                self.reader_waiting = True
-                if self.items or self.done or self.closed:
-                    break
-                # Timed slices: a Ctrl-C that lands just before an untimed wait
-                # would otherwise go unnoticed until the next part arrives.
-                self.readable.wait(0.25)
-            self.reader_waiting = False
-            if self.closed or not self.items:
-                return None
-            return self.items.popleft()
+        Returns:
+            True if this call ended the stream: the part is queued after
+            every part sent before it (past the bound if need be) and later
+            sends return False. False if the stream had already ended, the
+            producer had finished or the reader was closed.
+        """
+        if self._seam is not None:
+            self._seam.pause("end")
+        with self._lock:
+            if not self._open():
+                return False
+            part = terminal if isinstance(terminal, StreamPart) else terminal(self._snapshot)
+            self._terminal = part
+            self._items.append(part)
+            self._wake_all()
+            return True
 
     def finish(self) -> None:
-        with self.lock:
-            self.done = True
-            self.readable.notify_all()
-            self.writable.notify_all()
+        """The producer returned: the reader ends after the parts already queued."""
+        if self._seam is not None:
+            self._seam.pause("finish")
+        with self._lock:
+            self._finished = True
+            self._wake_all()
 
-    def end_with(self, part: StreamPart) -> None:
-        """Queue ``part`` as the last one, past the bound if need be, whatever
-        the worker is doing; the worker's later sends return False."""
-        with self.lock:
-            if self.closed or self.done:
-                return
-            self.items.append(part)
-            self.last = part
-            self.done = True
-            self.readable.notify_all()
-            self.writable.notify_all()
+    def publish(self, snapshot: S) -> None:
+        """Replace the :attr:`snapshot` (one immutable value, published whole)."""
+        if self._seam is not None:
+            self._seam.pause("publish")
+        with self._lock:
+            self._snapshot = snapshot
+
+    # --- the reader's side -----------------------------------------------------------------------
+
+    def take(self) -> deque[StreamPart]:
+        """Wait until a part is queued or the stream is over; return every
+        queued part (in one lock acquisition), or an empty deque at the end
+        or once the reader is closed."""
+        if self._seam is not None:
+            self._seam.pause("take")
+        with self._lock:
+            while not self._items and self._open():
+                self._readers_asleep += 1
+                try:
+                    self._sleep(self._readable, "reader")
+                finally:
+                    self._readers_asleep -= 1
+            if self._closed:
+                return deque()
+            items, self._items = self._items, deque()
+            if self._writers_asleep:
+                self._wake(self._writable, "writer")
+            return items
 
     def close(self) -> None:
-        with self.lock:
-            self.closed = True
-            self.items.clear()
-            self.readable.notify_all()
-            self.writable.notify_all()
+        """The reader is gone: drop what is queued; later sends and ends return False."""
+        if self._seam is not None:
+            self._seam.pause("close")
+        with self._lock:
+            self._closed = True
+            self._items.clear()
+            self._wake_all()
+
+    # --- state -----------------------------------------------------------------------------------
+
+    @property
+    def snapshot(self) -> S:
+        """What the worker published last."""
+        with self._lock:
+            return self._snapshot
+
+    @property
+    def terminal(self) -> StreamPart | None:
+        """The part that ended the stream, or None (still open, ended without
+        one, or the reader closed first)."""
+        with self._lock:
+            return self._terminal
+
+    def _open(self) -> bool:
+        return self._terminal is None and not self._finished and not self._closed
+
+    def _sleep(self, condition: threading.Condition, side: str) -> None:
+        if self._seam is not None:
+            self._seam.sleeping(side)
+        if threading.current_thread() is threading.main_thread():
+            condition.wait(_MAIN_THREAD_SLICE)
+        else:
+            condition.wait()
+
+    def _wake(self, condition: threading.Condition, side: str) -> None:
+        if self._seam is not None:
+            self._seam.woken(side)
+        condition.notify_all()
+
+    def _wake_all(self) -> None:
+        if self._readers_asleep:
+            self._wake(self._readable, "reader")
+        if self._writers_asleep:
+            self._wake(self._writable, "writer")
 
 
 class StreamReader:
@@ -158,8 +266,9 @@ class StreamReader:
     after :meth:`close`, iteration stops.
     """
 
-    def __init__(self, channel: _Channel, on_close: Callable[[], object] | None) -> None:
+    def __init__(self, channel: Channel[Any], on_close: Callable[[], object] | None) -> None:
         self._channel = channel
+        self._batch: deque[StreamPart] = deque()
         self._closed = False
         self._finalizer = weakref.finalize(self, _close_channel, channel, on_close)
 
@@ -169,18 +278,13 @@ class StreamReader:
     def __next__(self) -> StreamPart:
         if self._closed:
             raise StopIteration
-        channel = self._channel
-        try:
-            part = channel.items.popleft()
-        except IndexError:
-            taken = channel.take()
-            if taken is None or self._closed:  # the end, or close() from another thread meanwhile
+        if not self._batch:
+            self._batch = self._channel.take()
+            if not self._batch or self._closed:  # the end, or close() from another thread meanwhile
                 self._closed = True
-                raise StopIteration from None
-            part = taken
-        if channel.writer_waiting:
-            channel.wake_writer()
-        if part is channel.last:  # a terminal part queued by end_with(): nothing follows it
+                raise StopIteration
+        part = self._batch.popleft()
+        if part.terminal:  # the channel queues nothing after a terminal part
             self._closed = True
         return part
 
@@ -218,7 +322,7 @@ class StreamReader:
         self.close()
 
 
-def _close_channel(channel: _Channel, on_close: Callable[[], object] | None) -> None:
+def _close_channel(channel: Channel[Any], on_close: Callable[[], object] | None) -> None:
     channel.close()
     if on_close is not None:
         on_close()
@@ -234,39 +338,40 @@ def stream_func(
 
     Args:
         produce: called once in a new daemon thread with ``send``; it should
-            stop when ``send`` returns False.
+            stop when ``send`` returns False. After it sends a terminal part
+            (``finish`` or ``error``) the reader ends and later sends return
+            False.
         on_close: called once when the reader is closed (or collected); it must
             not block. The loop cancels its context here.
-        queue_size: how many parts may wait between worker and reader (>= 1).
+        queue_size: how many parts may wait in the queue (>= 1); the reader
+            holds at most one more batch that it took.
 
     Returns:
         The reader. An exception escaping ``produce`` arrives as a terminal
         ``error`` part carrying it.
+
+    Raises:
+        ValueError: ``queue_size`` is below 1.
     """
-    channel = new_channel(queue_size)
+    channel: Channel[None] = Channel(queue_size, None)
     reader = StreamReader(channel, on_close)
     start_worker(produce, channel)
     return reader
 
 
-def new_channel(queue_size: int) -> _Channel:
-    """A channel for :func:`start_worker` (for readers that extend StreamReader)."""
-    if queue_size < 1:
-        raise ValueError(f"queue_size must be >= 1, got {queue_size}")
-    return _Channel(queue_size)
-
-
-def start_worker(produce: Callable[[SendFunc], object], channel: _Channel) -> threading.Thread:
-    """Start the daemon thread that runs ``produce(channel.send)``."""
+def start_worker(produce: Callable[[SendFunc], object], channel: Channel[Any]) -> threading.Thread:
+    """Start the daemon thread that runs ``produce(channel.send)``; an
+    exception escaping it ends the stream with an ``error`` part, and its
+    return finishes the stream."""
     thread = threading.Thread(target=_work, args=(produce, channel), name="agentcore-stream", daemon=True)
     thread.start()
     return thread
 
 
-def _work(produce: Callable[[SendFunc], object], channel: _Channel) -> None:
+def _work(produce: Callable[[SendFunc], object], channel: Channel[Any]) -> None:
     try:
         produce(channel.send)
     except BaseException as exc:  # noqa: BLE001 - every failure must reach the reader
-        channel.send(StreamPart.error(exc, finish_reason=FinishReason.ERROR))
+        channel.end(StreamPart.error(exc, finish_reason=FinishReason.ERROR))
     finally:
         channel.finish()

@@ -537,9 +537,12 @@ def test_a_run_queues_at_most_queue_size_parts_for_a_reader_that_does_not_read()
     try:
         # The bound, plus the part the worker holds while it waits for room.
         assert wait_until(lambda: model.offered == agentcore.DEFAULT_RUN_QUEUE_SIZE + 1)
+        # The reader takes the whole queue at once; the worker fills it again
+        # while the reader holds that batch, and then waits.
         assert [next(reader).text for _ in range(3)] == ["t1", "t2", "t3"]
+        assert wait_until(lambda: model.offered == 2 * agentcore.DEFAULT_RUN_QUEUE_SIZE + 1)
         time.sleep(0.05)
-        assert model.offered == 1025  # still above half full: the worker sleeps on
+        assert model.offered == 2049  # not one more: the worker sleeps on a full queue
     finally:
         reader.close()
 

@@ -442,42 +442,53 @@ def test_a_reader_dropped_without_close_stops_its_worker(threads: Threads, where
     assert released.wait(5)
 
 
-def test_a_step_finish_the_reader_never_got_still_counts_its_usage() -> None:
+def test_a_step_the_reader_closed_on_still_counts_its_usage() -> None:
     # The step was billed once the model finished it, even if the reader left
-    # at that very moment: the terminal part and RunError keep its usage.
-    from agentcore import StreamPartKind
-    from agentcore.loop import _Loop, _RunState
-
+    # at that very moment (here: closed from on_step, before the run's end):
+    # RunError keeps its usage.
     usage = Usage(100, 20, 50, 7)
     model = ScriptedModel([[StreamPart.text_delta("hi"), StreamPart.step_finish(FinishReason.STOP, usage)]])
-    opts = options(model)
-    sent: list[StreamPart] = []
+    holder: list[Any] = []
+    ready = threading.Event()
 
-    def send(part: StreamPart) -> bool:
-        sent.append(part)
-        return part.kind is not StreamPartKind.STEP_FINISH  # the reader closes as step-finish arrives
+    def close_the_reader(_usage: Usage) -> None:
+        assert ready.wait(5)
+        holder[0].close()
 
-    state = _RunState(opts.messages)
-    _Loop(opts, Context(), send, state).run()
-    assert state.terminal is not None
-    assert state.terminal.finish_reason is FinishReason.CANCELED
-    assert state.terminal.total_usage == usage
-    assert state.usage == usage
+    reader = run(options(model, on_step=close_the_reader))
+    holder.append(reader)
+    ready.set()
+    error = assert_canceled_result(reader, usage)
+    assert str(error.err) == "the reader was closed before the run ended"
 
 
-def test_a_run_ended_by_a_deadline_still_logs_its_end(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_run_ended_by_a_deadline_still_logs_its_end(
+    caplog: pytest.LogCaptureFixture, threads: Threads
+) -> None:
     caplog.set_level(logging.DEBUG, logger="agentcore")
-    release = threading.Event()
+    release, logged = threading.Event(), threading.Event()
+
+    class OnEnd(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "run ended" in record.getMessage():
+                logged.set()
 
     def stubborn(_input: str, _ctx: Context) -> str:
         release.wait(10)
         return "late"
 
     model = ScriptedModel([tool_step(call("c1", "stubborn"), usage=Usage(7, 3)), text_step("never")])
+    handler = OnEnd()
+    logging.getLogger("agentcore").addHandler(handler)
     try:
         collect(run(options(model, tools=[FuncTool("stubborn", stubborn)]), Context(timeout=0.2)))
+        # The deadline's thread logs right after it queued the terminal part;
+        # the worker, whose own end comes later, must not log a second end.
+        assert logged.wait(5)
     finally:
         release.set()
+        logging.getLogger("agentcore").removeHandler(handler)
+    assert threads.wait_gone() == []
     ended = [r.getMessage() for r in caplog.records if "run ended" in r.getMessage()]
     assert ended == [
         "agentcore: run ended (canceled) after 1 step; "

@@ -12,14 +12,15 @@ import pytest
 
 from agentcore.stream import (
     DEFAULT_QUEUE_SIZE,
+    Channel,
     SendFunc,
     StreamReader,
-    new_channel,
     start_worker,
     stream_func,
 )
 from agentcore.types import FinishReason, StreamPart, StreamPartKind, Usage
 from tests.conftest import wait_for_threads
+from tests.seams import Watch
 
 WORKER = "agentcore-stream"
 
@@ -75,14 +76,20 @@ def start(
     return reader, stream_threads() - before
 
 
-def wait_until_blocked(producer: Endless, count: int) -> None:
-    """Wait until ``count`` sends succeeded and the producer blocks in the next one."""
-    deadline = time.monotonic() + 2.0
-    while producer.sent < count and time.monotonic() < deadline:
-        time.sleep(0.005)
-    assert producer.sent == count
-    time.sleep(0.05)
-    assert producer.sent == count  # still blocked: the queue is full
+def watched(
+    produce: Callable[[SendFunc], object], on_close: Callable[[], object] | None = None, queue_size: int = 1
+) -> tuple[StreamReader, Watch, threading.Thread]:
+    """What stream_func builds, with a :class:`Watch` on the channel that
+    tells when the producer sleeps on a full queue."""
+    watch = Watch()
+    channel: Channel[None] = Channel(queue_size, None, watch)
+    reader = StreamReader(channel, on_close)
+    return reader, watch, start_worker(produce, channel)
+
+
+def wait_until_blocked(producer: Endless, watch: Watch, count: int) -> None:
+    """Wait until the producer sleeps on a full queue having sent exactly ``count`` parts."""
+    assert watch.wait_asleep("writer", lambda: producer.sent == count)
 
 
 def texts(count: int) -> list[StreamPart]:
@@ -154,17 +161,15 @@ def test_close_is_idempotent_and_calls_on_close_once() -> None:
     assert on_close.calls == 1
 
 
-def test_close_returns_promptly_while_the_producer_is_blocked_on_a_full_queue() -> None:
+def test_close_frees_a_producer_asleep_on_a_full_queue() -> None:
     producer = Endless()
     on_close = OnClose()
-    reader, workers = start(producer, on_close, queue_size=1)
+    reader, watch, worker = watched(producer, on_close, queue_size=1)
     assert next(reader).text == "0"
-    wait_until_blocked(producer, 2)  # part 1 queued, part 2 blocked in send
-    started = time.monotonic()
+    wait_until_blocked(producer, watch, 2)  # part 1 queued, part 2 waits in send
     reader.close()
-    assert time.monotonic() - started < 0.5
-    assert producer.stopped.wait(1.0)
-    assert join_all(workers, 1.0)
+    assert producer.stopped.wait(5.0)
+    assert join_all({worker}, 5.0)
     assert producer.results[-1] is False
     assert producer.results.count(False) == 1
     assert on_close.calls == 1
@@ -318,13 +323,13 @@ def test_context_manager_closes_on_error() -> None:
 def test_a_dropped_reader_releases_a_blocked_producer() -> None:
     producer = Endless()
     on_close = OnClose()
-    reader, workers = start(producer, on_close, queue_size=1)
+    reader, watch, worker = watched(producer, on_close, queue_size=1)
     assert next(reader).text == "0"
-    wait_until_blocked(producer, 2)
+    wait_until_blocked(producer, watch, 2)
     del reader
     gc.collect()
     assert producer.stopped.wait(2.0)
-    assert join_all(workers)
+    assert join_all({worker})
     assert producer.results[-1] is False
     assert on_close.calls == 1
 
@@ -365,23 +370,22 @@ def test_queue_size_must_be_positive() -> None:
 
 def test_producer_waits_for_the_reader_with_a_bounded_queue() -> None:
     producer = Endless()
-    reader = stream_func(producer, queue_size=3)
-    wait_until_blocked(producer, 3)  # three queued, the fourth blocked in send
+    reader, watch, _ = watched(producer, queue_size=3)
+    wait_until_blocked(producer, watch, 3)  # three queued, the fourth waits in send
     assert [next(reader).text for _ in range(3)] == ["0", "1", "2"]
     reader.close()
     assert producer.stopped.wait(2.0)
 
 
-def test_a_producer_blocked_on_a_full_queue_resumes_at_half_full() -> None:
+def test_a_producer_asleep_on_a_full_queue_resumes_when_the_reader_takes_the_queue() -> None:
+    # The reader takes every queued part at once; the producer then fills the
+    # queue again while the reader holds that batch, and sleeps once more.
     producer = Endless()
-    reader = stream_func(producer, queue_size=8)
-    wait_until_blocked(producer, 8)
-    assert [next(reader).text for _ in range(3)] == ["0", "1", "2"]
-    time.sleep(0.05)
-    assert producer.sent == 8  # five still queued: above half, the producer sleeps on
-    assert next(reader).text == "3"  # four queued: half full, the producer is woken
-    wait_until_blocked(producer, 12)  # and fills the queue again in one go
-    assert [next(reader).text for _ in range(8)] == [str(i) for i in range(4, 12)]
+    reader, watch, _ = watched(producer, queue_size=8)
+    wait_until_blocked(producer, watch, 8)
+    assert next(reader).text == "0"
+    wait_until_blocked(producer, watch, 16)
+    assert [next(reader).text for _ in range(15)] == [str(i) for i in range(1, 16)]
     reader.close()
     assert producer.stopped.wait(2.0)
 
@@ -412,30 +416,37 @@ def test_no_part_is_lost_or_reordered_whatever_the_timing(seed: int) -> None:
         assert got == parts
 
 
-def test_nothing_is_read_after_a_part_queued_by_end_with() -> None:
-    # end_with() queues the last part while the worker may still be sending;
-    # a send that checked the channel just before end_with() appends after
-    # it. The reader stops at the end_with() part and never sees that one.
-    channel = new_channel(4)
-    reader = StreamReader(channel, None)
-    assert channel.send(StreamPart.text_delta("before")) is True
-    terminal = StreamPart.error(RuntimeError("deadline"), finish_reason=FinishReason.CANCELED)
-    channel.end_with(terminal)
-    channel.items.append(StreamPart.text_delta("late"))  # what the racing send does
-    assert channel.send(StreamPart.text_delta("later")) is False
-    assert list(reader) == [StreamPart.text_delta("before"), terminal]
-    assert reader.closed is True
+def test_the_reader_ends_at_a_terminal_part_the_producer_sends() -> None:
+    # After a finish or error part the reader is exhausted, and later sends
+    # return False, even though the producer has not returned yet.
+    results: list[bool] = []
+    release = threading.Event()
+    finish = StreamPart.finish(FinishReason.STOP, Usage(1, 1))
+
+    def produce(send: SendFunc) -> None:
+        results.append(send(StreamPart.text_delta("a")))
+        results.append(send(finish))
+        results.append(send(StreamPart.text_delta("late")))
+        release.wait(5)  # a body drain: the reader must not wait for it
+
+    reader = stream_func(produce)
+    try:
+        assert list(reader) == [StreamPart.text_delta("a"), finish]
+        assert reader.closed is True
+    finally:
+        release.set()
+    assert results == [True, True, False]
 
 
-def test_end_with_while_the_worker_streams_ends_the_stream_with_that_part() -> None:
+def test_an_end_from_another_thread_while_the_worker_streams_ends_the_stream_with_that_part() -> None:
     for _ in range(50):
         producer = Endless()
-        channel = new_channel(random.choice([1, 4, 64]))
+        channel: Channel[None] = Channel(random.choice([1, 4, 64]), None)
         reader = StreamReader(channel, None)
         worker = start_worker(producer, channel)
         first = next(reader)
         terminal = StreamPart.error(RuntimeError("deadline"), finish_reason=FinishReason.CANCELED)
-        channel.end_with(terminal)
+        assert channel.end(terminal) is True
         rest = list(reader)
         assert rest[-1] is terminal
         assert [p.text for p in [first, *rest[:-1]]] == [str(i) for i in range(len(rest))]

@@ -214,8 +214,9 @@ def main() -> None:
     w(
         f"* **Back-pressure:** a reader that takes one part and stops holds the model at "
         f"{pressure.offered_after_stop} parts offered (queue bound {pressure.queue_size}: a full queue, "
-        f"the part read among them, and one part waiting in `send`), and {pressure.offered_later} "
-        f"after another 0.3 s. A model offering {memory.parts:,} parts: resident memory "
+        f"the batch the reader took with the part it read, and one part waiting in `send`), "
+        f"and {pressure.offered_later} after another 0.3 s. "
+        f"A model offering {memory.parts:,} parts: resident memory "
         f"{memory.rss_start / MB:.1f} MB at the start, {memory.rss_peak / MB:.1f} MB at the peak, "
         f"{memory.rss_end / MB:.1f} MB at the end ({memory.seconds:.1f} s); the growth is the step's text, "
         "which the history keeps (the deltas collected, about 9 bytes a part), not parts waiting in a queue."

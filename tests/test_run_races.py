@@ -1,0 +1,87 @@
+"""Races between a run's end and a cancel, through the public API
+(agentcore/loop.py, agentcore/stream.py): exactly one terminal part, last,
+whoever ends the run."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from agentcore import Context, FinishReason, StreamPart, Usage, run
+from agentcore.testing import ScriptedModel
+from tests.loop_helpers import collect, options, text_step
+
+
+def text(value: str) -> StreamPart:
+    return StreamPart.text_delta(value)
+
+
+@pytest.fixture
+def tiny_switch_interval() -> Iterator[None]:
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
+def test_stress_a_cancel_racing_the_workers_end_leaves_one_terminal_part(tiny_switch_interval: None) -> None:
+    # A caller's cancel and the worker's own end race on every run; each run
+    # must end with exactly one terminal part, last, whichever won.
+    model_step = text_step("a", "b", usage=Usage(3, 4))
+    started = time.monotonic()
+    outcomes = {"finish": 0, "error": 0}
+    runs = 0
+    while runs < 3000 and time.monotonic() - started < 60:
+        ctx = Context()
+        reader = run(options(ScriptedModel([model_step])), ctx)
+        canceller = threading.Thread(target=ctx.cancel)
+        canceller.start()
+        parts = collect(reader)
+        canceller.join()
+        outcomes[parts[-1].kind.value] += 1
+        runs += 1
+    assert runs >= 1000, f"only {runs} runs in 60 s"
+    assert outcomes["finish"] + outcomes["error"] == runs
+
+
+def test_a_slow_log_handler_on_the_cancelling_thread_does_not_lose_the_terminal_part() -> None:
+    # The canceller ends the run and then logs; a handler that holds it until
+    # the worker has finished must not leave the reader without a terminal part.
+    release = threading.Event()
+
+    class WaitForTheWorker(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "run ended" in record.getMessage() and threading.current_thread().name != "agentcore-stream":
+                workers = [t for t in threading.enumerate() if t.name == "agentcore-stream"]
+                release.set()
+                for worker in workers:
+                    worker.join(5)
+
+    def blocking(_request: object, ctx: Context) -> Iterator[StreamPart]:
+        yield text("a")
+        ctx.wait(30)
+        yield StreamPart.step_finish(FinishReason.STOP)
+
+    logger = logging.getLogger("agentcore")
+    handler = WaitForTheWorker()
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        ctx = Context()
+        reader = run(options(ScriptedModel([blocking])), ctx)
+        assert next(reader).text == "a"
+        ctx.cancel()
+        parts = collect(reader, timeout=10)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    assert release.is_set()
+    assert parts[-1].finish_reason is FinishReason.CANCELED
