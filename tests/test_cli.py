@@ -32,6 +32,7 @@ from agentcore import (
     demo_tools,
     user_message,
 )
+from agentcore._cli_output import TextPrinter
 from agentcore.demo_tools import ToolInputError, count_words, evaluate
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
@@ -348,6 +349,14 @@ def test_a_block_that_arrives_whole_is_shown_once(capsys: pytest.CaptureFixture[
         "thinking: streamed, then text, then the block",
     ]
     assert err.splitlines()[3].startswith("finish: stop")
+
+
+def test_an_interrupt_mid_thought_ends_its_line() -> None:
+    screen = io.StringIO()
+    printer = TextPrinter(screen, screen)
+    printer.part(StreamPart.reasoning_delta("half a tho"))
+    printer.interrupted()
+    assert screen.getvalue() == "thinking: half a tho\n"
 
 
 def test_hide_reasoning(capsys: pytest.CaptureFixture[str]) -> None:
