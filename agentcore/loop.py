@@ -487,6 +487,8 @@ def _execute(tools: ToolSet, call: ToolCall, ctx: Context) -> ToolResult:
             f"the arguments are not valid JSON ({exc}); the tool was not run. "
             "Call it again with one JSON object.",
         )
+    except RecursionError:
+        return _failed(call, "the arguments are nested too deeply to decode; the tool was not run.")
     if not isinstance(parsed, dict):
         return _failed(
             call, f"the arguments must be a JSON object, got {type(parsed).__name__}; the tool was not run."

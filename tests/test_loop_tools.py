@@ -90,6 +90,19 @@ def test_rule6_malformed_json_arguments_are_never_executed(arguments: str) -> No
     assert summary(parts)[-1][:2] == ("finish", "stop")
 
 
+def test_rule6_arguments_nested_too_deeply_are_an_error_result_not_the_end_of_the_run() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    model = ScriptedModel([tool_step(call("c1", "search", deep)), text_step("ok")])
+    search = FuncTool("search")
+    reader = run(options(model, tools=[search]))
+    parts = collect(reader)
+    assert search.calls == []
+    (result,) = [p.tool_result for p in parts if p.tool_result is not None]
+    assert (result.tool_call_id, result.is_error) == ("c1", True)
+    assert result.content == "Error: the arguments are nested too deeply to decode; the tool was not run."
+    assert reader.result().text == "ok"
+
+
 @pytest.mark.parametrize(
     ("arguments", "type_name"), [("[1, 2]", "list"), ('"s"', "str"), ("3", "int"), ("null", "NoneType")]
 )

@@ -287,6 +287,17 @@ def test_malformed_json_mid_stream_is_upstream(read_size: int) -> None:
     assert "{not json}" in str(info.value)
 
 
+def test_an_event_nested_too_deeply_is_upstream_not_a_recursion_error() -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    got: list[Event] = []
+    with pytest.raises(ModelError) as info:
+        collect(iter_events([b'data: {"a":1}\n\n', b"data: " + deep + b"\n\n"]), got)
+    assert got == [Event("message", {"a": 1})]
+    assert info.value.error_class is ErrorClass.UPSTREAM
+    assert isinstance(info.value.__cause__, RecursionError)
+    assert "nested too deeply" in str(info.value)
+
+
 def test_malformed_json_in_a_complete_last_block_is_upstream() -> None:
     with pytest.raises(ModelError) as info:
         events([b'data: {"a":1}\n\n', b"data: {oops}\n\n"])

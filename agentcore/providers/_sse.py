@@ -126,8 +126,8 @@ def iter_events(
 
     Raises:
         ModelError: ``TRANSIENT`` for a block cut at end of stream or an idle
-            timeout; ``UPSTREAM`` for a malformed JSON data line mid-stream
-            or bytes that are not UTF-8. Errors raised by ``chunks`` pass
+            timeout; ``UPSTREAM`` for a malformed JSON data line mid-stream,
+            JSON nested too deeply to decode, or bytes that are not UTF-8. Errors raised by ``chunks`` pass
             through unchanged.
     """
     reads = _Reads(chunks, idle_timeout, clock)
@@ -145,6 +145,9 @@ def iter_events(
                 continue
             try:
                 payload = loads(data)
+            except RecursionError as exc:
+                message = f"an event in the stream is nested too deeply to decode: {data[:200]!r}"
+                raise ModelError(ErrorClass.UPSTREAM, err=exc, message=message) from exc
             except ValueError as exc:
                 if reads.at_eof and not reads.ended_cleanly:
                     raise ModelError(
