@@ -468,6 +468,16 @@ def _failed(call: ToolCall, message: str) -> ToolResult:
     return ToolResult(call.id, call.name, f"Error: {message}", True)
 
 
+def _describe(exc: Exception) -> str:
+    """``"TypeName: message"`` for a tool's exception, even one whose
+    ``__str__`` raises."""
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001 - a broken __str__ must not end the run
+        message = "(the exception's message could not be read)"
+    return f"{type(exc).__name__}: {message}"
+
+
 def _not_run(call: ToolCall) -> ToolResult:
     return _failed(call, "the run ended before this tool call finished.")
 
@@ -498,7 +508,7 @@ def _execute(tools: ToolSet, call: ToolCall, ctx: Context) -> ToolResult:
     except Exception as exc:  # noqa: BLE001 - loop rule 5: a tool's failure is fed back to the model
         if ctx.cancelled:
             ctx.check()
-        return _failed(call, f"{type(exc).__name__}: {exc}")
+        return _failed(call, _describe(exc))
     if not isinstance(output, str):
         return _failed(call, f"the tool returned {type(output).__name__}, not str.")
     return ToolResult(call.id, call.name, output, False)

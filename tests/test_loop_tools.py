@@ -49,6 +49,25 @@ def test_rule6_b28_a_failing_tool_becomes_an_error_result_and_the_run_goes_on() 
     assert (result.finish_reason, result.text) == (STOP, "Recovered")
 
 
+class Unprintable(Exception):
+    def __str__(self) -> str:
+        raise ValueError("no message for you")
+
+
+def test_rule6_a_tool_exception_whose_str_raises_is_still_an_error_result() -> None:
+    def broken(_input: str, _ctx: Context) -> str:
+        raise Unprintable
+
+    model = ScriptedModel([tool_step(call("c1", "broken")), text_step("Recovered")])
+    reader = run(options(model, tools=[FuncTool("broken", broken)]))
+    parts = collect(reader)
+    (result,) = [p.tool_result for p in parts if p.tool_result is not None]
+    assert result == ToolResult(
+        "c1", "broken", "Error: Unprintable: (the exception's message could not be read)", True
+    )
+    assert reader.result().text == "Recovered"
+
+
 def test_rule6_b29_an_unknown_tool_lists_the_available_tools_and_the_run_goes_on() -> None:
     model = ScriptedModel(
         [
