@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -345,13 +346,25 @@ class _Loop:
         send = self.send
         text_delta = StreamPartKind.TEXT_DELTA
         keep = texts.append
+        held = ""  # a high surrogate that ended the last text delta: the next may open with its pair
         stream = self.options.model.stream(request, ctx)
         release: Callable[[], object] = getattr(stream, "close", None) or _nothing
         try:
             for part in stream:
                 kind = part.kind
+                if held and kind is not text_delta and kind is not StreamPartKind.REASONING_DELTA:
+                    held = ""  # its pair never came
+                    keep(_REPLACEMENT)
+                    forwarded[0] = True
+                    self._forward(StreamPart.text_delta(_REPLACEMENT))
                 if kind is text_delta:
-                    keep(part.text)
+                    text = part.text
+                    if held or not text.isascii():
+                        text, held = _text_and_held(held + text)
+                        if not text:
+                            continue
+                        part = StreamPart.text_delta(text)
+                    keep(text)
                     if len(texts) >= _JOIN_EVERY:  # a long answer: few strings, not a million small ones
                         blocks.append("".join(texts))
                         texts.clear()
@@ -360,6 +373,10 @@ class _Loop:
                 elif kind is StreamPartKind.REASONING or kind is StreamPartKind.TOOL_CALL:
                     content.close_text(blocks, texts)
                     if part.tool_call is not None:
+                        if not part.tool_call.input.isascii():
+                            arguments = _valid_unicode(part.tool_call.input)
+                            part = StreamPart.tool_call_part(attrs.evolve(part.tool_call, input=arguments))
+                        assert part.tool_call is not None
                         calls.append(part.tool_call)
                         content.parts.append(tool_call_part(part.tool_call))
                     else:
@@ -465,7 +482,33 @@ def _await(future: Future[ToolResult], ctx: Context) -> ToolResult:
 
 def _failed(call: ToolCall, message: str) -> ToolResult:
     """An error result for ``call``: the model sees ``Error: <message>``."""
-    return ToolResult(call.id, call.name, f"Error: {message}", True)
+    return ToolResult(call.id, call.name, f"Error: {_valid_unicode(message)}", True)
+
+
+_REPLACEMENT = "\ufffd"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid_unicode(text: str) -> str:
+    """``text`` as it can enter the history: surrogate pairs joined into the
+    characters they encode and lone surrogates replaced by U+FFFD.
+
+    Text with surrogates cannot be encoded as UTF-8, so a history holding
+    any could never be sent again. They come from tool output (file names
+    that ``os.listdir`` decoded with ``surrogateescape``) and from servers
+    that split an emoji's UTF-16 surrogate pair across two JSON strings.
+    """
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def _text_and_held(text: str) -> tuple[str, str]:
+    """``text`` made valid (:func:`_valid_unicode`), less a trailing high
+    surrogate, returned second: the next text delta may open with its pair."""
+    if text and "\ud800" <= text[-1] <= "\udbff":
+        return _valid_unicode(text[:-1]), text[-1]
+    return _valid_unicode(text), ""
 
 
 def _describe(exc: Exception) -> str:
@@ -511,4 +554,4 @@ def _execute(tools: ToolSet, call: ToolCall, ctx: Context) -> ToolResult:
         return _failed(call, _describe(exc))
     if not isinstance(output, str):
         return _failed(call, f"the tool returned {type(output).__name__}, not str.")
-    return ToolResult(call.id, call.name, output, False)
+    return ToolResult(call.id, call.name, _valid_unicode(output), False)

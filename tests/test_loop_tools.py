@@ -244,3 +244,53 @@ def test_sequential_tools_do_not_overlap() -> None:
     results = [p.tool_result for p in parts if p.tool_result is not None]
     assert [r.is_error for r in results] == [True, True]
     assert all("BrokenBarrierError" in r.content for r in results)
+
+
+# --- text that cannot be encoded as UTF-8 never enters the history ---------------------------
+
+
+def test_a_lone_surrogate_in_a_tool_output_becomes_a_replacement_character() -> None:
+    # os.listdir() gives a file name whose bytes are not UTF-8 as lone surrogates.
+    name = b"report-\xff.txt".decode("utf-8", "surrogateescape")
+    model = ScriptedModel([tool_step(call("c1", "ls")), text_step("Listed")])
+    reader = run(options(model, tools=[FuncTool("ls", lambda _i, _c: name)]))
+    parts = collect(reader)
+    (result,) = [p.tool_result for p in parts if p.tool_result is not None]
+    assert result.content == "report-\ufffd.txt"
+    result_sent = model.requests[1].messages[-1].tool_results[0]
+    assert result_sent.content == "report-\ufffd.txt"
+    assert (
+        reader.result().messages[-2].tool_results[0].content.encode("utf-8") == "report-\ufffd.txt".encode()
+    )
+
+
+def test_a_lone_surrogate_in_a_tool_error_becomes_a_replacement_character() -> None:
+    def missing(_input: str, _ctx: Context) -> str:
+        raise FileNotFoundError(b"gone-\xfe".decode("utf-8", "surrogateescape"))
+
+    model = ScriptedModel([tool_step(call("c1", "open")), text_step("ok")])
+    parts = collect(run(options(model, tools=[FuncTool("open", missing)])))
+    (result,) = [p.tool_result for p in parts if p.tool_result is not None]
+    assert result.content == "Error: FileNotFoundError: gone-\ufffd"
+
+
+def test_an_emoji_split_as_a_surrogate_pair_across_two_deltas_is_joined() -> None:
+    # Some servers split a character outside the BMP between two JSON strings
+    # ("\ud83d" then "\ude00"); each alone cannot be encoded as UTF-8.
+    model = ScriptedModel([text_step("Hi \ud83d", "\ude00!", "\ud83d")])
+    reader = run(options(model))
+    parts = collect(reader)
+    deltas = [p.text for p in parts if p.kind.value == "text-delta"]
+    assert deltas == ["Hi ", "\U0001f600!", "\ufffd"]  # the last one's pair never came
+    assert all(d.encode("utf-8") for d in deltas)
+    assert reader.result().text == "Hi \U0001f600!\ufffd"
+    assert reader.result().messages[-1].text == "Hi \U0001f600!\ufffd"
+
+
+def test_a_lone_surrogate_in_tool_call_arguments_is_replaced() -> None:
+    model = ScriptedModel([tool_step(call("c1", "search", '{"q": "caf\udce9"}')), text_step("ok")])
+    search = FuncTool("search")
+    reader = run(options(model, tools=[search]))
+    collect(reader)
+    assert search.calls == ['{"q": "caf\ufffd"}']
+    assert reader.result().messages[1].tool_calls[0].input == '{"q": "caf\ufffd"}'
