@@ -8,7 +8,9 @@ shuts its socket down), and waits with :meth:`Context.wait` instead of
 
 Deadlines do not start a thread per context: one shared daemon thread keeps a
 heap of deadlines and holds contexts only through weak references, so a
-context that is dropped before its deadline is collected and costs nothing.
+context that is dropped before its deadline is collected. The heap entries
+of contexts that were cancelled or collected are removed (in bulk, once they
+are half the heap), so they do not pile up until their deadlines pass.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import logging
 import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import Callable
 
 from agentcore.errors import Canceled, DeadlineExceeded
@@ -47,14 +50,18 @@ class Context:
         self._lock = threading.Lock()
         self._event = threading.Event()
         self._err: Canceled | None = None
+        self._fired = False
+        """True once the callbacks were taken to run (by :meth:`cancel`)."""
         self._callbacks: dict[int, Callable[[], object]] = {}
         self._ids = itertools.count()
         self._deadline: float | None = None
+        self._scheduled = False
         self._unlink: Callable[[], bool] = _noop
         if timeout is not None:
             if not timeout >= 0:
                 raise ValueError(f"timeout must be >= 0 seconds, got {timeout!r}")
             self._deadline = time.monotonic() + timeout
+            self._scheduled = True
             _scheduler.add(self._deadline, self)
         if parent is not None:
             if parent.deadline is not None and (self._deadline is None or parent.deadline < self._deadline):
@@ -68,11 +75,19 @@ class Context:
 
     @property
     def cancelled(self) -> bool:
-        """True once the context is cancelled (or its deadline passed)."""
+        """True once the context is cancelled (or its deadline passed).
+
+        Reading it never runs callbacks on the reading thread: a deadline
+        seen here first is recorded as the reason, and its callbacks run on
+        the deadline thread.
+        """
         if self._event.is_set():
             return True
         if self._deadline is not None and time.monotonic() >= self._deadline:
-            self._expire()
+            with self._lock:
+                if self._err is None:
+                    self._err = DeadlineExceeded("context deadline exceeded")
+            self._event.set()
             return True
         return False
 
@@ -121,13 +136,17 @@ class Context:
         """
         reason = err if isinstance(err, Canceled) else Canceled("context canceled")
         with self._lock:
-            if self._err is not None:
+            if self._err is None:
+                self._err = reason
+            if self._fired:
                 return
-            self._err = reason
+            self._fired = True
             callbacks = list(self._callbacks.values())
             self._callbacks.clear()
         self._event.set()
         self._unlink()
+        if self._scheduled:
+            _scheduler.discard()
         for callback in callbacks:
             _run_callback(callback)
 
@@ -137,15 +156,15 @@ class Context:
     def add_callback(self, callback: Callable[[], object]) -> Callable[[], bool]:
         """Run ``callback()`` once when the context is cancelled.
 
-        If the context is already cancelled, the callback runs now, on this
-        thread. Exceptions from callbacks are logged and swallowed.
+        If the context is already cancelled (and its callbacks ran), the
+        callback runs now, on this thread. Exceptions from callbacks are logged and swallowed.
 
         Returns:
             A function that unregisters the callback; it returns True when the
             callback was removed before it ran.
         """
         with self._lock:
-            if self._err is None:
+            if not self._fired:
                 key = next(self._ids)
                 self._callbacks[key] = callback
                 return lambda: self._callbacks.pop(key, None) is not None
@@ -166,21 +185,54 @@ def _run_callback(callback: Callable[[], object]) -> None:
 
 
 class _DeadlineScheduler:
-    """One daemon thread that expires contexts at their deadlines."""
+    """One daemon thread that expires contexts at their deadlines.
+
+    Entries of contexts that were cancelled (:meth:`discard`) or collected
+    (the weak reference's callback) are counted, and the heap is rebuilt
+    without them once they are half of it, so each removal costs O(1)
+    amortised. A weak reference's callback may run inside a garbage
+    collection on a thread that already holds the lock: it only counts, and
+    rebuilds when the lock is free.
+    """
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._heap: list[tuple[float, int, weakref.ref[Context]]] = []
+        self._removed: deque[None] = deque()
+        """One item per entry known to be dead (a deque: appended without the lock)."""
         self._seq = itertools.count()
         self._thread: threading.Thread | None = None
 
     def add(self, deadline: float, ctx: Context) -> None:
         with self._cond:
-            heapq.heappush(self._heap, (deadline, next(self._seq), weakref.ref(ctx)))
+            heapq.heappush(self._heap, (deadline, next(self._seq), weakref.ref(ctx, self._collected)))
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._loop, name="agentcore-deadlines", daemon=True)
                 self._thread.start()
+            self._compact()
             self._cond.notify()
+
+    def discard(self) -> None:
+        """A scheduled context was cancelled: its entry is dead."""
+        self._removed.append(None)
+        with self._cond:
+            self._compact()
+
+    def _collected(self, _ref: weakref.ref[Context]) -> None:
+        self._removed.append(None)
+        if self._cond.acquire(blocking=False):
+            try:
+                self._compact()
+            finally:
+                self._cond.release()
+
+    def _compact(self) -> None:
+        """Drop the dead entries once they are half the heap (lock held)."""
+        if 2 * len(self._removed) < len(self._heap):
+            return
+        self._removed.clear()
+        self._heap = [entry for entry in self._heap if _pending(entry[2])]
+        heapq.heapify(self._heap)
 
     def _loop(self) -> None:
         while True:
@@ -196,6 +248,11 @@ class _DeadlineScheduler:
             ctx = ref()
             if ctx is not None:
                 ctx._expire()
+
+
+def _pending(ref: weakref.ref[Context]) -> bool:
+    ctx = ref()
+    return ctx is not None and not ctx._fired
 
 
 _scheduler = _DeadlineScheduler()
