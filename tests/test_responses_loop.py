@@ -536,3 +536,13 @@ def test_server_side_state_chains_with_previous_response_id(api: ResponsesAPI) -
     # only what came after the stored response: the tool results
     assert kinds(bodies[1]["input"]) == ["function_call_output"]
     assert kinds(bodies[2]["input"]) == ["function_call_output", "function_call_output"]
+
+
+def test_a_stateless_history_continued_with_server_state_is_sent_whole(api: ResponsesAPI) -> None:
+    first = generate(options(model_for(api), step_limit=1))
+    result = generate(options(model_for(api, server_state=True), list(first.messages)))
+    assert api.errors == []
+    assert result.text == ANSWER
+    second = api.server.requests[1]["body"]
+    assert "previous_response_id" not in second  # the stateless response was never stored
+    assert kinds(second["input"]) == ["message", "reasoning", "function_call", "function_call_output"]

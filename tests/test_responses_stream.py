@@ -65,7 +65,7 @@ CALL_ADDED = ev(
 
 
 def test_reasoning_then_a_function_call() -> None:
-    parts = feed_all(
+    events = (
         ev("response.created", response={"id": "resp_1", "status": "in_progress", "output": []}),
         REASONING_ADDED,
         ev("response.reasoning_summary_text.delta", output_index=0, summary_index=0, delta="**Plan**"),
@@ -88,6 +88,8 @@ def test_reasoning_then_a_function_call() -> None:
         ),
         completed(input_tokens=50, output_tokens=20, input_tokens_details={"cached_tokens": 10}),
     )
+    # a stored response: the tool call records the response id, for chaining
+    parts = feed_all(*events, state=ResponseState(ORIGIN, stored=True))
     assert parts == [
         StreamPart.reasoning_delta("**Plan**"),
         StreamPart.reasoning_delta("Then act."),
@@ -144,7 +146,7 @@ def call_done(**item: Any) -> Event:
         ),
         (  # no arguments, no call id, no done event: completed at response.completed
             [ev("response.output_item.added", output_index=1, item={"type": "function_call", "name": "now"})],
-            ToolCall("call_new", "now", "{}", '{"response_id":"resp_1"}', ORIGIN),
+            ToolCall("call_new", "now", "{}", "", ORIGIN),
         ),
     ],
     ids=["done-call-id-wins", "arguments-done-only", "deltas-only", "nothing-but-a-name"],
@@ -251,7 +253,7 @@ def test_items_without_their_done_event_come_from_the_terminal_response() -> Non
     assert [p.kind.value for p in parts] == ["reasoning", "tool-call", "step-finish"]
     assert parts[0].reasoning is not None
     assert parts[0].reasoning.data == "enc"
-    assert parts[1].tool_call == ToolCall("call_z", "f", "{}", '{"id":"fc_2","response_id":"resp_1"}', ORIGIN)
+    assert parts[1].tool_call == ToolCall("call_z", "f", "{}", '{"id":"fc_2"}', ORIGIN)
     assert parts[2].finish_reason is FinishReason.TOOL_CALLS
 
 

@@ -591,6 +591,9 @@ class ResponseState:
     Args:
         origin: the server's origin, recorded in every reasoning part and
             tool call (:attr:`agentcore.Reasoning.origin`).
+        stored: the request said ``store: true``: each tool call records the
+            response's id, for ``previous_response_id`` (a response the
+            server did not store cannot be chained to).
         new_id: makes a call id for a function call sent without one
             (default ``"call_" + uuid4().hex``); injected by tests.
 
@@ -601,11 +604,15 @@ class ResponseState:
     ``provider_data``: JSON ``{"summary": [...]}`` with the item's
     ``summary`` list as received, plus ``"content"`` when the item carries
     raw reasoning content); a ``tool-call`` part per function call
-    (``provider_data``: JSON ``{"id": fc item id, "response_id"}``).
+    (``provider_data``: JSON ``{"id": fc item id}``, plus ``"response_id"``
+    when ``stored``).
     """
 
-    def __init__(self, origin: str = "", new_id: Callable[[], str] = synthesize_id) -> None:
+    def __init__(
+        self, origin: str = "", *, stored: bool = False, new_id: Callable[[], str] = synthesize_id
+    ) -> None:
         self._origin = origin
+        self._stored = stored
         self._new_id = new_id
         self._items: dict[int, _Item] = {}
         self._finished: set[int] = set()
@@ -785,11 +792,14 @@ class ResponseState:
             or "".join(item.fragments)
             or _text(added.get("arguments"))
         )
-        stored = {"id": _text(done.get("id")) or _text(added.get("id")), "response_id": self.response_id}
+        stored = {"id": _text(done.get("id")) or _text(added.get("id"))}
+        if self._stored:
+            stored["response_id"] = self.response_id
+        stored = {key: value for key, value in stored.items() if value}
         return ToolCall(
             id=_text(done.get("call_id")) or _text(added.get("call_id")) or self._new_id(),
             name=_text(done.get("name")) or _text(added.get("name")),
             input=arguments if arguments.strip() else "{}",
-            provider_data=_compact({k: v for k, v in stored.items() if v}),
+            provider_data=_compact(stored) if stored else "",
             origin=self._origin,
         )

@@ -211,7 +211,7 @@ class OpenAIResponsesModel:
         response = _http.open_stream(
             self._session, self._url, headers=headers, body=body, timeout=self._timeout, ctx=ctx
         )
-        state = ResponseState(self._origin)
+        state = ResponseState(self._origin, stored=self._server_state)
 
         def done() -> None:  # the response is over: the rest may be drained for reuse
             response.complete = True
