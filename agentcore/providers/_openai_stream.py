@@ -315,6 +315,11 @@ def _details_text(fragments: Iterable[Any]) -> str:
     )
 
 
+def _plain_text(delta: Mapping[str, Any]) -> str:
+    """A delta's plain reasoning text: ``reasoning_content``, or ``reasoning``."""
+    return _text(delta.get(REASONING_CONTENT)) or _text(delta.get(REASONING))
+
+
 def _thinking_texts(value: Any) -> list[str]:
     """The texts of a Mistral ``thinking`` part's ``thinking`` list."""
     if isinstance(value, str):
@@ -424,8 +429,11 @@ def _index_of(value: Any, position: int) -> int:
 _NOT_TEXT_ONLY = frozenset(
     {"tool_calls", "function_call", REASONING_CONTENT, REASONING, REASONING_DETAILS, "refusal"}
 )
-"""Delta keys that keep a chunk off :meth:`ChunkState.parts`' short path,
-even when their value is null."""
+"""Delta keys that keep a chunk off :meth:`ChunkState.parts`' short path
+for text, even when their value is null."""
+_REASONING_ONLY = frozenset({"role", "content", REASONING_CONTENT, REASONING, "channel"})
+"""Delta keys of a chunk that :meth:`ChunkState.parts` reads on its short path
+for plain reasoning (Groq's ``channel`` names gpt-oss's reasoning channel)."""
 
 
 class ChunkState:
@@ -515,16 +523,18 @@ class ChunkState:
         the end of ``events``; ``on_complete()`` is called once the step is
         complete (:attr:`complete`). Then call :meth:`finish`.
 
-        The same as :meth:`feed` per event, with a short path for a chunk of
-        text and nothing else (the hot path: most chunks are one): a delta
+        The same as :meth:`feed` per event, with short paths for a chunk of
+        text and nothing else (the hot path: most chunks are one), a delta
         with ``content`` alone or without any key of :data:`_NOT_TEXT_ONLY`,
-        while no reasoning block is open.
+        while no reasoning block is open; and for a chunk of plain reasoning
+        and nothing else (keys of :data:`_REASONING_ONLY`, no text).
 
         Raises:
             ModelError: as :meth:`feed`; errors raised by ``events`` pass through.
         """
         text_delta = StreamPart.text_delta
         not_text_only = _NOT_TEXT_ONLY
+        reasoning_only = _REASONING_ONLY
         reasoning = False  # a reasoning block is open: text goes through feed(), which closes it
         for event in events:
             data = event.data
@@ -543,13 +553,19 @@ class ChunkState:
                         type(delta) is dict
                         and choice.get("finish_reason") is None
                         and choice.get("index") in (None, 0)
-                        and (len(delta) == 1 or not_text_only.isdisjoint(delta))
                     ):
-                        content = delta.get("content")
-                        if type(content) is str and not (reasoning and content):
-                            if content:
-                                yield text_delta(content)
-                            continue
+                        if len(delta) == 1 or not_text_only.isdisjoint(delta):
+                            content = delta.get("content")
+                            if type(content) is str and not reasoning:
+                                if content:
+                                    yield text_delta(content)
+                                continue
+                        elif delta.keys() <= reasoning_only and not delta.get("content"):
+                            part = self._plain_reasoning(delta)
+                            if part is not None:
+                                reasoning = True
+                                yield part
+                                continue
             parts = self.feed(event)
             reasoning = self._block is not None
             if self.complete:
@@ -570,15 +586,14 @@ class ChunkState:
 
     def _read_delta(self, delta: Mapping[str, Any], parts: list[StreamPart]) -> None:
         details = delta.get(REASONING_DETAILS)
-        details = details if isinstance(details, list) and details else None
-        text, fmt = _text(delta.get(REASONING_CONTENT)), REASONING_CONTENT
-        if not text:
-            text, fmt = _text(delta.get(REASONING)), REASONING
-        if details is not None:
-            text, fmt = text or _details_text(details), REASONING_DETAILS
-        self._reason(fmt, text, parts)
-        if details is not None and self._block is not None:
+        if isinstance(details, list) and details:
+            part = self._reason(REASONING_DETAILS, _plain_text(delta) or _details_text(details))
+            assert self._block is not None
             merge_details(self._block.details, details)
+        else:
+            part = self._plain_reasoning(delta)
+        if part is not None:
+            parts.append(part)
         content = delta.get("content")
         if isinstance(content, str):
             self._say(content, parts)
@@ -591,7 +606,9 @@ class ChunkState:
                     self._say(_text(item.get("text")), parts)
                 elif kind == "thinking":
                     for text in _thinking_texts(item.get("thinking")):
-                        self._reason(MISTRAL_THINKING, text, parts)
+                        part = self._reason(MISTRAL_THINKING, text)
+                        if part is not None:
+                            parts.append(part)
         self._say(_text(delta.get("refusal")), parts)
         calls = delta.get("tool_calls")
         if isinstance(calls, list):
@@ -604,16 +621,26 @@ class ChunkState:
             self._close(parts)
             self._add_fragment({"function": legacy}, 0)
 
-    def _reason(self, fmt: str, text: str, parts: list[StreamPart]) -> None:
-        """Add a fragment of reasoning read from the field ``fmt`` names; an
-        empty fragment opens the block only for ``reasoning_details``."""
+    def _plain_reasoning(self, delta: Mapping[str, Any]) -> StreamPart | None:
+        """Add the delta's ``reasoning_content`` or, without one, its
+        ``reasoning``; return its reasoning-delta part (None for none)."""
+        text = delta.get(REASONING_CONTENT)
+        if type(text) is str and text:
+            return self._reason(REASONING_CONTENT, text)
+        return self._reason(REASONING, _text(delta.get(REASONING)))
+
+    def _reason(self, fmt: str, text: str) -> StreamPart | None:
+        """Add a fragment of reasoning read from the field ``fmt`` names and
+        return its reasoning-delta part (None for an empty fragment, which
+        opens the block only for ``reasoning_details``)."""
         if not text and fmt != REASONING_DETAILS:
-            return
+            return None
         if self._block is None:
             self._block = _Block(fmt)
-        if text:
-            self._block.texts.append(text)
-            parts.append(StreamPart.reasoning_delta(text))
+        if not text:
+            return None
+        self._block.texts.append(text)
+        return StreamPart.reasoning_delta(text)
 
     def _say(self, text: str, parts: list[StreamPart]) -> None:
         """Add a fragment of text: it closes the open reasoning block first."""
