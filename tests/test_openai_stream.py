@@ -832,3 +832,52 @@ def test_named_error_event_raises() -> None:
     with pytest.raises(ModelError) as info:
         ChunkState().feed(Event("error", {"message": "Overloaded", "type": "overloaded_error"}))
     assert info.value.error_class is ErrorClass.OVERLOADED
+
+
+# --- ChunkState.parts: the short paths give what feed() gives -------------------
+
+
+MIXED = [
+    chunk({"role": "assistant", "content": None, "reasoning_content": ""}),
+    chunk({"content": None, "reasoning_content": "Let me"}),
+    chunk({"reasoning_content": " see."}),
+    chunk({"content": ""}),  # empty text while reasoning: shows nothing, closes nothing
+    chunk({"content": "Hi", "reasoning_content": None}),
+    chunk({"content": " there"}),
+    chunk({"reasoning": "Now a tool.", "channel": "analysis"}),
+    chunk({"role": "assistant", "content": "!"}),
+    chunk({"reasoning": "And the call."}),
+    tools(call(0, "call_1", "get_time", "{}")),
+    chunk({"refusal": "No more."}),
+    chunk(finish="tool_calls"),
+    Event("message", {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 9}}),
+    DONE_EVENT,
+]
+
+
+def test_parts_short_paths_match_feed() -> None:
+    fed = feed_all(MIXED)
+    state = ChunkState(new_id=ids())
+    streamed = list(state.parts(MIXED, lambda: None)) + state.finish()
+    assert streamed == fed
+    assert [p.kind.value for p in fed] == [
+        "reasoning-delta",
+        "reasoning-delta",
+        "reasoning",
+        "text-delta",
+        "text-delta",
+        "reasoning-delta",
+        "reasoning",
+        "text-delta",
+        "reasoning-delta",
+        "reasoning",
+        "text-delta",
+        "tool-call",
+        "step-finish",
+    ]
+    assert [p.reasoning.text for p in fed if p.reasoning is not None] == [
+        "Let me see.",
+        "Now a tool.",
+        "And the call.",
+    ]
+    assert text_of(fed) == "Hi there!No more."
