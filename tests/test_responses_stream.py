@@ -532,3 +532,11 @@ def test_events_without_output_index_follow_the_item_added_last() -> None:
         ("call_1", "a", '{"x":1}'),
         ("call_2", "b", '{"y":2}'),
     ]
+
+
+def test_a_deeply_nested_schema_is_not_strict_and_raises_nothing() -> None:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(600):  # json.loads reads it; a walk with one frame per level would not
+        schema = {"type": "array", "items": schema}
+    text = json.dumps({**OBJECT, "properties": {"deep": schema}, "required": ["deep"]})
+    assert not strict_schema(json.loads(text))

@@ -131,6 +131,9 @@ _STRICT_KEYWORDS = frozenset(
 )
 _STRICT_MAX_DEPTH = 10
 _STRICT_MAX_PROPERTIES = 5000
+_STRICT_MAX_LEVELS = 50
+"""Schemas nested deeper than this (arrays and unions count too) are not
+walked: not strict, and no recursion limit is reached."""
 
 
 def strict_schema(schema: Any) -> bool:
@@ -157,11 +160,15 @@ def strict_schema(schema: Any) -> bool:
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return False
     counted: list[int] = [0]
-    return _strict_node(schema, 0, counted) and counted[0] <= _STRICT_MAX_PROPERTIES
+    return _strict_node(schema, 0, 0, counted) and counted[0] <= _STRICT_MAX_PROPERTIES
 
 
-def _strict_node(node: Any, depth: int, counted: list[int]) -> bool:
-    if not isinstance(node, dict) or depth > _STRICT_MAX_DEPTH or not node.keys() <= _STRICT_KEYWORDS:
+def _strict_node(node: Any, depth: int, levels: int, counted: list[int]) -> bool:
+    """``node`` qualifies; ``depth`` counts enclosing objects, ``levels``
+    enclosing schemas of any kind, ``counted`` the properties seen so far."""
+    if not isinstance(node, dict) or depth > _STRICT_MAX_DEPTH or levels > _STRICT_MAX_LEVELS:
+        return False
+    if not node.keys() <= _STRICT_KEYWORDS:
         return False
     if "$ref" in node and len(node) > 1:
         return False
@@ -193,7 +200,7 @@ def _strict_node(node: Any, depth: int, counted: list[int]) -> bool:
             if not isinstance(node[key], dict):
                 return False
             children += node[key].values()
-    return all(_strict_node(child, depth, counted) for child in children)
+    return all(_strict_node(child, depth, levels + 1, counted) for child in children)
 
 
 def _tool_json(tool: ToolDefinition) -> dict[str, Any]:
