@@ -540,3 +540,14 @@ def test_a_deeply_nested_schema_is_not_strict_and_raises_nothing() -> None:
         schema = {"type": "array", "items": schema}
     text = json.dumps({**OBJECT, "properties": {"deep": schema}, "required": ["deep"]})
     assert not strict_schema(json.loads(text))
+
+
+def test_an_output_item_nested_too_deeply_to_keep_is_upstream() -> None:
+    summary: Any = []
+    for _ in range(5000):
+        summary = [summary]
+    item = {"id": "rs_deep", "type": "reasoning", "summary": summary}
+    with pytest.raises(ModelError) as caught:
+        feed_all(ev("response.output_item.done", output_index=0, item=item), completed())
+    assert caught.value.error_class is ErrorClass.UPSTREAM
+    assert "nested too deeply" in caught.value.message

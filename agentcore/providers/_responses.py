@@ -555,7 +555,13 @@ def _text(value: Any) -> str:
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """``value`` as compact JSON text; it came from a decoded event, so only
+    depth can fail (the decoder's limit, reached again a few frames deeper)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except RecursionError as exc:
+        message = "an output item in the stream is nested too deeply to keep"
+        raise ModelError(ErrorClass.UPSTREAM, err=exc, message=message) from exc
 
 
 def _texts(parts: Any) -> str:
