@@ -575,18 +575,24 @@ class StreamPart:
         The hot path of every stream: a ``str`` skips the checks it would pass
         and fills the fields in one dict update (a quarter of ``__init__``).
         """
-        if cls is not StreamPart or type(text) is not str:
-            return cls(StreamPartKind.TEXT_DELTA, text=text)
-        part = _new(cls)
-        fields = part.__dict__
-        fields.update(_TEXT_DELTA_FIELDS)
-        fields["text"] = text
-        return part
+        return cls._delta(StreamPartKind.TEXT_DELTA, text)
 
     @classmethod
     def reasoning_delta(cls, text: str) -> StreamPart:
-        """A fragment of reasoning text, as it streams (for display only)."""
-        return cls(StreamPartKind.REASONING_DELTA, text=text)
+        """A fragment of reasoning text, as it streams (for display only);
+        as fast as :meth:`text_delta`."""
+        return cls._delta(StreamPartKind.REASONING_DELTA, text)
+
+    @classmethod
+    def _delta(cls, kind: StreamPartKind, text: str) -> StreamPart:
+        if cls is not StreamPart or type(text) is not str:
+            return cls(kind, text=text)
+        part = _new(cls)
+        fields = part.__dict__
+        fields.update(_TEXT_DELTA_FIELDS)
+        fields["kind"] = kind
+        fields["text"] = text
+        return part
 
     @classmethod
     def reasoning_part(cls, reasoning: Reasoning) -> StreamPart:
@@ -630,4 +636,5 @@ class StreamPart:
 
 
 _TEXT_DELTA_FIELDS = attrs.asdict(StreamPart(StreamPartKind.TEXT_DELTA), recurse=False)
-"""Every field of a ``text-delta`` part, in declaration order (``text`` is replaced)."""
+"""Every field of a ``text-delta`` part, in declaration order (``kind`` and
+``text`` are replaced for each delta part)."""
