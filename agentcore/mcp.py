@@ -51,12 +51,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import json
 import logging
 import math
 import os
 import re
 import shlex
+import ssl
 import threading
 import weakref
 from collections.abc import Coroutine, Iterable, Iterator, Mapping, Sequence
@@ -307,10 +309,18 @@ class _Http:
         client = httpx2.AsyncClient(
             headers=self.headers,
             timeout=httpx2.Timeout(self.connect_timeout, read=None),
+            verify=_tls_context(),
             event_hooks={"response": [on_response]},
         )
         await stack.enter_async_context(client)
         return await stack.enter_async_context(streamable_http_client(self.url, http_client=client))
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """httpx2's default TLS settings, made once: building them takes about 0.1 s,
+    which every new session would pay."""
+    return httpx2.create_ssl_context()
 
 
 def _display_url(url: str) -> str:
