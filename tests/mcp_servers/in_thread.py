@@ -5,6 +5,7 @@ from __future__ import annotations
 import queue
 import socket
 import threading
+from typing import Any
 
 import uvicorn
 
@@ -44,7 +45,11 @@ class HttpMCPServer:
                 self.headers.append({k.decode(): v.decode() for k, v in raw})
             await app(scope, receive, send)  # type: ignore[arg-type]
 
-        config = uvicorn.Config(recorded, log_level="critical", lifespan="on", timeout_graceful_shutdown=0.1)
+        # uvicorn types the grace as int but waits with asyncio.wait_for, which takes a float
+        grace: Any = 0.1
+        config = uvicorn.Config(
+            recorded, log_level="critical", lifespan="on", timeout_graceful_shutdown=grace
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [sock]}, name="mcp-test-http-server", daemon=True
