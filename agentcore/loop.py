@@ -45,6 +45,7 @@ feeds their results back, until the model stops (DESIGN.md, "The loop"):
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -102,7 +103,11 @@ def generate(options: LoopOptions, ctx: Context | None = None) -> RunResult:
     Raises:
         RunError: the run ended in error or was cancelled.
     """
-    return run(options, ctx).result()
+    reader = run(options, ctx)
+    # A RunError's traceback keeps this frame: it must not hold the options
+    # (and through them the model and its HTTP session).
+    del options, ctx
+    return reader.result()
 
 
 def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
@@ -133,7 +138,7 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     # while the worker is stuck in a tool or a model that ignores the context;
     # what the worker sends later is dropped.
     run_ctx.add_callback(lambda: _end(channel, _canceled(run_ctx)))
-    start_worker(lambda _send: _Loop(options, run_ctx, channel).run(), channel)
+    start_worker(_Loop(options, run_ctx, channel).run, channel)
     return reader
 
 
@@ -236,7 +241,9 @@ class _Loop:
         self.release: Callable[[], object] = _nothing
         """Closes the last step's model stream (see :attr:`_Step.release`)."""
 
-    def run(self) -> None:
+    def run(self, _send: SendFunc) -> None:
+        """Run the loop to its end (the worker's ``produce``: it sends through
+        the channel it was given)."""
         try:
             # Inside the try: a tool whose definition fails ends the run with
             # that error as its terminal part, like any other failure.
@@ -317,11 +324,9 @@ class _Loop:
 
     def _stream_step(self, request: Request) -> _Step:
         forwarded = [False]
-
-        def attempt() -> _Step:
-            self.ctx.check()
-            forwarded[0] = False
-            return self._attempt(request, forwarded)
+        # A method, not a closure: the frames of a kept error's traceback
+        # must not reach the loop (and its model) through a closure's cells.
+        attempt = functools.partial(self._attempt, request, forwarded)
 
         def policy() -> Any:
             return retry_policy(
@@ -338,6 +343,8 @@ class _Loop:
 
     def _attempt(self, request: Request, forwarded: list[bool]) -> _Step:
         """Stream one attempt of a step; ``forwarded[0]`` turns True with the first part sent on."""
+        self.ctx.check()
+        forwarded[0] = False
         texts: list[str] = []
         blocks: list[str] = []
         calls: list[ToolCall] = []

@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from agentcore.context import Context
 from agentcore.errors import ModelError
@@ -172,11 +172,23 @@ def call_with_retries(attempt: Callable[[], _T], policy: Callable[[], tenacity.R
     except ModelError as exc:
         if not exc.error_class.retryable:
             raise
-        failed = [exc]
+        failed = exc
+    return policy()(_Replay(failed, attempt))
 
-    def replay_then_attempt() -> _T:
-        if failed:
-            raise failed.pop()
-        return attempt()
 
-    return policy()(replay_then_attempt)
+class _Replay(Generic[_T]):
+    """Raises ``failed`` on its first call, then calls ``attempt``.
+
+    A class, not a closure: the frames of a kept error's traceback must not
+    reach the attempt (and the model it streams from) through closure cells.
+    """
+
+    def __init__(self, failed: ModelError, attempt: Callable[[], _T]) -> None:
+        self._failed: ModelError | None = failed
+        self._attempt = attempt
+
+    def __call__(self) -> _T:
+        failed, self._failed = self._failed, None
+        if failed is not None:
+            raise failed
+        return self._attempt()

@@ -39,6 +39,7 @@ a terminal part simply ends the stream.
 from __future__ import annotations
 
 import threading
+import traceback
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -375,3 +376,29 @@ def _work(produce: Callable[[SendFunc], object], channel: Channel[Any]) -> None:
         channel.end(StreamPart.error(exc, finish_reason=FinishReason.ERROR))
     finally:
         channel.finish()
+        # The frames of a kept error's traceback link back to this one: it
+        # must not hold the producer (a run's model, its HTTP session).
+        del produce
+    terminal = channel.terminal
+    if terminal is not None and terminal.err is not None:
+        _clear_frames(terminal.err)
+
+
+def _clear_frames(err: BaseException) -> None:
+    """Drop the local variables of the finished frames in the tracebacks of
+    ``err`` and of the exceptions chained to it.
+
+    A caller may keep a stream's error for long (``RunError.err``); its
+    traceback's frames would otherwise keep what the producer held (for a
+    run: the HTTP session, a response and its socket, the model). File
+    names and line numbers stay, so the traceback still prints.
+    """
+    seen: set[int] = set()
+    pending = [err]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        traceback.clear_frames(current.__traceback__)
+        pending += [e for e in (current.__cause__, current.__context__) if e is not None]
