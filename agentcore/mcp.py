@@ -98,6 +98,7 @@ __all__ = [
     "MCPToolError",
     "MCPTools",
     "combine",
+    "open_servers",
     "result_text",
     "server_environment",
     "tool_definition",
@@ -961,3 +962,41 @@ def combine(*sources: ToolSet | Tool | Iterable[Tool] | Mapping[str, Tool]) -> T
     """
     sets = [s if isinstance(s, ToolSet) else ToolSet([s] if isinstance(s, Tool) else s) for s in sources]
     return _Combined(sets)
+
+
+def open_servers(commands: Iterable[str] = (), urls: Iterable[str] = ()) -> list[MCPTools]:
+    """Start a stdio server per command line and connect to an HTTP server
+    per URL, with the defaults (what the ``agentcore`` command's ``--mcp``
+    and ``--mcp-url`` options do).
+
+    Args:
+        commands: command lines, split as a POSIX shell would
+            (:func:`shlex.split`): ``"npx -y @modelcontextprotocol/server-everything"``.
+        urls: streamable HTTP endpoints.
+
+    Returns:
+        The opened servers, stdio ones first, each in the order given.
+
+    Raises:
+        ConfigError: a command line is empty or cannot be split (an unclosed
+            quote), or a URL is not http(s).
+        MCPServerError: a server could not be started or reached; the ones
+            opened before it are closed first.
+    """
+    opened: list[MCPTools] = []
+    try:
+        for line in commands:
+            try:
+                words = shlex.split(line)
+            except ValueError as exc:
+                raise ConfigError(f"cannot split the MCP server command line {line!r}: {exc}") from None
+            if not words:
+                raise ConfigError("an MCP server command line is empty")
+            opened.append(MCPTools.stdio(words[0], words[1:]))
+        for url in urls:
+            opened.append(MCPTools.http(url))
+    except BaseException:
+        for server in opened:
+            server.close()
+        raise
+    return opened
