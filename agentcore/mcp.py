@@ -243,7 +243,8 @@ class _Connection:
         self.dead = False
         """The session ended or broke; the next call opens a new one."""
         self.lost = False
-        """The server answered 404 to this session's id: it no longer knows it."""
+        """The server answered a POST with 404 for this session's id: it no
+        longer knows the session, and did not handle that message."""
         self.stop = asyncio.Event()
         self.ready: asyncio.Future[None] = loop.create_future()
         self.ready.add_done_callback(_retrieve)
@@ -305,7 +306,8 @@ class _Http:
         async def on_response(response: httpx2.Response) -> None:
             # https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management
             if response.status_code == 404 and _SESSION_HEADER in response.request.headers:
-                conn.lost = conn.dead = True
+                conn.dead = True
+                conn.lost = conn.lost or response.request.method == "POST"
 
         client = httpx2.AsyncClient(
             headers=self.headers,
@@ -579,8 +581,8 @@ class _Supervisor:
                         f"{label}: the tool {name!r} did not answer within {self.timeout:g} s; "
                         "the server was told to cancel the call"
                     ) from None
-                if conn.lost and attempt == 1:
-                    continue  # refused with 404 before it ran: once more, on a new session
+                if conn.lost and exc.code == mcp_types.INVALID_REQUEST and attempt == 1:
+                    continue  # the SDK's error for a 404: not run, so once more on a new session
                 if conn.dead or exc.code == mcp_types.CONNECTION_CLOSED:
                     conn.dead = True
                     raise MCPServerError(
