@@ -10,11 +10,15 @@ shapes. Token counts are ``int``; JSON payloads are ``str`` holding JSON text.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import enum
 import json
+import mimetypes
+import os
 import re
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
@@ -29,6 +33,7 @@ class ContentPartKind(str, enum.Enum):
     REASONING = "reasoning"
     TOOL_CALL = "tool-call"
     TOOL_RESULT = "tool-result"
+    FILE = "file"
 
 
 class Role(str, enum.Enum):
@@ -227,6 +232,112 @@ class Reasoning:
 _REASONING_FIELDS = tuple(field.name for field in attrs.fields(Reasoning))
 _REASONING_OPTIONAL = _REASONING_FIELDS[1:]
 
+_MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*")
+"""``type/subtype`` as RFC 6838 (section 4.2) allows the names, without parameters."""
+
+
+def _media_type(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"media_type must be a str such as 'image/png', got {type(value).__name__}")
+    media_type = value.strip().lower()
+    if not _MEDIA_TYPE.fullmatch(media_type):
+        raise ValueError(
+            f"media_type must be a MIME type such as 'image/png' or 'application/pdf' "
+            f"(no parameters), got {value!r}"[:200]
+        )
+    return media_type
+
+
+def _file_data(value: object) -> bytes | None:
+    if value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError(f"a file's data must be bytes, got {type(value).__name__} (encode text first)")
+
+
+def _data_repr(value: bytes | None) -> str:
+    return "None" if value is None else f"<{len(value)} bytes>"
+
+
+@attrs.frozen
+class File:
+    """A file shown to the model: an image, a PDF, a text document.
+
+    Exactly one of ``data`` and ``url`` is set. Which media types an API
+    accepts, and how large a file may be, differ by provider; the adapter
+    checks before any request (``docs/files.md`` has the table).
+
+    Attributes:
+        media_type: the MIME type, lower case, without parameters
+            (``"image/png"``, ``"application/pdf"``, ``"text/plain"``).
+        data: the file's bytes; None when the file is given by ``url``.
+            Shown in ``repr`` as its length only.
+        url: an ``http://`` or ``https://`` URL the provider fetches itself;
+            "" when the file is given by ``data``.
+        filename: the file's name (no directory), sent where the API has a
+            field for it; "" for none.
+
+    Raises:
+        TypeError: a field of the wrong type (``data`` given as ``str``).
+        ValueError: a media type that is not ``type/subtype``, both or neither
+            of ``data`` and ``url``, a URL that is not http(s).
+    """
+
+    media_type: str = attrs.field(converter=_media_type)
+    data: bytes | None = attrs.field(default=None, converter=_file_data, repr=_data_repr)
+    url: str = attrs.field(default="", validator=_text_or_empty)
+    filename: str = attrs.field(default="", validator=_text_or_empty)
+
+    def __attrs_post_init__(self) -> None:
+        if (self.data is None) == (self.url == ""):
+            raise ValueError("a File needs exactly one of data (bytes) and url")
+        if self.url and not self.url.lower().startswith(("http://", "https://")):
+            raise ValueError(f"a File's url must be an http:// or https:// URL, got {self.url!r}"[:200])
+
+    @property
+    def size(self) -> int:
+        """The length of ``data`` in bytes; 0 for a file given by URL (not known)."""
+        return 0 if self.data is None else len(self.data)
+
+    def to_dict(self) -> dict[str, str]:
+        """Plain-JSON form: ``{"media_type", "data"}`` with the bytes as standard
+        base64 (RFC 4648, padded), or ``{"media_type", "url"}``; plus
+        ``filename`` when set."""
+        out = {"media_type": self.media_type}
+        if self.data is not None:
+            out["data"] = base64.b64encode(self.data).decode("ascii")
+        else:
+            out["url"] = self.url
+        if self.filename:
+            out["filename"] = self.filename
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> File:
+        """Inverse of :meth:`to_dict`; the same bytes come back.
+
+        Raises:
+            ValueError: ``data`` is not valid base64.
+        """
+        encoded = data.get("data")
+        raw = None
+        if encoded is not None:
+            try:
+                raw = base64.b64decode(encoded, validate=True)
+            except (binascii.Error, TypeError, ValueError) as exc:
+                raise ValueError(f"a file's data is not valid base64: {exc}") from exc
+        return cls(
+            media_type=data["media_type"],
+            data=raw,
+            url=data.get("url", ""),
+            filename=data.get("filename", ""),
+        )
+
+
+def _to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
+    return tuple(value)
+
 
 @attrs.frozen
 class ToolResult:
@@ -238,16 +349,34 @@ class ToolResult:
         content: the text fed back to the model.
         is_error: True when the tool failed, was unknown, or got malformed
             input; the model sees the content as an error (loop rule 5).
+        files: the files the tool returned (a screenshot, a chart), sent to
+            the model after ``content``; a tuple, any iterable is accepted.
     """
 
     tool_call_id: str
     name: str
     content: str = ""
     is_error: bool = False
+    files: tuple[File, ...] = attrs.field(default=(), converter=_to_tuple)
+
+    @files.validator
+    def _check_files(self, _attribute: Any, value: tuple[Any, ...]) -> None:
+        for file in value:
+            if not isinstance(file, File):
+                raise TypeError(f"ToolResult.files must hold File objects, got {type(file).__name__}")
 
     def to_dict(self) -> dict[str, Any]:
-        """Return ``{"tool_call_id", "name", "content", "is_error"}``."""
-        return attrs.asdict(self)
+        """Return ``{"tool_call_id", "name", "content", "is_error"}``, plus
+        ``files`` (each as :meth:`File.to_dict`) when there are any."""
+        out: dict[str, Any] = {
+            "tool_call_id": self.tool_call_id,
+            "name": self.name,
+            "content": self.content,
+            "is_error": self.is_error,
+        }
+        if self.files:
+            out["files"] = [file.to_dict() for file in self.files]
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolResult:
@@ -257,6 +386,7 @@ class ToolResult:
             name=data["name"],
             content=data.get("content", ""),
             is_error=bool(data.get("is_error", False)),
+            files=[File.from_dict(file) for file in data.get("files", ())],
         )
 
 
@@ -306,6 +436,7 @@ _CONTENT_FIELD = {
     ContentPartKind.TOOL_CALL: ("tool_call", ToolCall),
     ContentPartKind.TOOL_RESULT: ("tool_result", ToolResult),
     ContentPartKind.REASONING: ("reasoning", Reasoning),
+    ContentPartKind.FILE: ("file", File),
 }
 
 
@@ -322,23 +453,27 @@ def _content_matches_kind(instance: ContentPart, _attribute: Any, _value: Any) -
 @attrs.frozen
 class ContentPart:
     """One element of a :class:`Message`'s content; ``kind`` selects which
-    field is meaningful (``text``, ``reasoning``, ``tool_call`` or
-    ``tool_result``)."""
+    field is meaningful (``text``, ``reasoning``, ``tool_call``,
+    ``tool_result`` or ``file``)."""
 
     kind: ContentPartKind = attrs.field(converter=ContentPartKind)
     text: str = attrs.field(default="", validator=_text)
     tool_call: ToolCall | None = None
     tool_result: ToolResult | None = None
     reasoning: Reasoning | None = attrs.field(default=None, validator=_content_matches_kind)
+    file: File | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON form: ``{"kind": ..., and "text" | "reasoning" | "tool_call" | "tool_result"}``."""
+        """Plain-JSON form: ``{"kind": ..., and "text" | "reasoning" |
+        "tool_call" | "tool_result" | "file"}``."""
         if self.tool_call is not None:
             return {"kind": self.kind.value, "tool_call": self.tool_call.to_dict()}
         if self.tool_result is not None:
             return {"kind": self.kind.value, "tool_result": self.tool_result.to_dict()}
         if self.reasoning is not None:
             return {"kind": self.kind.value, "reasoning": self.reasoning.to_dict()}
+        if self.file is not None:
+            return {"kind": self.kind.value, "file": self.file.to_dict()}
         return {"kind": self.kind.value, "text": self.text}
 
     @classmethod
@@ -351,6 +486,8 @@ class ContentPart:
             return tool_result_part(ToolResult.from_dict(data["tool_result"]))
         if kind is ContentPartKind.REASONING:
             return reasoning_part(Reasoning.from_dict(data["reasoning"]))
+        if kind is ContentPartKind.FILE:
+            return ContentPart(kind=ContentPartKind.FILE, file=File.from_dict(data["file"]))
         return text_part(data.get("text", ""))
 
 
@@ -374,8 +511,98 @@ def tool_result_part(result: ToolResult) -> ContentPart:
     return ContentPart(kind=ContentPartKind.TOOL_RESULT, tool_result=result)
 
 
-def _to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
-    return tuple(value)
+def file_part(
+    data: bytes | None = None, *, url: str | None = None, media_type: str, filename: str | None = None
+) -> ContentPart:
+    """A ``file`` content part: an image, a PDF or a text document for the model.
+
+    Put it in a user message (``user_message("What is this?", part)``) or
+    return it from a tool. Example::
+
+        png = Path("chart.png").read_bytes()
+        message = user_message("Describe the chart.", file_part(png, media_type="image/png"))
+
+    Args:
+        data: the file's bytes (or None with ``url``).
+        url: an ``http(s)://`` URL the provider fetches itself.
+        media_type: the MIME type, e.g. ``"image/png"``, ``"application/pdf"``,
+            ``"text/plain"``.
+        filename: the file's name, sent where the API has a field for it.
+
+    Raises:
+        TypeError, ValueError: as :class:`File` says (both or neither of
+            ``data`` and ``url``, a malformed media type).
+    """
+    file = File(media_type=media_type, data=data, url=url or "", filename=filename or "")
+    return ContentPart(kind=ContentPartKind.FILE, file=file)
+
+
+def file_part_from_path(path: str | os.PathLike[str], media_type: str | None = None) -> ContentPart:
+    """A ``file`` content part holding the bytes of the file at ``path``.
+
+    Args:
+        path: the file to read (read whole, now).
+        media_type: its MIME type; by default guessed from the file name's
+            extension with :func:`mimetypes.guess_type` (``.png`` ->
+            ``image/png``, ``.pdf`` -> ``application/pdf``, ``.txt`` ->
+            ``text/plain``).
+
+    Returns:
+        A part whose ``filename`` is the path's last component.
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: no ``media_type`` was given and the extension says none.
+    """
+    name = os.path.basename(os.fspath(path))
+    if media_type is None:
+        media_type, _encoding = mimetypes.guess_type(name)
+        if media_type is None:
+            raise ValueError(f"cannot tell the media type of {name!r} from its extension; pass media_type=")
+    with open(path, "rb") as handle:
+        data = handle.read()
+    return file_part(data, media_type=media_type, filename=name)
+
+
+ToolOutput: TypeAlias = "str | File | ContentPart | Sequence[str | File | ContentPart]"
+"""What a tool's ``execute`` returns: text, a file (a :class:`File` or a
+``file`` part), or a list mixing text and files (see :func:`tool_output`)."""
+
+
+def is_tool_content(value: object) -> bool:
+    """True when a tool's return value is content for :func:`tool_output`
+    rather than data to encode as JSON: a :class:`File`, a
+    :class:`ContentPart`, or a list or tuple holding at least one of them."""
+    if isinstance(value, (File, ContentPart)):
+        return True
+    return isinstance(value, (list, tuple)) and any(isinstance(item, (File, ContentPart)) for item in value)
+
+
+def tool_output(value: object) -> tuple[str, tuple[File, ...]]:
+    """Split what a tool returned into the result's text and files.
+
+    A ``str`` is the text; a :class:`File` or a ``file`` part is a file; a
+    ``text`` part is text; a list or tuple of those gives its texts joined by
+    newlines, and its files in order.
+
+    Raises:
+        TypeError: anything else (the message names the type); the loop
+            turns it into an error result.
+    """
+    items = value if isinstance(value, (list, tuple)) else [value]
+    texts: list[str] = []
+    files: list[File] = []
+    for item in items:
+        if isinstance(item, ContentPart) and item.kind in (ContentPartKind.TEXT, ContentPartKind.FILE):
+            item = item.file or item.text
+        if isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, File):
+            files.append(item)
+        else:
+            what = type(item).__name__ + (" in a list" if item is not value else "")
+            raise TypeError(f"the tool returned {what}, not str, a file part or a list of them.")
+    return "\n".join(texts), tuple(files)
 
 
 @attrs.frozen
@@ -416,6 +643,11 @@ class Message:
         """The message's tool results, in order."""
         return [p.tool_result for p in self.content if p.tool_result is not None]
 
+    @property
+    def files(self) -> list[File]:
+        """The message's file parts' files, in order (not those inside tool results)."""
+        return [p.file for p in self.content if p.file is not None]
+
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form ``{"role": "user", "content": [...]}``, for storing history."""
         return {"role": self.role.value, "content": [p.to_dict() for p in self.content]}
@@ -426,9 +658,13 @@ class Message:
         return cls(role=Role(data["role"]), content=[ContentPart.from_dict(p) for p in data["content"]])
 
 
-def user_message(text: str) -> Message:
-    """A user message holding one text part."""
-    return Message(role=Role.USER, content=(text_part(text),))
+def user_message(text: str, *parts: ContentPart) -> Message:
+    """A user message holding a text part, then ``parts`` (files, more text).
+
+    Raises:
+        TypeError: a part is not a :class:`ContentPart`.
+    """
+    return Message(role=Role.USER, content=(text_part(text), *parts))
 
 
 SECRET_HEADER = re.compile(r"authorization|api[-_]?key|token|secret|cookie", re.IGNORECASE)

@@ -48,6 +48,7 @@ ERR = ModelError(ErrorClass.UPSTREAM, message="boom")
                 "REASONING": "reasoning",
                 "TOOL_CALL": "tool-call",
                 "TOOL_RESULT": "tool-result",
+                "FILE": "file",
             },
         ),
         (Role, {"USER": "user", "ASSISTANT": "assistant", "TOOL": "tool"}),
