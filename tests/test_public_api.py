@@ -71,6 +71,10 @@ EXTRA_NAMES = {
     "ModelSettings",
     "Reasoning",
     "reasoning_part",
+    # Images and documents in user messages and tool results.
+    "File",
+    "file_part",
+    "file_part_from_path",
 }
 
 
