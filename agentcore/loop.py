@@ -86,6 +86,7 @@ from agentcore.types import (
     reasoning_part,
     text_part,
     tool_call_part,
+    tool_output,
     tool_result_part,
 )
 
@@ -559,6 +560,8 @@ def _execute(tools: ToolSet, call: ToolCall, ctx: Context) -> ToolResult:
         if ctx.cancelled:
             ctx.check()
         return _failed(call, _describe(exc))
-    if not isinstance(output, str):
-        return _failed(call, f"the tool returned {type(output).__name__}, not str.")
-    return ToolResult(call.id, call.name, _valid_unicode(output), False)
+    try:
+        text, files = tool_output(output)
+    except TypeError as exc:
+        return _failed(call, str(exc))
+    return ToolResult(call.id, call.name, _valid_unicode(text), False, files)

@@ -32,7 +32,7 @@ from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload, runtime
 from agentcore import _schema, _validation
 from agentcore.context import Context
 from agentcore.errors import AgentcoreError, ConfigError
-from agentcore.types import ToolDefinition
+from agentcore.types import ToolDefinition, ToolOutput, is_tool_content
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -49,7 +49,7 @@ class Tool(Protocol):
         """The model-facing name, description and JSON Schema."""
         ...
 
-    def execute(self, input: str, ctx: Context) -> str:
+    def execute(self, input: str, ctx: Context) -> ToolOutput:
         """Run the tool.
 
         Args:
@@ -59,7 +59,9 @@ class Tool(Protocol):
                 (``ctx.wait``, ``ctx.check``) and stop when it is cancelled.
 
         Returns:
-            The text result for the model.
+            The text result for the model; or a file (a screenshot, a chart:
+            :func:`agentcore.file_part`), or a list mixing text and files
+            (see :func:`agentcore.types.tool_output`).
 
         Raises:
             Exception: any exception becomes an error result the model sees.
@@ -225,7 +227,7 @@ class FunctionTool(Generic[P, R]):
     def __repr__(self) -> str:
         return f"FunctionTool({self._definition.name!r})"
 
-    def execute(self, input: str, ctx: Context) -> str:
+    def execute(self, input: str, ctx: Context) -> ToolOutput:
         """Validate ``input``, convert it, call the function, encode its result.
 
         Args:
@@ -233,7 +235,10 @@ class FunctionTool(Generic[P, R]):
             ctx: the run's context, passed to a ``ctx`` parameter.
 
         Returns:
-            The function's result: a ``str`` as it is, anything else as JSON text.
+            The function's result: a ``str`` as it is; a file part, a
+            :class:`~agentcore.File`, or a list holding one (with text) as it
+            is (:func:`agentcore.types.is_tool_content`); anything else as
+            JSON text.
 
         Raises:
             ToolInputError: the arguments are not a JSON object matching the
@@ -259,6 +264,8 @@ class FunctionTool(Generic[P, R]):
         else:
             args, kwargs = self._bind(arguments, ctx)
             result = self._func(*args, **kwargs)
+        if is_tool_content(result):
+            return result  # type: ignore[no-any-return]  # checked: content the loop splits
         return _validation.encode_result(result, self._owner)
 
     def _bind(self, arguments: dict[str, Any], ctx: Context) -> tuple[list[Any], dict[str, Any]]:
