@@ -34,9 +34,11 @@ Supervision (the defaults are the constants below):
   to its process group and, :data:`TERM_GRACE` seconds later, SIGKILL; the
   process is reaped and the background thread ends. No process, zombie or
   thread is left behind.
-* A stdio server's environment is an allowlist (:func:`server_environment`),
-  not this process's environment, so API keys do not leak into tool
-  processes; ``env`` adds to it. HTTP header values that are credentials are
+* A stdio server's environment is the SDK's allowlist
+  (:data:`INHERITED_ENVIRONMENT`), not this process's environment, so API
+  keys do not leak into tool processes; ``env`` adds to it
+  (:func:`server_environment` builds a wider allowlist, with the locale, from
+  an environment you pass). HTTP header values that are credentials are
   ``[REDACTED]`` in ``repr`` and in error messages.
 
 Results: the text of a result's text blocks; its structured content as JSON
@@ -55,7 +57,6 @@ import functools
 import json
 import logging
 import math
-import os
 import re
 import shlex
 import ssl
@@ -91,6 +92,8 @@ from agentcore.types import ToolDefinition, headers_repr
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_TIMEOUT",
+    "ENVIRONMENT_ALLOWLIST",
+    "INHERITED_ENVIRONMENT",
     "STDIN_GRACE",
     "TERM_GRACE",
     "MCPServerError",
@@ -98,10 +101,12 @@ __all__ = [
     "MCPToolError",
     "MCPTools",
     "combine",
+    "describe_block",
     "open_servers",
     "result_text",
     "server_environment",
     "tool_definition",
+    "tool_name",
 ]
 
 _log = logging.getLogger("agentcore")
@@ -118,20 +123,12 @@ SIGTERM (the SDK's ``PROCESS_TERMINATION_TIMEOUT``, 2 s)."""
 TERM_GRACE: float = _sdk_stdio.FORCE_KILL_TIMEOUT
 """Seconds between SIGTERM and SIGKILL (the SDK's ``FORCE_KILL_TIMEOUT``, 2 s)."""
 
-ENVIRONMENT_ALLOWLIST = (
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "TERM",
-    "TMPDIR",
-    "TZ",
-    "LANG",
-    "LANGUAGE",
-)
-"""The variables a stdio server inherits, with every ``LC_*`` locale variable
-(the SDK adds its own short list, the same names on POSIX)."""
+INHERITED_ENVIRONMENT: tuple[str, ...] = tuple(_sdk_stdio.DEFAULT_INHERITED_ENV_VARS)
+"""The variables a stdio server inherits from this process, read by the SDK
+(its ``DEFAULT_INHERITED_ENV_VARS``; on POSIX ``HOME``, ``LOGNAME``,
+``PATH``, ``SHELL``, ``TERM`` and ``USER``)."""
+ENVIRONMENT_ALLOWLIST = (*INHERITED_ENVIRONMENT, "TMPDIR", "TZ", "LANG", "LANGUAGE")
+"""The variables :func:`server_environment` keeps, with every ``LC_*`` locale variable."""
 
 _MAX_PAGES = 100
 """The most ``tools/list`` pages read in one listing."""
@@ -225,9 +222,11 @@ def _decoded_size(data: str) -> int:
     return max(0, len(text) * 3 // 4 - (len(text) - len(text.rstrip("="))))
 
 
-def server_environment(environ: Mapping[str, str], env: Mapping[str, str] | None) -> dict[str, str]:
-    """A stdio server's environment: the variables of ``environ`` named in
-    :data:`ENVIRONMENT_ALLOWLIST` or starting with ``LC_``, then ``env`` on top."""
+def server_environment(environ: Mapping[str, str], env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """An ``env`` for :meth:`MCPTools.stdio` that also passes on the locale:
+    the variables of ``environ`` (the caller's environment, which agentcore
+    does not read itself) named in :data:`ENVIRONMENT_ALLOWLIST` or starting
+    with ``LC_``, then ``env`` on top."""
     kept = {k: v for k, v in environ.items() if k in ENVIRONMENT_ALLOWLIST or k.startswith("LC_")}
     return {**kept, **(env or {})}
 
@@ -758,9 +757,10 @@ class MCPTools(ToolSet):
         Args:
             command: the program, e.g. ``"python"`` or ``"npx"``.
             args: its arguments, e.g. ``["server.py"]``.
-            env: variables for the server, on top of the allowlisted ones
-                (:func:`server_environment`); pass ``dict(os.environ)`` to
-                give it this process's whole environment.
+            env: variables for the server, on top of the ones it inherits
+                (:data:`INHERITED_ENVIRONMENT`); :func:`server_environment`
+                of your environment adds the locale; all of your environment
+                gives the server all of it.
             cwd: the server's working directory; None: this process's.
             stderr: where the server's stderr goes: a file with a file
                 descriptor; None: this process's stderr.
@@ -783,10 +783,8 @@ class MCPTools(ToolSet):
             and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
         ):
             raise ConfigError("env must be a mapping of str names to str values")
-        # The one read of this process's environment: the allowlisted variables, for the server.
-        server_env = server_environment(os.environ, env)
         return cls(
-            _Stdio(command, tuple(args), server_env, None if cwd is None else fspath(cwd), stderr),
+            _Stdio(command, tuple(args), dict(env or {}), None if cwd is None else fspath(cwd), stderr),
             timeout=timeout,
             connect_timeout=connect_timeout,
             prefix=prefix,

@@ -36,6 +36,7 @@ from agentcore.mcp import (
     MCPToolError,
     MCPTools,
     combine,
+    server_environment,
 )
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import call, options, text_step, tool_step
@@ -339,13 +340,19 @@ def test_the_server_gets_an_allowlisted_environment_plus_env(
 ) -> None:
     monkeypatch.setenv("AGENTCORE_TEST_API_KEY", "sk-must-not-leak")
     monkeypatch.setenv("LC_TIME", "C")
+    ctx = Context()
     with MCPTools.stdio(PYTHON, [TOOLS_SERVER], stderr=log.writer, env={"GIVEN": "yes"}) as tools:
         read = tools["environment"]
-        ctx = Context()
         assert read.execute('{"name": "AGENTCORE_TEST_API_KEY"}', ctx) == "<unset>"
         assert read.execute('{"name": "GIVEN"}', ctx) == "yes"
-        assert read.execute('{"name": "PATH"}', ctx) == os.environ["PATH"]
+        assert read.execute('{"name": "PATH"}', ctx) == os.environ["PATH"]  # the SDK's allowlist
+        assert read.execute('{"name": "LC_TIME"}', ctx) == "<unset>"
+    with MCPTools.stdio(
+        PYTHON, [TOOLS_SERVER], stderr=log.writer, env=server_environment(os.environ)
+    ) as tools:
+        read = tools["environment"]
         assert read.execute('{"name": "LC_TIME"}', ctx) == "C"
+        assert read.execute('{"name": "AGENTCORE_TEST_API_KEY"}', ctx) == "<unset>"
 
 
 def test_a_prefix_tells_two_servers_apart_and_a_clash_names_both(log: ServerLog) -> None:
