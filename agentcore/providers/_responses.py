@@ -24,6 +24,8 @@ The request (https://platform.openai.com/docs/api-reference/responses/create):
   ``call_id`` (https://platform.openai.com/docs/guides/function-calling).
 * Tools are function tools, ``strict`` when the schema qualifies as written
   (:func:`strict_schema`).
+* Files (:func:`file_item`): images as ``input_image``, other documents as
+  ``input_file``, in user messages and in ``function_call_output`` items.
 
 The stream (https://platform.openai.com/docs/api-reference/responses-streaming),
 and what the recorded streams in ``tests/fixtures/openai_responses`` show
@@ -64,6 +66,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from agentcore.errors import ConfigError, ErrorClass, ModelError
+from agentcore.providers import _files
 from agentcore.providers._history import check_history
 from agentcore.providers._openai_stream import stream_error, synthesize_id
 from agentcore.providers._openai_stream import usage_from as chat_usage_from
@@ -71,6 +74,7 @@ from agentcore.providers._sse import DONE, Event
 from agentcore.providers.openai import ERROR_PREFIX
 from agentcore.settings import ModelSettings, unsupported
 from agentcore.types import (
+    File,
     FinishReason,
     Message,
     Reasoning,
@@ -93,6 +97,22 @@ EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 """The ``reasoning.effort`` values the API documents (each model takes a subset)."""
 ENCRYPTED_CONTENT = "reasoning.encrypted_content"
 """The ``include`` entry that makes reasoning items carry their encrypted content."""
+FILE_TYPES = (
+    *_files.IMAGE_TYPES,
+    _files.PDF,
+    "text/*",
+    "application/json",
+    "application/xml",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "application/vnd.ms-excel",
+)
+"""The media types sent: images as ``input_image``
+(https://developers.openai.com/api/docs/guides/images-vision); PDFs, text and
+code (every ``text/`` type), JSON, XML, Word, PowerPoint and Excel files as
+``input_file`` (https://developers.openai.com/api/docs/guides/file-inputs,
+"Accepted file types")."""
 
 _API = "the OpenAI Responses API"
 _SETTINGS = frozenset({"temperature", "top_p", "tool_choice", "parallel_tool_calls", "reasoning_effort"})
@@ -278,13 +298,42 @@ def _stored(text: str, index: int, what: str) -> dict[str, Any]:
     return value
 
 
-def _result_item(result: ToolResult) -> dict[str, Any]:
+def file_item(file: File, where: str) -> dict[str, Any]:
+    """The content item of a file, in a user message or a ``function_call_output``.
+
+    An image is ``{"type": "input_image", "image_url": ..., "detail": "auto"}``
+    with a ``data:`` URL for bytes or the file's URL
+    (https://developers.openai.com/api/docs/guides/images-vision); any other
+    file is ``{"type": "input_file", "filename": ..., "file_data": <data:
+    URL>}`` or ``{"type": "input_file", "file_url": ...}``
+    (https://developers.openai.com/api/docs/guides/file-inputs); the file name
+    defaults to ``file`` with the type's extension.
+
+    Raises:
+        ConfigError: a media type not in :data:`FILE_TYPES`, or a file over
+            :data:`agentcore.providers._files.OPENAI_MAX_BYTES`.
+    """
+    _files.check_type(file, where, FILE_TYPES, _API)
+    _files.check_size(file, where, _files.OPENAI_MAX_BYTES, _API)
+    if file.media_type in _files.IMAGE_TYPES:
+        return {"type": "input_image", "image_url": file.url or _files.data_url(file), "detail": "auto"}
+    if file.url:
+        return {"type": "input_file", "file_url": file.url}
+    return {"type": "input_file", "filename": _files.filename(file), "file_data": _files.data_url(file)}
+
+
+def _result_item(result: ToolResult, index: int) -> dict[str, Any]:
     output = result.content
     # No error flag in the API: mark the output, unless it already says so
     # (the loop's own error results start with "Error: ").
     if result.is_error and not output.lower().startswith("error"):
         output = ERROR_PREFIX + output
-    return {"type": "function_call_output", "call_id": result.tool_call_id, "output": output}
+    item: dict[str, Any] = {"type": "function_call_output", "call_id": result.tool_call_id, "output": output}
+    if result.files:  # text, image or file output (the API reference's function_call_output)
+        where = _files.place(index, result)
+        text = [{"type": "input_text", "text": output}] if output else []
+        item["output"] = text + [file_item(file, where) for file in result.files]
+    return item
 
 
 def _reasoning_item(reasoning: Reasoning, index: int, origin: str, store: bool) -> dict[str, Any] | None:
@@ -344,9 +393,13 @@ def _message_items(message: Message, index: int, origin: str, store: bool) -> li
     """One history message as input items: its tool results (whatever the
     role), then the user message or the assistant's items in order. Text in a
     ``tool``-role message has no place in the API and is left out."""
-    items = [_result_item(result) for result in message.tool_results]
+    items = [_result_item(result, index) for result in message.tool_results]
     if message.role is Role.ASSISTANT:
         items += _assistant_items(message, index, origin, store)
+    elif message.role is Role.USER and message.files:
+        content = [{"type": "input_text", "text": message.text}] if message.text else []
+        content += [file_item(file, _files.place(index)) for file in message.files]
+        items.append({"type": "message", "role": "user", "content": content})
     elif message.role is Role.USER and (message.text or not items):
         items.append({"type": "message", "role": "user", "content": message.text})
     return items
@@ -392,14 +445,17 @@ def request_body(
     * The system prompt is ``instructions``, or the first input item as a
       ``developer`` message (``system_role="developer"``).
     * ``input``: user messages as ``{"type": "message", "role": "user",
-      "content": text}``; an assistant message as its parts in order: text as
-      an assistant message, reasoning as a ``reasoning`` item (``id``,
+      "content": text}``, or with files a list of an ``input_text`` item
+      then the files' items (:func:`file_item`); an assistant message as its
+      parts in order: text as an assistant message, reasoning as a
+      ``reasoning`` item (``id``,
       ``summary`` and ``content`` as received, ``encrypted_content``), tool
       calls as ``function_call`` items (``call_id``, ``name``, the
       ``arguments`` text as the model sent it, and the ``fc_`` item ``id``
       when its reasoning goes too); tool results as
       ``function_call_output`` items (an error result's output starts with
-      ``"Error: "``, as the API has no error flag).
+      ``"Error: "``, as the API has no error flag; a result with files has
+      an ``output`` list: an ``input_text`` item, then the files' items).
     * Reasoning goes back only to the ``format`` and ``origin`` that produced
       it, and with ``store`` false only when it carries encrypted content or
       raw reasoning content; otherwise it is left out, and so are the ``fc_``
@@ -433,13 +489,15 @@ def request_body(
 
     Raises:
         ConfigError: a history the API refuses (see
-            :func:`agentcore.providers._history.check_history`), a setting the
+            :func:`agentcore.providers._history.check_history`; a file part
+            outside a user message; a file :func:`file_item` refuses), a setting the
             API does not take (:func:`check_settings`), a ``tool_choice``
             naming a tool the request does not hold, or ``provider_data``
             that is not the JSON this adapter wrote.
     """
     settings = settings or ModelSettings()
     check_history(request.messages)
+    _files.check_places(request.messages)
     check_settings(settings, reasoning=reasoning)
     messages: Sequence[Message] = request.messages
     body: dict[str, Any] = {"model": model, "stream": True, "store": server_state}

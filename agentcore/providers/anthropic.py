@@ -26,6 +26,10 @@ Decisions:
   ``input: {}``; a call id the API would refuse (another provider's) is
   rewritten the same way in the call and its result (:func:`tool_use_id`).
   An empty tool result is sent without ``content``.
+* Files: images, PDFs and plain text as the API documents them
+  (:func:`file_block`), in user turns and inside tool results; another media
+  type, or a file over its documented size, is a :class:`ConfigError`
+  naming the message before any HTTP call.
 * Reasoning (https://platform.claude.com/docs/en/build-with-claude/thinking):
   thinking and redacted thinking blocks read from this service
   (``Reasoning.format == "anthropic"``, ``Reasoning.origin`` the host of
@@ -68,11 +72,21 @@ from requests.structures import CaseInsensitiveDict
 from agentcore import _http
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
-from agentcore.providers import _options, _sse
+from agentcore.providers import _files, _options, _sse
 from agentcore.providers._anthropic_stream import FORMAT, _StepState
 from agentcore.providers._history import check_history
 from agentcore.settings import ModelSettings, extra_body_dict, unsupported
-from agentcore.types import ContentPart, Message, Reasoning, Request, Role, StreamPart, ToolDefinition
+from agentcore.types import (
+    ContentPart,
+    File,
+    Message,
+    Reasoning,
+    Request,
+    Role,
+    StreamPart,
+    ToolDefinition,
+    ToolResult,
+)
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 """The Anthropic API origin; requests go to ``{base_url}/v1/messages``."""
@@ -87,9 +101,13 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_TOKENS",
     "EFFORTS",
+    "FILE_TYPES",
+    "MAX_DOCUMENT_BASE64",
+    "MAX_IMAGE_BASE64",
     "MIN_THINKING_BUDGET",
     "SETTINGS",
     "AnthropicModel",
+    "file_block",
     "reasoning_block",
     "request_body",
     "settings_fields",
@@ -121,6 +139,18 @@ EFFORTS = ("low", "medium", "high", "xhigh", "max")
 """The ``output_config.effort`` levels (https://platform.claude.com/docs/en/build-with-claude/effort)."""
 MIN_THINKING_BUDGET = 1024
 """The smallest ``budget_tokens`` the API accepts."""
+FILE_TYPES = (*_files.IMAGE_TYPES, _files.PDF, _files.TEXT)
+"""The media types the API takes: images (https://platform.claude.com/docs/en/build-with-claude/vision),
+PDFs (https://platform.claude.com/docs/en/build-with-claude/pdf-support) and plain
+text documents (https://platform.claude.com/docs/en/build-with-claude/citations)."""
+MAX_IMAGE_BASE64 = 5 * _files.MB
+"""The largest image, counted as its base64 text: "Maximum 5MB per image" on the API
+(https://platform.claude.com/docs/en/build-with-claude/vision, FAQ), and the API's
+400 says "image exceeds 5 MB maximum: N bytes > 5242880 bytes" of the base64 data."""
+MAX_DOCUMENT_BASE64 = 32 * _files.MB
+"""The largest PDF or text document: the 32 MB request size limit that
+https://platform.claude.com/docs/en/build-with-claude/pdf-support states for documents
+(the whole request counts, so a smaller file may still be refused: a 413)."""
 _THINKING_BLOCKS = ("thinking", "redacted_thinking")
 _TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]+")
 _NOT_IN_ID = re.compile(r"[^a-zA-Z0-9_-]")
@@ -178,9 +208,70 @@ def tool_use_id(call_id: str) -> str:
     return f"{_NOT_IN_ID.sub('_', call_id)}_{digest}"
 
 
-def _block(part: ContentPart, origin: str) -> dict[str, Any] | None:
+def file_block(file: File, where: str) -> dict[str, Any]:
+    """The content block of a file, in a user turn or inside a ``tool_result``.
+
+    * An image (JPEG, PNG, GIF, WebP) is ``{"type": "image", "source": ...}``
+      with a ``base64`` source (``media_type``, ``data``) or a ``url`` source
+      (https://platform.claude.com/docs/en/build-with-claude/vision).
+    * A PDF is ``{"type": "document", "source": ...}``, base64 or URL
+      (https://platform.claude.com/docs/en/build-with-claude/pdf-support).
+    * Plain text is a document with a ``text`` source holding the text
+      itself (https://platform.claude.com/docs/en/build-with-claude/citations,
+      "Plain text documents"); the bytes must be UTF-8.
+    * A document gets the file name as its ``title``.
+
+    Tool results take the same image and document blocks
+    (https://platform.claude.com/docs/en/agents-and-tools/tool-use/handle-tool-calls).
+
+    Args:
+        file: the file.
+        where: where it is, for errors (:func:`agentcore.providers._files.place`).
+
+    Raises:
+        ConfigError: another media type (:data:`FILE_TYPES`), a text document
+            by URL or not UTF-8, an image over :data:`MAX_IMAGE_BASE64` or a
+            document over :data:`MAX_DOCUMENT_BASE64` (as base64).
+    """
+    image = file.media_type in _files.IMAGE_TYPES
+    _files.check_type(file, where, FILE_TYPES, _API, url=file.media_type != _files.TEXT)
+    limit = MAX_IMAGE_BASE64 if image else MAX_DOCUMENT_BASE64
+    _files.check_size(file, where, limit, _API, encoded=True)
+    source: dict[str, Any]
+    if file.url:
+        source = {"type": "url", "url": file.url}
+    elif file.media_type == _files.TEXT:
+        try:
+            text = (file.data or b"").decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{where} holds a text/plain file that is not UTF-8 ({exc})") from None
+        source = {"type": "text", "media_type": _files.TEXT, "data": text}
+    else:
+        source = {"type": "base64", "media_type": file.media_type, "data": _files.base64_text(file)}
+    block: dict[str, Any] = {"type": "image" if image else "document", "source": source}
+    if file.filename and not image:
+        block["title"] = file.filename
+    return block
+
+
+def _result_block(result: ToolResult, index: int) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id(result.tool_call_id)}
+    if result.files:
+        where = _files.place(index, result)
+        content = [{"type": "text", "text": result.content}] if result.content.strip() else []
+        block["content"] = content + [file_block(file, where) for file in result.files]
+    elif result.content:
+        block["content"] = result.content
+    if result.is_error:
+        block["is_error"] = True
+    return block
+
+
+def _block(part: ContentPart, index: int, origin: str) -> dict[str, Any] | None:
     if part.reasoning is not None:
         return reasoning_block(part.reasoning, origin)
+    if part.file is not None:
+        return file_block(part.file, _files.place(index))
     if part.tool_call is not None:
         call = part.tool_call
         return {
@@ -190,13 +281,7 @@ def _block(part: ContentPart, origin: str) -> dict[str, Any] | None:
             "input": tool_input(call.input),
         }
     if part.tool_result is not None:
-        result = part.tool_result
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id(result.tool_call_id)}
-        if result.content:
-            block["content"] = result.content
-        if result.is_error:
-            block["is_error"] = True
-        return block
+        return _result_block(part.tool_result, index)
     if part.text.strip():
         return {"type": "text", "text": part.text}
     return None  # the API rejects empty and whitespace-only text blocks
@@ -208,12 +293,12 @@ def _messages(messages: tuple[Message, ...], origin: str) -> list[dict[str, Any]
     turns: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         role = "assistant" if message.role is Role.ASSISTANT else "user"
-        blocks = [b for b in (_block(part, origin) for part in message.content) if b is not None]
+        blocks = [b for b in (_block(part, index, origin) for part in message.content) if b is not None]
         if not blocks:
             if role == "user":
                 raise ConfigError(
                     f"messages[{index}] is a {message.role.value} message with nothing {_API} accepts "
-                    "(no text other than blanks, no tool result): give it text or remove it"
+                    "(no text other than blanks, no file, no tool result): give it text or remove it"
                 )
             continue  # an assistant message of blanks or of reasoning that cannot go back
         if turns and turns[-1]["role"] == role:
@@ -398,7 +483,9 @@ def request_body(
     top-level string; ``messages`` alternate ``user`` and ``assistant`` (tool
     results travel in ``user`` turns as ``tool_result`` blocks, first in the
     turn); tools are ``{name, description, input_schema}`` with the schema as
-    an object. Blank text parts are dropped (the API rejects them), an
+    an object. Files become image and document blocks (:func:`file_block`),
+    in user turns and inside ``tool_result`` content, after the result's
+    text. Blank text parts are dropped (the API rejects them), an
     assistant message left empty is skipped and neighbouring turns of one
     role are merged. Reasoning parts go back in place as
     :func:`reasoning_block` says, never merged, reordered or trimmed. Then the
@@ -431,10 +518,12 @@ def request_body(
         ConfigError: a history the API would refuse (see
             :func:`agentcore.providers._history.check_history`; no messages; a
             user or tool message with nothing to send; an assistant message
-            last, a prefill, while thinking is on), or settings it would
-            refuse (see :func:`settings_fields`).
+            last, a prefill, while thinking is on; a file part outside a user
+            message; a file the API refuses, see :func:`file_block`), or
+            settings it would refuse (see :func:`settings_fields`).
     """
     check_history(request.messages)
+    _files.check_places(request.messages)
     merged = (settings or ModelSettings()).merged(request.settings)
     cap = request.max_output_tokens or max_tokens
     body: dict[str, Any] = {"model": model, "max_tokens": cap, "stream": True}
