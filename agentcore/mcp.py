@@ -964,7 +964,9 @@ def combine(*sources: ToolSet | Tool | Iterable[Tool] | Mapping[str, Tool]) -> T
     return _Combined(sets)
 
 
-def open_servers(commands: Iterable[str] = (), urls: Iterable[str] = ()) -> list[MCPTools]:
+def open_servers(
+    commands: Iterable[str] = (), urls: Iterable[str] = (), *, env: Mapping[str, str] | None = None
+) -> list[MCPTools]:
     """Start a stdio server per command line and connect to an HTTP server
     per URL, with the defaults (what the ``agentcore`` command's ``--mcp``
     and ``--mcp-url`` options do).
@@ -973,6 +975,7 @@ def open_servers(commands: Iterable[str] = (), urls: Iterable[str] = ()) -> list
         commands: command lines, split as a POSIX shell would
             (:func:`shlex.split`): ``"npx -y @modelcontextprotocol/server-everything"``.
         urls: streamable HTTP endpoints.
+        env: for each stdio server, as :meth:`MCPTools.stdio` takes it.
 
     Returns:
         The opened servers, stdio ones first, each in the order given.
@@ -992,7 +995,7 @@ def open_servers(commands: Iterable[str] = (), urls: Iterable[str] = ()) -> list
                 raise ConfigError(f"cannot split the MCP server command line {line!r}: {exc}") from None
             if not words:
                 raise ConfigError("an MCP server command line is empty")
-            opened.append(MCPTools.stdio(words[0], words[1:]))
+            opened.append(MCPTools.stdio(words[0], words[1:], env=env))
         for url in urls:
             opened.append(MCPTools.http(url))
     except BaseException:

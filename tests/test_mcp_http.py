@@ -247,8 +247,9 @@ def test_a_run_uses_a_stdio_and_an_http_server_survives_a_crash_and_leaves_nothi
 def test_open_servers_starts_command_lines_and_connects_urls(server: HttpMCPServer) -> None:
     before = {pid for pid, _ in children()}
     command = f"{shlex.quote(PYTHON)} {shlex.quote(TOOLS_SERVER)}"
-    servers = open_servers([command], [server.url])
+    servers = open_servers([command], [server.url], env={"GIVEN": "to stdio"})
     try:
+        assert servers[0]["environment"].execute('{"name": "GIVEN"}', Context()) == "to stdio"
         assert [repr(s) for s in servers] == [
             f"MCPTools.stdio({PYTHON + ' ' + TOOLS_SERVER!r})",
             f"MCPTools.http({server.url!r})",
