@@ -58,7 +58,7 @@ from agentcore._http_errors import parse_retry_after as parse_retry_after
 from agentcore._http_errors import secret_values as secret_values
 from agentcore._http_errors import without_secret as without_secret
 from agentcore.context import Context
-from agentcore.errors import ErrorClass, ModelError
+from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.types import StreamPart
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -171,12 +171,29 @@ class CancellableHTTPAdapter(HTTPAdapter):
         self.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
 
 
-def new_session() -> requests.Session:
-    """A session that ignores the environment and supports early cancel."""
+DEFAULT_POOL_SIZE = 256
+"""Connections :func:`new_session` keeps open per host for reuse: as many as
+runs of one model are expected at once (``requests`` keeps 10, and closes
+every connection beyond that when it comes back, with a "pool is full"
+warning). A pooled connection the server closed is replaced on its next use."""
+
+
+def new_session(pool_size: int = DEFAULT_POOL_SIZE) -> requests.Session:
+    """A session that ignores the environment and supports early cancel.
+
+    Args:
+        pool_size: connections kept open per host for reuse (>= 1); more may
+            be open at once, and those beyond it are closed after use.
+
+    Raises:
+        ConfigError: ``pool_size`` is not an int >= 1.
+    """
+    if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
+        raise ConfigError(f"pool_size must be an int >= 1, got {pool_size!r}")
     session = requests.Session()
     session.trust_env = False
-    session.mount("http://", CancellableHTTPAdapter())
-    session.mount("https://", CancellableHTTPAdapter())
+    session.mount("http://", CancellableHTTPAdapter(pool_maxsize=pool_size))
+    session.mount("https://", CancellableHTTPAdapter(pool_maxsize=pool_size))
     return session
 
 
@@ -279,7 +296,9 @@ def open_stream(
     canceller = _SocketCanceller(ctx)
     _local.canceller = canceller
     try:
-        response = session.post(url, data=data, headers=dict(headers), timeout=timeout, stream=True)
+        response = session.post(
+            url, data=data, headers=dict(headers), timeout=timeout, stream=True, allow_redirects=False
+        )
     except requests.RequestException as exc:
         canceller.detach()
         ctx.check()
@@ -289,6 +308,7 @@ def open_stream(
         raise
     finally:
         _local.canceller = None
+    _detach_before_release(response.raw, canceller)
     canceller.attach(lambda: response.raw.shutdown())
     if response.status_code != 200:
         try:
@@ -297,6 +317,8 @@ def open_stream(
             canceller.detach()
             response.close()
         ctx.check()
+        if response.is_redirect:
+            raise _refuse_redirect(response)
         raise error_from_body(
             response.status_code,
             raw,
@@ -306,6 +328,39 @@ def open_stream(
     stream = StreamResponse(response, canceller, ctx)
     _refuse_a_document(stream, context_length_words)
     return stream
+
+
+def _detach_before_release(raw: urllib3.BaseHTTPResponse, canceller: _SocketCanceller) -> None:
+    """Make ``raw`` detach ``canceller`` before it gives its connection back
+    to the pool (urllib3 does at the end of the body).
+
+    urllib3's ``shutdown()`` checks that the response still holds its
+    connection and then shuts the socket; between the two, another thread
+    may release the connection and another request take it. Detaching waits
+    for a cancel in progress (the canceller's lock), so once the connection
+    is back in the pool no cancel of this request can reach its socket. (On
+    the sessions agentcore makes, the pool detaches too.)
+    """
+    release = raw.release_conn
+
+    def detach_then_release() -> None:
+        canceller.detach()
+        release()
+
+    raw.release_conn = detach_then_release  # type: ignore[method-assign]
+
+
+def _refuse_redirect(response: requests.Response) -> ModelError:
+    """A redirect is not followed: requests would re-send the request, with its
+    credentials, to wherever the server says (an ``x-api-key`` header to
+    another host included), and a cancel could no longer interrupt it."""
+    location = response.headers.get("location", "")
+    return ModelError(
+        ErrorClass.INVALID_REQUEST,
+        message=f"the server redirected the request (HTTP {response.status_code}) to {location[:500]!r}; "
+        "redirects are not followed: use the new location as the base URL",
+        status=response.status_code,
+    )
 
 
 _EVENT_STREAM = "text/event-stream"

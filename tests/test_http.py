@@ -6,6 +6,7 @@ import email.utils
 import gc
 import gzip
 import json
+import logging
 import os
 import socket
 import threading
@@ -624,15 +625,136 @@ def test_drain_is_bounded(server: LocalServer, session: requests.Session) -> Non
 
 
 def test_stream_response_close_is_idempotent(server: LocalServer, session: requests.Session) -> None:
-    server.add(sse_reply(SSE))
+    server.add(sse_reply(SSE), Reply(actions=[b"data: 1\n\n", Stall()]))
     stream = post(session, server)
     stream.close()
+    assert stream.response.raw.closed
     stream.close()
     with stream:
         pass
+    assert stream.response.raw.closed
+    # closing twice released nothing twice: the next request streams normally
+    with post(session, server) as second:
+        assert next(iter_body(second)) == b"data: 1\n\n"
+
+
+# --- redirects ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirect_is_refused_naming_the_new_location(
+    server: LocalServer, session: requests.Session, status: int
+) -> None:
+    # Following it would re-send the request and its key elsewhere, and a
+    # cancel could no longer interrupt the second request.
+    location = server.url + "/v2/chat/completions"
+    server.add(Reply(status=status, actions=[b"moved"], headers={"Location": location}, chunked=False))
+    err = fail(session, server)
+    assert err.error_class is ErrorClass.INVALID_REQUEST
+    assert err.status == status
+    assert location in err.message
+    assert "redirects are not followed" in err.message
+    assert server.hits == 1
+
+
+# --- a caller's own session ---------------------------------------------------------------
+
+
+def test_a_late_cancel_on_a_callers_session_never_shuts_a_socket_another_request_took(
+    server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a plain requests session the cancel shuts the socket through
+    urllib3's ``shutdown()``, which checks that the response still holds its
+    connection and then shuts it. Here the cancelling thread is held between
+    the check and the shutdown while the body ends, the connection goes back
+    to the pool, and a second request takes it: the second request must not
+    be cut."""
+    import urllib3.response
+
+    checked, proceed = threading.Event(), threading.Event()
+
+    def shutdown_held_after_the_check(self: Any) -> None:
+        if self._connection is None:  # urllib3's own check
+            raise RuntimeError("Cannot shutdown as connection has already been released to the pool")
+        checked.set()
+        assert proceed.wait(10)
+        self._sock_shutdown(socket.SHUT_RD)
+
+    monkeypatch.setattr(urllib3.response.HTTPResponse, "shutdown", shutdown_held_after_the_check)
+    caller_session = requests.Session()
+    caller_session.trust_env = False
+    caller_session.mount("http://", requests.adapters.HTTPAdapter(pool_maxsize=1, pool_block=True))
+    server.add(sse_reply(SSE), Reply(actions=[b"data: 1\n\n", Pause(0.3), b"data: 2\n\n"]))
+    first_ctx = Context()
+    first = post(caller_session, server, first_ctx)
+    canceller = threading.Thread(target=first_ctx.cancel)
+    canceller.start()
+    assert checked.wait(5)
+    finished: list[bytes] = []
+    # reads to the end of the body, where urllib3 gives the connection back to the pool
+    reader = threading.Thread(target=lambda: finished.append(first.response.raw.read()))
+    reader.start()
+    reader.join(0.5)  # the release either happened or waits for the cancel in progress
+    second_body: list[bytes] = []
+    second_error: list[BaseException] = []
+
+    def second_request() -> None:
+        try:
+            with post(caller_session, server, read_timeout=5) as second:
+                body = iter_body(second)
+                second_body.append(next(body))
+                proceed.set()  # the held cancel goes on while this request reads
+                second_body.extend(body)
+        except BaseException as exc:
+            second_error.append(exc)
+
+    second = threading.Thread(target=second_request)
+    second.start()
+    if reader.is_alive():  # the release waits for the cancel: let it finish
+        proceed.set()
+    for thread in (canceller, reader, second):
+        thread.join(10)
+    first.close()
+    caller_session.close()
+    assert finished == [SSE]
+    assert second_error == []
+    assert b"".join(second_body) == b"data: 1\n\ndata: 2\n\n"
 
 
 # --- sessions and resources ---------------------------------------------------------
+
+
+def test_concurrent_streams_on_one_new_session_keep_their_connections(
+    server: LocalServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    # requests' default pool keeps 10 connections per host and closes the
+    # rest as they come back ("Connection pool is full, discarding connection").
+    runs = 40
+    server.add(sse_reply(SSE))
+    session = new_session()
+    all_open = threading.Barrier(runs, timeout=10)
+    bodies: list[bytes] = []
+
+    def stream_once() -> None:
+        with post(session, server) as stream:
+            all_open.wait()
+            bodies.append(b"".join(iter_body(stream)))
+
+    caplog.set_level(logging.WARNING, logger="urllib3")
+    threads = [threading.Thread(target=stream_once) for _ in range(runs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    session.close()
+    assert bodies == [SSE] * runs
+    assert [r.getMessage() for r in caplog.records if "pool is full" in r.getMessage()] == []
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "8"])
+def test_new_session_refuses_a_bad_pool_size(bad: Any) -> None:
+    with pytest.raises(ConfigError, match="pool_size must be an int >= 1"):
+        new_session(bad)
 
 
 def test_new_session_ignores_the_environment(server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> None:
