@@ -70,10 +70,15 @@ def check_places(messages: Sequence[Message]) -> None:
     """
     for index, message in enumerate(messages):
         if message.files and message.role is not Role.USER:
+            role = message.role.value
             raise ConfigError(
-                f"messages[{index}] is a {message.role.value} message with a file part; files go in user "
+                f"messages[{index}] is {_article(role)} {role} message with a file part; files go in user "
                 "messages, or in a tool result's files"
             )
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"
 
 
 def check_type(file: File, where: str, accepted: Collection[str], api: str, *, url: bool = True) -> None:
@@ -90,12 +95,12 @@ def check_type(file: File, where: str, accepted: Collection[str], api: str, *, u
     family = file.media_type.split("/")[0] + "/*"
     if file.media_type not in accepted and family not in accepted:
         raise ConfigError(
-            f"{where} holds a {file.media_type} file, which {api} does not accept here; "
+            f"{where} holds a file of type {file.media_type}, which {api} does not accept here; "
             f"it takes {', '.join(accepted)}"
         )
     if file.url and not url:
         raise ConfigError(
-            f"{where} holds a {file.media_type} file given by URL, which {api} does not accept; "
+            f"{where} holds a file of type {file.media_type} given by URL, which {api} does not accept; "
             "pass its bytes instead"
         )
 
@@ -115,6 +120,6 @@ def check_size(file: File, where: str, limit: int, api: str, *, encoded: bool = 
         what = f"{file.size:,} bytes ({size:,} as base64)" if encoded else f"{size:,} bytes"
         unit = "bytes of base64" if encoded else "bytes"
         raise ConfigError(
-            f"{where} holds a {file.media_type} file of {what}; {api} takes at most {limit:,} {unit} "
-            "for such a file"
+            f"{where} holds a file of type {file.media_type} and {what}; {api} takes at most "
+            f"{limit:,} {unit} for such a file"
         )
