@@ -76,7 +76,9 @@ same origin, else nothing), and each assistant turn carries:
   field: reasoning blocks are not sent.
 * api.openai.com, and servers whose dialect is unknown and whose history
   holds nothing of theirs: no reasoning (OpenAI refuses unknown message
-  fields).
+  fields). Nor api.x.ai: xAI documents ``reasoning_content`` in responses
+  (``grok-3-mini``) and nothing about taking it back
+  (https://docs.x.ai/docs/guides/reasoning).
 
 Switching providers: a block goes back verbatim only to its ``format`` and
 ``origin``. Reasoning from elsewhere (another server's, an Anthropic thinking
