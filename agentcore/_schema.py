@@ -218,6 +218,28 @@ def _split_annotated(hint: Any) -> tuple[Any, str | None]:
             return hint, description
 
 
+def _required_key(name: str, hint: Any, required_keys: frozenset[str]) -> bool:
+    """Whether a TypedDict key is required: ``Required[...]`` or
+    ``NotRequired[...]`` on its hint decides, else the class's
+    ``__required_keys__`` (its ``total``). On Python 3.10, ``typing.TypedDict``
+    ignores the ``typing_extensions`` qualifiers and counts such keys by
+    ``total`` alone, so the hint is read here."""
+    while True:
+        origin = typing.get_origin(hint)
+        if origin is Annotated:
+            hint = typing.get_args(hint)[0]
+            continue
+        qualifier = getattr(origin, "_name", None)
+        if qualifier == "Required":
+            return True
+        if qualifier == "NotRequired":
+            return False
+        if qualifier == "ReadOnly":
+            hint = typing.get_args(hint)[0]
+            continue
+        return name in required_keys
+
+
 def _json_type(value: Any) -> str | None:
     if value is None:
         return "null"
@@ -415,7 +437,7 @@ class _Compiler:
     def _typed_dict(self, cls: type, where: str) -> tuple[dict[str, Any], Convert | None]:
         hints = self._hints(cls, where)
         required: frozenset[str] = getattr(cls, "__required_keys__", frozenset())
-        fields = [_Field(name, hint, name in required) for name, hint in hints.items()]
+        fields = [_Field(name, hint, _required_key(name, hint, required)) for name, hint in hints.items()]
         return self._object(cls, fields, dict, where)
 
     def _class(self, cls: type, where: str) -> tuple[dict[str, Any], Convert | None]:
