@@ -64,12 +64,16 @@ def call_text(call: ToolCall) -> str:
 
 
 def result_text(result: ToolResult) -> str:
-    """``← 42``: the result on one line (line breaks shown as ``\\n``), cut after 300 characters."""
+    """``← 42``: the result on one line (line breaks shown as ``\\n``), cut after 300 characters,
+    then each file the tool returned as ``[image/png, 1,234 bytes]``."""
     content = result.content.replace("\r\n", "\n").replace("\n", "\\n")
     if len(content) > _MAX_RESULT_CHARS:
         rest = len(content) - _MAX_RESULT_CHARS
         content = f"{content[:_MAX_RESULT_CHARS]}… ({rest} more characters)"
-    return f"← {content}"
+    files = [
+        f"[{f.media_type}: {f.url}]" if f.url else f"[{f.media_type}, {f.size:,} bytes]" for f in result.files
+    ]
+    return "← " + " ".join([content, *files] if content else files)
 
 
 THINKING = "thinking: "

@@ -5,11 +5,15 @@ Usage::
     agentcore [--model PROVIDER:MODEL] [--base-url URL] [--system TEXT]
               [--max-steps N] [--max-output-tokens N] [--temperature T]
               [--reasoning-effort LEVEL] [--thinking-budget N | --no-thinking]
-              [--hide-reasoning] [--json] PROMPT...
+              [--hide-reasoning] [--json] [--file PATH]... PROMPT...
 
 The words of PROMPT are joined with spaces; ``-`` reads the prompt from
-standard input. The model may call three built-in demo tools
-(:mod:`agentcore.demo_tools`): ``calculator``, ``utc_now`` and ``word_count``.
+standard input. Each ``--file PATH`` attaches a file to the prompt (an
+image, a PDF, a text file: :func:`agentcore.file_part_from_path`, its type
+from the extension); a file that cannot be read or whose type cannot be told
+is a usage error (exit status 2), and one the provider does not take is
+refused before any request (``docs/files.md``). The model may call three
+built-in demo tools (:mod:`agentcore.demo_tools`): ``calculator``, ``utc_now`` and ``word_count``.
 
 Choosing the model (this module is the only part of agentcore that reads the
 environment):
@@ -127,7 +131,7 @@ from agentcore.errors import AgentcoreError, ConfigError
 from agentcore.loop import LoopOptions, RunReader, run
 from agentcore.model import Model
 from agentcore.settings import REASONING_EFFORTS, ModelSettings
-from agentcore.types import StreamPart, StreamPartKind, user_message
+from agentcore.types import StreamPart, StreamPartKind, file_part_from_path, user_message
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 """The model ``anthropic`` (without a name), or no ``--model`` with ``ANTHROPIC_API_KEY``, uses."""
@@ -385,6 +389,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object per stream part (JSON Lines)"
     )
+    parser.add_argument(
+        "--file",
+        metavar="PATH",
+        action="append",
+        default=[],
+        dest="files",
+        help="attach a file to the prompt (an image, a PDF, a text file; the type from its extension); "
+        "repeatable",
+    )
     parser.add_argument("--version", action="version", version=f"agentcore {__version__}")
     parser.add_argument("prompt", nargs="+", metavar="PROMPT", help="the prompt; '-' reads it from stdin")
     return parser
@@ -440,6 +453,12 @@ def main(
             prompt.encode("utf-8")
         except UnicodeEncodeError:
             raise UsageError("the prompt is not valid UTF-8 text") from None
+        attached = []
+        for path in args.files:
+            try:
+                attached.append(file_part_from_path(path))
+            except (OSError, ValueError) as exc:
+                raise UsageError(f"cannot attach {path}: {exc}") from None
         if model is None:
             choice = choose_model(args.model, args.base_url, environ)
             if choice.notice:
@@ -447,7 +466,7 @@ def main(
             model = build_model(choice)
         options = LoopOptions(
             model=model,
-            messages=[user_message(prompt)],
+            messages=[user_message(prompt, *attached)],
             system=args.system,
             tools=demo_tools(),
             step_limit=args.max_steps,

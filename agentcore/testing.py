@@ -25,6 +25,7 @@ from agentcore.context import Context
 from agentcore.errors import Canceled, ModelError
 from agentcore.tools import _takes_two
 from agentcore.types import (
+    File,
     FinishReason,
     Reasoning,
     Request,
@@ -115,7 +116,10 @@ class TestModel:
     schema's type; arrays follow ``prefixItems``, ``items``, ``minItems`` and
     ``maxItems``, so tuple parameters work), finish reason ``tool-calls``.
     Otherwise: a text answer that quotes the last tool results (or the last
-    user message), streamed word by word, finish reason ``stop``. Usage
+    user message), with the count, types and sizes of the files a tool
+    returned or the last user message holds (``You attached 1 file:
+    image/png, 1,234 bytes.``), streamed word by word, finish reason
+    ``stop``. Usage
     counts about four characters a token.
     Stateless, so one instance may serve concurrent runs.
 
@@ -204,10 +208,28 @@ def _thought(request: Request, calling: bool) -> str:
 def _answer(request: Request) -> str:
     last = request.messages[-1] if request.messages else None
     if last is not None and last.role is Role.TOOL:
-        lines = [f"{r.name} {'failed' if r.is_error else 'returned'}: {r.content}" for r in last.tool_results]
-        return "Here is what the tools said. " + " ".join(lines)
-    said = last.text if last is not None else ""
-    return f"(TestModel, offline) You said: {said}" if said else "(TestModel, offline) Hello."
+        lines = [
+            f"{r.name} {'failed' if r.is_error else 'returned'}: {r.content}{_files_note(r.files, ' with ')}"
+            for r in last.tool_results
+        ]
+        answer = "Here is what the tools said. " + " ".join(lines)
+    else:
+        said = last.text if last is not None else ""
+        answer = f"(TestModel, offline) You said: {said}" if said else "(TestModel, offline) Hello."
+    asked = next((m for m in reversed(request.messages) if m.role is Role.USER), None)
+    return answer + (
+        _files_note(asked.files, " You attached ") + "." if asked is not None and asked.files else ""
+    )
+
+
+def _files_note(files: Sequence[File], lead: str) -> str:
+    """``lead`` then the files' count, types and sizes (``2 files: image/png,
+    1,234 bytes; application/pdf by URL``); "" for no files."""
+    if not files:
+        return ""
+    each = [f"{f.media_type} by URL" if f.url else f"{f.media_type}, {f.size:,} bytes" for f in files]
+    count = "1 file" if len(files) == 1 else f"{len(files)} files"
+    return f"{lead}{count}: {'; '.join(each)}"
 
 
 def example_input(definition: ToolDefinition) -> dict[str, Any]:

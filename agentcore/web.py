@@ -82,6 +82,11 @@ Decisions:
   encrypted data included: they are opaque to the browser, and a client
   that keeps the conversation needs them to send it back). A page that does
   not show reasoning ignores both kinds.
+* A tool's files are described, not sent whole: each event would otherwise
+  carry every byte as base64. A file of up to :data:`INLINE_FILE_LIMIT`
+  bytes (a chart, a thumbnail) comes as a ``data:`` URL a page can show at
+  once; a larger one as its type, name and size only (serve it from the
+  run's history if the page needs it).
 * The message is ``str(err)``: adapters keep API keys out of their errors
   (they redact a key a server echoes), and nothing else is sent, neither the
   cause chain nor a traceback.
@@ -89,13 +94,16 @@ Decisions:
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterable, Iterator
 from types import TracebackType
 from typing import Any
 
+import attrs
+
 from agentcore.errors import ModelError
-from agentcore.types import StreamPart, StreamPartKind
+from agentcore.types import File, StreamPart, StreamPartKind
 
 CONTENT_TYPE = "text/event-stream"
 """The content type of a Server-Sent Events response."""
@@ -103,11 +111,17 @@ CONTENT_TYPE = "text/event-stream"
 SSE_HEADERS: dict[str, str] = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 """Headers to send with the stream: no caching, no proxy buffering (nginx)."""
 
+INLINE_FILE_LIMIT = 256 * 1024
+"""The largest file, in bytes, that an event carries inline as a ``data:`` URL
+(:func:`file_to_dict`); a larger one is described without its bytes."""
+
 __all__ = [
     "CONTENT_TYPE",
     "SSE_HEADERS",
     "SSEStream",
+    "INLINE_FILE_LIMIT",
     "error_to_dict",
+    "file_to_dict",
     "part_to_dict",
     "sse_event",
     "sse_stream",
@@ -142,6 +156,28 @@ def error_to_dict(err: BaseException) -> dict[str, Any]:
     }
 
 
+def file_to_dict(file: File) -> dict[str, Any]:
+    """A tool's file as an event shows it, without inlining megabytes.
+
+    Returns:
+        ``{"media_type", "size"}`` (bytes; 0 for a file given by URL), plus
+        ``filename`` when it has one, ``url`` for a file given by URL, and
+        ``data_url`` (``data:<type>;base64,...``, ready for an ``<img src>``)
+        for a file of at most :data:`INLINE_FILE_LIMIT` bytes. A larger
+        file's bytes stay on the server, in the run's history.
+    """
+    out: dict[str, Any] = {"media_type": file.media_type, "size": file.size}
+    if file.filename:
+        out["filename"] = file.filename
+    if file.url:
+        out["url"] = file.url
+    elif file.size <= INLINE_FILE_LIMIT:
+        out["data_url"] = (
+            f"data:{file.media_type};base64,{base64.b64encode(file.data or b'').decode('ascii')}"
+        )
+    return out
+
+
 def part_to_dict(part: StreamPart) -> dict[str, Any]:
     """The JSON form of a stream part: ``kind`` (its string value) and the
     fields that kind carries.
@@ -156,7 +192,9 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
                          ``format``, ``origin``, ``provider_data`` when set)
     ``tool-call``        ``tool_call``: ``{"id", "name", "input"}`` (input is JSON
                          text), plus ``provider_data`` and ``origin`` when set
-    ``tool-result``      ``tool_result``: ``{"tool_call_id", "name", "content", "is_error"}``
+    ``tool-result``      ``tool_result``: ``{"tool_call_id", "name", "content", "is_error"}``,
+                         plus ``files`` (each :func:`file_to_dict`) when the
+                         tool returned files
     ``step-finish``      ``finish_reason``, ``usage``
     ``finish``           ``finish_reason``, ``total_usage``
     ``error``            ``finish_reason`` (``error`` or ``canceled``), ``total_usage``,
@@ -188,7 +226,10 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
         data["tool_call"] = part.tool_call.to_dict()
     elif kind is StreamPartKind.TOOL_RESULT:
         assert part.tool_result is not None
-        data["tool_result"] = part.tool_result.to_dict()
+        result = part.tool_result
+        data["tool_result"] = attrs.evolve(result, files=()).to_dict()
+        if result.files:
+            data["tool_result"]["files"] = [file_to_dict(file) for file in result.files]
     elif kind is StreamPartKind.STEP_FINISH:
         assert part.finish_reason is not None
         data["finish_reason"] = part.finish_reason.value

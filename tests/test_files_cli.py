@@ -1,0 +1,151 @@
+"""Files at the edges: ``agentcore --file``, the offline ``TestModel``
+acknowledging files, the SSE events of a tool result with files, and the
+command's one-line tool results."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+
+from agentcore import (
+    FinishReason,
+    LoopOptions,
+    StreamPart,
+    ToolResult,
+    cli,
+    file_part,
+    generate,
+    tool,
+    user_message,
+)
+from agentcore._cli_output import result_text
+from agentcore.testing import ScriptedModel, TestModel
+from agentcore.types import File
+from agentcore.web import INLINE_FILE_LIMIT, part_to_dict, sse_event
+from tests.test_files_loop import png
+
+KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
+DOT = png(2, 2, (10, 20, 30))
+
+
+@pytest.fixture(autouse=True)
+def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in KEY_VARS:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    (tmp_path / "dot.png").write_bytes(DOT)
+    (tmp_path / "notes.txt").write_text("three words here", encoding="utf-8")
+    return tmp_path / "dot.png", tmp_path / "notes.txt"
+
+
+def test_the_command_attaches_files_and_the_offline_model_acknowledges_them(
+    files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    image, notes = files
+    code = cli.main(["--file", str(image), "--file", str(notes), "What", "are", "these?"])
+    out, _err = capsys.readouterr()
+    assert code == 0
+    assert out.endswith(f" You attached 2 files: image/png, {len(DOT)} bytes; text/plain, 16 bytes.\n")
+
+
+def test_the_command_sends_the_files_to_the_model(
+    files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    image, _notes = files
+    model = ScriptedModel([[StreamPart.text_delta("ok"), StreamPart.step_finish(FinishReason.STOP)]])
+    assert cli.main(["--file", str(image), "Describe"], model=model) == 0
+    (message,) = model.requests[0].messages
+    assert message.text == "Describe"
+    assert message.files == [File("image/png", DOT, filename="dot.png")]
+    assert capsys.readouterr().out == "ok\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [("missing.png", "No such file"), ("data.unknownext", "cannot tell the media type")],
+)
+def test_a_file_the_command_cannot_attach_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, words: str
+) -> None:
+    if name != "missing.png":
+        (tmp_path / name).write_bytes(b"?")
+    code = cli.main(["--file", str(tmp_path / name), "hi"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"agentcore: error: cannot attach {tmp_path / name}: " in err
+    assert words in err
+
+
+def test_test_model_acknowledges_a_tools_files() -> None:
+    @tool
+    def draw(shape: str) -> list[object]:
+        """Draw a shape.
+
+        Args:
+            shape: which shape.
+        """
+        return ["drawn", file_part(DOT, media_type="image/png")]
+
+    result = generate(LoopOptions(model=TestModel(), messages=[user_message("Draw")], tools=[draw]))
+    assert (
+        result.text
+        == f"Here is what the tools said. draw returned: drawn with 1 file: image/png, {len(DOT)} bytes"
+    )
+
+
+def test_test_model_acknowledges_files_by_url() -> None:
+    message = user_message("Look", file_part(url="https://example.com/a.pdf", media_type="application/pdf"))
+    result = generate(LoopOptions(model=TestModel(), messages=[message]))
+    assert result.text == "(TestModel, offline) You said: Look You attached 1 file: application/pdf by URL."
+
+
+def result_part(*files: File) -> StreamPart:
+    return StreamPart.tool_result_part(ToolResult("c1", "draw", "drawn", files=files))
+
+
+def test_sse_events_describe_a_tools_files_and_inline_only_small_ones() -> None:
+    small = File("image/png", DOT, filename="dot.png")
+    big = File("image/png", b"\x00" * (INLINE_FILE_LIMIT + 1))
+    linked = File("image/jpeg", url="https://example.com/cat.jpg")
+    data = part_to_dict(result_part(small, big, linked))
+    assert data == {
+        "kind": "tool-result",
+        "tool_result": {
+            "tool_call_id": "c1",
+            "name": "draw",
+            "content": "drawn",
+            "is_error": False,
+            "files": [
+                {
+                    "media_type": "image/png",
+                    "size": len(DOT),
+                    "filename": "dot.png",
+                    "data_url": "data:image/png;base64," + base64.b64encode(DOT).decode(),
+                },
+                {"media_type": "image/png", "size": INLINE_FILE_LIMIT + 1},
+                {"media_type": "image/jpeg", "size": 0, "url": "https://example.com/cat.jpg"},
+            ],
+        },
+    }
+    assert len(sse_event(part_to_dict(result_part(big)))) < 400
+
+
+def test_a_tool_result_without_files_keeps_its_event() -> None:
+    assert part_to_dict(result_part())["tool_result"] == {
+        "tool_call_id": "c1",
+        "name": "draw",
+        "content": "drawn",
+        "is_error": False,
+    }
+
+
+def test_the_commands_result_line_lists_the_files() -> None:
+    result = ToolResult("c1", "draw", "drawn", files=[File("image/png", DOT)])
+    assert result_text(result) == f"← drawn [image/png, {len(DOT)} bytes]"
+    linked = ToolResult("c1", "draw", "", files=[File("image/gif", url="https://x.test/a.gif")])
+    assert result_text(linked) == "← [image/gif: https://x.test/a.gif]"
