@@ -16,6 +16,11 @@ Three small tools that are safe to offer any model:
 * ``utc_now``: the current UTC time in ISO 8601 (``2025-01-31T12:00:00+00:00``).
 * ``word_count``: counts the words, characters and lines of a text.
 
+And one tool that returns an image, not offered by :func:`demo_tools`:
+``color_swatch`` (:func:`color_swatch`) paints a square of a named colour
+as a PNG, written with the standard library (:func:`swatch_png`); use it to
+try a tool handing an image back to the model (``docs/files.md``).
+
 A failure (division by zero, a refused expression, a bad argument) raises
 :class:`ToolInputError`; the loop turns it into an error result the model
 sees (``Error: ToolInputError: division by zero``), never a failed run.
@@ -31,12 +36,14 @@ import ast
 import datetime
 import json
 import math
+import struct
+import zlib
 from collections.abc import Callable
 from typing import Any
 
 from agentcore.context import Context
 from agentcore.tools import Tool
-from agentcore.types import ToolDefinition
+from agentcore.types import ToolDefinition, ToolOutput, file_part
 
 MAX_EXPRESSION_LENGTH = 1000
 """The longest expression, in characters, that ``calculator`` accepts."""
@@ -68,7 +75,7 @@ def _string_argument(input: str, name: str) -> str:
 class _DemoTool:
     """A :class:`agentcore.Tool` made of a definition and a function of the arguments' JSON text."""
 
-    def __init__(self, definition: ToolDefinition, function: Callable[[str], str]) -> None:
+    def __init__(self, definition: ToolDefinition, function: Callable[[str], ToolOutput]) -> None:
         self._definition = definition
         self._function = function
 
@@ -76,7 +83,7 @@ class _DemoTool:
     def definition(self) -> ToolDefinition:
         return self._definition
 
-    def execute(self, input: str, ctx: Context) -> str:
+    def execute(self, input: str, ctx: Context) -> ToolOutput:
         ctx.check()
         return self._function(input)
 
@@ -302,3 +309,67 @@ def demo_tools(*, clock: Callable[[], datetime.datetime] | None = None) -> list[
         _DemoTool(UTC_NOW_DEFINITION, _utc_now_function(clock or _system_clock)),
         _DemoTool(WORD_COUNT_DEFINITION, _word_count),
     ]
+
+
+# --- color_swatch -------------------------------------------------------------
+
+COLORS: dict[str, tuple[int, int, int]] = {
+    "red": (220, 40, 40),
+    "green": (40, 160, 70),
+    "blue": (40, 80, 220),
+    "yellow": (240, 200, 40),
+    "black": (0, 0, 0),
+    "white": (255, 255, 255),
+}
+"""The colours ``color_swatch`` paints, as 8-bit RGB."""
+SWATCH_SIZE = 16
+"""The side of a swatch, in pixels."""
+
+
+def swatch_png(rgb: tuple[int, int, int], size: int = SWATCH_SIZE) -> bytes:
+    """A ``size`` x ``size`` PNG of one colour: 8-bit RGB, no interlacing,
+    every row filtered with "None", the image data deflated with :mod:`zlib`,
+    each chunk closed with its CRC-32 (the PNG specification, ISO/IEC 15948)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
+    rows = (b"\x00" + bytes(rgb) * size) * size
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+def _color_swatch(input: str) -> ToolOutput:
+    color = _string_argument(input, "color")
+    if color not in COLORS:
+        raise ToolInputError(f"unknown colour {color!r}; use one of {', '.join(COLORS)}")
+    png = swatch_png(COLORS[color])
+    text = f"a {SWATCH_SIZE}x{SWATCH_SIZE} {color} swatch"
+    return [text, file_part(png, media_type="image/png", filename=f"{color}.png")]
+
+
+COLOR_SWATCH_DEFINITION = ToolDefinition(
+    name="color_swatch",
+    description="Paint a small square of one colour and return it as a PNG image.",
+    input_schema=json.dumps(
+        {
+            "type": "object",
+            "properties": {
+                "color": {"type": "string", "enum": list(COLORS), "description": "The colour to paint."}
+            },
+            "required": ["color"],
+            "additionalProperties": False,
+        }
+    ),
+)
+
+
+def color_swatch() -> Tool:
+    """The ``color_swatch`` tool: its result is a line of text and a PNG
+    (:func:`swatch_png`) of the colour asked for (one of :data:`COLORS`)."""
+    return _DemoTool(COLOR_SWATCH_DEFINITION, _color_swatch)

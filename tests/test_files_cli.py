@@ -5,11 +5,14 @@ command's one-line tool results."""
 from __future__ import annotations
 
 import base64
+import struct
+import zlib
 from pathlib import Path
 
 import pytest
 
 from agentcore import (
+    Context,
     FinishReason,
     LoopOptions,
     StreamPart,
@@ -21,13 +24,13 @@ from agentcore import (
     user_message,
 )
 from agentcore._cli_output import result_text
+from agentcore.demo_tools import COLORS, color_swatch, swatch_png
 from agentcore.testing import ScriptedModel, TestModel
 from agentcore.types import File
 from agentcore.web import INLINE_FILE_LIMIT, part_to_dict, sse_event
-from tests.test_files_loop import png
 
 KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
-DOT = png(2, 2, (10, 20, 30))
+DOT = swatch_png((10, 20, 30), 2)
 
 
 @pytest.fixture(autouse=True)
@@ -149,3 +152,33 @@ def test_the_commands_result_line_lists_the_files() -> None:
     assert result_text(result) == f"← drawn [image/png, {len(DOT)} bytes]"
     linked = ToolResult("c1", "draw", "", files=[File("image/gif", url="https://x.test/a.gif")])
     assert result_text(linked) == "← [image/gif: https://x.test/a.gif]"
+
+
+def png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
+    """The chunks of a PNG, each CRC checked."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    chunks, at = [], 8
+    while at < len(data):
+        (length,) = struct.unpack(">I", data[at : at + 4])
+        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
+        (crc,) = struct.unpack(">I", data[at + 8 + length : at + 12 + length])
+        assert crc == zlib.crc32(kind + body)
+        chunks.append((kind, body))
+        at += 12 + length
+    return chunks
+
+
+def test_swatch_png_is_a_valid_png_of_one_colour() -> None:
+    chunks = png_chunks(swatch_png((1, 2, 3), 5))
+    assert [kind for kind, _ in chunks] == [b"IHDR", b"IDAT", b"IEND"]
+    assert struct.unpack(">IIBBBBB", chunks[0][1]) == (5, 5, 8, 2, 0, 0, 0)
+    assert zlib.decompress(chunks[1][1]) == (b"\x00" + bytes((1, 2, 3)) * 5) * 5
+
+
+def test_the_color_swatch_demo_tool_returns_text_and_a_png() -> None:
+    assert color_swatch().execute('{"color": "blue"}', Context()) == [
+        "a 16x16 blue swatch",
+        file_part(swatch_png(COLORS["blue"]), media_type="image/png", filename="blue.png"),
+    ]
+    with pytest.raises(ValueError, match="unknown colour 'mauve'"):
+        color_swatch().execute('{"color": "mauve"}', Context())

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import base64
 import json
-import struct
-import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -31,6 +29,7 @@ from agentcore import (
     tool,
     user_message,
 )
+from agentcore.demo_tools import swatch_png
 from agentcore.model import Model
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.responses import OpenAIResponsesModel
@@ -39,25 +38,8 @@ from tests.files_api import anthropic_problems, responses_problems
 from tests.localserver import LocalServer, Reply, json_reply, sse_reply
 from tests.test_responses_loop import stream as responses_stream
 
-
-def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
-    """A PNG of one colour (8-bit RGB, no filter), written with zlib and struct."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    rows = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
-
-
-PHOTO = png(4, 3, (200, 30, 30))
-CHART = png(8, 8, (30, 30, 200))
+PHOTO = swatch_png((200, 30, 30), 4)
+CHART = swatch_png((30, 30, 200), 8)
 PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
 ANSWER = "The chart is blue; your photo is red."
 
