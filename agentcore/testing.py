@@ -117,8 +117,8 @@ class TestModel:
     ``maxItems``, so tuple parameters work), finish reason ``tool-calls``.
     Otherwise: a text answer that quotes the last tool results (or the last
     user message), with the count, types and sizes of the files a tool
-    returned or the last user message holds (``You attached 1 file:
-    image/png, 1,234 bytes.``), streamed word by word, finish reason
+    returned or the last user message holds (``(You attached 1 file:
+    image/png, 1,234 bytes.)``), streamed word by word, finish reason
     ``stop``. Usage
     counts about four characters a token.
     Stateless, so one instance may serve concurrent runs.
@@ -218,7 +218,7 @@ def _answer(request: Request) -> str:
         answer = f"(TestModel, offline) You said: {said}" if said else "(TestModel, offline) Hello."
     asked = next((m for m in reversed(request.messages) if m.role is Role.USER), None)
     return answer + (
-        _files_note(asked.files, " You attached ") + "." if asked is not None and asked.files else ""
+        f" ({_files_note(asked.files, 'You attached ')}.)" if asked is not None and asked.files else ""
     )
 
 

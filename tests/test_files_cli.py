@@ -53,7 +53,7 @@ def test_the_command_attaches_files_and_the_offline_model_acknowledges_them(
     code = cli.main(["--file", str(image), "--file", str(notes), "What", "are", "these?"])
     out, _err = capsys.readouterr()
     assert code == 0
-    assert out.endswith(f" You attached 2 files: image/png, {len(DOT)} bytes; text/plain, 16 bytes.\n")
+    assert out.endswith(f" (You attached 2 files: image/png, {len(DOT)} bytes; text/plain, 16 bytes.)\n")
 
 
 def test_the_command_sends_the_files_to_the_model(
@@ -104,7 +104,7 @@ def test_test_model_acknowledges_a_tools_files() -> None:
 def test_test_model_acknowledges_files_by_url() -> None:
     message = user_message("Look", file_part(url="https://example.com/a.pdf", media_type="application/pdf"))
     result = generate(LoopOptions(model=TestModel(), messages=[message]))
-    assert result.text == "(TestModel, offline) You said: Look You attached 1 file: application/pdf by URL."
+    assert result.text == "(TestModel, offline) You said: Look (You attached 1 file: application/pdf by URL.)"
 
 
 def result_part(*files: File) -> StreamPart:
