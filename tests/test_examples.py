@@ -2,8 +2,8 @@
 
 * ``examples/notebook.ipynb`` is executed with nbclient on a kernel of this
   interpreter; its outputs must show the streamed answer, the result, the
-  continued conversation and a reasoning model's thoughts, and match the
-  outputs saved in the file.
+  continued conversation, a reasoning model's thoughts and an image going
+  into and out of a tool, and match the outputs saved in the file.
 * ``examples/script.py``, ``examples/testing_with_scripted_model.py`` (under
   pytest) and ``examples/typed_usage.py`` run as subprocesses, offline.
 * ``mypy --strict`` passes over the examples, as a user's type checker sees
@@ -146,7 +146,7 @@ def test_the_notebook_runs_and_shows_the_streamed_answer(executed_notebook: Any)
         if output.output_type == "error"
     ]
     assert errors == []
-    schema, streamed, result, follow_up, stored, reasoning = cell_texts(executed_notebook)
+    schema, streamed, result, follow_up, stored, reasoning, files = cell_texts(executed_notebook)
     assert json.loads(schema)["properties"]["city"]["enum"] == ["Paris", "Tokyo"]
     answer = (
         "Here is what the tools said. "
@@ -167,6 +167,11 @@ def test_the_notebook_runs_and_shows_the_streamed_answer(executed_notebook: Any)
     )
     assert reasoning == (
         f"{thoughts[0]}  [end of thought]\n{thoughts[1]}  [end of thought]\n{answer}\n{thoughts!r}\n"
+    )
+    assert files == (
+        "Here is what the tools said. color_swatch returned: a 16x16 red swatch with 1 file: image/png, "
+        "79 bytes (You attached 1 file: image/png, 79 bytes.)\n"
+        "image/png red.png 79 bytes b'\\x89PNG'\n"
     )
 
 
