@@ -221,9 +221,19 @@ def _chat_part(part: Any, path: str) -> list[str]:
 
 
 def chat_problems(body: dict[str, Any]) -> list[str]:
-    """Problems of a Chat Completions request body's messages that carry content."""
+    """Problems of a Chat Completions request body's messages that carry
+    content; and an assistant message's tool calls not answered by the
+    ``tool`` messages right after it (the function calling guide's rule)."""
     problems: list[str] = []
-    for m, message in enumerate(body["messages"]):
+    messages = body["messages"]
+    for m, message in enumerate(messages):
+        calls = [call["id"] for call in message.get("tool_calls") or []]
+        answers = [reply.get("tool_call_id") for reply in messages[m + 1 : m + 1 + len(calls)]]
+        if message["role"] == "assistant" and sorted(answers, key=str) != sorted(calls):
+            problems.append(
+                f"messages.{m}: its tool calls are not answered by the tool messages right after it"
+            )
+    for m, message in enumerate(messages):
         path = f"messages.{m}"
         content = message.get("content")
         if message["role"] == "tool":

@@ -1,7 +1,8 @@
 """A user message with an image and a PDF, and a tool that returns an image,
-through ``agentcore.run()`` end to end, for each adapter, against a local
-server that checks every request as its API documents the file blocks
-(``tests/files_api.py``) and answers a 400 when one is wrong.
+through ``agentcore.run()`` end to end, for each adapter (Anthropic, OpenAI
+Responses, OpenAI Chat Completions), against a local server that checks
+every request as its API documents the file blocks (``tests/files_api.py``)
+and answers a 400 when one is wrong.
 
 Step 1: the request carries the user's image and PDF; the model calls
 ``render_chart``. The tool returns text and a PNG. Step 2: the request
@@ -32,10 +33,13 @@ from agentcore import (
 from agentcore.demo_tools import swatch_png
 from agentcore.model import Model
 from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.openai import OpenAIChatModel
 from agentcore.providers.responses import OpenAIResponsesModel
 from tests import test_anthropic_mapping as anthropic_events
-from tests.files_api import anthropic_problems, responses_problems
+from tests.files_api import anthropic_problems, chat_problems, responses_problems
 from tests.localserver import LocalServer, Reply, json_reply, sse_reply
+from tests.test_openai_reasoning_loop import delta
+from tests.test_openai_reasoning_loop import sse as chat_sse
 from tests.test_responses_loop import stream as responses_stream
 
 PHOTO = swatch_png((200, 30, 30), 4)
@@ -187,6 +191,53 @@ def responses_answer(step: int) -> bytes:
     return responses_stream("resp_2", [message], ANSWER)
 
 
+# --- OpenAI Chat Completions ------------------------------------------------------
+
+
+def chat_step(body: dict[str, Any]) -> int:
+    return 2 if any(message["role"] == "tool" for message in body["messages"]) else 1
+
+
+def chat_expect(body: dict[str, Any], step: int) -> list[str]:
+    first = body["messages"][0]
+    wanted = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "What is in the photo? Then draw the chart."},
+            {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{b64(PHOTO)}"}},
+            {
+                "type": "file",
+                "file": {"filename": "brief.pdf", "file_data": f"data:application/pdf;base64,{b64(PDF)}"},
+            },
+        ],
+    }
+    errors = [] if first == wanted else [f"the first message is {first!r}"]
+    if step == 2:
+        after = body["messages"][2:]
+        files = {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Files returned by the tool call 'call_01' (render_chart):"},
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{b64(CHART)}"}},
+            ],
+        }
+        if after != [{"role": "tool", "tool_call_id": "call_01", "content": "chart 'Sales', 8x8"}, files]:
+            errors.append(f"the messages after the call are {after!r}")
+    return errors
+
+
+def chat_answer(step: int) -> bytes:
+    if step == 1:
+        call = {
+            "index": 0,
+            "id": "call_01",
+            "type": "function",
+            "function": {"name": "render_chart", "arguments": '{"title": "Sales"}'},
+        }
+        return chat_sse(delta(tool_calls=[call]), delta("tool_calls"))
+    return chat_sse(delta(content=ANSWER), delta("stop"))
+
+
 # ----------------------------------------------------------------------------------
 
 ADAPTERS: dict[str, tuple[Callable[[], API], Callable[[str], Model]]] = {
@@ -199,6 +250,10 @@ ADAPTERS: dict[str, tuple[Callable[[], API], Callable[[str], Model]]] = {
         lambda url: OpenAIResponsesModel(
             "gpt-test", api_key="sk-test-key", base_url=url + "/v1", reasoning=False
         ),
+    ),
+    "openai-chat": (
+        lambda: API(chat_problems, chat_expect, chat_answer, chat_step),
+        lambda url: OpenAIChatModel("gpt-test", api_key="sk-test-key", base_url=url + "/v1"),
     ),
 }
 

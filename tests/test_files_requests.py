@@ -1,7 +1,8 @@
-"""Files in request bodies, adapter by adapter and kind by kind (image bytes,
-image URL, PDF, text document, a file in a tool result), each body also
-checked against the field names its API documents (``tests/files_api.py``);
-and the ConfigErrors for types and sizes an API refuses, before any request."""
+"""Files in request bodies, adapter by adapter (Anthropic, Responses, Chat
+Completions) and kind by kind (image bytes, image URL, PDF, text document, a
+file in a tool result), each body also checked against the field names its
+API documents (``tests/files_api.py``); and the ConfigErrors for types and
+sizes an API refuses, before any request."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from typing import Any
 import pytest
 
 from agentcore import ConfigError, File, Message, Role, ToolCall, ToolResult, file_part, user_message
-from agentcore.providers import _files, anthropic
+from agentcore.providers import _files, anthropic, openai
 from agentcore.providers import _responses as responses_mapping
 from agentcore.types import Request, text_part, tool_call_part, tool_result_part
-from tests.files_api import anthropic_problems, responses_problems
+from tests.files_api import anthropic_problems, chat_problems, responses_problems
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR tiny"
 PNG64 = base64.b64encode(PNG).decode()
@@ -206,6 +207,108 @@ def test_responses_an_error_result_with_files_keeps_its_marker() -> None:
     assert body["input"][2]["output"][0] == {"type": "input_text", "text": "Error: it broke"}
 
 
+# --- OpenAI Chat Completions ---------------------------------------------------------
+
+
+def chat_body(*messages: Message) -> dict[str, Any]:
+    body = openai.request_body("gpt-test", Request(messages=messages), origin=ORIGIN)
+    assert chat_problems(body) == []
+    return body
+
+
+@pytest.mark.parametrize(
+    ("part", "content"),
+    [
+        (IMAGE_BYTES, {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG64}"}}),
+        (IMAGE_URL, {"type": "image_url", "image_url": {"url": "https://example.com/cat.jpg"}}),
+        (
+            PDF_BYTES,
+            {
+                "type": "file",
+                "file": {"filename": "report.pdf", "file_data": f"data:application/pdf;base64,{PDF64}"},
+            },
+        ),
+        (TEXT_DOC, {"type": "text", "text": "notes.txt:\nGrüße, notes."}),
+        (file_part(b"a,b\n1,2\n", media_type="text/csv"), {"type": "text", "text": "file.csv:\na,b\n1,2\n"}),
+    ],
+)
+def test_chat_user_files(part: Any, content: dict[str, Any]) -> None:
+    body = chat_body(user_message("What is this?", part))
+    assert body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "What is this?"}, content]}
+    ]
+
+
+def test_chat_a_user_message_without_files_keeps_its_string_content() -> None:
+    assert chat_body(user_message("Hi."))["messages"] == [{"role": "user", "content": "Hi."}]
+
+
+def test_chat_a_tools_files_follow_its_tool_message_in_a_user_message() -> None:
+    body = chat_body(*tool_turn(IMAGE_BYTES.file, PDF_BYTES.file))  # type: ignore[arg-type]
+    assert body["messages"][2:] == [
+        {"role": "tool", "tool_call_id": "call_1", "content": "Here it is."},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Files returned by the tool call 'call_1' (render):"},
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG64}"}},
+                {
+                    "type": "file",
+                    "file": {"filename": "report.pdf", "file_data": f"data:application/pdf;base64,{PDF64}"},
+                },
+            ],
+        },
+    ]
+
+
+def test_chat_the_files_of_parallel_calls_come_after_every_tool_message() -> None:
+    second = ToolCall("call_2", "render", '{"what": "map"}')
+    results = [
+        ToolResult("call_1", "render", "chart", files=[IMAGE_BYTES.file]),  # type: ignore[list-item]
+        ToolResult("call_2", "render", "map", files=[IMAGE_URL.file]),  # type: ignore[list-item]
+    ]
+    history = (
+        user_message("Draw both."),
+        Message(Role.ASSISTANT, [tool_call_part(CALL), tool_call_part(second)]),
+        Message(Role.TOOL, [tool_result_part(results[0])]),  # results split over two messages
+        Message(Role.TOOL, [tool_result_part(results[1])]),
+        user_message("Thanks."),
+    )
+    body = chat_body(*history)
+    assert [m["role"] for m in body["messages"]] == [
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "user",
+        "user",
+        "user",
+    ]
+    files = body["messages"][4]["content"] + body["messages"][5]["content"]
+    assert [part["type"] for part in files] == ["text", "image_url", "text", "image_url"]
+    assert files[2] == {"type": "text", "text": "Files returned by the tool call 'call_2' (render):"}
+    assert body["messages"][6] == {"role": "user", "content": "Thanks."}
+
+
+def test_chat_a_tool_result_without_files_is_unchanged() -> None:
+    assert chat_body(*tool_turn())["messages"][2:] == [
+        {"role": "tool", "tool_call_id": "call_1", "content": "Here it is."}
+    ]
+
+
+def test_the_chat_check_finds_a_tool_call_left_unanswered() -> None:
+    body = {
+        "messages": [
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1"}]},
+            {"role": "user", "content": "files"},
+            {"role": "tool", "tool_call_id": "call_1", "content": "late"},
+        ]
+    }
+    assert chat_problems(body) == [
+        "messages.0: its tool calls are not answered by the tool messages right after it"
+    ]
+
+
 # --- types and sizes the APIs refuse ---------------------------------------------
 
 
@@ -215,6 +318,10 @@ def anthropic_request(*messages: Message) -> None:
 
 def responses_request(*messages: Message) -> None:
     responses_mapping.request_body("gpt-test", Request(messages=messages), origin=ORIGIN)
+
+
+def chat_request(*messages: Message) -> None:
+    openai.request_body("gpt-test", Request(messages=messages), origin=ORIGIN)
 
 
 BIG = 5 * _files.MB  # the Anthropic image limit counts base64: 3/4 of it in bytes is the most
@@ -261,6 +368,28 @@ BIG = 5 * _files.MB  # the Anthropic image limit counts base64: 3/4 of it in byt
             "messages[2] (the result of the tool call 'call_1') holds a file of type image/png and "
             "52,428,801 bytes; the OpenAI Responses API takes at most 52,428,800 bytes",
         ),
+        (
+            chat_request,
+            (user_message("?", file_part(b"PK", media_type="application/zip")),),
+            "messages[0] holds a file of type application/zip, which the OpenAI Chat Completions API does "
+            "not accept here; it takes image/jpeg, image/png, image/gif, image/webp, application/pdf, text/*",
+        ),
+        (
+            chat_request,
+            tool_turn(File("application/pdf", url="https://example.com/a.pdf")),
+            "messages[2] (the result of the tool call 'call_1') holds a file of type application/pdf "
+            "given by URL, which the OpenAI Chat Completions API does not accept",
+        ),
+        (
+            chat_request,
+            (user_message("?", file_part(b"\xff", media_type="text/markdown")),),
+            "messages[0] holds a text/markdown file that is not UTF-8",
+        ),
+        (
+            chat_request,
+            (user_message("?", file_part(b"\x00" * (50 * _files.MB + 1), media_type="application/pdf")),),
+            "the OpenAI Chat Completions API takes at most 52,428,800 bytes",
+        ),
     ],
 )
 def test_a_file_the_api_refuses_is_a_config_error_naming_the_message(
@@ -280,7 +409,7 @@ def test_responses_takes_any_text_type_and_office_files() -> None:
         responses_request(user_message("?", file_part(b"x", media_type=media_type)))
 
 
-@pytest.mark.parametrize("send", [anthropic_request, responses_request])
+@pytest.mark.parametrize("send", [anthropic_request, responses_request, chat_request])
 def test_a_file_part_outside_a_user_message_is_a_config_error(send: Any) -> None:
     messages = (
         user_message("Hi."),

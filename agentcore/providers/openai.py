@@ -26,6 +26,11 @@ Decisions written down here so nobody "fixes" them:
   the usage seen so far. Before it, such a break is ``TRANSIENT``.
 * An error result is sent as a ``tool`` message whose content starts with
   ``"Error: "``, since Chat Completions has no error flag.
+* A ``tool`` message holds text only, so the files a tool returned go in a
+  ``user`` message right after the step's ``tool`` messages, opening with
+  ``Files returned by the tool call 'call_1' (render_chart):``
+  (:func:`file_content` maps each file). That message is built for each
+  request and never enters the history.
 * The read timeout given to ``requests`` is ``min(read, idle_timeout)``, so a
   stream that sends nothing at all fails within the idle timeout too.
 * Before anything is sent, the history is checked
@@ -108,7 +113,7 @@ import requests
 from agentcore import _http
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
-from agentcore.providers import _options, _sse
+from agentcore.providers import _files, _options, _sse
 from agentcore.providers._history import check_history
 from agentcore.providers._openai_stream import (
     MISTRAL_THINKING,
@@ -121,6 +126,7 @@ from agentcore.providers._openai_stream import (
 from agentcore.settings import TOOL_CHOICES, ModelSettings, extra_body_dict, unsupported
 from agentcore.types import (
     ContentPartKind,
+    File,
     Message,
     Reasoning,
     Request,
@@ -179,12 +185,16 @@ CHAT_SETTINGS = (
     "extra_body",
 )
 """The :class:`agentcore.ModelSettings` fields this adapter maps (:func:`settings_fields`)."""
+FILE_TYPES = (*_files.IMAGE_TYPES, _files.PDF, "text/*")
+"""The media types sent (:func:`file_content`): images, PDFs, and text files as text."""
+_API = "the OpenAI Chat Completions API"
 
 
 __all__ = [
     "CHAT_SETTINGS",
     "DEFAULT_BASE_URL",
     "ERROR_PREFIX",
+    "FILE_TYPES",
     "GEMINI",
     "GEMINI_DUMMY_SIGNATURE",
     "KNOWN_DIALECTS",
@@ -194,6 +204,7 @@ __all__ = [
     "REASONING_DIALECTS",
     "SYSTEM_ROLES",
     "OpenAIChatModel",
+    "file_content",
     "reasoning_dialect",
     "request_body",
     "request_headers",
@@ -231,6 +242,56 @@ def _result_json(result: ToolResult) -> dict[str, Any]:
     if result.is_error and not content.lower().startswith("error"):
         content = ERROR_PREFIX + content
     return {"role": "tool", "tool_call_id": result.tool_call_id, "content": content}
+
+
+def file_content(file: File, where: str) -> dict[str, Any]:
+    """The content part of a file in a ``user`` message.
+
+    * An image (JPEG, PNG, GIF, WebP) is ``{"type": "image_url",
+      "image_url": {"url": ...}}``, a ``data:`` URL for bytes or the file's
+      URL (https://developers.openai.com/api/docs/guides/images-vision).
+    * A PDF is ``{"type": "file", "file": {"filename", "file_data": <data:
+      URL>}}``; Chat Completions takes PDFs only, and not by URL
+      (https://developers.openai.com/api/docs/guides/file-inputs).
+    * A text file (any ``text/`` type) is a ``text`` part: its name on a line,
+      then its text, as the file inputs guide advises for text in Chat
+      Completions.
+
+    Raises:
+        ConfigError: another media type (:data:`FILE_TYPES`), a PDF or text
+            file by URL, text that is not UTF-8, a file over
+            :data:`agentcore.providers._files.OPENAI_MAX_BYTES`.
+    """
+    image = file.media_type in _files.IMAGE_TYPES
+    _files.check_type(file, where, FILE_TYPES, _API, url=image)
+    _files.check_size(file, where, _files.OPENAI_MAX_BYTES, _API)
+    if image:
+        return {"type": "image_url", "image_url": {"url": file.url or _files.data_url(file)}}
+    if file.media_type == _files.PDF:
+        return {
+            "type": "file",
+            "file": {"filename": _files.filename(file), "file_data": _files.data_url(file)},
+        }
+    try:
+        text = (file.data or b"").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{where} holds a {file.media_type} file that is not UTF-8 ({exc})") from None
+    return {"type": "text", "text": f"{_files.filename(file)}:\n{text}"}
+
+
+def _tool_files_json(message: Message, index: int) -> list[dict[str, Any]]:
+    """The ``user`` message that carries a message's tool results' files, or
+    none: a ``tool`` message's content is text only
+    (https://platform.openai.com/docs/api-reference/chat/create), so each
+    result's files follow a sentence naming its call."""
+    content: list[dict[str, Any]] = []
+    for result in message.tool_results:
+        if result.files:
+            where = _files.place(index, result)
+            sentence = f"Files returned by the tool call {result.tool_call_id!r} ({result.name}):"
+            content.append({"type": "text", "text": sentence})
+            content += [file_content(file, where) for file in result.files]
+    return [{"role": "user", "content": content}] if content else []
 
 
 # --- reasoning sent back ----------------------------------------------------
@@ -370,6 +431,10 @@ def _message_json(message: Message, index: int, dialect: str, origin: str) -> li
     out = [_result_json(result) for result in message.tool_results]
     if message.role is Role.ASSISTANT:
         out.append(_assistant_json(message, index, dialect, origin))
+    elif message.role is Role.USER and message.files:
+        content = [{"type": "text", "text": message.text}] if message.text else []
+        content += [file_content(file, _files.place(index)) for file in message.files]
+        out.append({"role": "user", "content": content})
     elif message.role is Role.USER and (message.text or not out):
         out.append({"role": "user", "content": message.text})
     return out
@@ -516,11 +581,15 @@ def request_body(
     """The JSON body of one streamed Chat Completions request.
 
     Follows the OpenAI API reference ("Create chat completion"): the system
-    prompt first, as a ``system_role`` message; user turns as text; assistant
+    prompt first, as a ``system_role`` message; user turns as text (with
+    files, a list of a ``text`` part and the files' parts,
+    :func:`file_content`); assistant
     turns with ``content`` (null when empty and the turn has tool calls) and
     ``tool_calls`` whose ``function.arguments`` is JSON text; one ``tool``
     message per result with ``tool_call_id`` (an error result's content starts
-    with ``"Error: "``); tools as ``{"type": "function", "function": {name,
+    with ``"Error: "``; its files follow all the step's ``tool`` messages in
+    a ``user`` message, after a sentence naming the call: a ``tool``
+    message holds text only); tools as ``{"type": "function", "function": {name,
     description, parameters}}`` (left out when there are none, since some
     servers reject an empty list); the output cap as ``max_tokens_field``,
     only when ``request.max_output_tokens`` is set. Reasoning goes back on the
@@ -553,10 +622,12 @@ def request_body(
         ConfigError: before anything is sent: a history the server would
             refuse (:func:`agentcore.providers._history.check_history`,
             naming the message; or this adapter's ``provider_data`` edited
-            into something that is not its JSON), or a setting it cannot
-            send (:func:`settings_fields`).
+            into something that is not its JSON; a file part outside a user
+            message, or a file :func:`file_content` refuses), or a setting it
+            cannot send (:func:`settings_fields`).
     """
     check_history(request.messages)
+    _files.check_places(request.messages)
     dialect = reasoning_dialect(origin, request.messages, reasoning_format)
     merged = (settings or ModelSettings()).merged(request.settings)
     # the settings follow the dialect the server is known by, not the history:
@@ -565,8 +636,15 @@ def request_body(
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": system_role, "content": request.system})
+    held: list[dict[str, Any]] = []  # tool results' files: sent after the step's last tool message
     for index, message in enumerate(request.messages):
-        messages.extend(_message_json(message, index, dialect, origin))
+        entries = _message_json(message, index, dialect, origin)
+        if held and not (entries and entries[0]["role"] == "tool"):
+            messages += held
+            held = []
+        messages += entries
+        held += _tool_files_json(message, index)
+    messages += held
     body: dict[str, Any] = {"model": model, "messages": messages, "stream": True}
     if include_usage:
         body["stream_options"] = {"include_usage": True}
