@@ -43,15 +43,18 @@ Supervision (the defaults are the constants below):
 
 Results: the text of a result's text blocks; its structured content as JSON
 text instead when the server sends one (its text blocks then repeat it, as
-the protocol recommends); images, audio, resource links and embedded
-resources are described in text (agentcore does not pass files to models
-yet). A result with ``isError`` raises :class:`MCPToolError`, which the loop
-feeds back to the model as an error result. See :func:`result_text`.
+the protocol recommends); images and binary resources of the types every
+adapter takes (:data:`FILE_TYPES`: JPEG, PNG, GIF, WebP, PDF) as files; audio,
+resource links, text resources and other types described in text. A result
+with ``isError`` raises :class:`MCPToolError`, which the loop feeds back to
+the model as an error result. See :func:`result_content`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import concurrent.futures
 import functools
 import json
@@ -65,8 +68,10 @@ import weakref
 from collections.abc import Coroutine, Iterable, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack
 from os import PathLike, fspath
+from pathlib import PurePosixPath
 from types import TracebackType
 from typing import Any, TextIO, TypeVar, cast
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -87,7 +92,7 @@ from agentcore._http_errors import REDACTED, secret_values
 from agentcore.context import Context
 from agentcore.errors import AgentcoreError, ConfigError
 from agentcore.tools import Tool, ToolInputError, ToolSet
-from agentcore.types import ToolDefinition, headers_repr
+from agentcore.types import File, ToolDefinition, ToolOutput, headers_repr
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -101,9 +106,11 @@ __all__ = [
     "MCPToolError",
     "MCPTools",
     "combine",
+    "FILE_TYPES",
+    "block_file",
     "describe_block",
     "open_servers",
-    "result_text",
+    "result_content",
     "server_environment",
     "tool_definition",
     "tool_name",
@@ -172,32 +179,68 @@ def tool_definition(tool: mcp_types.Tool, name: str) -> ToolDefinition:
     return ToolDefinition(name, description, json.dumps(tool.input_schema, ensure_ascii=False))
 
 
-def result_text(result: mcp_types.CallToolResult) -> str:
-    """The text the model gets for a tool result (``isError`` aside).
+FILE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf"})
+"""The media types of image blocks and binary embedded resources that go to
+the model as files: those every adapter takes in a tool result
+(``docs/files.md``). Other binary blocks are described in text."""
 
-    Content blocks are joined with newlines: a text block is its text; other
-    blocks are described by :func:`describe_block`. When the result has
-    structured content, that content as JSON text takes the place of the
-    text blocks, which the protocol says should repeat it
+
+def result_content(result: mcp_types.CallToolResult) -> tuple[str, tuple[File, ...]]:
+    """The text and the files the model gets for a tool result (``isError`` aside).
+
+    Text blocks are joined with newlines. When the result has structured
+    content, that content as JSON text takes the place of the text blocks,
+    which the protocol says should repeat it
     (https://modelcontextprotocol.io/specification/2025-11-25/server/tools#structured-content).
+    An image or binary resource of a type in :data:`FILE_TYPES` is a file
+    (:func:`block_file`); every other block is a line of text
+    (:func:`describe_block`).
     """
     parts: list[str] = []
+    files: list[File] = []
     if result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, ensure_ascii=False))
     for block in result.content:
         if isinstance(block, mcp_types.TextContent):
             if result.structured_content is None:
                 parts.append(block.text)
-        else:
+            continue
+        file = block_file(block)
+        if file is None:
             parts.append(describe_block(block))
-    return "\n".join(parts)
+        else:
+            files.append(file)
+    return "\n".join(parts), tuple(files)
+
+
+def block_file(block: mcp_types.ContentBlock) -> File | None:
+    """The file an image block or an embedded binary resource holds, when
+    its type is in :data:`FILE_TYPES` and its data is base64; else None. A
+    resource's file is named after the last segment of its URI."""
+    if isinstance(block, mcp_types.ImageContent):
+        media_type, data, name = block.mime_type, block.data, ""
+    elif isinstance(block, mcp_types.EmbeddedResource) and isinstance(
+        block.resource, mcp_types.BlobResourceContents
+    ):
+        resource = block.resource
+        media_type, data = resource.mime_type or "", resource.blob
+        name = PurePosixPath(urlsplit(str(resource.uri)).path).name
+    else:
+        return None
+    try:
+        file = File(
+            media_type=media_type, data=base64.b64decode("".join(data.split()), validate=True), filename=name
+        )
+    except (ValueError, binascii.Error):
+        return None
+    return file if file.media_type in FILE_TYPES else None
 
 
 def describe_block(block: mcp_types.ContentBlock) -> str:
-    """A line of text that stands for a non-text content block: an image, an
-    audio clip, a resource link or an embedded resource (whose text, when it
-    has some, follows its description). Binary data is not passed on: the
-    line names its MIME type and size
+    """A line of text that stands for a block the model gets no file for:
+    audio, a resource link, an embedded resource (a text one's text follows
+    its description), an image or binary resource of another type. Binary
+    data is not passed on: the line names its MIME type and size
     (https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool-result)."""
     if isinstance(block, mcp_types.TextContent):
         return block.text
@@ -658,8 +701,8 @@ class MCPTool:
     def __repr__(self) -> str:
         return f"MCPTool({self._definition.name!r} of {self._supervisor.server.label})"
 
-    def execute(self, input: str, ctx: Context) -> str:
-        """Call the tool on the server and return its result as text.
+    def execute(self, input: str, ctx: Context) -> ToolOutput:
+        """Call the tool on the server and return its result.
 
         Args:
             input: the arguments as JSON text (a JSON object; blank means ``{}``).
@@ -667,7 +710,8 @@ class MCPTool:
                 tells the server to cancel the call.
 
         Returns:
-            The result's text (see :func:`result_text`).
+            The result's text, or a list of its text and files when it has
+            files (see :func:`result_content`).
 
         Raises:
             ToolInputError: ``input`` is not a JSON object.
@@ -686,11 +730,11 @@ class MCPTool:
             raise ToolInputError(f"the arguments for {self.name!r} must be a JSON object")
         supervisor = self._supervisor
         result = supervisor.run(supervisor.call(self.name, arguments), ctx)
-        text = result_text(result)
-        if result.is_error:
+        text, files = result_content(result)
+        if result.is_error:  # an error result is text: its files are dropped
             message = _redact(text, supervisor.server.secrets)
             raise MCPToolError(message or "the tool reported an error without a message")
-        return text
+        return [*([text] if text else []), *files] if files else text
 
 
 def _seconds(option: str, value: object) -> float:

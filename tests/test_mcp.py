@@ -21,6 +21,7 @@ from agentcore import (
     Canceled,
     ConfigError,
     Context,
+    File,
     FinishReason,
     RunError,
     ToolInputError,
@@ -131,12 +132,18 @@ def test_a_run_calls_the_tools_and_sees_results_and_errors(shared: Shared) -> No
         ("fail", "Error: MCPToolError: Error executing tool fail: no such city", True),
         (
             "media",
-            "a picture:\n[image: image/png, 8 bytes, not shown]\n[audio: audio/wav, 3 bytes, not shown]\n"
+            "a picture:\n[audio: audio/wav, 3 bytes, not shown]\n"
             "[resource link: file:///tmp/report.pdf (report, application/pdf)]\n"
             "[resource: memo://1, text/plain]\nmemo text",
             False,
         ),
     ]
+    media = result.steps[0].tool_results[4]
+    assert media.files == (
+        File(media_type="image/png", data=b"\x89PNG\r\n\x1a\n"),
+        File(media_type="application/pdf", data=b"%PDF-1.4", filename="brief.pdf"),
+    )
+    assert model.requests[1].messages[-1].tool_results[4].files == media.files  # sent to the model
     name, content, is_error = results(result)[5]
     assert (name, is_error) == ("add", True)
     assert content.startswith("Error: MCPToolError: ")

@@ -23,13 +23,14 @@ from mcp.types import (
 )
 from mcp.types import Tool as SDKTool
 
-from agentcore import ConfigError, ToolSet, tool
+from agentcore import ConfigError, File, ToolSet, tool
 from agentcore.mcp import (
     ENVIRONMENT_ALLOWLIST,
     MCPTools,
+    block_file,
     combine,
     describe_block,
-    result_text,
+    result_content,
     server_environment,
     tool_definition,
     tool_name,
@@ -112,18 +113,56 @@ def test_describe_block(block: ContentBlock, expected: str) -> None:
     assert describe_block(block) == expected
 
 
-IMAGE = ImageContent(data="MTIzNDU=", mime_type="image/png")
+PNG = ImageContent(data="iVBORw0KGgo=", mime_type="image/png")
+PNG_FILE = File(media_type="image/png", data=b"\x89PNG\r\n\x1a\n")
+TIFF = ImageContent(data="MTIzNDU=", mime_type="image/tiff")
 
 
 @pytest.mark.parametrize(
-    ("result", "expected"),
+    ("block", "expected"),
     [
-        (CallToolResult(content=[]), ""),
-        (CallToolResult(content=[TextContent(text="one")]), "one"),
-        (CallToolResult(content=[TextContent(text="one"), TextContent(text="two")]), "one\ntwo"),
+        (PNG, PNG_FILE),
+        (ImageContent(data="iVBO\nRw0KGgo=", mime_type="IMAGE/PNG"), PNG_FILE),
+        (ImageContent(data="MTIz", mime_type="image/jpeg"), File(media_type="image/jpeg", data=b"123")),
+        (ImageContent(data="R0lG", mime_type="image/gif"), File(media_type="image/gif", data=b"GIF")),
+        (ImageContent(data="UklG", mime_type="image/webp"), File(media_type="image/webp", data=b"RIF")),
         (
-            CallToolResult(content=[TextContent(text="see:"), IMAGE]),
-            "see:\n[image: image/png, 5 bytes, not shown]",
+            EmbeddedResource(
+                resource=BlobResourceContents(uri="file:///a/b.pdf", blob="JVBE", mime_type="application/pdf")
+            ),
+            File(media_type="application/pdf", data=b"%PD", filename="b.pdf"),
+        ),
+        (TIFF, None),  # a type not every adapter takes
+        (ImageContent(data="not base64!", mime_type="image/png"), None),
+        (ImageContent(data="MTIz", mime_type="png"), None),  # not a media type
+        (
+            EmbeddedResource(
+                resource=BlobResourceContents(uri="db://1", blob="MTIz", mime_type="application/zip")
+            ),
+            None,
+        ),
+        (EmbeddedResource(resource=BlobResourceContents(uri="db://1", blob="MTIz")), None),  # no type
+        (EmbeddedResource(resource=TextResourceContents(uri="memo://1", text="x")), None),
+        (AudioContent(data="MTIz", mime_type="audio/wav"), None),
+        (TextContent(text="t"), None),
+    ],
+)
+def test_block_file(block: ContentBlock, expected: File | None) -> None:
+    assert block_file(block) == expected
+
+
+@pytest.mark.parametrize(
+    ("result", "text", "files"),
+    [
+        (CallToolResult(content=[]), "", ()),
+        (CallToolResult(content=[TextContent(text="one")]), "one", ()),
+        (CallToolResult(content=[TextContent(text="one"), TextContent(text="two")]), "one\ntwo", ()),
+        (CallToolResult(content=[TextContent(text="see:"), PNG]), "see:", (PNG_FILE,)),
+        (CallToolResult(content=[PNG, PNG]), "", (PNG_FILE, PNG_FILE)),
+        (
+            CallToolResult(content=[TextContent(text="see:"), TIFF]),
+            "see:\n[image: image/tiff, 5 bytes, not shown]",
+            (),
         ),
         # structured content replaces the text blocks that repeat it
         (
@@ -131,18 +170,20 @@ IMAGE = ImageContent(data="MTIzNDU=", mime_type="image/png")
                 content=[TextContent(text='{"t": 21}')], structured_content={"t": 21, "city": "Köln"}
             ),
             '{"t": 21, "city": "Köln"}',
+            (),
         ),
         (
-            CallToolResult(content=[TextContent(text="x"), IMAGE], structured_content={"ok": True}),
-            '{"ok": true}\n[image: image/png, 5 bytes, not shown]',
+            CallToolResult(content=[TextContent(text="x"), PNG, TIFF], structured_content={"ok": True}),
+            '{"ok": true}\n[image: image/tiff, 5 bytes, not shown]',
+            (PNG_FILE,),
         ),
-        (CallToolResult(content=[], structured_content={}), "{}"),
+        (CallToolResult(content=[], structured_content={}), "{}", ()),
         # isError does not change the text (MCPTool.execute raises MCPToolError with it)
-        (CallToolResult(content=[TextContent(text="no such city")], is_error=True), "no such city"),
+        (CallToolResult(content=[TextContent(text="no such city")], is_error=True), "no such city", ()),
     ],
 )
-def test_result_text(result: CallToolResult, expected: str) -> None:
-    assert result_text(result) == expected
+def test_result_content(result: CallToolResult, text: str, files: tuple[File, ...]) -> None:
+    assert result_content(result) == (text, files)
 
 
 def test_server_environment_is_an_allowlist_with_env_on_top() -> None:

@@ -23,6 +23,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import (
     AudioContent,
+    BlobResourceContents,
     CallToolResult,
     EmbeddedResource,
     ImageContent,
@@ -88,6 +89,11 @@ def build_server(report: Callable[[str], None]) -> MCPServer:
                 ResourceLink(uri="file:///tmp/report.pdf", name="report", mime_type="application/pdf"),
                 EmbeddedResource(
                     resource=TextResourceContents(uri="memo://1", text="memo text", mime_type="text/plain")
+                ),
+                EmbeddedResource(
+                    resource=BlobResourceContents(
+                        uri="file:///srv/brief.pdf", blob="JVBERi0xLjQ=", mime_type="application/pdf"
+                    )
                 ),
             ]
         )
