@@ -91,6 +91,7 @@ from agentcore._headers import header_dict
 from agentcore._http_errors import REDACTED, secret_values
 from agentcore.context import Context
 from agentcore.errors import AgentcoreError, ConfigError
+from agentcore.providers._files import IMAGE_TYPES, PDF
 from agentcore.tools import Tool, ToolInputError, ToolSet
 from agentcore.types import File, ToolDefinition, ToolOutput, headers_repr
 
@@ -179,7 +180,7 @@ def tool_definition(tool: mcp_types.Tool, name: str) -> ToolDefinition:
     return ToolDefinition(name, description, json.dumps(tool.input_schema, ensure_ascii=False))
 
 
-FILE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf"})
+FILE_TYPES = frozenset((*IMAGE_TYPES, PDF))
 """The media types of image blocks and binary embedded resources that go to
 the model as files: those every adapter takes in a tool result
 (``docs/files.md``). Other binary blocks are described in text."""
