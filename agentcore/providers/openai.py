@@ -62,9 +62,11 @@ same origin, else nothing), and each assistant turn carries:
   messages once the model called a tool there, so every assistant turn gets
   the field: ``""`` when it has no reasoning (a turn another model made, or
   one with thinking off), which DeepSeek ignores where it needs none.
-* ``reasoning`` (Groq): the turn's reasoning text, only when there is some:
-  Groq takes the field back for its reasoning models and refuses it, like any
-  unknown field, for others (https://console.groq.com/docs/reasoning).
+* ``reasoning`` (Groq): the turn's own reasoning text, only when there is
+  some: Groq takes the field back for its reasoning models and refuses it,
+  like any unknown field, for others (https://console.groq.com/docs/reasoning),
+  so reasoning another server produced is not sent there (it says nothing
+  about whether the Groq model takes the field).
 * ``reasoning_details`` (OpenRouter): the entries of the turn's blocks,
   unmodified, in order (https://openrouter.ai/docs/guides/best-practices/reasoning-tokens,
   "Preserving reasoning blocks").
@@ -88,8 +90,8 @@ same origin, else nothing), and each assistant turn carries:
 Switching providers: a block goes back verbatim only to its ``format`` and
 ``origin``. Reasoning from elsewhere (another server's, an Anthropic thinking
 block, a Responses summary) is sent only where the field is plain, unsigned
-text (``reasoning_content``, ``reasoning``, Mistral thinking): its visible
-text, blocks separated by a blank line. OpenRouter's ``reasoning_details``
+text that any of the server's models takes (``reasoning_content``, Mistral
+thinking): its visible text, blocks separated by a blank line. OpenRouter's ``reasoning_details``
 carry signatures and encrypted data the upstream verifies, so foreign blocks
 are dropped there; signatures and encrypted data never travel to another
 origin. Tool-call ``provider_data`` goes back only to its origin, and only
@@ -410,9 +412,13 @@ def _assistant_json(message: Message, index: int, dialect: str, origin: str) -> 
     blocks = message.reasoning
     if dialect == MISTRAL_THINKING and any(block.text for block in blocks):
         entry["content"] = _mistral_content(message)
-    elif dialect in (REASONING_CONTENT, REASONING):
-        text = _plain_reasoning(blocks, dialect, origin)
-        if text or dialect == REASONING_CONTENT:
+    elif dialect == REASONING_CONTENT:
+        entry[dialect] = _plain_reasoning(blocks, dialect, origin)
+    elif dialect == REASONING:
+        text = _plain_reasoning(
+            [b for b in blocks if b.origin == origin and b.format == REASONING], dialect, origin
+        )
+        if text:
             entry[dialect] = text
     elif dialect == REASONING_DETAILS:
         own = [b for b in blocks if b.origin == origin and b.format == REASONING_DETAILS]
