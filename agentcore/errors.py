@@ -2,13 +2,20 @@
 
 Hierarchy::
 
-    Exception
-    +-- AgentcoreError                 base of everything raised by agentcore itself
-        +-- ModelError                 a model call failed; carries an ErrorClass
-        +-- Canceled                   the run's context was cancelled
-        |   +-- DeadlineExceeded       ... because its deadline passed
-        +-- RunError                   raised by ``result()``: the run ended in error
-        +-- ConfigError (ValueError)   a caller mistake, raised at construction
+    BaseException
+    +-- Canceled                       the context was cancelled (not an Exception)
+    |   +-- DeadlineExceeded           ... because its deadline passed
+    +-- Exception
+        +-- AgentcoreError             base of every other exception agentcore raises
+            +-- ModelError             a model call failed; carries an ErrorClass
+            +-- RunError               raised by ``result()``: the run ended in error
+            +-- ConfigError (ValueError)  a caller mistake, raised at construction
+
+:class:`Canceled` derives from ``BaseException`` (as ``asyncio.CancelledError``
+and trio's ``Cancelled`` do) so that tool and model code with a broad
+``except Exception`` does not swallow a cancel and go on working after the
+run ended. A run's cancel still reaches ``result()`` callers as a
+:class:`RunError` (an ``Exception``) whose ``err`` is the :class:`Canceled`.
 
 Model failures (HTTP statuses, error events inside a stream, timeouts, resets)
 become :class:`ModelError` at exactly one boundary per adapter; the loop decides
@@ -164,10 +171,16 @@ def _rebuild_model_error(
     return cls(error_class, retry_after, err, message=message, status=status)
 
 
-class Canceled(AgentcoreError):
+class Canceled(BaseException):
     """The run's context was cancelled: the reader was closed, the caller
     cancelled its context, or (subclass :class:`DeadlineExceeded`) the
-    deadline passed."""
+    deadline passed.
+
+    A ``BaseException``, not an ``Exception``: ``except Exception`` in a tool
+    does not catch it, so a tool that calls ``ctx.check()`` stops when the run
+    is cancelled. Catch it by name (``except Canceled``) where a cancel is
+    expected.
+    """
 
 
 class DeadlineExceeded(Canceled):

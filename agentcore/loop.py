@@ -31,8 +31,10 @@ feeds their results back, until the model stops (DESIGN.md, "The loop"):
    usage, cache fields included, also on error and cancel.
 6. A tool's ``Exception``, an unknown tool name, and arguments that are not a
    JSON object become error results fed back to the model; the run goes on
-   (rule 5). A ``BaseException`` that is not an ``Exception`` (e.g.
-   ``KeyboardInterrupt``) ends the run, and ``result()`` raises it again.
+   (rule 5). So does a :class:`Canceled` a tool raises while the run's
+   context is not cancelled; once it is, the run ends as cancelled. Another
+   ``BaseException`` (e.g. ``KeyboardInterrupt``) ends the run, and
+   ``result()`` raises it again.
 7. Retries: see :mod:`agentcore.retry`.
 8. Cancellation (reader closed, deadline, caller's context) ends the run with
    an ``error`` part whose finish reason is ``canceled``. A deadline or the
@@ -519,7 +521,7 @@ def _text_and_held(text: str) -> tuple[str, str]:
     return _valid_unicode(text), ""
 
 
-def _describe(exc: Exception) -> str:
+def _describe(exc: BaseException) -> str:
     """``"TypeName: message"`` for a tool's exception, even one whose
     ``__str__`` raises."""
     try:
@@ -556,8 +558,8 @@ def _execute(tools: ToolSet, call: ToolCall, ctx: Context) -> ToolResult:
         )
     try:
         output: object = tool.execute(arguments, ctx)
-    except Exception as exc:  # noqa: BLE001 - loop rule 5: a tool's failure is fed back to the model
-        if ctx.cancelled:
+    except (Exception, Canceled) as exc:  # noqa: BLE001 - loop rule 5: a tool's failure is fed back to the model
+        if ctx.cancelled:  # the run's cancel (whatever the tool made of it) ends the run
             ctx.check()
         return _failed(call, _describe(exc))
     try:

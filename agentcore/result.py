@@ -145,7 +145,8 @@ class RunReader(StreamReader):
                 reader was closed first); it carries ``err``, the ``usage`` of
                 the completed steps, ``finish_reason`` and ``messages``.
             BaseException: a non-``Exception`` raised inside the run (such as
-                ``KeyboardInterrupt`` from a tool) is raised again as is. A
+                ``KeyboardInterrupt`` from a tool; a :class:`Canceled` excepted,
+                which becomes a ``RunError``) is raised again as is. A
                 ``KeyboardInterrupt`` that arrives while ``result()`` waits
                 closes the reader (cancelling the run) and propagates.
         """
@@ -170,6 +171,6 @@ class RunReader(StreamReader):
                 messages=snapshot.messages,
             )
         assert terminal.err is not None
-        if not isinstance(terminal.err, Exception):
+        if not isinstance(terminal.err, (Exception, Canceled)):
             raise terminal.err
         raise RunError(terminal.err, terminal.total_usage, terminal.finish_reason, list(snapshot.messages))

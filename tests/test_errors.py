@@ -221,7 +221,11 @@ def test_model_error_survives_copy_and_pickle() -> None:
 
 
 def test_hierarchy() -> None:
-    assert issubclass(Canceled, AgentcoreError)
+    # Canceled is a BaseException, like asyncio.CancelledError: a broad
+    # ``except Exception`` in a tool does not swallow a cancel.
+    assert issubclass(Canceled, BaseException)
+    assert not issubclass(Canceled, Exception)
+    assert not issubclass(Canceled, AgentcoreError)
     assert issubclass(DeadlineExceeded, Canceled)
     assert issubclass(ConfigError, ValueError)
     assert issubclass(ConfigError, AgentcoreError)

@@ -392,6 +392,45 @@ def test_a_deadline_ends_the_run_while_a_tool_ignores_the_context(threads: Threa
     assert threads.wait_gone() == []
 
 
+def test_a_tool_that_catches_exception_does_not_swallow_the_cancel(threads: Threads) -> None:
+    started = threading.Event()
+    swallowed: list[str] = []
+
+    def careless(_input: str, ctx: Context) -> str:
+        started.set()
+        try:
+            ctx.wait(30)
+            ctx.check()
+        except Exception as exc:  # the broad handler many tools have
+            swallowed.append(type(exc).__name__)
+            return "went on"
+        return "not cancelled"
+
+    model = ScriptedModel([tool_step(call("c1", "careless")), text_step("never")])
+    reader = run(options(model, tools=[FuncTool("careless", careless)]))
+    assert started.wait(5)
+    reader.close()
+    assert threads.wait_gone() == []
+    assert swallowed == []
+    error = assert_canceled_result(reader)
+    assert (
+        error.messages[-1].tool_results[0].content == "Error: the run ended before this tool call finished."
+    )
+
+
+def test_a_canceled_of_a_tools_own_context_is_an_error_result() -> None:
+    def own_deadline(_input: str, _ctx: Context) -> str:
+        Context(timeout=0).check()  # the tool's own context, not the run's
+        return "unreachable"
+
+    model = ScriptedModel([tool_step(call("c1", "fetch")), text_step("ok")])
+    reader = run(options(model, tools=[FuncTool("fetch", own_deadline)]))
+    parts = collect(reader)
+    (result,) = [p.tool_result for p in parts if p.tool_result is not None]
+    assert (result.is_error, result.content) == (True, "Error: DeadlineExceeded: context deadline exceeded")
+    assert reader.result().text == "ok"
+
+
 def pause(seconds: float, _input: str, ctx: Context) -> str:
     return "interrupted" if ctx.wait(seconds) else "slept"
 
