@@ -50,6 +50,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import random
 import re
 import threading
 from collections.abc import Callable
@@ -340,6 +341,8 @@ class _Loop:
                 ctx=self.ctx,
                 forwarded=lambda: forwarded[0],
                 describe=f"step {len(self.steps) + 1} ({self.options.model.model_id})",
+                sleep=self.options.retry_sleep,
+                rand=self.options.retry_jitter or random.uniform,
             )
 
         return call_with_retries(attempt, policy)

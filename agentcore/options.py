@@ -99,6 +99,12 @@ class LoopOptions:
         retry_max_delay: backoff cap in seconds; 0 means 8.0.
         retry_after_limit: the longest server Retry-After in seconds the loop
             waits for; a longer hint ends the run with the error. None: no limit.
+        retry_sleep: waits the given number of seconds before a retry, in
+            place of the default wait on the run's context (which a cancel
+            or deadline ends at once); tests pass a recorder, so nothing
+            sleeps. None: the default.
+        retry_jitter: ``retry_jitter(0.75, 1.0)`` gives the factor a computed
+            backoff is multiplied by; None: ``random.uniform``.
         parallel_tools: run a step's tool calls concurrently in threads.
         queue_size: parts that may wait in the queue between the worker and
             the reader (:data:`DEFAULT_RUN_QUEUE_SIZE`); a full queue pauses
@@ -123,6 +129,8 @@ class LoopOptions:
     retry_base_delay: float = attrs.field(default=0.0, validator=_seconds)
     retry_max_delay: float = attrs.field(default=0.0, validator=_seconds)
     retry_after_limit: float | None = attrs.field(default=None, validator=attrs.validators.optional(_seconds))
+    retry_sleep: Callable[[float], object] | None = attrs.field(default=None, validator=_callback)
+    retry_jitter: Callable[[float, float], float] | None = attrs.field(default=None, validator=_callback)
     parallel_tools: bool = attrs.field(default=False, validator=_of_type(bool, "True or False"))
     queue_size: int = attrs.field(default=DEFAULT_RUN_QUEUE_SIZE, validator=_count(1))
     settings: ModelSettings | None = attrs.field(

@@ -99,7 +99,7 @@ def retry_policy(
     ctx: Context,
     forwarded: Callable[[], bool],
     describe: str = "model step",
-    sleep: Callable[[float], None] | None = None,
+    sleep: Callable[[float], object] | None = None,
     rand: Callable[[float, float], float] = random.uniform,
 ) -> tenacity.Retrying:
     """Build the tenacity policy for one step.
@@ -112,8 +112,9 @@ def retry_policy(
         ctx: the run's context; waits end at once when it is cancelled.
         forwarded: returns True once the current attempt forwarded a part.
         describe: what is retried, for the log line.
-        sleep: replaces the cancellable wait (tests record the sequence).
-        rand: ``rand(0.75, 1.0)`` gives the jitter factor.
+        sleep: replaces the cancellable wait (``LoopOptions.retry_sleep``:
+            tests record the sequence instead of sleeping).
+        rand: ``rand(0.75, 1.0)`` gives the jitter factor (``LoopOptions.retry_jitter``).
 
     Returns:
         A ``tenacity.Retrying`` that re-raises the last error when it gives up.
@@ -127,8 +128,10 @@ def retry_policy(
             return False
         return retry_after_limit is None or exc.retry_after <= retry_after_limit
 
-    def wait_on_context(seconds: float) -> None:
-        if ctx.wait(seconds):
+    def wait(seconds: float) -> None:
+        if sleep is not None:
+            sleep(seconds)
+        elif ctx.wait(seconds):
             ctx.check()
 
     def log_retry(state: tenacity.RetryCallState) -> None:
@@ -152,7 +155,7 @@ def retry_policy(
         stop=lambda state: out_of_attempts(state) or too_late(state),
         wait=_Wait(base_delay, max_delay, rand),
         retry=tenacity.retry_if_exception(should_retry),
-        sleep=sleep or wait_on_context,
+        sleep=wait,
         before_sleep=log_retry,
         reraise=True,
     )

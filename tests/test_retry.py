@@ -1,13 +1,12 @@
 """Rule 7, retries: the tenacity policy alone (agentcore/retry.py) and through the loop.
 
 The policy takes ``sleep`` and ``rand``, so the tests record the exact waits
-instead of sleeping; loop-level tests inject them by wrapping
-``agentcore.loop.retry_policy``.
+instead of sleeping; loop-level tests pass them as ``LoopOptions.retry_sleep``
+and ``retry_jitter``.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import subprocess
 import sys
@@ -18,7 +17,6 @@ from typing import Any
 
 import pytest
 
-import agentcore.loop
 from agentcore import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_RETRY_BASE_DELAY,
@@ -27,6 +25,7 @@ from agentcore import (
     Context,
     ErrorClass,
     FinishReason,
+    LoopOptions,
     ModelError,
     RunError,
     Usage,
@@ -263,24 +262,25 @@ def test_a_warning_is_logged_per_retry(caplog: pytest.LogCaptureFixture) -> None
 # --- through the loop --------------------------------------------------------------------------
 
 
+class Recorded(list[float]):
+    """The waits of every retry of a run, recorded through
+    ``LoopOptions.retry_sleep`` (with jitter 1.0 then 0.75): nothing sleeps."""
+
+    def options(self, model: Any, **kwargs: Any) -> LoopOptions:
+        return options(model, retry_sleep=self.append, retry_jitter=Jitter(1.0, 0.75), **kwargs)
+
+
 @pytest.fixture
-def recorded(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Waits of every retry in the loop, with jitter 1.0 then 0.75; nothing really sleeps."""
-    waits: list[float] = []
-    monkeypatch.setattr(
-        agentcore.loop,
-        "retry_policy",
-        functools.partial(retry_policy, sleep=waits.append, rand=Jitter(1.0, 0.75)),
-    )
-    return waits
+def recorded() -> Recorded:
+    return Recorded()
 
 
 @pytest.mark.parametrize("error_class", RETRYABLE)
 def test_loop_retries_a_retryable_failure_before_any_output(
-    error_class: ErrorClass, recorded: list[float]
+    error_class: ErrorClass, recorded: Recorded
 ) -> None:
     model = ScriptedModel([ModelError(error_class), text_step("Done", usage=Usage(3, 1))])
-    parts = collect(run(options(model)))
+    parts = collect(run(recorded.options(model)))
     assert summary(parts) == [
         ("text-delta", "Done"),
         ("step-finish", "stop", Usage(3, 1)),
@@ -292,10 +292,10 @@ def test_loop_retries_a_retryable_failure_before_any_output(
 
 
 @pytest.mark.parametrize("error_class", TERMINAL)
-def test_b18_loop_never_retries_a_terminal_failure(error_class: ErrorClass, recorded: list[float]) -> None:
+def test_b18_loop_never_retries_a_terminal_failure(error_class: ErrorClass, recorded: Recorded) -> None:
     error = ModelError(error_class, message="prompt is too long: 210000 tokens > 200000 maximum", status=400)
     model = ScriptedModel([error, text_step("never")])
-    parts = collect(run(options(model, max_retries=5)))
+    parts = collect(run(recorded.options(model, max_retries=5)))
     assert summary(parts) == [("error", "error", Usage(), error)]
     assert len(model.requests) == 1
     assert recorded == []
@@ -303,9 +303,9 @@ def test_b18_loop_never_retries_a_terminal_failure(error_class: ErrorClass, reco
         assert "context window exceeded" in str(parts[-1].err)
 
 
-def test_b16a_overloaded_event_before_any_content_is_retried(recorded: list[float]) -> None:
+def test_b16a_overloaded_event_before_any_content_is_retried(recorded: Recorded) -> None:
     model = ScriptedModel([[ModelError(ErrorClass.OVERLOADED, message="Overloaded")], text_step("Done")])
-    parts = collect(run(options(model)))
+    parts = collect(run(recorded.options(model)))
     assert summary(parts) == [
         ("text-delta", "Done"),
         ("step-finish", "stop", Usage()),
@@ -315,7 +315,7 @@ def test_b16a_overloaded_event_before_any_content_is_retried(recorded: list[floa
     assert recorded == [0.5]
 
 
-def test_b16b_overloaded_event_after_content_is_terminal(recorded: list[float]) -> None:
+def test_b16b_overloaded_event_after_content_is_terminal(recorded: Recorded) -> None:
     error = ModelError(ErrorClass.OVERLOADED, message="Overloaded")
     model = ScriptedModel(
         [
@@ -324,24 +324,24 @@ def test_b16b_overloaded_event_after_content_is_terminal(recorded: list[float]) 
             text_step("Hello"),
         ]
     )
-    parts = collect(run(options(model, tools=[FuncTool("search")])))
+    parts = collect(run(recorded.options(model, tools=[FuncTool("search")])))
     assert summary(parts)[3:] == [("text-delta", "Hel"), ("error", "error", Usage(8, 2), error)]
     assert len(model.requests) == 2
     assert recorded == []
 
 
-def test_b16c_http_529_then_a_stream_is_retried(recorded: list[float]) -> None:
+def test_b16c_http_529_then_a_stream_is_retried(recorded: Recorded) -> None:
     model = ScriptedModel([ModelError(ErrorClass.OVERLOADED, status=529), text_step("Done")])
-    parts = collect(run(options(model)))
+    parts = collect(run(recorded.options(model)))
     assert [s[0] for s in summary(parts)] == ["text-delta", "step-finish", "finish"]
     assert parts[0].text == "Done"
     assert len(model.requests) == 2
 
 
-def test_b21_no_retry_once_text_was_delivered(recorded: list[float]) -> None:
+def test_b21_no_retry_once_text_was_delivered(recorded: Recorded) -> None:
     reset = ModelError(ErrorClass.TRANSIENT, message="connection reset")
     model = ScriptedModel([[text("Hello"), text(" wor"), reset], text_step("Hello world!")])
-    parts = collect(run(options(model, max_retries=5)))
+    parts = collect(run(recorded.options(model, max_retries=5)))
     assert summary(parts) == [
         ("text-delta", "Hello"),
         ("text-delta", " wor"),
@@ -351,49 +351,49 @@ def test_b21_no_retry_once_text_was_delivered(recorded: list[float]) -> None:
     assert recorded == []
 
 
-def test_b21_control_a_reset_before_the_first_delta_is_retried(recorded: list[float]) -> None:
+def test_b21_control_a_reset_before_the_first_delta_is_retried(recorded: Recorded) -> None:
     model = ScriptedModel([[ModelError(ErrorClass.TRANSIENT)], text_step("Hello", " world!")])
-    parts = collect(run(options(model)))
+    parts = collect(run(recorded.options(model)))
     assert [p.text for p in parts if p.kind.value == "text-delta"] == ["Hello", " world!"]
     assert len(model.requests) == 2
 
 
-def test_a_failure_after_a_tool_call_part_is_terminal(recorded: list[float]) -> None:
+def test_a_failure_after_a_tool_call_part_is_terminal(recorded: Recorded) -> None:
     error = ModelError(ErrorClass.TRANSIENT)
     model = ScriptedModel([[call("c1", "search"), error], tool_step(call("c1", "search"))])
     search = FuncTool("search")
-    parts = collect(run(options(model, tools=[search])))
+    parts = collect(run(recorded.options(model, tools=[search])))
     assert summary(parts) == [("tool-call", "c1", "search", "{}"), ("error", "error", Usage(), error)]
     assert search.calls == []
     assert len(model.requests) == 1
 
 
 @pytest.mark.parametrize(("max_retries", "calls"), [(0, 3), (-1, 1), (-7, 1), (1, 2), (5, 6)])
-def test_loop_max_retries(max_retries: int, calls: int, recorded: list[float]) -> None:
+def test_loop_max_retries(max_retries: int, calls: int, recorded: Recorded) -> None:
     errors = [ModelError(ErrorClass.RATE_LIMITED, message=f"call {n}") for n in range(calls)]
     model = ScriptedModel([*errors, text_step("one call too many")])
-    parts = collect(run(options(model, max_retries=max_retries)))
+    parts = collect(run(recorded.options(model, max_retries=max_retries)))
     assert len(model.requests) == calls
     assert summary(parts) == [("error", "error", Usage(), errors[-1])]
     assert len(recorded) == calls - 1
 
 
-def test_loop_backoff_uses_the_defaults_for_zero_delays(recorded: list[float]) -> None:
+def test_loop_backoff_uses_the_defaults_for_zero_delays(recorded: Recorded) -> None:
     model = ScriptedModel([ModelError(ErrorClass.TRANSIENT)] * 3 + [text_step("ok")])
-    parts = collect(run(options(model, max_retries=3, retry_base_delay=0, retry_max_delay=0)))
+    parts = collect(run(recorded.options(model, max_retries=3, retry_base_delay=0, retry_max_delay=0)))
     assert parts[0].text == "ok"
     assert recorded == [0.5 * 1.0, 1.0 * 0.75, 2.0 * 1.0]
 
 
-def test_loop_backoff_uses_the_configured_delays(recorded: list[float]) -> None:
+def test_loop_backoff_uses_the_configured_delays(recorded: Recorded) -> None:
     model = ScriptedModel([ModelError(ErrorClass.TRANSIENT)] * 4 + [text_step("ok")])
-    collect(run(options(model, max_retries=4, retry_base_delay=1.0, retry_max_delay=3.0)))
+    collect(run(recorded.options(model, max_retries=4, retry_base_delay=1.0, retry_max_delay=3.0)))
     assert recorded == [1.0, 2.0 * 0.75, 3.0, 3.0 * 0.75]
 
 
-def test_loop_honours_retry_after_verbatim_above_the_max_delay(recorded: list[float]) -> None:
+def test_loop_honours_retry_after_verbatim_above_the_max_delay(recorded: Recorded) -> None:
     model = ScriptedModel([ModelError(ErrorClass.RATE_LIMITED, retry_after=20.0), text_step("ok")])
-    parts = collect(run(options(model, retry_max_delay=8.0)))
+    parts = collect(run(recorded.options(model, retry_max_delay=8.0)))
     assert recorded == [20.0]
     assert parts[-1].finish_reason is FinishReason.STOP
 
@@ -424,7 +424,7 @@ def test_loop_deadline_shorter_than_the_hint_ends_at_once_with_the_model_error()
     assert len(model.requests) == 1
 
 
-def test_loop_logs_a_warning_per_retry(caplog: pytest.LogCaptureFixture) -> None:
+def test_loop_logs_a_warning_per_retry(caplog: pytest.LogCaptureFixture, recorded: Recorded) -> None:
     model = ScriptedModel(
         [
             ModelError(ErrorClass.RATE_LIMITED, retry_after=0.01),
@@ -433,7 +433,8 @@ def test_loop_logs_a_warning_per_retry(caplog: pytest.LogCaptureFixture) -> None
         ]
     )
     with caplog.at_level(logging.WARNING, logger="agentcore"):
-        collect(run(options(model)))
+        collect(run(recorded.options(model)))
+    assert recorded == [0.01, 0.02]
     warnings = [
         r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and r.name == "agentcore"
     ]
@@ -447,7 +448,7 @@ def test_loop_logs_a_warning_per_retry(caplog: pytest.LogCaptureFixture) -> None
     assert all("step 1 (scripted)" in w for w in warnings)
 
 
-def test_loop_retries_each_step_independently(recorded: list[float]) -> None:
+def test_loop_retries_each_step_independently(recorded: Recorded) -> None:
     model = ScriptedModel(
         [
             ModelError(ErrorClass.OVERLOADED),
@@ -457,7 +458,7 @@ def test_loop_retries_each_step_independently(recorded: list[float]) -> None:
             text_step("ok", usage=Usage(2, 2)),
         ]
     )
-    parts = collect(run(options(model, tools=[FuncTool("search")])))
+    parts = collect(run(recorded.options(model, tools=[FuncTool("search")])))
     assert summary(parts)[-1] == ("finish", "stop", Usage(3, 3))
     assert len(model.requests) == 5
     # Each step starts its backoff from retry 0 again.

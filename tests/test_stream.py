@@ -283,8 +283,8 @@ def test_exception_while_the_queue_is_full_is_delivered_after_the_backlog() -> N
             send(part)
         raise KeyError("late failure")
 
-    reader = stream_func(produce, queue_size=1)
-    time.sleep(0.05)
+    reader, watch, _ = watched(produce, queue_size=1)
+    assert watch.wait_asleep("writer")  # t0 queued, t1 waits for room
     parts = list(reader)
     assert [p.text for p in parts[:3]] == ["t0", "t1", "t2"]
     assert parts[3].kind is StreamPartKind.ERROR
