@@ -85,3 +85,37 @@ def test_a_slow_log_handler_on_the_cancelling_thread_does_not_lose_the_terminal_
         logger.setLevel(level)
     assert release.is_set()
     assert parts[-1].finish_reason is FinishReason.CANCELED
+
+
+def voluntary_switches(thread: threading.Thread) -> int:
+    """How often ``thread`` gave up the CPU of its own accord (each wait or
+    wakeup of a blocked thread is one), from /proc."""
+    with open(f"/proc/self/task/{thread.native_id}/status") as status:
+        for line in status:
+            if line.startswith("voluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    raise AssertionError("no voluntary_ctxt_switches line")
+
+
+def test_an_idle_run_wakes_nobody() -> None:
+    # A reader waiting for a model that sends nothing sleeps until a part
+    # comes (1,000 idle runs polling every 0.25 s made 4,000 wakeups a second).
+    started = threading.Event()
+
+    def silent(_request: object, ctx: Context) -> Iterator[StreamPart]:
+        started.set()
+        ctx.wait()
+        yield StreamPart.step_finish(FinishReason.STOP)
+
+    reader = run(options(ScriptedModel([silent])))
+    parts: list[StreamPart] = []
+    reading = threading.Thread(target=lambda: parts.extend(reader))
+    reading.start()
+    assert started.wait(5)
+    before = voluntary_switches(reading)
+    time.sleep(1.0)  # the time measured, not a synchronisation
+    woke = voluntary_switches(reading) - before
+    reader.close()
+    reading.join(5)
+    assert woke <= 1  # at most the wait it was about to enter
+    assert parts == []
