@@ -729,24 +729,30 @@ def test_concurrent_streams_on_one_new_session_keep_their_connections(
 ) -> None:
     # requests' default pool keeps 10 connections per host and closes the
     # rest as they come back ("Connection pool is full, discarding connection").
-    runs = 40
+    runs = 20
     server.add(sse_reply(SSE))
     session = new_session()
-    all_open = threading.Barrier(runs, timeout=10)
+    all_open = threading.Barrier(runs, timeout=30)
     bodies: list[bytes] = []
+    errors: list[BaseException] = []
 
     def stream_once() -> None:
-        with post(session, server) as stream:
-            all_open.wait()
-            bodies.append(b"".join(iter_body(stream)))
+        try:
+            with post(session, server) as stream:
+                all_open.wait()  # every connection is in use at once
+                bodies.append(b"".join(iter_body(stream)))
+        except BaseException as exc:
+            errors.append(exc)
+            all_open.abort()
 
     caplog.set_level(logging.WARNING, logger="urllib3")
     threads = [threading.Thread(target=stream_once) for _ in range(runs)]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(10)
+        thread.join(30)
     session.close()
+    assert errors == []
     assert bodies == [SSE] * runs
     assert [r.getMessage() for r in caplog.records if "pool is full" in r.getMessage()] == []
 
