@@ -30,25 +30,45 @@ Decisions (so nobody "fixes" them by accident):
   (``2.0`` is a valid JSON Schema integer) or ``float``; Enums, attrs classes,
   dataclasses, tuples and sets are built from their JSON form. A union picks
   the first member whose schema the value matches.
+* ``datetime``, ``date``, ``time`` and ``UUID`` are strings with the JSON
+  Schema ``format`` ``date-time``, ``date``, ``time``, ``uuid``; the
+  validator asserts these formats with the very parsers that build the
+  values (:data:`agentcore._validation.FORMATS`), so a string that passes
+  always converts. A ``Decimal`` is a JSON number or a decimal string (a
+  string keeps every digit); a path is a string.
+* pydantic models and pydantic dataclasses get pydantic's own JSON Schema
+  (validation mode) with its ``$defs`` inlined, its ``title`` annotations
+  dropped and ``"additionalProperties": false`` on objects that list
+  properties and say nothing else, like every other class here; the value
+  is then built by pydantic (so its own validators run too). pydantic is
+  optional: it is looked up in ``sys.modules``, never imported (a class
+  that is a pydantic model means pydantic is loaded). ``TypedDict`` never
+  goes through pydantic (it refuses ``typing.TypedDict`` before Python
+  3.12), whatever the Python version.
 """
 
 from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import datetime
+import decimal
 import enum
 import functools
 import inspect
 import json
+import pathlib
+import sys
 import types
 import typing
+import uuid
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal, NamedTuple, Union
 
 import attrs
 
 from agentcore._docstrings import class_doc, parse_docstring
-from agentcore._validation import SchemaValidator, json_default
+from agentcore._validation import FORMATS, SchemaValidator, json_default, path_text
 from agentcore.context import Context
 from agentcore.errors import ConfigError
 
@@ -61,10 +81,23 @@ _EMPTY = inspect.Parameter.empty
 _NONE_TYPE = type(None)
 _QUALIFIERS = frozenset({"Required", "NotRequired", "ReadOnly"})
 _SUPPORTED = (
-    "str, int, float, bool, None, Any, list[X], tuple[X, ...], tuple[X, Y], set[X], dict[str, X], "
-    "Literal[...], Enum subclasses, X | None and other unions, Annotated[X, 'description'], "
-    "attrs classes, dataclasses and TypedDicts"
+    "str, int, float, bool, None, Any, datetime, date, time, UUID, Decimal, Path, list[X], "
+    "tuple[X, ...], tuple[X, Y], set[X], dict[str, X], Literal[...], Enum subclasses, X | None and "
+    "other unions, Annotated[X, 'description'], attrs classes, dataclasses, TypedDicts and pydantic models"
 )
+_FORMAT_OF = {datetime.datetime: "date-time", datetime.date: "date", datetime.time: "time", uuid.UUID: "uuid"}
+_DECIMAL_SCHEMA = {
+    "anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"}]
+}
+# JSON Schema keywords whose values are schemas: a map of them, a list of them, or one.
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})
+_SCHEMA_LISTS = frozenset({"prefixItems", "anyOf", "oneOf", "allOf"})
+_SCHEMA_ONE = frozenset(
+    {
+        "items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else",
+        "unevaluatedItems", "unevaluatedProperties",
+    }
+)  # fmt: skip
 
 
 class _Field(NamedTuple):
@@ -213,9 +246,18 @@ def _split_annotated(hint: Any) -> tuple[Any, str | None]:
             hint = typing.get_args(hint)[0]
         elif origin is Annotated:
             hint, *metadata = typing.get_args(hint)
-            description = description or next((m for m in metadata if isinstance(m, str)), None)
+            description = description or next(filter(None, map(_description_of, metadata)), None)
         else:
             return hint, description
+
+
+def _description_of(metadata: Any) -> str | None:
+    """``Annotated`` metadata as a description: a str, or an object with a
+    str ``description`` (a pydantic ``Field(description=...)``)."""
+    if isinstance(metadata, str):
+        return metadata
+    text = getattr(metadata, "description", None)
+    return text if isinstance(text, str) else None
 
 
 def _required_key(name: str, hint: Any, required_keys: frozenset[str]) -> bool:
@@ -255,6 +297,23 @@ def _to_int(value: Any) -> Any:
 
 def _to_float(value: Any) -> Any:
     return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def _to_decimal(value: Any) -> decimal.Decimal:
+    return decimal.Decimal(str(value))  # str(0.1) == "0.1": the number as the JSON text wrote it
+
+
+def _pydantic_class(hint: Any) -> bool:
+    """True for a pydantic model or pydantic dataclass (pydantic is never imported here)."""
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is None or not isinstance(hint, type):
+        return False
+    return issubclass(hint, pydantic.BaseModel) or pydantic.dataclasses.is_pydantic_dataclass(hint)
+
+
+def _pydantic_problems(exc: Any) -> str:
+    """A pydantic ``ValidationError`` as ``path: message`` items joined by ``; ``."""
+    return "; ".join(f"{path_text(e['loc'])}: {e['msg']}" for e in exc.errors())
 
 
 def _schema_default(value: Any) -> Any:
@@ -321,7 +380,15 @@ class _Compiler:
             return {"type": "integer"}, _to_int
         if hint is float:
             return {"type": "number"}, _to_float
+        if isinstance(hint, type) and hint in _FORMAT_OF:
+            return {"type": "string", "format": _FORMAT_OF[hint]}, FORMATS[_FORMAT_OF[hint]]
+        if hint is decimal.Decimal:
+            return _DECIMAL_SCHEMA, _to_decimal
+        if _pydantic_class(hint):
+            return self._pydantic(hint, where)
         if isinstance(hint, type):
+            if issubclass(hint, pathlib.PurePath):
+                return {"type": "string"}, hint
             if issubclass(hint, enum.Enum):
                 return self._enum(hint, where)
             if issubclass(hint, dict) and hasattr(hint, "__required_keys__"):
@@ -427,6 +494,51 @@ class _Compiler:
         if convert is None:
             return schema, None
         return schema, lambda v: {k: convert(x) for k, x in v.items()}
+
+    def _pydantic(self, cls: type, where: str) -> tuple[dict[str, Any], Convert | None]:
+        pydantic = sys.modules["pydantic"]
+        adapter = pydantic.TypeAdapter(cls)
+        try:
+            raw = adapter.json_schema()
+        except Exception as exc:  # pydantic's schema errors name the field; pass them on
+            raise self.fail(where, f"pydantic cannot write a JSON Schema for {cls.__name__}: {exc}") from exc
+        schema = self._inline(raw, raw.get("$defs", {}), (), where)
+
+        def convert(value: Any) -> Any:
+            try:
+                return adapter.validate_python(value)
+            except pydantic.ValidationError as exc:
+                raise ValueError(_pydantic_problems(exc)) from exc
+
+        return schema, convert
+
+    def _inline(self, node: Any, defs: dict[str, Any], seen: tuple[str, ...], where: str) -> Any:
+        """A pydantic schema without ``$ref``/``$defs``, ``title`` or ``discriminator``
+        (an OpenAPI keyword whose mapping names the ``$defs``)."""
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            name = ref.removeprefix("#/$defs/")
+            if name in seen:
+                raise self.fail(where, f"{name} refers to itself; recursive types are not supported")
+            if name not in defs:
+                raise self.fail(where, f"unsupported $ref {ref!r} in a pydantic schema")
+            out.update(self._inline(defs[name], defs, (*seen, name), where))
+        for key, value in node.items():
+            if key in ("$ref", "$defs", "title", "discriminator"):
+                continue
+            if key in _SCHEMA_MAPS and isinstance(value, dict):
+                value = {k: self._inline(v, defs, seen, where) for k, v in value.items()}
+            elif key in _SCHEMA_LISTS and isinstance(value, list):
+                value = [self._inline(v, defs, seen, where) for v in value]
+            elif key in _SCHEMA_ONE:
+                value = self._inline(value, defs, seen, where)
+            out[key] = value
+        if out.get("type") == "object" and "properties" in out:
+            out.setdefault("additionalProperties", False)
+        return out
 
     def _hints(self, cls: type, where: str) -> dict[str, Any]:
         try:

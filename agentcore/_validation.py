@@ -7,15 +7,28 @@ tool's return value into the text for the model (:func:`json_default` is its
 ``json.dumps`` hook, shared with the schema defaults in
 :mod:`agentcore._schema`). ``jsonschema`` is imported on first use, so that
 ``import agentcore`` stays fast.
+
+String formats: a validator asserts the ``format`` of the strings that
+:mod:`agentcore._schema` writes for dates, times and UUIDs (:data:`FORMATS`):
+a string passes exactly when the parser that later builds the Python value
+accepts it, so validation and conversion never disagree. Other formats stay
+annotations (the JSON Schema 2020-12 default). pydantic, when a tool uses
+it, is found in ``sys.modules``: it is never imported here.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import decimal
 import enum
+import functools
 import json
+import pathlib
 import re
-from collections.abc import Iterable, Iterator, Mapping
+import sys
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -25,6 +38,71 @@ from agentcore.errors import ConfigError
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
+
+# ---------------------------------------------------------------------------
+# String formats
+
+
+def _utc(text: str) -> str:
+    """``Z`` (UTC, as RFC 3339 writes it) as ``+00:00``: Python 3.10's
+    ``fromisoformat`` reads only the latter."""
+    return text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
+
+
+def parse_datetime(text: str) -> datetime.datetime:
+    """An ISO 8601 date and time, ``2024-05-01T09:30:00+02:00``.
+
+    What :meth:`datetime.datetime.fromisoformat` reads, plus a trailing ``Z``
+    for UTC, with a time part (a bare date is refused). Without an offset
+    the result is naive.
+
+    Raises:
+        ValueError: the text is not such a date and time.
+    """
+    if len(text) < 11 or text[10] not in "Tt ":
+        raise ValueError(f"{text!r} is not an ISO 8601 date and time (YYYY-MM-DDTHH:MM:SS, then Z or +HH:MM)")
+    return datetime.datetime.fromisoformat(_utc(text))
+
+
+def parse_time(text: str) -> datetime.time:
+    """An ISO 8601 time of day, ``09:30:00`` (an offset or ``Z`` optional).
+
+    Raises:
+        ValueError: the text is not such a time.
+    """
+    return datetime.time.fromisoformat(_utc(text))
+
+
+FORMATS: dict[str, Callable[[str], Any]] = {
+    "date-time": parse_datetime,
+    "date": datetime.date.fromisoformat,
+    "time": parse_time,
+    "uuid": uuid.UUID,
+}
+"""JSON Schema ``format`` name -> the parser of such strings (ValueError if not)."""
+
+
+def _format_check(parse: Callable[[str], Any]) -> Callable[[object], bool]:
+    """A format check: a string passes when ``parse`` reads it (ValueError
+    otherwise); other JSON types are not the format's business."""
+
+    def check(instance: object) -> bool:
+        if isinstance(instance, str):
+            parse(instance)
+        return True
+
+    return check
+
+
+@functools.cache
+def _format_checker() -> Any:
+    import jsonschema  # lazy: keeps `import agentcore` fast
+
+    checker = jsonschema.FormatChecker(formats=())
+    for name, parse in FORMATS.items():
+        checker.checks(name, raises=ValueError)(_format_check(parse))
+    return checker
+
 
 # ---------------------------------------------------------------------------
 # Arguments
@@ -46,7 +124,7 @@ class SchemaValidator:
             import jsonschema  # lazy: keeps `import agentcore` fast
 
             cls = jsonschema.validators.validator_for(self.schema, default=jsonschema.Draft202012Validator)
-            self._validator = cls(self.schema)
+            self._validator = cls(self.schema, format_checker=_format_checker())
         return self._validator
 
     def is_valid(self, instance: Any) -> bool:
@@ -61,7 +139,7 @@ class SchemaValidator:
         """
         found = [e for error in self._get().iter_errors(instance) for e in _flatten(error)]
         errors = sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
-        lines = [_clip(f"{_path(e.absolute_path)}: {_reason(e)}") for e in errors]
+        lines = [_clip(f"{path_text(e.absolute_path)}: {_reason(e)}") for e in errors]
         if len(lines) > _MAX_PROBLEMS:
             lines[_MAX_PROBLEMS:] = [f"... and {len(lines) - _MAX_PROBLEMS} more problems"]
         return lines
@@ -75,11 +153,12 @@ def check_schema(schema: dict[str, Any], owner: str) -> None:
     try:
         cls.check_schema(schema)
     except jsonschema.exceptions.SchemaError as exc:
-        where = _path(exc.absolute_path) if exc.absolute_path else "the schema"
+        where = path_text(exc.absolute_path) if exc.absolute_path else "the schema"
         raise ConfigError(f"{owner}: not a valid JSON Schema at {where}: {exc.message}") from exc
 
 
-def _path(parts: Iterable[Any]) -> str:
+def path_text(parts: Iterable[Any]) -> str:
+    """A JSON location for people and models: ``stops[1].name``, ``(top level)``."""
     out = ""
     for part in parts:
         if isinstance(part, int):
@@ -109,7 +188,7 @@ def _reason(error: ValidationError) -> str:
         return error.message
     seen: list[str] = []
     for sub in error.context:
-        text = f"{_path(sub.relative_path)}: {sub.message}" if sub.relative_path else sub.message
+        text = f"{path_text(sub.relative_path)}: {sub.message}" if sub.relative_path else sub.message
         if text not in seen:
             seen.append(text)
     return f"{error.message} ({'; '.join(seen[:4])})"
@@ -124,10 +203,28 @@ def _clip(text: str) -> str:
 
 
 def json_default(value: Any) -> Any:
-    """``default`` hook for ``json.dumps``: Enums by value, attrs classes and
-    dataclasses as objects, sets as arrays; anything else is a ``TypeError``."""
+    """``default`` hook for ``json.dumps``: Enums by value, attrs classes,
+    dataclasses and pydantic models as objects, sets as arrays, datetimes,
+    dates and times in ISO 8601, UUIDs, Decimals and paths as strings;
+    anything else is a ``TypeError``.
+
+    Raises:
+        TypeError: the value has no JSON form.
+        ValueError: a Decimal that is not finite.
+    """
     if isinstance(value, enum.Enum):
         return value.value
+    if isinstance(value, (datetime.date, datetime.time)):  # datetime is a date
+        return value.isoformat()
+    if isinstance(value, (uuid.UUID, pathlib.PurePath)):
+        return str(value)
+    if isinstance(value, decimal.Decimal):
+        if not value.is_finite():
+            raise ValueError(f"Decimal {value} is not a finite number")
+        return str(value)  # a string keeps every digit; the schema of a Decimal accepts it
+    pydantic = sys.modules.get("pydantic")  # a model exists only if pydantic was imported
+    if pydantic is not None and isinstance(value, pydantic.BaseModel):
+        return value.model_dump(mode="json")
     if attrs.has(type(value)):
         return attrs.asdict(value, recurse=False)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -161,5 +258,6 @@ def encode_result(value: Any, owner: str) -> str:
         raise TypeError(
             f"{owner} returned a {type(value).__name__} that cannot be sent to the model ({exc}); "
             "a function tool returns a str, or JSON data: dict, list, tuple, str, int, finite float, "
-            "bool, None, attrs or dataclass instances, Enums"
+            "bool, None, attrs, dataclass or pydantic instances, Enums, datetime, date, time, UUID, "
+            "Decimal, Path"
         ) from exc

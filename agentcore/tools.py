@@ -13,11 +13,14 @@ schema with ``jsonschema`` (:mod:`agentcore._validation`, which imports it on
 first use) before the function runs; a mismatch raises
 :class:`ToolInputError`, whose message names each bad field and why, and
 which the loop feeds back to the model as an error result. The
-validated JSON is then converted to the annotated types (Enum members, attrs
-and dataclass instances, tuples, sets) and the function is called. A ``str``
-result is sent as it is; anything else as JSON text. A parameter named
-``ctx`` or annotated :class:`~agentcore.Context` receives the run's context
-and is not part of the schema.
+validated JSON is then converted to the annotated types (Enum members, attrs,
+dataclass and pydantic instances, datetimes, dates, times, UUIDs, Decimals,
+paths, tuples, sets) and the function is called; a value that does not
+convert is a :class:`ToolInputError` too. A ``str`` result is sent as it is;
+a file as a file; anything else as JSON text
+(:func:`agentcore._validation.json_default`). A parameter named ``ctx`` or
+annotated :class:`~agentcore.Context` receives the run's context and is not
+part of the schema.
 """
 
 from __future__ import annotations

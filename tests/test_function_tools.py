@@ -2,7 +2,6 @@
 conversion, context injection, result encoding, raw-schema tools)."""
 
 import dataclasses
-import datetime
 import enum
 import json
 import subprocess
@@ -129,7 +128,7 @@ def f_any(value: Any, obj: object) -> None: ...
 def f_annotated(city: Annotated[str, "the city, e.g. Paris"], n: Annotated[int, {"x": 1}] = 1) -> None: ...
 def f_kwargs(name: str, **extra: int) -> None: ...
 def f_any_kwargs(**extra: Any) -> None: ...
-def f_enum_default(color: Color = Color.GREEN, when: object = datetime.date(2020, 1, 1)) -> None: ...
+def f_enum_default(color: Color = Color.GREEN, when: object = b"raw") -> None: ...
 
 
 POINT = {
@@ -742,7 +741,8 @@ def test_results_are_encoded(value: Any, text: str) -> None:
 @pytest.mark.parametrize(
     ("value", "reason"),
     [
-        (datetime.date(2024, 1, 1), "Object of type date is not JSON serializable"),
+        (b"raw", "Object of type bytes is not JSON serializable"),
+        (complex(1, 2), "Object of type complex is not JSON serializable"),
         (float("nan"), "Out of range float values are not JSON compliant"),
         ({Color.RED: 1}, "keys must be str"),
     ],
@@ -761,14 +761,14 @@ def test_unencodable_results_raise_a_clear_error(value: Any, reason: str) -> Non
 
 def test_unencodable_result_becomes_an_error_result_in_a_run() -> None:
     @tool
-    def today() -> datetime.date:
-        return datetime.date(2024, 1, 1)
+    def today() -> complex:
+        return complex(1, 2)
 
     model = _call_then_answer(ToolCall("c1", "today", "{}"))
     result = run(LoopOptions(model=model, messages=[user_message("date?")], tools=[today])).result()
     (res,) = result.steps[0].tool_results
     assert res.is_error
-    assert res.content.startswith("Error: TypeError: tool 'today' returned a date that cannot be sent")
+    assert res.content.startswith("Error: TypeError: tool 'today' returned a complex that cannot be sent")
 
 
 # ---------------------------------------------------------------------------
@@ -866,7 +866,7 @@ class AsyncCallable:
 
 def f_star_args(*names: str) -> None: ...
 def f_unannotated(x) -> None: ...  # type: ignore[no-untyped-def]
-def f_datetime(when: datetime.datetime) -> None: ...
+def f_bytes(data: bytes) -> None: ...
 def f_int_keys(counts: dict[int, str]) -> None: ...
 def f_bad_ctx(ctx: str) -> None: ...
 def f_two_ctx(ctx: Context, other: Context) -> None: ...
@@ -885,7 +885,7 @@ def f_unresolved(x: "Missing") -> None: ...  # type: ignore[name-defined]  # noq
         (f_gen, "is a generator function"),
         (f_star_args, r"\*names cannot be filled from JSON arguments"),
         (f_unannotated, r"parameter 'x' has no type hint; annotate it \(typing.Any accepts any JSON value\)"),
-        (f_datetime, r"parameter 'when': unsupported type hint datetime.datetime; supported: str"),
+        (f_bytes, r"parameter 'data': unsupported type hint bytes; supported: str"),
         (f_int_keys, "dict keys must be str"),
         (f_bad_ctx, "parameter 'ctx' receives the run's Context; annotate it agentcore.Context or rename it"),
         (f_two_ctx, "at most one Context parameter"),
