@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar
 
-from agentcore.types import FinishReason, StreamPart
+from agentcore.types import FinishReason, StreamPart, StreamPartKind
 
 DEFAULT_QUEUE_SIZE = 64
 """Default bound of the queue between the worker and the reader, in parts."""
@@ -62,6 +62,11 @@ _MAIN_THREAD_SLICE = 0.25
 main one wait untimed, so an idle stream costs no wakeups): a Ctrl-C that
 lands just before an untimed lock wait would otherwise go unnoticed until
 the next part arrives, and only the main thread receives signals."""
+
+_FINISH = StreamPartKind.FINISH
+_ERROR = StreamPartKind.ERROR
+"""The terminal kinds, compared by identity on the per-part path (an enum
+member's attribute lookup costs more than the rest of ``send``)."""
 
 _Reader = TypeVar("_Reader", bound="StreamReader")
 S = TypeVar("S")
@@ -115,8 +120,9 @@ class Channel(Generic[S]):
         self._readers_asleep = 0
         self._writers_asleep = 0
         self._terminal: StreamPart | None = None
-        self._finished = False
         self._closed = False
+        self._open = True
+        """False once the stream ended, the producer finished or the reader closed."""
         self._snapshot = snapshot
         self._seam = seam
 
@@ -131,23 +137,29 @@ class Channel(Generic[S]):
             True if the part was queued; False once the stream ended or the
             reader closed (the part is dropped).
         """
-        if part.terminal:
+        kind = part.kind
+        if kind is _FINISH or kind is _ERROR:
             return self.end(part)
         if self._seam is not None:
             self._seam.pause("send")
         with self._lock:
-            while len(self._items) >= self._maxsize and self._open():
-                self._writers_asleep += 1
-                try:
-                    self._sleep(self._writable, "writer")
-                finally:
-                    self._writers_asleep -= 1
-            if not self._open():
+            if len(self._items) >= self._maxsize:
+                self._wait_for_room()
+            if not self._open:
                 return False
             self._items.append(part)
             if self._readers_asleep:
                 self._wake(self._readable, "reader")
             return True
+
+    def _wait_for_room(self) -> None:
+        """Sleep (lock held) until the queue has room or the stream is over."""
+        while len(self._items) >= self._maxsize and self._open:
+            self._writers_asleep += 1
+            try:
+                self._sleep(self._writable, "writer")
+            finally:
+                self._writers_asleep -= 1
 
     def end(self, terminal: StreamPart | Callable[[S], StreamPart]) -> bool:
         """End the stream with ``terminal``, from any thread; the first caller wins.
@@ -167,10 +179,11 @@ class Channel(Generic[S]):
         if self._seam is not None:
             self._seam.pause("end")
         with self._lock:
-            if not self._open():
+            if not self._open:
                 return False
             part = terminal if isinstance(terminal, StreamPart) else terminal(self._snapshot)
             self._terminal = part
+            self._open = False
             self._items.append(part)
             self._wake_all()
             return True
@@ -180,7 +193,7 @@ class Channel(Generic[S]):
         if self._seam is not None:
             self._seam.pause("finish")
         with self._lock:
-            self._finished = True
+            self._open = False
             self._wake_all()
 
     def publish(self, snapshot: S) -> None:
@@ -199,7 +212,7 @@ class Channel(Generic[S]):
         if self._seam is not None:
             self._seam.pause("take")
         with self._lock:
-            while not self._items and self._open():
+            while not self._items and self._open:
                 self._readers_asleep += 1
                 try:
                     self._sleep(self._readable, "reader")
@@ -218,6 +231,7 @@ class Channel(Generic[S]):
             self._seam.pause("close")
         with self._lock:
             self._closed = True
+            self._open = False
             self._items.clear()
             self._wake_all()
 
@@ -235,9 +249,6 @@ class Channel(Generic[S]):
         one, or the reader closed first)."""
         with self._lock:
             return self._terminal
-
-    def _open(self) -> bool:
-        return self._terminal is None and not self._finished and not self._closed
 
     def _sleep(self, condition: threading.Condition, side: str) -> None:
         if self._seam is not None:
@@ -285,7 +296,8 @@ class StreamReader:
                 self._closed = True
                 raise StopIteration
         part = self._batch.popleft()
-        if part.terminal:  # the channel queues nothing after a terminal part
+        kind = part.kind
+        if kind is _FINISH or kind is _ERROR:  # the channel queues nothing after a terminal part
             self._closed = True
         return part
 
