@@ -72,7 +72,7 @@ from agentcore._validation import FORMATS, SchemaValidator, json_default, path_t
 from agentcore.context import Context
 from agentcore.errors import ConfigError
 
-__all__ = ["Convert", "FunctionPlan", "Param", "function_plan", "is_context", "parse_docstring"]
+__all__ = ["Convert", "FunctionPlan", "Param", "function_plan", "is_context", "parse_docstring", "type_schema"]
 
 Convert = Callable[[Any], Any]
 """Turns a validated JSON value into the annotated Python value."""
@@ -224,6 +224,21 @@ def function_plan(func: Callable[..., Any], owner: str) -> FunctionPlan:
         params.append(Param(p.name, p.kind is p.POSITIONAL_ONLY, False, p.default, prop.convert))
     schema = _object_schema("", props, extra_schema)
     return FunctionPlan(schema, doc.summary, tuple(params), extra_schema is not False, extra_convert)
+
+
+def type_schema(hint: Any, owner: str) -> tuple[dict[str, Any], Convert | None]:
+    """The JSON Schema of one type hint and the converter of its validated JSON
+    (None: the JSON value as it is), by the rules of function tools.
+
+    Args:
+        hint: any hint a tool parameter may have (a dataclass, a TypedDict,
+            a pydantic model, ``list[X]``, ...).
+        owner: how error messages name the user (``"LoopOptions.output_type"``).
+
+    Raises:
+        ConfigError: the hint has no JSON Schema.
+    """
+    return _Compiler(owner).compile(hint, "the type")
 
 
 def _object_schema(description: str, props: list[_Property], extra: Any) -> dict[str, Any]:

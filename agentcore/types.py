@@ -427,6 +427,22 @@ class ToolDefinition:
     input_schema: str = attrs.field(default='{"type":"object","properties":{}}', validator=_schema_text)
 
 
+@attrs.frozen
+class OutputSchema:
+    """The shape a run's final answer must have, for an adapter's native
+    structured output (``LoopOptions(output_type=...)``, see
+    :mod:`agentcore.output`).
+
+    Attributes:
+        name: the schema's name, 1 to 64 letters, digits, ``_`` or ``-``
+            (OpenAI requires one).
+        schema: the JSON Schema, as JSON text (an object: ``{...}``).
+    """
+
+    name: str = attrs.field(validator=_tool_name)
+    schema: str = attrs.field(validator=_schema_text)
+
+
 def _text(_instance: Any, attribute: attrs.Attribute[str], value: object) -> None:
     if not isinstance(value, str):
         raise TypeError(f"{attribute.name} must be a str, got {type(value).__name__}: {value!r}"[:200])
@@ -692,6 +708,8 @@ class Request:
         headers: extra HTTP headers for this request (gateway attribution).
         settings: this run's :class:`agentcore.ModelSettings`; they override
             the adapter's own field by field. None for none.
+        output: the JSON Schema the final answer must match, for the
+            adapter's native structured output; None for a free answer.
     """
 
     system: str = attrs.field(default="", validator=_text)
@@ -700,6 +718,7 @@ class Request:
     max_output_tokens: int = attrs.field(default=0, validator=_non_negative)
     headers: Mapping[str, str] = attrs.field(factory=dict, converter=_str_mapping, repr=headers_repr)
     settings: ModelSettings | None = None
+    output: OutputSchema | None = None
 
 
 _PART_FIELDS: dict[StreamPartKind, frozenset[str]] = {
