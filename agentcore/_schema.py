@@ -72,7 +72,15 @@ from agentcore._validation import FORMATS, SchemaValidator, json_default, path_t
 from agentcore.context import Context
 from agentcore.errors import ConfigError
 
-__all__ = ["Convert", "FunctionPlan", "Param", "function_plan", "is_context", "parse_docstring", "type_schema"]
+__all__ = [
+    "Convert",
+    "FunctionPlan",
+    "Param",
+    "function_plan",
+    "is_context",
+    "parse_docstring",
+    "type_schema",
+]
 
 Convert = Callable[[Any], Any]
 """Turns a validated JSON value into the annotated Python value."""
