@@ -79,6 +79,7 @@ __all__ = [
     "function_plan",
     "is_context",
     "parse_docstring",
+    "rewrite_schema",
     "type_schema",
 ]
 
@@ -98,7 +99,7 @@ _DECIMAL_SCHEMA = {
     "anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"}]
 }
 # JSON Schema keywords whose values are schemas: a map of them, a list of them, or one.
-_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"})
 _SCHEMA_LISTS = frozenset({"prefixItems", "anyOf", "oneOf", "allOf"})
 _SCHEMA_ONE = frozenset(
     {
@@ -247,6 +248,29 @@ def type_schema(hint: Any, owner: str) -> tuple[dict[str, Any], Convert | None]:
         ConfigError: the hint has no JSON Schema.
     """
     return _Compiler(owner).compile(hint, "the type")
+
+
+def rewrite_schema(node: Any, rewrite: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """A copy of a JSON Schema with ``rewrite`` applied to every schema in it.
+
+    ``rewrite`` gets each schema object (a dict; the root first, then the
+    schemas under ``properties``, ``items``, ``anyOf``, ``$defs`` and the
+    other keywords that hold schemas) and returns its replacement; the
+    subschemas of what it returns are rewritten next. Property names are
+    never taken for keywords.
+    """
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in rewrite(node).items():
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            value = {k: rewrite_schema(v, rewrite) for k, v in value.items()}
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            value = [rewrite_schema(v, rewrite) for v in value]
+        elif key in _SCHEMA_ONE:
+            value = rewrite_schema(value, rewrite)
+        out[key] = value
+    return out
 
 
 def _object_schema(description: str, props: list[_Property], extra: Any) -> dict[str, Any]:

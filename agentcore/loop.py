@@ -43,6 +43,16 @@ feeds their results back, until the model stops (DESIGN.md, "The loop"):
    whatever the worker sends later is dropped. Tool calls that a cancel left
    without a result get an error result saying so in the history.
 9. The caller's messages are never mutated.
+10. Structured output (``LoopOptions.output_type``, :mod:`agentcore.output`):
+    each request carries the schema (``Request.output``) in the native mode;
+    in the tool mode a ``final_answer`` tool joins the run's tools. A step
+    that ends the run with text (native), or a ``final_answer`` call, is
+    checked: a valid answer is the run's ``output``; an invalid one is sent
+    back (a user message with the problems, or the tool's error result) and
+    the loop goes on, up to ``output_retries`` times; then, or when the step
+    limit or a ``length`` finish comes first, the run fails with
+    :class:`OutputValidationError`. In the tool mode a text answer that is
+    valid JSON of the type is accepted too.
 """
 
 from __future__ import annotations
@@ -63,6 +73,7 @@ from agentcore.context import Context
 from agentcore.errors import Canceled, ConfigError, ErrorClass, ModelError
 from agentcore.options import DEFAULT_STEP_LIMIT as DEFAULT_STEP_LIMIT
 from agentcore.options import LoopOptions as LoopOptions
+from agentcore.output import OUTPUT_TOOL, OutputSpec, OutputValidationError, output_spec, retry_prompt
 from agentcore.result import RunReader, RunResult, RunSnapshot, StepResult
 from agentcore.retry import (
     DEFAULT_MAX_RETRIES,
@@ -72,7 +83,7 @@ from agentcore.retry import (
     retry_policy,
 )
 from agentcore.stream import Channel, SendFunc, start_worker
-from agentcore.tools import ToolSet
+from agentcore.tools import ToolInputError, ToolSet
 from agentcore.types import (
     ContentPart,
     FinishReason,
@@ -91,6 +102,7 @@ from agentcore.types import (
     tool_call_part,
     tool_output,
     tool_result_part,
+    user_message,
 )
 
 _JOIN_EVERY = 1024
@@ -128,13 +140,17 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
         or ``error`` part.
 
     Raises:
-        ConfigError: ``options`` is not a :class:`LoopOptions` or ``ctx`` is
-            not a :class:`Context`.
+        ConfigError: ``options`` is not a :class:`LoopOptions`, ``ctx`` is
+            not a :class:`Context`, or ``output_mode="tool"`` meets a tool
+            already named ``final_answer``.
     """
     if not isinstance(options, LoopOptions):
         raise ConfigError(f"run() needs a LoopOptions, got {type(options).__name__}")
     if ctx is not None and not isinstance(ctx, Context):
         raise ConfigError(f"run()'s ctx must be a Context or None, got {type(ctx).__name__}")
+    spec = None if options.output_type is None else output_spec(options.output_type)
+    final = _FinalAnswer(spec) if spec is not None and options.output_mode == "tool" else None
+    tools = options.tools if final is None else ToolSet([*options.tools.values(), final])
     run_ctx = Context(parent=ctx)
     channel = Channel(options.queue_size, RunSnapshot(options.messages))
     reader = RunReader(channel, run_ctx.cancel)
@@ -142,7 +158,7 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     # while the worker is stuck in a tool or a model that ignores the context;
     # what the worker sends later is dropped.
     run_ctx.add_callback(lambda: _end(channel, _canceled(run_ctx)))
-    start_worker(_Loop(options, run_ctx, channel).run, channel)
+    start_worker(_Loop(options, run_ctx, channel, tools, spec, final).run, channel)
     return reader
 
 
@@ -200,6 +216,31 @@ def _nothing() -> None:
     pass
 
 
+_CUT_OFF = "(top level): the answer was cut off at the output token limit (finish reason length)"
+
+
+class _FinalAnswer:
+    """The ``final_answer`` tool of ``output_mode="tool"``: checks each
+    call's arguments and keeps them for the loop, which decides after the
+    step (an invalid answer is an error result the model reads)."""
+
+    def __init__(self, spec: OutputSpec) -> None:
+        self.spec = spec
+        self.definition = spec.tool
+        self.answers: list[tuple[str, Any, list[str]]] = []
+
+    def execute(self, input: str, ctx: Context) -> str:
+        value, problems = self.spec.parse(input, tool=True)
+        self.answers.append((input, value, problems))
+        if problems:
+            lines = "\n".join(f"- {p}" for p in problems)
+            raise ToolInputError(
+                f"the final answer does not match its schema:\n{lines}\n"
+                f"Call {OUTPUT_TOOL} again with a corrected answer."
+            )
+        return "Final answer received."
+
+
 class _Content:
     """A step's assistant content as it streams: a run of text deltas becomes
     one text part when a reasoning or tool-call part (or the step's end)
@@ -226,8 +267,25 @@ class _Content:
 class _Loop:
     """One run, executed on the worker thread."""
 
-    def __init__(self, options: LoopOptions, ctx: Context, channel: Channel[RunSnapshot]) -> None:
+    def __init__(
+        self,
+        options: LoopOptions,
+        ctx: Context,
+        channel: Channel[RunSnapshot],
+        tools: ToolSet,
+        spec: OutputSpec | None,
+        final: _FinalAnswer | None,
+    ) -> None:
         self.options = options
+        self.tools = tools
+        self.spec = spec
+        self.final = final
+        self.native = spec.request_schema if spec is not None and final is None else None
+        self.output: Any = None
+        self.attempts = 0
+        """Structured answers checked so far."""
+        self.rejected: tuple[str, list[str]] = ("", [])
+        """The last rejected answer and its problems."""
         self.ctx = ctx
         self.channel = channel
         self.send: SendFunc = channel.send
@@ -251,7 +309,7 @@ class _Loop:
         try:
             # Inside the try: a tool whose definition fails ends the run with
             # that error as its terminal part, like any other failure.
-            self.definitions = tuple(self.options.tools.definitions())
+            self.definitions = tuple(self.tools.definitions())
             model_id = self.options.model.model_id
             _log.debug("agentcore: run started (model %s, step limit %d)", model_id, self.step_limit)
             reason = self._steps()
@@ -277,7 +335,7 @@ class _Loop:
     def _publish(self, history: bool = True) -> None:
         if history:
             self.messages = tuple(self.history)
-        self.channel.publish(RunSnapshot(self.messages, tuple(self.steps), self.total))
+        self.channel.publish(RunSnapshot(self.messages, tuple(self.steps), self.total, self.output))
 
     def _forward(self, part: StreamPart) -> None:
         if not self.send(part):
@@ -294,6 +352,7 @@ class _Loop:
                 max_output_tokens=self.options.max_output_tokens,
                 headers=self.options.headers,
                 settings=self.options.settings,
+                output=self.native,
             )
             step = self._stream_step(request)
             self.release = step.release  # once step-finish is forwarded (the last: after the terminal)
@@ -314,17 +373,75 @@ class _Loop:
             if self.options.on_step is not None:
                 self.options.on_step(usage)
             if reason is FinishReason.LENGTH:
+                if self.spec is not None:
+                    self.attempts += 1
+                    raise OutputValidationError(step.text, [_CUT_OFF], self.total, self.attempts)
                 return FinishReason.LENGTH
             if not runnable:
-                return FinishReason.STOP if reason is FinishReason.TOOL_CALLS else reason
+                if self.spec is None or self._accept_text(step.text):
+                    return FinishReason.STOP if reason is FinishReason.TOOL_CALLS else reason
+                if number == self.step_limit:
+                    raise self._out_of_steps()
+                continue
             self._release_stream()
             results = self._run_tools(runnable)
             self.steps[-1] = attrs.evolve(result, tool_results=tuple(results))
             self.history.append(Message(role=Role.TOOL, content=[tool_result_part(r) for r in results]))
             self._publish()
+            if self.final is not None and self._accept_call():
+                return FinishReason.STOP
             if number == self.step_limit:
+                if self.spec is not None:
+                    raise self._out_of_steps()
                 return FinishReason.STEP_LIMIT
         raise AssertionError("unreachable: the step loop always returns")
+
+    def _accept_text(self, text: str) -> bool:
+        """Check a text answer: True when it is the run's output; otherwise
+        its problems go back to the model in a user message (or, with the
+        retries spent, the run fails)."""
+        assert self.spec is not None
+        value, problems = self.spec.parse(text)
+        if not problems:
+            return self._accepted(value)
+        if self.final is not None:  # tool mode: prose instead of the tool
+            problems = [f"(top level): give the final answer by calling the {OUTPUT_TOOL} tool"]
+        self._reject(text, problems)
+        self.history.append(user_message(retry_prompt(problems, tool=self.final is not None)))
+        self._publish()
+        return False
+
+    def _accept_call(self) -> bool:
+        """Check the step's ``final_answer`` calls: True when one is valid
+        (the run's output); their error results told the model otherwise."""
+        assert self.final is not None
+        answers, self.final.answers = self.final.answers, []
+        if not answers:
+            return False
+        for _raw, value, problems in answers:
+            if not problems:
+                return self._accepted(value)
+        raw, _value, problems = answers[-1]
+        self._reject(raw, problems)
+        return False
+
+    def _accepted(self, value: Any) -> bool:
+        self.attempts += 1
+        self.output = value
+        self._publish()
+        return True
+
+    def _reject(self, raw: str, problems: list[str]) -> None:
+        """Count a failed answer; raise once ``output_retries`` are spent."""
+        self.attempts += 1
+        self.rejected = (raw, problems)
+        if self.attempts > self.options.output_retries:
+            raise OutputValidationError(raw, problems, self.total, self.attempts)
+
+    def _out_of_steps(self) -> OutputValidationError:
+        raw, problems = self.rejected
+        limit = f"(top level): the run reached its step limit ({self.step_limit}) before a valid final answer"
+        return OutputValidationError(raw, [*problems, limit], self.total, self.attempts)
 
     def _stream_step(self, request: Request) -> _Step:
         forwarded = [False]
@@ -443,7 +560,7 @@ class _Loop:
         that ignores the context cannot hold the reader past a cancel or
         deadline: :func:`run` ends the run for the reader at once."""
         results: list[ToolResult] = []
-        tools, ctx = self.options.tools, self.ctx
+        tools, ctx = self.tools, self.ctx
         parallel = self.options.parallel_tools and len(calls) > 1
         started = [_start(tools, call, ctx) for call in calls] if parallel else []
         try:

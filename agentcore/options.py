@@ -15,6 +15,7 @@ import attrs
 from agentcore._headers import header_dict
 from agentcore.errors import ConfigError
 from agentcore.model import Model
+from agentcore.output import output_spec
 from agentcore.settings import ModelSettings
 from agentcore.stream import DEFAULT_RUN_QUEUE_SIZE
 from agentcore.tools import Tool, ToolSet
@@ -22,6 +23,8 @@ from agentcore.types import Message, Usage, headers_repr
 
 DEFAULT_STEP_LIMIT = 20
 """Model steps per run when ``LoopOptions.step_limit`` is 0."""
+OUTPUT_MODES = ("native", "tool")
+"""How a structured answer is asked for (``LoopOptions.output_mode``)."""
 
 
 def _tool_set(value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None) -> ToolSet:
@@ -112,6 +115,19 @@ class LoopOptions:
             hold one more batch of up to this many parts.
         settings: this run's :class:`ModelSettings`; each field that is set
             overrides the model's own (``AnthropicModel(settings=...)``).
+        output_type: ask for a structured final answer: a dataclass, a
+            ``TypedDict``, a pydantic model, an attrs class or another type a
+            tool parameter may have, or a JSON Schema ``dict``;
+            ``result().output`` is then the validated value (see
+            :mod:`agentcore.output`). None: a free text answer.
+        output_retries: how many more answers the model may give after one
+            that fails validation (each failure is sent back to it as one
+            more step); then the run fails with
+            :class:`~agentcore.output.OutputValidationError`. Default 1.
+        output_mode: ``"native"`` (default): the adapter's native structured
+            output field, whatever the server; ``"tool"``: a ``final_answer``
+            tool whose arguments are the answer, for servers that refuse the
+            native field.
 
     Raises:
         ConfigError: a value is out of range or of the wrong type.
@@ -136,6 +152,9 @@ class LoopOptions:
     settings: ModelSettings | None = attrs.field(
         default=None, validator=attrs.validators.optional(_of_type(ModelSettings, "a ModelSettings or None"))
     )
+    output_type: Any = attrs.field(default=None)
+    output_retries: int = attrs.field(default=1, validator=_count(0))
+    output_mode: str = attrs.field(default="native")
 
     @model.validator
     def _check_model(self, _attribute: Any, value: object) -> None:
@@ -146,3 +165,13 @@ class LoopOptions:
     def _check_messages(self, _attribute: Any, value: tuple[Message, ...]) -> None:
         if not value:
             raise ConfigError("LoopOptions.messages needs at least one message")
+
+    @output_type.validator
+    def _check_output_type(self, _attribute: Any, value: object) -> None:
+        if value is not None:
+            output_spec(value)  # a ConfigError now rather than when the run starts
+
+    @output_mode.validator
+    def _check_output_mode(self, _attribute: Any, value: object) -> None:
+        if value not in OUTPUT_MODES:
+            raise ConfigError(f"LoopOptions.output_mode must be 'native' or 'tool', got {value!r}")

@@ -180,13 +180,16 @@ def output_spec(output_type: Any) -> OutputSpec:
     return OutputSpec(name, schema, convert, _validation.SchemaValidator(schema))
 
 
-def retry_prompt(problems: Sequence[str]) -> str:
-    """The message that sends a failed answer back to the model."""
+def retry_prompt(problems: Sequence[str], *, tool: bool = False) -> str:
+    """The message that sends a failed answer back to the model (``tool``:
+    the answer is to come as a ``final_answer`` call)."""
     lines = "\n".join(f"- {p}" for p in problems)
-    return (
-        f"Your final answer does not match the required JSON Schema:\n{lines}\n"
-        "Answer again with only the corrected JSON value."
+    again = (
+        f"Call the {OUTPUT_TOOL} tool with the answer."
+        if tool
+        else "Answer again with only the corrected JSON value."
     )
+    return f"Your final answer does not match the required JSON Schema:\n{lines}\n{again}"
 
 
 # ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@ and that snapshot into a :class:`RunResult` or raises :class:`RunError` (see
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import attrs
 
@@ -68,6 +69,9 @@ class RunResult:
         finish_reason: ``stop``, ``length`` or ``step-limit``.
         messages: the whole history (the caller's messages, then the
             assistant and tool messages), ready to continue the conversation.
+        output: the validated final answer of a run with
+            ``LoopOptions(output_type=...)`` (an instance of that type, or the
+            parsed JSON for a schema ``dict``); None without one.
     """
 
     text: str
@@ -75,6 +79,7 @@ class RunResult:
     usage: Usage
     finish_reason: FinishReason
     messages: tuple[Message, ...]
+    output: Any = None
 
     @property
     def reasoning(self) -> tuple[str, ...]:
@@ -91,11 +96,13 @@ class RunSnapshot:
         messages: the history so far; every tool call in it has its result.
         steps: the steps completed so far.
         usage: the total usage of those steps.
+        output: the accepted structured answer, once there is one.
     """
 
     messages: tuple[Message, ...]
     steps: tuple[StepResult, ...] = ()
     usage: Usage = attrs.field(factory=Usage)
+    output: Any = None
 
 
 class RunReader(StreamReader):
@@ -169,6 +176,7 @@ class RunReader(StreamReader):
                 usage=terminal.total_usage,
                 finish_reason=terminal.finish_reason,
                 messages=snapshot.messages,
+                output=snapshot.output,
             )
         assert terminal.err is not None
         if not isinstance(terminal.err, (Exception, Canceled)):

@@ -8,8 +8,9 @@
   returning such an iterable. It records every request in ``.requests``.
 * :class:`TestModel` plays a model offline: it calls every offered tool once
   with arguments generated from the tool's JSON Schema, then answers with
-  text built from the tool results, reporting plausible usage; with
-  ``reasoning=True`` it first reasons one sentence per step.
+  text built from the tool results (or, when the request asks for
+  structured output, JSON generated from its schema), reporting plausible
+  usage; with ``reasoning=True`` it first reasons one sentence per step.
 * :func:`check_model` runs a model against the ``Model`` MUST rules.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -119,7 +121,9 @@ class TestModel:
     user message), with the count, types and sizes of the files a tool
     returned or the last user message holds (``(You attached 1 file:
     image/png, 1,234 bytes.)``), streamed word by word, finish reason
-    ``stop``. Usage
+    ``stop``; when the request asks for structured output
+    (``Request.output``), the answer is instead a value generated from that
+    schema (:func:`example_value`), as JSON text. Usage
     counts about four characters a token.
     Stateless, so one instance may serve concurrent runs.
 
@@ -172,7 +176,10 @@ class TestModel:
             out = thinking + sum(_tokens(c.name + c.input) for c in calls)
             yield StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=usage_in, output=out))
             return
-        text = _answer(request)
+        if request.output is not None:
+            text = json.dumps(example_value(json.loads(request.output.schema)), ensure_ascii=False)
+        else:
+            text = _answer(request)
         for piece in _words(text):
             ctx.check()
             yield StreamPart.text_delta(piece)
@@ -244,7 +251,10 @@ def example_value(schema: Any) -> Any:
     An array gets one value per ``prefixItems`` entry (each from its own
     subschema; a tuple's schema), else one item, more to reach ``minItems``
     (from ``items``), cut to ``maxItems`` and, with ``items: false``, to the
-    prefix.
+    prefix. A string with a ``format`` agentcore's types use (``date-time``,
+    ``date``, ``time``, ``uuid``) or another common one (``email``, ``uri``)
+    is a valid one of that format; with a ``pattern``, the first of a few
+    short candidates that matches it.
     """
     if not isinstance(schema, dict):
         return None
@@ -282,13 +292,40 @@ def example_value(schema: Any) -> Any:
         return True
     if kind == "null":
         return None
+    known = _FORMAT_EXAMPLES.get(schema.get("format", ""))
+    if known is not None:
+        return known
     word = "example"
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str):
+        word = next((c for c in _PATTERN_CANDIDATES if _matches(pattern, c)), word)
     shortest, longest = schema.get("minLength", 0), schema.get("maxLength")
     if isinstance(shortest, int) and shortest > len(word):
         word = word + "x" * (shortest - len(word))
     if isinstance(longest, int) and longest < len(word):
         word = word[: max(longest, 0)]
     return word
+
+
+_FORMAT_EXAMPLES = {
+    "date-time": "2024-01-01T00:00:00Z",
+    "date": "2024-01-01",
+    "time": "12:00:00",
+    "uuid": "00000000-0000-4000-8000-000000000000",
+    "email": "user@example.com",
+    "uri": "https://example.com/",
+    "hostname": "example.com",
+    "ipv4": "192.0.2.1",
+    "ipv6": "2001:db8::1",
+}
+_PATTERN_CANDIDATES = ("example", "1", "0", "a", "A", "1.5", "abc123", "")
+
+
+def _matches(pattern: str, text: str) -> bool:
+    try:
+        return re.search(pattern, text) is not None
+    except re.error:
+        return False
 
 
 def _example_number(schema: dict[str, Any], *, integer: bool) -> int | float:

@@ -77,6 +77,7 @@ from agentcore.types import (
     File,
     FinishReason,
     Message,
+    OutputSchema,
     Reasoning,
     Request,
     Role,
@@ -221,6 +222,21 @@ def _strict_node(node: Any, depth: int, levels: int, counted: list[int]) -> bool
                 return False
             children += node[key].values()
     return all(_strict_node(child, depth, levels + 1, counted) for child in children)
+
+
+def json_schema_format(output: OutputSchema) -> dict[str, Any]:
+    """``{"name", "schema", "strict"}``: a structured output's JSON schema, as
+    Chat Completions' ``response_format.json_schema`` and the Responses
+    API's ``text.format`` both take it
+    (https://platform.openai.com/docs/guides/structured-outputs;
+    https://platform.openai.com/docs/api-reference/chat/create,
+    ``response_format``; https://platform.openai.com/docs/api-reference/responses/create,
+    ``text.format``). ``strict`` is :func:`strict_schema`'s verdict: a
+    schema is never rewritten to qualify; one that does not is sent with
+    ``strict: false``, and the loop checks the answer itself.
+    """
+    schema = json.loads(output.schema)
+    return {"name": output.name, "schema": schema, "strict": strict_schema(schema)}
 
 
 def _tool_json(tool: ToolDefinition) -> dict[str, Any]:
@@ -466,6 +482,8 @@ def request_body(
       server stored (:func:`chain_point`), ``previous_response_id`` names it
       and only the messages after it are sent.
     * ``tools``: function tools, ``strict`` per :func:`strict_schema`;
+      ``request.output`` as ``text: {"format": {"type": "json_schema",
+      ...}}`` (:func:`json_schema_format`);
       ``max_output_tokens`` when ``request.max_output_tokens`` is set;
       temperature, top_p, tool_choice (a tool name as ``{"type":
       "function", "name"}``) and parallel_tool_calls from ``settings``;
@@ -527,6 +545,8 @@ def request_body(
             body["reasoning"] = config
     if request.tools:
         body["tools"] = [_tool_json(tool) for tool in request.tools]
+    if request.output is not None:
+        body["text"] = {"format": {"type": "json_schema", **json_schema_format(request.output)}}
     if request.max_output_tokens:
         body["max_output_tokens"] = request.max_output_tokens
     body.update(_settings_fields(settings, request.tools))

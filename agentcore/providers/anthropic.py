@@ -70,6 +70,7 @@ import requests
 from requests.structures import CaseInsensitiveDict
 
 from agentcore import _http
+from agentcore._schema import rewrite_schema
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.providers import _files, _options, _sse
@@ -80,6 +81,7 @@ from agentcore.types import (
     ContentPart,
     File,
     Message,
+    OutputSchema,
     Reasoning,
     Request,
     Role,
@@ -467,6 +469,52 @@ def settings_fields(
     return fields
 
 
+_OUTPUT_CONSTRAINTS = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "maxItems",
+    "uniqueItems",
+    "prefixItems",
+)
+"""Schema keywords structured outputs do not take (and ``minItems`` above 1)."""
+
+
+def output_format(output: OutputSchema) -> dict[str, Any]:
+    """The ``output_config.format`` of native structured output.
+
+    ``{"type": "json_schema", "schema": ...}`` as
+    https://platform.claude.com/docs/en/build-with-claude/structured-outputs
+    documents it ("JSON outputs"). Its "JSON Schema limitations" list
+    keywords the API refuses: numeric bounds (``minimum``, ``maximum``,
+    their exclusive forms, ``multipleOf``), string lengths (``minLength``,
+    ``maxLength``), array sizes other than ``minItems`` 0 or 1
+    (``maxItems``, and ``uniqueItems`` and ``prefixItems``, which it does
+    not list as supported). Each such keyword moves into its schema's
+    ``description`` (``"at most 5 long. Constraints: maxLength 5"``), so the
+    model still reads it; the loop checks the answer against the full
+    schema and sends a violation back (``LoopOptions.output_retries``).
+    """
+    return {"type": "json_schema", "schema": rewrite_schema(json.loads(output.schema), _without_constraints)}
+
+
+def _without_constraints(node: dict[str, Any]) -> dict[str, Any]:
+    moved = [key for key in _OUTPUT_CONSTRAINTS if key in node]
+    if isinstance(node.get("minItems"), int) and node["minItems"] > 1:
+        moved.append("minItems")
+    if not moved:
+        return node
+    out = {key: value for key, value in node.items() if key not in moved}
+    said = "; ".join(f"{key} {json.dumps(node[key], ensure_ascii=False)}" for key in moved)
+    description = node.get("description")
+    out["description"] = f"{description} Constraints: {said}" if description else f"Constraints: {said}"
+    return out
+
+
 def request_body(
     request: Request,
     model: str,
@@ -490,8 +538,10 @@ def request_body(
     role are merged. Reasoning parts go back in place as
     :func:`reasoning_block` says, never merged, reordered or trimmed. Then the
     settings (``settings`` merged with ``request.settings``, which win,
-    mapped by :func:`settings_fields`), then ``extra_body``, then the settings'
-    ``extra_body`` (both sent as given, last).
+    mapped by :func:`settings_fields`), then ``request.output`` as
+    ``output_config.format`` (:func:`output_format`, next to a reasoning
+    effort's ``output_config.effort``), then ``extra_body``, then the
+    settings' ``extra_body`` (both sent as given, last).
 
     With manual extended thinking (``thinking: enabled``) the API requires the
     assistant message of a tool-use turn being continued to start with a
@@ -551,6 +601,8 @@ def request_body(
         _log.info("agentcore: thinking left out: the tool-use turn being continued began without it")
         del fields["thinking"]
     body.update(fields)
+    if request.output is not None:
+        body["output_config"] = {**body.get("output_config", {}), "format": output_format(request.output)}
     body.update(extra_body or {})
     body.update(merged.extra_body or {})
     return body

@@ -130,6 +130,7 @@ from agentcore.types import (
     ContentPartKind,
     File,
     Message,
+    OutputSchema,
     Reasoning,
     Request,
     Role,
@@ -572,6 +573,22 @@ def settings_fields(
     return fields
 
 
+def response_format(output: OutputSchema) -> dict[str, Any]:
+    """The ``response_format`` field of native structured output:
+    ``{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}``
+    (https://platform.openai.com/docs/api-reference/chat/create,
+    ``response_format``; https://platform.openai.com/docs/guides/structured-outputs),
+    ``strict`` when the schema qualifies as written
+    (:func:`agentcore.providers._responses.json_schema_format`). Sent to
+    every server, whatever its base URL; for a compatible server that
+    refuses the field, ``LoopOptions(output_mode="tool")`` asks through a
+    tool instead.
+    """
+    from agentcore.providers._responses import json_schema_format  # _responses imports this module
+
+    return {"type": "json_schema", "json_schema": json_schema_format(output)}
+
+
 def request_body(
     model: str,
     request: Request,
@@ -597,7 +614,8 @@ def request_body(
     a ``user`` message, after a sentence naming the call: a ``tool``
     message holds text only); tools as ``{"type": "function", "function": {name,
     description, parameters}}`` (left out when there are none, since some
-    servers reject an empty list); the output cap as ``max_tokens_field``,
+    servers reject an empty list); ``request.output`` as ``response_format``
+    (:func:`response_format`); the output cap as ``max_tokens_field``,
     only when ``request.max_output_tokens`` is set. Reasoning goes back on the
     assistant turn it belongs to, in the field :func:`reasoning_dialect`
     names (the module docstring has the rules). Then the fields of
@@ -656,6 +674,8 @@ def request_body(
         body["stream_options"] = {"include_usage": True}
     if request.tools:
         body["tools"] = [_tool_json(tool) for tool in request.tools]
+    if request.output is not None:
+        body["response_format"] = response_format(request.output)
     if request.max_output_tokens:
         body[max_tokens_field] = request.max_output_tokens
     body.update(fields)
