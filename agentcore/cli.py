@@ -5,7 +5,8 @@ Usage::
     agentcore [--model PROVIDER:MODEL] [--base-url URL] [--system TEXT]
               [--max-steps N] [--max-output-tokens N] [--temperature T]
               [--reasoning-effort LEVEL] [--thinking-budget N | --no-thinking]
-              [--hide-reasoning] [--json] [--file PATH]... PROMPT...
+              [--hide-reasoning] [--json] [--file PATH]... [--output-schema FILE]
+              PROMPT...
 
 The words of PROMPT are joined with spaces; ``-`` reads the prompt from
 standard input. Each ``--file PATH`` attaches a file to the prompt (an
@@ -61,6 +62,16 @@ stop · usage: input 120, output 30, cache read 0, cache write 0``).
 ``--hide-reasoning`` leaves the reasoning out (of ``--json`` too); the model
 still reasons (``--no-thinking`` asks it not to).
 
+``--output-schema FILE`` asks for a structured final answer matching the
+JSON Schema in FILE (``LoopOptions(output_type=schema)``, see
+``docs/structured-output.md``): the answer's text is not streamed, and
+standard output carries only the validated answer, as indented JSON (with
+``--json``, a last line ``{"kind": "output", "output": ...}``). An answer
+that still fails validation after the retry ends the run in error (exit
+status 1); a file that cannot be read or is not a JSON object, or a schema
+that is not valid, is a usage error (exit status 2). The offline TestModel
+answers with JSON generated from the schema.
+
 ``--json`` prints one JSON object per stream part on standard output (JSON
 Lines) and nothing else there:
 
@@ -107,6 +118,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -398,6 +410,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="attach a file to the prompt (an image, a PDF, a text file; the type from its extension); "
         "repeatable",
     )
+    parser.add_argument(
+        "--output-schema",
+        metavar="FILE",
+        help="ask for a final answer matching the JSON Schema in FILE; standard output then carries only "
+        "the validated answer, as JSON",
+    )
     parser.add_argument("--version", action="version", version=f"agentcore {__version__}")
     parser.add_argument("prompt", nargs="+", metavar="PROMPT", help="the prompt; '-' reads it from stdin")
     return parser
@@ -438,10 +456,11 @@ def main(
     reader: RunReader | None = None
     terminal: StreamPart | None = None
     show = not args.hide_reasoning
+    structured = args.output_schema is not None
     printer = (
         JsonPrinter(out, reasoning=show)
         if args.json
-        else TextPrinter(out, err, reasoning=show, color=_color(err, environ))
+        else TextPrinter(_Discard() if structured else out, err, reasoning=show, color=_color(err, environ))
     )
     try:
         prompt = " ".join(args.prompt)
@@ -459,6 +478,7 @@ def main(
                 attached.append(file_part_from_path(path))
             except (OSError, ValueError) as exc:
                 raise UsageError(f"cannot attach {path}: {exc}") from None
+        schema = _read_schema(args.output_schema) if structured else None
         if model is None:
             choice = choose_model(args.model, args.base_url, environ)
             if choice.notice:
@@ -472,6 +492,7 @@ def main(
             step_limit=args.max_steps,
             max_output_tokens=args.max_output_tokens,
             settings=build_settings(args),
+            output_type=schema,
         )
         reader = run(options, ctx)
         for part in reader:
@@ -479,6 +500,14 @@ def main(
             if part.terminal:
                 terminal = part
         printer.end()
+        if structured and terminal is not None and terminal.kind is StreamPartKind.FINISH:
+            answer = reader.result().output
+            line = (
+                json.dumps({"kind": "output", "output": answer}, ensure_ascii=False)
+                if args.json
+                else json.dumps(answer, ensure_ascii=False, indent=2)
+            )
+            write_line(out, line)
     except KeyboardInterrupt:
         ctx.cancel()
         if reader is not None:
@@ -519,6 +548,22 @@ def main(
     write_line(err, f"agentcore: error: {describe_error(failure)}")
     # A ConfigError ending the run is the model refusing an option (a setting its API lacks).
     return EXIT_USAGE if isinstance(failure, ConfigError) else EXIT_ERROR
+
+
+def _read_schema(path: str) -> dict[str, object]:
+    """The JSON Schema in ``path`` (``--output-schema``).
+
+    Raises:
+        UsageError: the file cannot be read, is not JSON, or is not a JSON object.
+    """
+    try:
+        with open(path, encoding="utf-8") as file:
+            schema = json.load(file)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read the output schema {path}: {exc}") from None
+    if not isinstance(schema, dict):
+        raise UsageError(f"the output schema in {path} must be a JSON object, got {type(schema).__name__}")
+    return schema
 
 
 def _color(stream: TextIO, env: Mapping[str, str]) -> bool:
