@@ -16,9 +16,15 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import io
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any, Literal, TypedDict
 
+import jsonschema
 import pydantic
 import pytest
 
@@ -31,6 +37,7 @@ from agentcore import (
     StreamPartKind,
     ToolCall,
     Usage,
+    cli,
     run,
     tool,
     user_message,
@@ -555,3 +562,91 @@ def test_each_adapter_reports_the_raw_answer_and_usage_when_retries_run_out(
     assert err.usage == info.value.usage
     assert err.usage.output == (5 + 4 if adapter != "responses" else 240)
     assert server.hits == 2
+
+
+# --- the agentcore command ---------------------------------------------------------------------
+
+CLI_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "when": {"type": "string", "format": "date-time"},
+        "tags": {"type": "array", "items": {"type": "string"}, "minItems": 2},
+    },
+    "required": ["city", "when", "tags"],
+    "additionalProperties": False,
+}
+
+
+def _main(args: list[str], model: Any = None) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main(args, model=model, env={}, stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def schema_file(tmp_path: Path) -> Path:
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(CLI_SCHEMA), encoding="utf-8")
+    return path
+
+
+def test_the_command_prints_the_validated_answer_offline(schema_file: Path) -> None:
+    code, out, err = _main(["--model", "test", "--output-schema", str(schema_file), "Plan", "a", "trip"])
+    assert code == 0, err
+    answer = json.loads(out)
+    jsonschema.Draft202012Validator(CLI_SCHEMA, format_checker=jsonschema.FormatChecker()).validate(answer)
+    assert out == json.dumps(answer, indent=2) + "\n"  # only the answer: the streamed text is not repeated
+    assert "finish: stop" in err
+
+
+def test_the_command_with_json_ends_with_an_output_line(schema_file: Path) -> None:
+    code, out, _ = _main(["--model", "test", "--json", "--output-schema", str(schema_file), "trip"])
+    assert code == 0
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert lines[-2]["kind"] == "finish"
+    assert lines[-1] == {
+        "kind": "output",
+        "output": json.loads("".join(p["text"] for p in lines if p["kind"] == "text-delta")),
+    }
+
+
+def test_the_command_reports_an_answer_that_keeps_failing(schema_file: Path) -> None:
+    model = ScriptedModel([_answer('{"city": 1}'), _answer('{"city": 2}')])
+    code, out, err = _main(["--output-schema", str(schema_file), "trip"], model)
+    assert (code, out) == (1, "")
+    assert "agentcore: error: " in err
+    assert "does not match the output type (2 answers checked)" in err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read the output schema"),
+        ("{not json", "cannot read the output schema"),
+        ("[1]", "must be a JSON object, got list"),
+        ('{"type": "wrong"}', "LoopOptions.output_type: not a valid JSON Schema"),
+    ],
+)
+def test_a_bad_schema_file_is_a_usage_error(tmp_path: Path, content: str | None, message: str) -> None:
+    path = tmp_path / "schema.json"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    code, out, err = _main(["--model", "test", "--output-schema", str(path), "trip"])
+    assert (code, out) == (2, "")
+    assert message in err
+
+
+def test_python_m_agentcore_output_schema_offline(schema_file: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentcore", "--output-schema", str(schema_file), "Plan a trip"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    jsonschema.Draft202012Validator(CLI_SCHEMA).validate(json.loads(proc.stdout))
