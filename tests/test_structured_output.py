@@ -27,6 +27,8 @@ from typing import Any, Literal, TypedDict
 import jsonschema
 import pydantic
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentcore import (
     ConfigError,
@@ -42,6 +44,7 @@ from agentcore import (
     tool,
     user_message,
 )
+from agentcore._validation import SchemaValidator
 from agentcore.output import OUTPUT_TOOL, OutputValidationError, partial_json
 from agentcore.providers import anthropic, openai
 from agentcore.providers._responses import json_schema_format
@@ -49,7 +52,7 @@ from agentcore.providers._responses import request_body as responses_body
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
 from agentcore.providers.responses import OpenAIResponsesModel
-from agentcore.testing import ScriptedModel, TestModel
+from agentcore.testing import ScriptedModel, TestModel, example_value
 from agentcore.types import OutputSchema, Request
 from tests.localserver import LocalServer, Reply
 from tests.test_responses_loop import stream as responses_stream
@@ -650,3 +653,86 @@ def test_python_m_agentcore_output_schema_offline(schema_file: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     jsonschema.Draft202012Validator(CLI_SCHEMA).validate(json.loads(proc.stdout))
+
+
+# --- property: TestModel's answer fits any schema of the supported shapes --------------------------
+
+
+def _bounded(kind: str) -> st.SearchStrategy[dict[str, Any]]:
+    low = st.integers(-100, 100)
+    width = st.integers(2, 50)
+
+    def build(start: int, span: int, keys: tuple[str, str]) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": kind}
+        if keys[0]:
+            schema[keys[0]] = start
+        if keys[1]:
+            schema[keys[1]] = start + span
+        return schema
+
+    pairs = st.tuples(
+        st.sampled_from(["", "minimum", "exclusiveMinimum"]),
+        st.sampled_from(["", "maximum", "exclusiveMaximum"]),
+    )
+    return st.builds(build, low, width, pairs)
+
+
+def _string() -> st.SearchStrategy[dict[str, Any]]:
+    lengths = st.tuples(st.integers(0, 12), st.integers(0, 12)).map(
+        lambda p: {"type": "string", "minLength": min(p), "maxLength": max(p)}
+    )
+    formats = st.sampled_from(["date-time", "date", "time", "uuid", "email", "uri"]).map(
+        lambda f: {"type": "string", "format": f}
+    )
+    patterns = st.sampled_from(["^[0-9]+$", "^[a-z]+$", "^[A-Z]$", "^[a-z0-9]{6}$"]).map(
+        lambda p: {"type": "string", "pattern": p}
+    )
+    return st.just({"type": "string"}) | lengths | formats | patterns
+
+
+SCALARS = st.one_of(
+    _string(),
+    _bounded("integer"),
+    _bounded("number"),
+    st.just({"type": "boolean"}),
+    st.just({"type": "null"}),
+    st.lists(st.one_of(st.integers(), st.text(max_size=4), st.booleans()), min_size=1, max_size=3).map(
+        lambda values: {"enum": values}
+    ),
+    st.integers().map(lambda value: {"const": value}),
+)
+
+
+def _containers(inner: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    arrays = st.tuples(inner, st.integers(0, 3), st.integers(0, 3)).map(
+        lambda t: {"type": "array", "items": t[0], "minItems": min(t[1:]), "maxItems": max(t[1:])}
+    )
+    tuples = st.lists(inner, min_size=1, max_size=3).map(
+        lambda items: {"type": "array", "prefixItems": items, "minItems": len(items), "items": False}
+    )
+    objects = st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), inner, max_size=4).flatmap(
+        lambda props: st.sets(st.sampled_from(sorted(props)) if props else st.nothing()).map(
+            lambda required: {
+                "type": "object",
+                "properties": props,
+                "required": sorted(required),
+                "additionalProperties": False,
+            }
+        )
+    )
+    unions = st.lists(inner, min_size=1, max_size=3).map(lambda options: {"anyOf": options})
+    return arrays | tuples | objects | unions
+
+
+SCHEMAS = st.recursive(SCALARS, _containers, max_leaves=10)
+
+
+@settings(max_examples=300, deadline=None)
+@given(schema=SCHEMAS)
+def test_test_model_output_fits_random_schemas(schema: dict[str, Any]) -> None:
+    jsonschema.Draft202012Validator.check_schema(schema)
+    value = example_value(schema)
+    assert SchemaValidator(schema).problems(value) == []
+    jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.FormatChecker(["date", "uuid", "email"])
+    ).validate(value)
