@@ -94,7 +94,6 @@ from agentcore.types import (
     StreamPart,
     StreamPartKind,
     ToolCall,
-    ToolDefinition,
     ToolResult,
     Usage,
     reasoning_part,
@@ -299,7 +298,6 @@ class _Loop:
         self.max_retries = DEFAULT_MAX_RETRIES if retries == 0 else max(retries, 0)
         self.base_delay = options.retry_base_delay or DEFAULT_RETRY_BASE_DELAY
         self.max_delay = options.retry_max_delay or DEFAULT_RETRY_MAX_DELAY
-        self.definitions: tuple[ToolDefinition, ...] = ()
         self.release: Callable[[], object] = _nothing
         """Closes the last step's model stream (see :attr:`_Step.release`)."""
 
@@ -307,9 +305,6 @@ class _Loop:
         """Run the loop to its end (the worker's ``produce``: it sends through
         the channel it was given)."""
         try:
-            # Inside the try: a tool whose definition fails ends the run with
-            # that error as its terminal part, like any other failure.
-            self.definitions = tuple(self.tools.definitions())
             model_id = self.options.model.model_id
             _log.debug("agentcore: run started (model %s, step limit %d)", model_id, self.step_limit)
             reason = self._steps()
@@ -348,7 +343,9 @@ class _Loop:
             request = Request(
                 system=self.options.system,
                 messages=self.history,
-                tools=self.definitions,
+                # Read before every step: a live tool set (agentcore.mcp.MCPTools)
+                # may have changed; a definition that fails ends the run with its error.
+                tools=tuple(self.tools.definitions()),
                 max_output_tokens=self.options.max_output_tokens,
                 headers=self.options.headers,
                 settings=self.options.settings,

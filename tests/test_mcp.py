@@ -253,9 +253,6 @@ def test_a_changed_tool_list_is_listed_again_for_the_next_run_and_lookups(tools:
     assert [d.name for d in second.requests[0].tools] == [*SERVER_TOOLS, "extra"]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the loop reads options.tools.definitions() once per run, not per step"
-)
 def test_a_changed_tool_list_is_offered_at_the_next_step(tools: MCPTools) -> None:
     model = ScriptedModel([tool_step(call("1", "grow")), text_step("grown")])
     generate(options(model, tools=tools))
