@@ -47,7 +47,7 @@ import requests
 from sseclient import SSEClient
 
 from agentcore import Context, LoopOptions, Request, StreamPartKind, run, user_message
-from agentcore.providers.responses import OpenAIResponsesModel
+from agentcore.providers.openai import OpenAIResponsesModel
 from bench._streams import OPENAI_MODEL, delta_text, expected_text, machine, median_ratio, quiet, timed
 from tests.localserver import LocalServer, sse_reply
 

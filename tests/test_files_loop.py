@@ -33,8 +33,7 @@ from agentcore import (
 from agentcore.demo_tools import swatch_png
 from agentcore.model import Model
 from agentcore.providers.anthropic import AnthropicModel
-from agentcore.providers.openai import OpenAIChatModel
-from agentcore.providers.responses import OpenAIResponsesModel
+from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from tests import test_anthropic_mapping as anthropic_events
 from tests.files_api import anthropic_problems, chat_problems, responses_problems
 from tests.localserver import LocalServer, Reply, json_reply, sse_reply

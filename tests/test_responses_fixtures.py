@@ -35,7 +35,7 @@ import pytest
 from agentcore import Context, ErrorClass, ModelError, Request, StreamPart, StreamPartKind, user_message
 from agentcore.providers._responses import FORMAT, ResponseState
 from agentcore.providers._sse import iter_events
-from agentcore.providers.responses import OpenAIResponsesModel
+from agentcore.providers.openai import OpenAIResponsesModel
 from tests.localserver import LocalServer, sse_reply
 
 FIXTURES = Path(__file__).parent / "fixtures" / "openai_responses"

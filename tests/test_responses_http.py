@@ -35,7 +35,7 @@ from agentcore import (
     user_message,
 )
 from agentcore._http import CancellableHTTPAdapter
-from agentcore.providers.responses import OpenAIResponsesModel
+from agentcore.providers.openai import OpenAIResponsesModel
 from agentcore.testing import check_model
 from tests.localserver import Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
 

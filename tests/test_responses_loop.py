@@ -51,7 +51,7 @@ from agentcore import (
     user_message,
 )
 from agentcore.providers._responses import FORMAT, request_body
-from agentcore.providers.responses import OpenAIResponsesModel
+from agentcore.providers.openai import OpenAIResponsesModel
 from agentcore.types import Request, Role, reasoning_part, text_part
 from tests.localserver import LocalServer, Reply, json_reply, sse_reply
 

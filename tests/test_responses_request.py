@@ -11,7 +11,7 @@ import pytest
 
 from agentcore import ConfigError, Message, ModelSettings, Reasoning, Request, Role, ToolCall, ToolResult
 from agentcore.providers._responses import FORMAT, chain_point, request_body
-from agentcore.providers.responses import OpenAIResponsesModel
+from agentcore.providers.openai import OpenAIResponsesModel
 from agentcore.types import (
     ToolDefinition,
     reasoning_part,

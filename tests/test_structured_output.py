@@ -50,8 +50,7 @@ from agentcore.providers import anthropic, openai
 from agentcore.providers._responses import json_schema_format
 from agentcore.providers._responses import request_body as responses_body
 from agentcore.providers.anthropic import AnthropicModel
-from agentcore.providers.openai import OpenAIChatModel
-from agentcore.providers.responses import OpenAIResponsesModel
+from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from agentcore.testing import ScriptedModel, TestModel, example_value
 from agentcore.types import OutputSchema, Request
 from tests.localserver import LocalServer, Reply

@@ -16,7 +16,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentcore.errors import ConfigError
-from agentcore.types import Message, Role
+from agentcore.types import Message, Role, ToolResult
+
+ERROR_PREFIX = "Error: "
+"""Put before the text of an error tool result for an API without an error
+flag (Chat Completions ``tool`` messages, Responses ``function_call_output``)."""
+
+
+def marked_error(result: ToolResult) -> str:
+    """The text of ``result`` as an API without an error flag gets it: an
+    error result's text starts with :data:`ERROR_PREFIX`, unless it already
+    says so (the loop's own error results start with "Error: ")."""
+    content = result.content
+    if result.is_error and not content.lower().startswith("error"):
+        return ERROR_PREFIX + content
+    return content
 
 
 def check_history(messages: Sequence[Message]) -> None:

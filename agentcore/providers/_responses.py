@@ -4,7 +4,7 @@ No I/O here: :func:`request_body` builds the JSON body of one streamed
 ``POST {base_url}/responses``, :class:`ResponseState` turns the decoded
 stream events into parts, and :func:`usage_from`, :func:`map_finish`,
 :func:`error_event` and :func:`failed_response` are small functions tested
-table by table. ``agentcore.providers.responses`` is the HTTP shell.
+table by table. ``agentcore.providers.openai.OpenAIResponsesModel`` is the HTTP shell.
 
 The request (https://platform.openai.com/docs/api-reference/responses/create):
 
@@ -67,11 +67,10 @@ from typing import Any
 
 from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.providers import _files
-from agentcore.providers._history import check_history
+from agentcore.providers._history import check_history, marked_error
 from agentcore.providers._openai_stream import stream_error, synthesize_id
 from agentcore.providers._openai_stream import usage_from as chat_usage_from
 from agentcore.providers._sse import DONE, Event
-from agentcore.providers.openai import ERROR_PREFIX
 from agentcore.settings import ModelSettings, unsupported
 from agentcore.types import (
     File,
@@ -339,11 +338,7 @@ def file_item(file: File, where: str) -> dict[str, Any]:
 
 
 def _result_item(result: ToolResult, index: int) -> dict[str, Any]:
-    output = result.content
-    # No error flag in the API: mark the output, unless it already says so
-    # (the loop's own error results start with "Error: ").
-    if result.is_error and not output.lower().startswith("error"):
-        output = ERROR_PREFIX + output
+    output = marked_error(result)  # no error flag in the API
     item: dict[str, Any] = {"type": "function_call_output", "call_id": result.tool_call_id, "output": output}
     if result.files:  # text, image or file output (the API reference's function_call_output)
         where = _files.place(index, result)
