@@ -21,9 +21,11 @@ environment):
 
 * ``--model anthropic:NAME`` uses the Anthropic Messages API and needs
   ``ANTHROPIC_API_KEY``; ``--model openai:NAME`` uses OpenAI Chat Completions
-  and needs ``OPENAI_API_KEY``. A bare ``anthropic`` or ``openai`` means that
-  provider's default model (:data:`DEFAULT_ANTHROPIC_MODEL`,
-  :data:`DEFAULT_OPENAI_MODEL`).
+  and ``--model openai-responses:NAME`` the OpenAI Responses API (for OpenAI's
+  reasoning models: their reasoning is kept across tool calls), both with
+  ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL``. A bare provider name means its
+  default model (:data:`DEFAULT_ANTHROPIC_MODEL`, :data:`DEFAULT_OPENAI_MODEL`,
+  :data:`DEFAULT_OPENAI_RESPONSES_MODEL`).
 * With ``--base-url`` the key is optional (sent when set): point ``openai:``
   at any compatible server (``--model openai:llama3.2 --base-url
   http://localhost:11434/v1`` for Ollama), or ``anthropic:`` at a gateway.
@@ -122,7 +124,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 import attrs
 
@@ -150,19 +152,36 @@ DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 """The model ``openai`` (without a name), or no ``--model`` with only ``OPENAI_API_KEY``, uses."""
 
+DEFAULT_OPENAI_RESPONSES_MODEL = "gpt-5-mini"
+"""The model ``openai-responses`` (without a name) uses."""
+
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
-PROVIDERS = ("anthropic", "openai", "test")
-_KEY_VARS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
-_BASE_URL_VARS = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
-_DEFAULT_MODELS = {"anthropic": DEFAULT_ANTHROPIC_MODEL, "openai": DEFAULT_OPENAI_MODEL, "test": "test-model"}
+PROVIDERS = ("anthropic", "openai", "openai-responses", "test")
+_KEY_VARS = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "openai-responses": "OPENAI_API_KEY",
+}
+_BASE_URL_VARS = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "openai": "OPENAI_BASE_URL",
+    "openai-responses": "OPENAI_BASE_URL",
+}
+_DEFAULT_MODELS = {
+    "anthropic": DEFAULT_ANTHROPIC_MODEL,
+    "openai": DEFAULT_OPENAI_MODEL,
+    "openai-responses": DEFAULT_OPENAI_RESPONSES_MODEL,
+    "test": "test-model",
+}
 
 __all__ = [
     "DEFAULT_ANTHROPIC_MODEL",
     "DEFAULT_OPENAI_MODEL",
+    "DEFAULT_OPENAI_RESPONSES_MODEL",
     "EXIT_ERROR",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
@@ -191,7 +210,7 @@ class ModelChoice:
     """Which model the command runs, as decided by :func:`choose_model`.
 
     Attributes:
-        provider: ``"anthropic"``, ``"openai"`` or ``"test"``.
+        provider: ``"anthropic"``, ``"openai"``, ``"openai-responses"`` or ``"test"``.
         model: the model id.
         base_url: the API root, or None for the provider's default.
         api_key: the key to send ("" for none); never shown in ``repr``.
@@ -245,7 +264,7 @@ def choose_model(spec: str | None, base_url: str | None, env: Mapping[str, str])
     name = name.strip()
     if provider not in PROVIDERS:
         raise UsageError(
-            f"--model must be anthropic:MODEL, openai:MODEL or test, got {spec!r} "
+            f"--model must be anthropic:MODEL, openai:MODEL, openai-responses:MODEL or test, got {spec!r} "
             f"(unknown provider {provider!r})"
         )
     if provider == "test":
@@ -288,6 +307,13 @@ def build_model(choice: ModelChoice) -> Model:
         if choice.base_url:
             return OpenAIChatModel(choice.model, api_key=key, base_url=choice.base_url)
         return OpenAIChatModel(choice.model, api_key=key)
+    if choice.provider == "openai-responses":
+        from agentcore.providers.openai import OpenAIResponsesModel
+
+        key = choice.api_key or None
+        if choice.base_url:
+            return OpenAIResponsesModel(choice.model, api_key=key, base_url=choice.base_url)
+        return OpenAIResponsesModel(choice.model, api_key=key)
     from agentcore.testing import TestModel
 
     return TestModel(model_id=choice.model, reasoning=True)
@@ -346,7 +372,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--model",
         metavar="PROVIDER:MODEL",
         help=(
-            f"anthropic:NAME, openai:NAME or test (default: anthropic:{DEFAULT_ANTHROPIC_MODEL} with "
+            "anthropic:NAME, openai:NAME (Chat Completions), openai-responses:NAME (the Responses API: "
+            "OpenAI's reasoning models, reasoning kept across tool calls) or test "
+            f"(default: anthropic:{DEFAULT_ANTHROPIC_MODEL} with "
             f"ANTHROPIC_API_KEY, else openai:{DEFAULT_OPENAI_MODEL} with OPENAI_API_KEY, else test)"
         ),
     )
@@ -397,6 +425,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--hide-reasoning",
         action="store_true",
         help="do not show the model's reasoning (on stderr, or as --json objects); the model still reasons",
+    )
+    parser.add_argument(
+        "--mcp",
+        metavar="COMMAND",
+        action="append",
+        default=[],
+        help="also offer the tools of the MCP server this command line starts, over stdio (split like a "
+        "shell: --mcp 'npx -y @modelcontextprotocol/server-everything'); repeatable; needs agentcore[mcp]",
+    )
+    parser.add_argument(
+        "--mcp-url",
+        metavar="URL",
+        action="append",
+        default=[],
+        help="also offer the tools of the MCP server at this streamable HTTP URL; repeatable; "
+        "needs agentcore[mcp]",
     )
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object per stream part (JSON Lines)"
@@ -454,6 +498,7 @@ def main(
     environ = env if env is not None else os.environ
     ctx = Context()  # cancelled on Ctrl-C even when it lands before run() returned its reader
     reader: RunReader | None = None
+    servers: list[Any] = []  # agentcore.mcp.MCPTools, when --mcp or --mcp-url is given
     terminal: StreamPart | None = None
     show = not args.hide_reasoning
     structured = args.output_schema is not None
@@ -484,11 +529,12 @@ def main(
             if choice.notice:
                 write_line(err, choice.notice)
             model = build_model(choice)
+        servers = open_mcp_servers(args.mcp, args.mcp_url, environ)
         options = LoopOptions(
             model=model,
             messages=[user_message(prompt, *attached)],
             system=args.system,
-            tools=demo_tools(),
+            tools=_with_servers(demo_tools(), servers),
             step_limit=args.max_steps,
             max_output_tokens=args.max_output_tokens,
             settings=build_settings(args),
@@ -526,6 +572,9 @@ def main(
     except ConfigError as exc:  # from a model's constructor, ModelSettings or LoopOptions: a bad option value
         write_line(err, f"agentcore: error: {one_line(str(exc))}")
         return EXIT_USAGE
+    except AgentcoreError as exc:  # agentcore.mcp.MCPServerError: an MCP server cannot be started or reached
+        write_line(err, f"agentcore: error: {one_line(str(exc))}")
+        return EXIT_ERROR
     except OSError as exc:  # the output cannot be written (a full disk, a closed file)
         if reader is not None:
             reader.close()
@@ -536,6 +585,8 @@ def main(
     finally:
         if reader is not None:
             reader.close()
+        for server in servers:
+            server.close()
     if terminal is None:
         write_line(err, "agentcore: error: the run ended without a finish or error part")
         return EXIT_ERROR
@@ -564,6 +615,35 @@ def _read_schema(path: str) -> dict[str, object]:
     if not isinstance(schema, dict):
         raise UsageError(f"the output schema in {path} must be a JSON object, got {type(schema).__name__}")
     return schema
+
+
+def open_mcp_servers(commands: Sequence[str], urls: Sequence[str], env: Mapping[str, str]) -> list[Any]:
+    """The MCP servers of ``--mcp`` and ``--mcp-url``, opened
+    (:func:`agentcore.mcp.open_servers`); a stdio server gets the SDK's
+    allowlist and, from ``env``, the locale (:func:`agentcore.mcp.server_environment`).
+    ``agentcore.mcp``, and with it the MCP SDK, is imported only when one is given.
+
+    Raises:
+        UsageError: the MCP SDK is not installed.
+        ConfigError: a command line cannot be split, or a URL is not http(s).
+        MCPServerError: a server cannot be started or reached.
+    """
+    if not commands and not urls:
+        return []
+    try:
+        from agentcore import mcp
+    except ImportError as exc:
+        raise UsageError(str(exc)) from None
+    return mcp.open_servers(commands, urls, env=mcp.server_environment(env))
+
+
+def _with_servers(tools: Any, servers: list[Any]) -> Any:
+    """The demo tools joined with the servers' tools (a name clash is a ConfigError naming both)."""
+    if not servers:
+        return tools
+    from agentcore.mcp import combine
+
+    return combine(tools, *servers)
 
 
 def _color(stream: TextIO, env: Mapping[str, str]) -> bool:

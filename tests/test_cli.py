@@ -35,7 +35,7 @@ from agentcore import (
 from agentcore._cli_output import TextPrinter
 from agentcore.demo_tools import ToolInputError, count_words, evaluate
 from agentcore.providers.anthropic import AnthropicModel
-from agentcore.providers.openai import OpenAIChatModel
+from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from agentcore.settings import unsupported
 from agentcore.testing import ScriptedModel, TestModel
 from tests.conftest import wait_for_threads
@@ -632,6 +632,14 @@ def test_utc_now_and_word_count() -> None:
             ("openai", "llama3.2", "http://localhost:11434/v1", ""),
         ),
         ("openai:x", None, {"OPENAI_BASE_URL": "http://local/v1"}, ("openai", "x", "http://local/v1", "")),
+        ("openai-responses:gpt-5", None, {"OPENAI_API_KEY": "ok"}, ("openai-responses", "gpt-5", None, "ok")),
+        ("openai-responses", None, {"OPENAI_API_KEY": "ok"}, ("openai-responses", "gpt-5-mini", None, "ok")),
+        (
+            "openai-responses:m",
+            None,
+            {"OPENAI_BASE_URL": "http://local/v1"},
+            ("openai-responses", "m", "http://local/v1", ""),
+        ),
     ],
 )
 def test_choose_model(
@@ -670,6 +678,16 @@ def test_choose_model(
             cli.ModelChoice("openai", "llama3.2", "http://localhost:11434/v1", ""),
             OpenAIChatModel,
             "OpenAIChatModel(model='llama3.2', base_url='http://localhost:11434/v1')",
+        ),
+        (
+            cli.ModelChoice("openai-responses", "gpt-5", None, "sk-secret"),
+            OpenAIResponsesModel,
+            "OpenAIResponsesModel(model='gpt-5', base_url='https://api.openai.com/v1')",
+        ),
+        (
+            cli.ModelChoice("openai-responses", "gpt-oss", "http://127.0.0.1:9/v1", ""),
+            OpenAIResponsesModel,
+            "OpenAIResponsesModel(model='gpt-oss', base_url='http://127.0.0.1:9/v1')",
         ),
     ],
 )
@@ -714,7 +732,8 @@ def test_main_builds_the_chosen_model(
         ),
         (
             ["--model", "gemini:pro", "hi"],
-            "agentcore: error: --model must be anthropic:MODEL, openai:MODEL or test, got 'gemini:pro' "
+            "agentcore: error: --model must be anthropic:MODEL, openai:MODEL, openai-responses:MODEL or test, "
+            "got 'gemini:pro' "
             "(unknown provider 'gemini')",
         ),
         (
