@@ -842,8 +842,8 @@ MIXED = [
     chunk({"content": None, "reasoning_content": "Let me"}),
     chunk({"reasoning_content": " see."}),
     chunk({"content": ""}),  # empty text while reasoning: shows nothing, closes nothing
-    chunk({"content": "Hi", "reasoning_content": None}),
-    chunk({"content": " there"}),
+    chunk({"content": "Hi", "reasoning_content": None}),  # closes the block (through feed())
+    chunk({"content": " there", "reasoning_content": None}),  # DeepSeek's text chunk, no block open
     chunk({"reasoning": "Now a tool.", "channel": "analysis"}),
     chunk({"role": "assistant", "content": "!"}),
     chunk({"reasoning": "And the call."}),

@@ -426,14 +426,9 @@ def _index_of(value: Any, position: int) -> int:
 
 # --- the state machine ------------------------------------------------------
 
-_NOT_TEXT_ONLY = frozenset(
-    {"tool_calls", "function_call", REASONING_CONTENT, REASONING, REASONING_DETAILS, "refusal"}
-)
-"""Delta keys that keep a chunk off :meth:`ChunkState.parts`' short path
-for text, even when their value is null."""
-_REASONING_ONLY = frozenset({"role", "content", REASONING_CONTENT, REASONING, "channel"})
-"""Delta keys of a chunk that :meth:`ChunkState.parts` reads on its short path
-for plain reasoning (Groq's ``channel`` names gpt-oss's reasoning channel)."""
+_PLAIN_KEYS = frozenset({"role", "content", REASONING_CONTENT, REASONING, "channel"})
+"""The delta keys :meth:`ChunkState.parts` reads on its short paths (Groq's
+``channel`` names gpt-oss's reasoning channel)."""
 
 
 class ChunkState:
@@ -523,18 +518,17 @@ class ChunkState:
         the end of ``events``; ``on_complete()`` is called once the step is
         complete (:attr:`complete`). Then call :meth:`finish`.
 
-        The same as :meth:`feed` per event, with short paths for a chunk of
-        text and nothing else (the hot path: most chunks are one), a delta
-        with ``content`` alone or without any key of :data:`_NOT_TEXT_ONLY`,
-        while no reasoning block is open; and for a chunk of plain reasoning
-        and nothing else (keys of :data:`_REASONING_ONLY`, no text).
+        The same as :meth:`feed` per event, with short paths for a delta
+        with keys of :data:`_PLAIN_KEYS` only: text while no reasoning block
+        is open (the hot path: ``{"content": "..."}``; DeepSeek adds a
+        ``null`` ``reasoning_content`` to each), or plain reasoning without
+        text.
 
         Raises:
             ModelError: as :meth:`feed`; errors raised by ``events`` pass through.
         """
         text_delta = StreamPart.text_delta
-        not_text_only = _NOT_TEXT_ONLY
-        reasoning_only = _REASONING_ONLY
+        plain = _PLAIN_KEYS
         reasoning = False  # a reasoning block is open: text goes through feed(), which closes it
         for event in events:
             data = event.data
@@ -554,17 +548,27 @@ class ChunkState:
                         and choice.get("finish_reason") is None
                         and choice.get("index") in (None, 0)
                     ):
-                        if len(delta) == 1 or not_text_only.isdisjoint(delta):
+                        if len(delta) == 1:  # the hot path: {"content": "..."}
                             content = delta.get("content")
                             if type(content) is str and not reasoning:
                                 if content:
                                     yield text_delta(content)
                                 continue
-                        elif delta.keys() <= reasoning_only and not delta.get("content"):
-                            part = self._plain_reasoning(delta)
-                            if part is not None:
-                                reasoning = True
-                                yield part
+                        if delta.keys() <= plain:
+                            content = delta.get("content")
+                            if not content:
+                                part = self._plain_reasoning(delta)
+                                if part is not None:
+                                    reasoning = True
+                                    yield part
+                                    continue
+                            elif (
+                                type(content) is str
+                                and not reasoning
+                                and not delta.get(REASONING_CONTENT)
+                                and not delta.get(REASONING)
+                            ):
+                                yield text_delta(content)
                                 continue
             parts = self.feed(event)
             reasoning = self._block is not None
