@@ -14,7 +14,8 @@ every ``data:`` event is a chunk ``{"choices": [{"index", "delta",
 ``"choices": []`` carries ``usage``; ``data: [DONE]`` ends the stream.
 
 What OpenAI-compatible servers do differently, and how it is read (each seen
-in a recording under ``tests/fixtures/openai_*`` or in ``cases.md``):
+in a recording under ``tests/fixtures/openai_*`` or in a hand-written stream
+of ``tests/test_openai_cases.py``):
 
 * ``content`` may be an array of typed parts (Mistral): parts of type
   ``"text"`` are text, parts of type ``"thinking"`` are reasoning (below);
@@ -28,22 +29,22 @@ in a recording under ``tests/fixtures/openai_*`` or in ``cases.md``):
   entry; Mistral sends none); index 0 is a real index. Explicit ``null`` and
   ``""`` mean absent (Alibaba sends ``"id": ""``, Mistral ``"name": ""`` on
   continuations). The first non-empty id and name are kept: ids repeated on
-  every fragment (B05) and names repeated with the arguments (Kimi) are not
-  concatenated, and a name may arrive after the arguments (B07). A new,
-  different non-empty id at an index already in use starts a new call (servers
-  that put every call at index 0). Indices need not be dense (a gateway's only
-  call has index 1). Calls are emitted in index order, then arrival order.
+  every fragment (design.md, fault 4) and names repeated with the arguments
+  (Kimi) are not concatenated, and a name may arrive after the arguments
+  (fault 5). A new, different non-empty id at an index already in use starts
+  a new call (servers that put every call at index 0). Indices need not be
+  dense (a gateway's only call has index 1). Calls are emitted in index order, then arrival order.
 * Arguments are the fragments joined. Some servers repeat the whole arguments
   in a trailing fragment; a fragment that starts with everything accumulated
   so far is therefore also read as a snapshot (replace, not append), and that
   reading is used when the plain join is not valid JSON but the snapshot
-  reading is. Empty or whitespace-only arguments mean ``"{}"`` (B01). Other
+  reading is. Empty or whitespace-only arguments mean ``"{}"`` (fault 1). Other
   text is passed on as sent, even when it is not valid JSON: the loop turns it
   into an error result.
 * A call without an id gets ``"call_" + uuid4().hex``, fixed once, so the
-  ToolCall part, the history and the tool result share it (B04). A call that
-  never got a name is still emitted, with name ``""``: the loop treats it as
-  an unknown tool (B29).
+  ToolCall part, the history and the tool result share it (fault 3). A call
+  that never got a name is still emitted, with name ``""``: the loop treats it
+  as an unknown tool (faults 5 and 20).
 * ``finish_reason`` ``""`` or ``null`` does not end the step and does not undo
   an earlier finish (OpenRouter sends ``null`` on the usage chunk after
   ``stop``); the last non-empty value wins. The usage chunk comes after the
@@ -148,8 +149,8 @@ def map_finish_reason(raw: str | None, has_tool_calls: bool) -> FinishReason:
     ``tool_use`` (Anthropic's words, passed through by some gateways) count as
     length and tool-calls. Any assembled tool call makes it tool-calls, except
     after ``length``, since servers say ``stop`` or ``eos`` while sending calls
-    (B13). Unknown values (vLLM's ``eos``, ``abort``), or none at all, give
-    tool-calls or stop by the content. ``"error"`` never reaches this
+    (design.md, fault 10). Unknown values (vLLM's ``eos``, ``abort``), or none
+    at all, give tool-calls or stop by the content. ``"error"`` never reaches this
     function: :class:`ChunkState` raises on it.
 
     Args:
@@ -178,7 +179,7 @@ def _count(value: Any) -> int:
 
 
 def usage_from(usage: Mapping[str, Any] | None) -> Usage:
-    """Normalize an OpenAI-style ``usage`` object (DESIGN.md, "Adapters").
+    """Normalize an OpenAI-style ``usage`` object (design.md, "Usage").
 
     ``input = prompt_tokens`` (which already includes cached tokens, per the
     OpenAI reference) minus ``prompt_tokens_details.cache_write_tokens`` where
@@ -233,10 +234,10 @@ def stream_error(payload: Any, *, fallback: str = "") -> ModelError:
     {"message", "type": "server_error"}}`` and Anthropic-shaped errors passed
     through by gateways.
 
-    Classification (DESIGN.md, "Decisions"): a numeric ``code`` (or Groq's
-    ``status_code``) that is an HTTP status goes through
-    :func:`classify_status`, with the context-length hint taken from the
-    type, code and message. Without one, the context-length words win, then
+    Classification (design.md, "Defaults and choices where the APIs leave
+    room"): a numeric ``code`` (or Groq's ``status_code``) that is an HTTP
+    status goes through :func:`classify_status`, with the context-length hint
+    taken from the type, code and message. Without one, the context-length words win, then
     the type and code words: ``rate_limit`` rate-limited; ``overloaded``,
     ``unavailable``, ``capacity`` overloaded; ``timeout`` transient;
     ``auth``, ``permission`` auth; ``invalid``, ``not_found``,
