@@ -17,7 +17,7 @@ What lives here:
   :func:`error_fields`, :func:`looks_like_context_length`,
   :func:`secret_values` and :func:`without_secret`.
 
-Cancellation (DESIGN.md, "Hazards"): a ``requests`` response must not be
+Cancellation (design.md, "Transport hazards"): a ``requests`` response must not be
 closed from another thread, so a cancel shuts the socket down instead; the
 reading thread then fails at once, sees the context is cancelled, and closes
 the response itself. With :class:`CancellableHTTPAdapter` (mounted on the

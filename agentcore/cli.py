@@ -96,7 +96,7 @@ Lines) and nothing else there:
   or null}`` (the objects of :func:`agentcore.web.part_to_dict`)
 
 Usage dicts are ``{"input", "output", "cache_read", "cache_write"}`` token
-counts (DESIGN.md's normalization). The TestModel notice and error lines
+counts (normalized as design.md, "Usage", says). The TestModel notice and error lines
 still go to standard error.
 
 Exit status: 0 when the run finished (any finish reason: ``stop``,

@@ -21,7 +21,7 @@ Model failures (HTTP statuses, error events inside a stream, timeouts, resets)
 become :class:`ModelError` at exactly one boundary per adapter; the loop decides
 on retries from :attr:`ModelError.error_class` alone and never inspects a
 ``requests`` type. Tool failures never raise: they become error tool results
-(the reference API's loop rule 5).
+(design.md, loop rule 6).
 """
 
 from __future__ import annotations
@@ -37,11 +37,11 @@ from agentcore.types import FinishReason, Message, Usage
 class ErrorClass(enum.IntEnum):
     """The failure bucket of a :class:`ModelError`, used for the retry decision.
 
-    Values and meanings follow the reference API's ``ErrorClass`` constants.
+    The integer values are part of the public API: 0 to 6, in the order below.
     """
 
     UPSTREAM = 0
-    """Generic, terminal upstream failure (a plain 500 included, as the reference says)."""
+    """Generic, terminal upstream failure (a plain 500 included: the same request at once rarely cures it)."""
     RATE_LIMITED = 1
     """HTTP 429 or a provider's rate-limit error. Retryable."""
     OVERLOADED = 2
@@ -75,11 +75,11 @@ _CLASS_WORDS = {
 def classify_status(status: int, context_length_hint: bool = False) -> ErrorClass:
     """Map an HTTP status to an :class:`ErrorClass`.
 
-    The table (DESIGN.md, "Decisions"): 429 rate-limited; 503 and 529
-    overloaded; 401 and 403 auth; 413 context-length; 408, 502 and 504
-    transient; with ``context_length_hint`` set, 400, other 4xx and 500 are
-    context-length; without it 400 and other 4xx are invalid-request;
-    everything else, 500 included, is upstream.
+    The table (design.md, "Defaults and choices where the APIs leave room"):
+    429 rate-limited; 503 and 529 overloaded; 401 and 403 auth; 413
+    context-length; 408, 502 and 504 transient; with ``context_length_hint``
+    set, 400, other 4xx and 500 are context-length; without it 400 and other
+    4xx are invalid-request; everything else, 500 included, is upstream.
 
     Args:
         status: the HTTP status code (or an error object's numeric ``code``).

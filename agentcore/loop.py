@@ -7,32 +7,29 @@ returns and the results of a finished run live in :mod:`agentcore.result`
 Each step builds a :class:`Request` from the system prompt, the history so far,
 the tool definitions, ``max_output_tokens`` and ``headers``, streams it from
 the model, forwards the model's parts, runs the tools the model asked for and
-feeds their results back, until the model stops (DESIGN.md, "The loop"):
+feeds their results back, until the model stops. Item N below is loop rule
+N of design.md, "The loop":
 
 1. ``text-delta``, ``reasoning-delta``, ``reasoning``, ``tool-call`` and
    ``step-finish`` parts are forwarded as they arrive; the loop adds
-   ``tool-result`` and exactly one terminal ``finish`` or ``error`` part. The
-   step's assistant message keeps its text, reasoning blocks and tool calls
-   in the order the model produced them; a reasoning block is never merged,
-   reordered, trimmed or edited.
+   ``tool-result`` and exactly one terminal ``finish`` or ``error`` part.
 2. A step that ends on ``length`` ends the run with ``length`` and runs none
-   of its tool calls; its text stays in the history, its calls do not
-   (reference loop rule 1).
+   of its tool calls; its text stays in the history, its calls do not.
 3. Otherwise the step's tool calls (their presence decides, not the reported
    reason) run in call order, or concurrently with ``parallel_tools``; one
    ``tool-result`` per call is emitted in call order and one ``tool`` message
    holding them all is appended. A step without tool calls ends the run with
    its finish reason (``tool-calls`` without calls becomes ``stop``).
 4. At the step limit the run ends with ``step-limit`` after running that
-   step's tools, so the history stays valid to send again (rule 3).
+   step's tools, so the history stays valid to send again.
 5. ``on_step(usage)`` is called on the worker thread right after each step's
    ``step-finish`` part is forwarded, before its tools run and before the
-   next step (rule 4). Terminal parts carry the sum of the completed steps'
-   usage, cache fields included, also on error and cancel.
+   next step. Terminal parts carry the sum of the completed steps' usage,
+   cache fields included, also on error and cancel.
 6. A tool's ``Exception``, an unknown tool name, and arguments that are not a
-   JSON object become error results fed back to the model; the run goes on
-   (rule 5). So does a :class:`Canceled` a tool raises while the run's
-   context is not cancelled; once it is, the run ends as cancelled. Another
+   JSON object become error results fed back to the model; the run goes on.
+   So does a :class:`Canceled` a tool raises while the run's context is not
+   cancelled; once it is, the run ends as cancelled. Another
    ``BaseException`` (e.g. ``KeyboardInterrupt``) ends the run, and
    ``result()`` raises it again.
 7. Retries: see :mod:`agentcore.retry`.
@@ -43,16 +40,19 @@ feeds their results back, until the model stops (DESIGN.md, "The loop"):
    whatever the worker sends later is dropped. Tool calls that a cancel left
    without a result get an error result saying so in the history.
 9. The caller's messages are never mutated.
-10. Structured output (``LoopOptions.output_type``, :mod:`agentcore.output`):
-    each request carries the schema (``Request.output``) in the native mode;
-    in the tool mode a ``final_answer`` tool joins the run's tools. A step
-    that ends the run with text (native), or a ``final_answer`` call, is
-    checked: a valid answer is the run's ``output``; an invalid one is sent
-    back (a user message with the problems, or the tool's error result) and
-    the loop goes on, up to ``output_retries`` times; then, or when the step
-    limit or a ``length`` finish comes first, the run fails with
-    :class:`OutputValidationError`. In the tool mode a text answer that is
-    valid JSON of the type is accepted too.
+10. The step's assistant message keeps its text, reasoning blocks and tool
+    calls in the order the model produced them; a reasoning block is never
+    merged, reordered, trimmed or edited.
+
+Structured output (``LoopOptions.output_type``, :mod:`agentcore.output`):
+each request carries the schema (``Request.output``) in the native mode; in
+the tool mode a ``final_answer`` tool joins the run's tools. A step that ends
+the run with text (native), or a ``final_answer`` call, is checked: a valid
+answer is the run's ``output``; an invalid one is sent back (a user message
+with the problems, or the tool's error result) and the loop goes on, up to
+``output_retries`` times; then, or when the step limit or a ``length`` finish
+comes first, the run fails with :class:`OutputValidationError`. In the tool
+mode a text answer that is valid JSON of the type is accepted too.
 """
 
 from __future__ import annotations
@@ -653,7 +653,7 @@ def _not_run(call: ToolCall) -> ToolResult:
 
 
 def _execute(tools: ToolSet, call: ToolCall, ctx: Context) -> ToolResult:
-    """Run one call; every ``Exception`` becomes an error result (loop rule 5)."""
+    """Run one call; every ``Exception`` becomes an error result (loop rule 6)."""
     tool = tools.get(call.name)
     if tool is None:
         available = ", ".join(tools) or "none"
@@ -675,7 +675,7 @@ def _execute(tools: ToolSet, call: ToolCall, ctx: Context) -> ToolResult:
         )
     try:
         output: object = tool.execute(arguments, ctx)
-    except (Exception, Canceled) as exc:  # noqa: BLE001 - loop rule 5: a tool's failure is fed back to the model
+    except (Exception, Canceled) as exc:  # noqa: BLE001 - loop rule 6: a tool's failure is fed back to the model
         if ctx.cancelled:  # the run's cancel (whatever the tool made of it) ends the run
             ctx.check()
         return _failed(call, _describe(exc))

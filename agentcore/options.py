@@ -83,7 +83,7 @@ def _callback(_instance: Any, attribute: attrs.Attribute[Any], value: object) ->
 
 @attrs.frozen
 class LoopOptions:
-    """Configures one run of the loop (the reference API's ``LoopOptions``).
+    """Configures one run of the loop.
 
     Attributes:
         model: the model to drive. Required.

@@ -2,18 +2,18 @@
 
 A step that fails with a retryable :class:`ModelError` (``RATE_LIMITED``,
 ``OVERLOADED``, ``TRANSIENT``) before any of its parts reached the reader is
-tried again, up to ``max_retries`` more times (the reference API's
-``MaxRetries``; 0 means :data:`DEFAULT_MAX_RETRIES`, a negative value disables
-retries). Once a part was forwarded, a failure is terminal: a retry would
-repeat text the reader already has.
+tried again, up to ``max_retries`` more times (0 means
+:data:`DEFAULT_MAX_RETRIES`, a negative value disables retries). Once a part
+was forwarded, a failure is terminal: a retry would repeat text the reader
+already has (design.md, loop rule 7).
 
 The wait before retry ``n`` (counting from 0) is
 ``min(base * 2**n, cap) * random.uniform(0.75, 1.0)`` seconds, the vendor SDKs'
 formula, with ``base`` = ``retry_base_delay`` (default
 :data:`DEFAULT_RETRY_BASE_DELAY`) and ``cap`` = ``retry_max_delay`` (default
 :data:`DEFAULT_RETRY_MAX_DELAY`). A server's Retry-After (``ModelError.retry_after``)
-replaces the computed wait and is honoured verbatim, even above the cap, as
-the reference says; ``retry_after_limit`` (seconds, None = no limit) refuses a
+replaces the computed wait and is honoured as given, even above the cap
+(loop rule 7); ``retry_after_limit`` (seconds, None = no limit) refuses a
 longer hint and ends the run with the error instead, and so does any wait
 (hint or computed) that would outlast the context's deadline.
 

@@ -1,6 +1,6 @@
 """Test doubles that need no network, and a conformance check for any ``Model``.
 
-* :class:`ScriptedModel` answers call N with ``steps[N]`` (DESIGN.md):
+* :class:`ScriptedModel` answers call N with ``steps[N]``:
   an iterable of :class:`StreamPart` of any kind a model emits, reasoning
   parts included, replayed as given (an exception instance inside it is
   raised at that point), an exception instance to raise, or a callable taking

@@ -2,7 +2,7 @@
 
 A tool receives the raw JSON text of a call's arguments and returns the text
 fed back to the model. An ``Exception`` it raises becomes an error tool result
-that the model sees (the reference API's loop rule 5), never a failed run.
+that the model sees (design.md, loop rule 6), never a failed run.
 
 Function tools (:func:`tool`, :class:`FunctionTool`) turn a typed Python
 function into a ``Tool``: the name comes from the function, the description

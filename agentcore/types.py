@@ -1,8 +1,8 @@
 """The provider-neutral value types of agentcore.
 
-Every type of the reference API (``spec/agentcore-go-api.txt``) as a frozen
-``attrs`` class with snake_case fields, and its string constants as
-``str``-valued enums whose values are the reference's strings. Validators
+Every value type of the public API as a frozen ``attrs`` class with
+snake_case fields, and its string constants as ``str``-valued enums whose
+values are the wire strings (design.md, "Shape"). Validators
 reject values that do not fit the type (a :class:`StreamPart` whose fields do
 not match its kind is a ``ValueError``); named constructors build the common
 shapes. Token counts are ``int``; JSON payloads are ``str`` holding JSON text.
@@ -80,7 +80,7 @@ def _non_negative(_instance: Any, attribute: attrs.Attribute[int], value: int) -
 class Usage:
     """Token accounting for one step or, summed, for a whole run.
 
-    Normalized across providers (the reference API's ``Usage``):
+    Normalized across providers (design.md, "Usage"):
 
     Attributes:
         input: prompt tokens billed as input, INCLUDING tokens read from the
@@ -348,7 +348,7 @@ class ToolResult:
         name: the name of the tool that was called.
         content: the text fed back to the model.
         is_error: True when the tool failed, was unknown, or got malformed
-            input; the model sees the content as an error (loop rule 5).
+            input; the model sees the content as an error (loop rule 6).
         files: the files the tool returned (a screenshot, a chart), sent to
             the model after ``content``; a tuple, any iterable is accepted.
     """

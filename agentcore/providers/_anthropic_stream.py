@@ -84,8 +84,8 @@ def map_stop_reason(reason: str | None) -> FinishReason:
     ``tool-calls``; ``max_tokens`` -> ``length``. Decided here:
     ``model_context_window_exceeded`` (output cut off by the context window)
     -> ``length``; ``pause_turn`` (a server tool loop paused; nothing for the
-    client to run) -> ``stop``; ``refusal`` -> ``stop`` (the reference has no
-    content-filter reason; the refusal text is the answer); None or unknown ->
+    client to run) -> ``stop``; ``refusal`` -> ``stop`` (:class:`FinishReason`
+    has no content-filter reason; the refusal text is the answer); None or unknown ->
     ``stop``.
     """
     return _STOP_REASONS.get(reason or "", FinishReason.STOP)

@@ -2,7 +2,7 @@
 
 sseclient-py does the framing (fields, multi-line data, comments, CR / LF /
 CRLF line ends). This wrapper fixes what it gets wrong for LLM streams
-(DESIGN.md, "Hazards"):
+(design.md, "Transport hazards"):
 
 * a UTF-8 byte order mark before the first field would hide the first event:
   it is stripped, even when split across reads;

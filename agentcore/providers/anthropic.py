@@ -755,7 +755,8 @@ class AnthropicModel:
                 yield from state.parts(events, complete)
             except ModelError as exc:
                 # A connection lost after message_delta said why the model stopped
-                # ends a complete step (DESIGN.md): finish it, keep its usage.
+                # ends a complete step (design.md, "Defaults and choices where the
+                # APIs leave room"): finish it, keep its usage.
                 if exc.error_class is not ErrorClass.TRANSIENT or not state.has_stop_reason:
                     raise
                 yield from state.end_of_stream()

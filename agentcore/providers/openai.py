@@ -32,9 +32,10 @@ Decisions written down here so nobody "fixes" them:
   is over (``[DONE]`` or the end of the body), so that fragments arriving late
   and an error chunk sent after the finish reason are still taken into account.
 * The stream is read past the finish reason, for the usage chunk. Once a
-  finish reason arrived the step is complete (DESIGN.md): a connection that
-  then breaks, stalls or ends without ``[DONE]`` ends the step normally with
-  the usage seen so far. Before it, such a break is ``TRANSIENT``.
+  finish reason arrived the step is complete (design.md, "Defaults and
+  choices where the APIs leave room"): a connection that then breaks, stalls
+  or ends without ``[DONE]`` ends the step normally with the usage seen so
+  far. Before it, such a break is ``TRANSIENT``.
 * An error result is sent as a ``tool`` message whose content starts with
   ``"Error: "``, since Chat Completions has no error flag.
 * A ``tool`` message holds text only, so the files a tool returned go in a
