@@ -90,16 +90,16 @@ DONE_EVENT = Event("message", DONE)
     ("raw", "has_calls", "expected"),
     [
         ("stop", False, FinishReason.STOP),
-        ("stop", True, FinishReason.TOOL_CALLS),  # B13 A: calls sent with "stop"
+        ("stop", True, FinishReason.TOOL_CALLS),  # design.md, fault 10: calls sent with "stop"
         ("tool_calls", True, FinishReason.TOOL_CALLS),
         ("tool_calls", False, FinishReason.TOOL_CALLS),  # the loop turns it into stop
         ("function_call", True, FinishReason.TOOL_CALLS),
         ("length", False, FinishReason.LENGTH),
-        ("length", True, FinishReason.LENGTH),  # B14: length wins over calls
+        ("length", True, FinishReason.LENGTH),  # fault 11: length wins over calls
         ("max_tokens", True, FinishReason.LENGTH),
         ("content_filter", False, FinishReason.STOP),
         ("content_filter", True, FinishReason.TOOL_CALLS),
-        ("eos", False, FinishReason.STOP),  # B13 C
+        ("eos", False, FinishReason.STOP),  # fault 10: an unknown reason
         ("eos", True, FinishReason.TOOL_CALLS),
         ("STOP", False, FinishReason.STOP),
         (None, False, FinishReason.STOP),  # [DONE] without a finish reason
@@ -120,7 +120,7 @@ def test_map_finish_reason(raw: str | None, has_calls: bool, expected: FinishRea
         (None, Usage(0, 0, 0, 0)),
         ({}, Usage(0, 0, 0, 0)),
         ({"prompt_tokens": 14, "completion_tokens": 8, "total_tokens": 22}, Usage(14, 8, 0, 0)),
-        # B11: prompt_tokens already includes the cached tokens
+        # fault 8: prompt_tokens already includes the cached tokens
         (
             {
                 "prompt_tokens": 1200,
@@ -533,7 +533,7 @@ def test_other_choices_and_odd_payloads_are_ignored() -> None:
 # --- ChunkState: tool calls ---------------------------------------------------
 
 
-def test_b01_empty_or_whitespace_arguments_mean_empty_object() -> None:
+def test_empty_or_whitespace_arguments_mean_empty_object() -> None:
     for arguments in ("", "  ", None):
         parts = feed_all(
             [tools(call(0, "call_1", "get_time", arguments)), chunk(finish="tool_calls"), DONE_EVENT]
@@ -541,7 +541,7 @@ def test_b01_empty_or_whitespace_arguments_mean_empty_object() -> None:
         assert calls_of(parts) == [ToolCall("call_1", "get_time", "{}")]
 
 
-def test_b02_interleaved_by_index() -> None:
+def test_interleaved_fragments_are_grouped_by_index() -> None:
     parts = feed_all(
         [
             tools(call(0, "call_a", "get_weather", "")),
@@ -559,7 +559,7 @@ def test_b02_interleaved_by_index() -> None:
     ]
 
 
-def test_b02_several_whole_calls_in_one_delta_without_index() -> None:
+def test_several_whole_calls_in_one_delta_without_index() -> None:
     parts = feed_all(
         [
             tools(
@@ -589,7 +589,7 @@ def test_a_new_id_at_a_used_index_starts_a_new_call() -> None:
     ]
 
 
-def test_b04_index_zero_is_an_index_and_ids_are_synthesized_once() -> None:
+def test_index_zero_is_an_index_and_ids_are_synthesized_once() -> None:
     state = ChunkState(new_id=ids())
     parts = feed_all(
         [
@@ -617,7 +617,7 @@ def test_explicit_nulls_and_empty_strings_mean_absent() -> None:
     assert calls_of(parts) == [ToolCall("call_1", "weather", '{"a":1}')]
 
 
-def test_b05_ids_and_names_repeated_are_not_concatenated() -> None:
+def test_ids_and_names_repeated_are_not_concatenated() -> None:
     parts = feed_all(
         [
             tools(call(0, "0", "llm_version", "")),
@@ -628,7 +628,7 @@ def test_b05_ids_and_names_repeated_are_not_concatenated() -> None:
     assert calls_of(parts) == [ToolCall("0", "llm_version", "{}")]
 
 
-def test_b07_a_late_name_and_a_missing_name() -> None:
+def test_a_late_name_and_a_missing_name() -> None:
     parts = feed_all(
         [
             tools(call(0, "call_7", arguments='{"command": ')),
