@@ -96,7 +96,7 @@ def test_plain_step_and_request_seen_by_the_server(server: LocalServer) -> None:
     assert seen["headers"]["x-api-key"] == KEY
 
 
-# --- HTTP error statuses (B16 C, B18) -------------------------------------------
+# --- HTTP error statuses (design.md, faults 12 and 13) --------------------------
 
 ANTHROPIC_ERRORS = [
     (
@@ -140,7 +140,7 @@ def test_error_status_with_anthropic_body(
     assert server.hits == 1  # the adapter never retries; that is the loop's job
 
 
-def test_b18_prompt_too_long_message_says_context_window(server: LocalServer) -> None:
+def test_prompt_too_long_message_says_context_window(server: LocalServer) -> None:
     body = {
         "type": "error",
         "error": {
@@ -156,14 +156,14 @@ def test_b18_prompt_too_long_message_says_context_window(server: LocalServer) ->
 
 
 @pytest.mark.parametrize("body", [b"", b"<html><body>413 Request Entity Too Large</body></html>", b"{}"])
-def test_b18_413_with_any_body_is_context_length(server: LocalServer, body: bytes) -> None:
+def test_413_with_any_body_is_context_length(server: LocalServer, body: bytes) -> None:
     server.add(json_reply(413, body, headers={"Content-Type": "text/html"}))
     _, err = failure(model_for(server))
     assert err.error_class is ErrorClass.CONTEXT_LENGTH
     assert err.status == 413
 
 
-def test_b16_c_529_overloaded(server: LocalServer) -> None:
+def test_529_overloaded(server: LocalServer) -> None:
     server.add(
         json_reply(529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
     )
@@ -211,10 +211,10 @@ def test_retry_after_http_date(server: LocalServer) -> None:
     assert 27.0 <= err.retry_after <= 30.0
 
 
-# --- error events in a 200 stream (B16) -------------------------------------------
+# --- error events in a 200 stream (fault 12) --------------------------------------
 
 
-def test_b16_a_overloaded_event_before_any_content(server: LocalServer) -> None:
+def test_overloaded_event_before_any_content(server: LocalServer) -> None:
     body = sse(message_start(input_tokens=10, output_tokens=1), error_event("overloaded_error", "Overloaded"))
     server.add(sse_reply(body))
     parts, err = failure(model_for(server))
@@ -224,7 +224,7 @@ def test_b16_a_overloaded_event_before_any_content(server: LocalServer) -> None:
     assert "Overloaded" in str(err)
 
 
-def test_b16_b_overloaded_event_after_content(server: LocalServer) -> None:
+def test_overloaded_event_after_content(server: LocalServer) -> None:
     body = sse(
         message_start(input_tokens=10, output_tokens=1),
         text_start(0),
@@ -307,10 +307,10 @@ def test_connection_refused_is_transient() -> None:
     assert KEY not in repr(err)
 
 
-# --- stalls and timeouts (B24) ---------------------------------------------------
+# --- stalls and timeouts (fault 16) ----------------------------------------------
 
 
-def test_b24_stall_after_one_delta_fails_within_a_second(server: LocalServer) -> None:
+def test_stall_after_one_delta_fails_within_a_second(server: LocalServer) -> None:
     server.add(
         Reply(actions=[sse(message_start(input_tokens=1), text_start(0), text_delta(0, "Hi")), Stall()])
     )
@@ -324,7 +324,7 @@ def test_b24_stall_after_one_delta_fails_within_a_second(server: LocalServer) ->
     assert 0.4 < elapsed < 1.5
 
 
-def test_b24_stall_right_after_headers_is_transient(server: LocalServer) -> None:
+def test_stall_right_after_headers_is_transient(server: LocalServer) -> None:
     server.add(Reply(actions=[Stall()]))
     start = time.monotonic()
     parts, err = failure(model_for(server, timeout=(2.0, 0.5)))
@@ -341,7 +341,7 @@ def test_stall_before_headers_is_transient(server: LocalServer) -> None:
     assert time.monotonic() - start < 1.5
 
 
-def test_b24_ping_only_stream_hits_the_idle_timeout(server: LocalServer) -> None:
+def test_ping_only_stream_hits_the_idle_timeout(server: LocalServer) -> None:
     actions: list[Any] = [sse(message_start(input_tokens=1))]
     for _ in range(50):
         actions += [sse(PING), Pause(0.2)]
@@ -404,7 +404,7 @@ def test_idle_timeout_none_leaves_the_read_timeout_in_charge(server: LocalServer
     assert time.monotonic() - start < 1.5
 
 
-# --- split UTF-8 (B26) -----------------------------------------------------------
+# --- split UTF-8 (fault 18) ------------------------------------------------------
 
 
 def utf8_body() -> bytes:
@@ -433,7 +433,7 @@ def splits_inside_a_character(body: bytes, piece: int) -> int:
 
 
 @pytest.mark.parametrize("piece", [1, 7])
-def test_b26_utf8_split_across_reads(server: LocalServer, piece: int) -> None:
+def test_utf8_split_across_reads(server: LocalServer, piece: int) -> None:
     assert splits_inside_a_character(UTF8_BODY, piece) >= 4
     server.add(sse_reply(UTF8_BODY, piece=piece))
     parts = list(model_for(server).stream(REQUEST, Context()))
@@ -450,12 +450,12 @@ def test_b26_utf8_split_across_reads(server: LocalServer, piece: int) -> None:
     assert parts[-1] == StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(9, 20, 0, 0))
 
 
-# --- closing and cancelling (B22) -------------------------------------------------
+# --- closing and cancelling (fault 15) --------------------------------------------
 
 ENDLESS_HEAD = sse(message_start(input_tokens=1), text_start(0), text_delta(0, "x"))
 
 
-def test_b22_closing_the_generator_closes_the_response(server: LocalServer) -> None:
+def test_closing_the_generator_closes_the_response(server: LocalServer) -> None:
     server.add(Reply(actions=[ENDLESS_HEAD, Stall()]))
     stream = model_for(server).stream(REQUEST, Context())
     assert next(stream) == StreamPart.text_delta("x")
@@ -466,7 +466,7 @@ def test_b22_closing_the_generator_closes_the_response(server: LocalServer) -> N
         next(stream)
 
 
-def test_b22_an_abandoned_stream_releases_its_response_when_collected(server: LocalServer) -> None:
+def test_an_abandoned_stream_releases_its_response_when_collected(server: LocalServer) -> None:
     server.add(Reply(actions=[ENDLESS_HEAD, Stall()]))
     stream = model_for(server).stream(REQUEST, Context())
     assert next(stream) == StreamPart.text_delta("x")
@@ -475,7 +475,7 @@ def test_b22_an_abandoned_stream_releases_its_response_when_collected(server: Lo
     assert wait_until(lambda: server.disconnects == 1, timeout=1.0)
 
 
-def test_b22_closing_while_the_server_keeps_streaming(server: LocalServer) -> None:
+def test_closing_while_the_server_keeps_streaming(server: LocalServer) -> None:
     actions: list[Any] = [ENDLESS_HEAD]
     for _ in range(200):
         actions += [Pause(0.05), sse(text_delta(0, "x"))]
@@ -487,7 +487,7 @@ def test_b22_closing_while_the_server_keeps_streaming(server: LocalServer) -> No
 
 
 @pytest.mark.parametrize("own_session", [True, False], ids=["adapter-session", "caller-session"])
-def test_b22_cancel_from_another_thread_during_a_blocked_read(server: LocalServer, own_session: bool) -> None:
+def test_cancel_from_another_thread_during_a_blocked_read(server: LocalServer, own_session: bool) -> None:
     server.add(Reply(actions=[ENDLESS_HEAD, Stall()]))
     session = None if own_session else requests.Session()
     ctx = Context()

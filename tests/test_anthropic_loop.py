@@ -1,5 +1,5 @@
 """``AnthropicModel`` driven by ``run()`` against the local server: the
-Anthropic cases of cases.md end to end (B08, B09, B14, B16, B18)."""
+faults 6, 7, 11, 12 and 13 of design.md end to end in Anthropic streams."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def text_step(text: str, **usage: int) -> bytes:
     )
 
 
-B09_USAGE = {
+CACHED_USAGE = {
     "input_tokens": 12,
     "cache_creation_input_tokens": 300,
     "cache_read_input_tokens": 2000,
@@ -69,9 +69,9 @@ B09_USAGE = {
 }
 
 
-def test_b08_b09_tool_round_trip_history_and_usage(server: LocalServer) -> None:
+def test_tool_round_trip_history_and_usage(server: LocalServer) -> None:
     step1 = sse(
-        message_start(**B09_USAGE),
+        message_start(**CACHED_USAGE),
         text_start(0),
         text_delta(0, "Let me check."),
         text_delta(0, " One moment."),
@@ -83,7 +83,7 @@ def test_b08_b09_tool_round_trip_history_and_usage(server: LocalServer) -> None:
         message_delta("tool_use", output_tokens=15),
         MESSAGE_STOP,
     )
-    server.add(sse_reply(step1), sse_reply(text_step("Rainy.", **B09_USAGE)))
+    server.add(sse_reply(step1), sse_reply(text_step("Rainy.", **CACHED_USAGE)))
     weather = RecordingTool(ToolDefinition(name="get_weather"), reply="rain, 8 C")
     seen: list[Usage] = []
     result = run(options(server, tools=[weather], on_step=seen.append)).result()
@@ -111,7 +111,7 @@ def test_b08_b09_tool_round_trip_history_and_usage(server: LocalServer) -> None:
     assert second["tools"] == [{"name": "get_weather", "input_schema": {"type": "object", "properties": {}}}]
 
 
-def test_b14_length_inside_a_tool_call_runs_nothing(server: LocalServer) -> None:
+def test_length_inside_a_tool_call_runs_nothing(server: LocalServer) -> None:
     body = sse(
         message_start(input_tokens=30, output_tokens=1),
         tool_start(0, "toolu_1", "write_file"),
@@ -131,7 +131,7 @@ def test_b14_length_inside_a_tool_call_runs_nothing(server: LocalServer) -> None
     assert server.hits == 1
 
 
-def test_b16_a_overloaded_event_before_content_is_retried(server: LocalServer) -> None:
+def test_overloaded_event_before_content_is_retried(server: LocalServer) -> None:
     failing = sse(
         message_start(input_tokens=10, output_tokens=1), error_event("overloaded_error", "Overloaded")
     )
@@ -143,7 +143,7 @@ def test_b16_a_overloaded_event_before_content_is_retried(server: LocalServer) -
     assert server.hits == 2
 
 
-def test_b16_b_overloaded_event_after_content_is_terminal(server: LocalServer) -> None:
+def test_overloaded_event_after_content_is_terminal(server: LocalServer) -> None:
     failing = sse(
         message_start(input_tokens=10, output_tokens=1),
         text_start(0),
@@ -162,7 +162,7 @@ def test_b16_b_overloaded_event_after_content_is_terminal(server: LocalServer) -
     assert server.hits == 1
 
 
-def test_b16_c_529_then_success(server: LocalServer) -> None:
+def test_http_529_then_success(server: LocalServer) -> None:
     overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     server.add(json_reply(529, overloaded), sse_reply(text_step("Done")))
     result = run(options(server)).result()
@@ -170,7 +170,7 @@ def test_b16_c_529_then_success(server: LocalServer) -> None:
     assert server.hits == 2
 
 
-def test_b18_context_length_is_never_retried(server: LocalServer) -> None:
+def test_context_length_is_never_retried(server: LocalServer) -> None:
     too_long = {
         "type": "error",
         "error": {

@@ -2,8 +2,8 @@
 
 ``request_body`` (request shape), ``map_stop_reason``, ``merge_usage`` /
 ``usage_from``, ``classify_error`` / ``error_from_event`` and the stream state
-machine ``_StepState`` fed hand-written events (the Anthropic cases of
-cases.md: B01, B08, B09, B13, B14, B16).
+machine ``_StepState`` fed hand-written events (design.md's faults 1, 6, 7,
+10, 11 and 12 in Anthropic streams).
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ def test_request_body(name: str, request_: Request, expected: dict[str, Any]) ->
 
 MESSAGE_CASES: list[tuple[str, list[Message], list[dict[str, Any]]]] = [
     (
-        "a tool round trip (B08): text then tool_use, results in a user turn, is_error only when true",
+        "a tool round trip (fault 6): text then tool_use, results in a user turn, is_error only when true",
         [
             user_message("Weather in Oslo and Lima?"),
             assistant(
@@ -416,7 +416,7 @@ def test_map_stop_reason(reason: str | None, expected: FinishReason) -> None:
 @pytest.mark.parametrize(
     ("snapshots", "expected"),
     [
-        # B09: cache fields from message_start, output from message_delta; never added up
+        # design.md, fault 7: cache fields from message_start, output from message_delta; never added up
         (
             [
                 {
@@ -552,10 +552,10 @@ def test_error_from_event_odd_shapes(
     assert err.message == expected_message
 
 
-# --- the state machine: cases.md ------------------------------------------------
+# --- the state machine: design.md's faults -------------------------------------
 
 
-def test_b01_tool_without_arguments_empty_delta() -> None:
+def test_tool_without_arguments_empty_delta() -> None:
     parts = feed_all(
         message_start(input_tokens=20, output_tokens=1),
         tool_start(0, "toolu_1", "get_time"),
@@ -569,7 +569,7 @@ def test_b01_tool_without_arguments_empty_delta() -> None:
     assert parts[1] == StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(20, 12, 0, 0))
 
 
-def test_b01_tool_without_arguments_no_delta_at_all() -> None:
+def test_tool_without_arguments_no_delta_at_all() -> None:
     parts = feed_all(
         message_start(input_tokens=20, output_tokens=1),
         tool_start(0, "toolu_1", "get_time"),
@@ -582,7 +582,7 @@ def test_b01_tool_without_arguments_no_delta_at_all() -> None:
     assert parts[0].tool_call.input == "{}"
 
 
-def test_b01_whitespace_only_arguments_mean_empty_object() -> None:
+def test_whitespace_only_arguments_mean_empty_object() -> None:
     parts = feed_all(
         tool_start(0, "toolu_1", "get_time"),
         json_delta(0, "  "),
@@ -601,7 +601,7 @@ def test_tool_input_given_whole_in_content_block_start_is_kept() -> None:
     assert parts[0].tool_call == ToolCall(id="toolu_1", name="get_weather", input='{"city": "Oslo"}')
 
 
-def test_b08_text_and_tool_call_in_one_step() -> None:
+def test_text_and_tool_call_in_one_step() -> None:
     parts = feed_all(
         message_start(input_tokens=50, output_tokens=1),
         text_start(0),
@@ -631,7 +631,7 @@ def test_b08_text_and_tool_call_in_one_step() -> None:
     assert parts[2].tool_call.input == '{"city":"Oslo"}'  # the raw text, exactly as streamed
 
 
-def test_b09_cumulative_usage_with_cache_fields() -> None:
+def test_cumulative_usage_with_cache_fields() -> None:
     parts = feed_all(
         message_start(
             input_tokens=12, cache_creation_input_tokens=300, cache_read_input_tokens=2000, output_tokens=1
@@ -666,13 +666,13 @@ def test_parallel_tool_calls_interleaved_by_index() -> None:
     assert reason is FinishReason.TOOL_CALLS
 
 
-def test_b13_tool_calls_reported_as_end_turn_are_tool_calls() -> None:
+def test_tool_calls_reported_as_end_turn_are_tool_calls() -> None:
     parts = feed_all(tool_start(0, "toolu_1", "f"), block_stop(0), message_delta("end_turn"), MESSAGE_STOP)
     assert summary(parts)[2] is FinishReason.TOOL_CALLS
 
 
 @pytest.mark.parametrize("reason", ["refusal", "pause_turn", "unknown_reason", None])
-def test_b13_any_tool_call_means_tool_calls_except_length(reason: str | None) -> None:
+def test_any_tool_call_means_tool_calls_except_length(reason: str | None) -> None:
     parts = feed_all(tool_start(0, "toolu_1", "f"), block_stop(0), message_delta(reason), MESSAGE_STOP)
     assert summary(parts)[2] is FinishReason.TOOL_CALLS
 
@@ -682,7 +682,7 @@ def test_tool_use_without_a_client_tool_call_is_stop() -> None:
     assert summary(parts)[:3] == ("hm", [], FinishReason.STOP)
 
 
-def test_b14_max_tokens_inside_a_tool_call_does_not_raise() -> None:
+def test_max_tokens_inside_a_tool_call_does_not_raise() -> None:
     parts = feed_all(
         message_start(input_tokens=30, output_tokens=1),
         tool_start(0, "toolu_1", "write_file"),
@@ -699,7 +699,7 @@ def test_b14_max_tokens_inside_a_tool_call_does_not_raise() -> None:
     assert parts[1] == StreamPart.step_finish(FinishReason.LENGTH, Usage(30, 64, 0, 0))
 
 
-def test_b14_max_tokens_before_the_tool_block_stopped_drops_the_call() -> None:
+def test_max_tokens_before_the_tool_block_stopped_drops_the_call() -> None:
     parts = feed_all(
         tool_start(0, "toolu_1", "write_file"),
         json_delta(0, '{"path":"a.t'),
@@ -847,7 +847,7 @@ def test_exactly_one_step_finish_and_nothing_after_it() -> None:
     assert parts == [StreamPart.step_finish(FinishReason.STOP)]
 
 
-def test_b16_error_event_before_content() -> None:
+def test_error_event_before_content() -> None:
     state = _StepState()
     assert state.feed("message_start", message_start(input_tokens=10, output_tokens=1)) == []
     with pytest.raises(ModelError) as info:
@@ -856,7 +856,7 @@ def test_b16_error_event_before_content() -> None:
     assert not state.finished
 
 
-def test_b16_error_event_after_content_and_after_stop_reason() -> None:
+def test_error_event_after_content_and_after_stop_reason() -> None:
     state = _StepState()
     assert state.feed("content_block_delta", text_delta(0, "Hel")) == [StreamPart.text_delta("Hel")]
     state.feed("message_delta", message_delta("end_turn"))

@@ -127,7 +127,8 @@ def test_iter_body_yields_each_chunk_as_it_arrives(server: LocalServer, session:
 def test_iter_body_streams_a_body_without_chunked_encoding(
     server: LocalServer, session: requests.Session
 ) -> None:
-    """DESIGN.md, Hazards: iter_content does not stream a body without chunked encoding."""
+    """``requests``' iter_content waits for a full chunk of a body without chunked
+    encoding; iter_body hands each event on as it arrives (design.md, "Transport hazards")."""
     server.add(Reply(chunked=False, actions=[b"data: 1\n\n", Pause(0.5), b"data: 2\n\n", Close()]))
     started = time.monotonic()
     arrivals: list[tuple[float, bytes]] = []

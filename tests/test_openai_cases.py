@@ -1,7 +1,8 @@
-"""The OpenAI cases of ``cases.md`` (B01 ... B26), each through the adapter
-against the real local HTTP server, with the exact expected values."""
+"""The faults of design.md ("Faults every adapter and the loop handle") in
+Chat Completions streams, each through the adapter against the real local HTTP
+server, with the exact expected values."""
 
-# ruff: noqa: E501  (the stream listings are copied verbatim from cases.md, one event per line)
+# ruff: noqa: E501  (the stream listings keep one event per line)
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def server(shared_server: LocalServer) -> LocalServer:
 
 
 def listing(text: str) -> bytes:
-    """A ``cases.md`` listing (one ``data:`` line per event) as an SSE body."""
+    """A listing (one ``data:`` line per event) as an SSE body."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return "".join(line + "\n\n" for line in lines).encode("utf-8")
 
@@ -67,27 +68,31 @@ def finish_of(parts: list[StreamPart]) -> StreamPart:
     return finishes[0]
 
 
-B01_A = r"""
+# --- fault 1: empty tool arguments --------------------------------------------
+
+NO_ARGUMENTS = r"""
 data: {"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_time","arguments":""}}]},"finish_reason":null}]}
 data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
 data: [DONE]
 """
 
 
-def test_b01_no_argument_tool(server: LocalServer) -> None:
-    parts = stream(server, listing(B01_A))
+def test_empty_arguments_mean_an_empty_object(server: LocalServer) -> None:
+    parts = stream(server, listing(NO_ARGUMENTS))
     assert parts == [
         StreamPart.tool_call_part(ToolCall("call_1", "get_time", "{}")),
         StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(0, 0, 0, 0)),
     ]
 
 
-def test_b01_whitespace_arguments(server: LocalServer) -> None:
-    parts = stream(server, listing(B01_A.replace('"arguments":""', '"arguments":"  "')))
+def test_whitespace_arguments_mean_an_empty_object(server: LocalServer) -> None:
+    parts = stream(server, listing(NO_ARGUMENTS.replace('"arguments":""', '"arguments":"  "')))
     assert calls_of(parts) == [ToolCall("call_1", "get_time", "{}")]
 
 
-B02_A = r"""
+# --- fault 2: parallel calls by index -----------------------------------------
+
+INTERLEAVED_CALLS = r"""
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_time","arguments":""}}]}}]}
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}}]}
@@ -97,22 +102,22 @@ data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
 data: [DONE]
 """
 
-B02_B = r"""
+WHOLE_CALLS = r"""
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Tokyo\"}"}}]}}]}
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}}]}
 data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
 data: [DONE]
 """
 
-B02_B_ONE_DELTA = r"""
+WHOLE_CALLS_ONE_DELTA = r"""
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Tokyo\"}"}},{"index":1,"id":"call_b","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}}]}
 data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
 data: [DONE]
 """
 
 
-def test_b02_interleaved_by_index(server: LocalServer) -> None:
-    parts = stream(server, listing(B02_A))
+def test_interleaved_fragments_are_grouped_by_index(server: LocalServer) -> None:
+    parts = stream(server, listing(INTERLEAVED_CALLS))
     assert parts == [
         StreamPart.tool_call_part(ToolCall("call_a", "get_weather", '{"city":"Paris"}')),
         StreamPart.tool_call_part(ToolCall("call_b", "get_time", '{"tz":"UTC"}')),
@@ -120,8 +125,8 @@ def test_b02_interleaved_by_index(server: LocalServer) -> None:
     ]
 
 
-@pytest.mark.parametrize("body", [B02_B, B02_B_ONE_DELTA], ids=["chunk-per-call", "one-delta"])
-def test_b02_whole_calls_stay_separate(server: LocalServer, body: str) -> None:
+@pytest.mark.parametrize("body", [WHOLE_CALLS, WHOLE_CALLS_ONE_DELTA], ids=["chunk-per-call", "one-delta"])
+def test_whole_calls_stay_separate(server: LocalServer, body: str) -> None:
     parts = stream(server, listing(body))
     assert calls_of(parts) == [
         ToolCall("call_a", "get_weather", '{"city":"Tokyo"}'),
@@ -130,14 +135,16 @@ def test_b02_whole_calls_stay_separate(server: LocalServer, body: str) -> None:
     assert finish_of(parts).finish_reason is FinishReason.TOOL_CALLS
 
 
-B04_A = r"""
+# --- fault 3: missing or zero index, missing id -------------------------------
+
+NO_INDEX = r"""
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_9","type":"function","function":{"name":"sqrt","arguments":"{\"x\":"}}]}}]}
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"16}"}}]}}]}
 data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
 data: [DONE]
 """
 
-B04_B = r"""
+INDEX_ZERO_WITHOUT_ID = r"""
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"search","arguments":""}}]}}]}
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"q\":\"sse\"}"}}]}}]}
 data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
@@ -145,16 +152,16 @@ data: [DONE]
 """
 
 
-def test_b04_missing_index(server: LocalServer) -> None:
-    parts = stream(server, listing(B04_A))
+def test_a_missing_index_is_the_fragment_position(server: LocalServer) -> None:
+    parts = stream(server, listing(NO_INDEX))
     assert parts == [
         StreamPart.tool_call_part(ToolCall("call_9", "sqrt", '{"x":16}')),
         StreamPart.step_finish(FinishReason.TOOL_CALLS),
     ]
 
 
-def test_b04_index_zero_without_id_gets_a_synthesized_id(server: LocalServer) -> None:
-    parts = stream(server, listing(B04_B))
+def test_index_zero_without_id_gets_a_synthesized_id(server: LocalServer) -> None:
+    parts = stream(server, listing(INDEX_ZERO_WITHOUT_ID))
     [call] = calls_of(parts)
     assert call.name == "search"
     assert call.input == '{"q":"sse"}'
@@ -174,14 +181,14 @@ class SearchTool:
         return "found it"
 
 
-def test_b04_synthesized_id_is_the_same_in_part_history_and_result(server: LocalServer) -> None:
+def test_a_synthesized_id_is_the_same_in_part_history_and_result(server: LocalServer) -> None:
     answer = listing(
         r"""
         data: {"choices":[{"index":0,"delta":{"content":"done"},"finish_reason":"stop"}]}
         data: [DONE]
         """
     )
-    server.add(sse_reply(listing(B04_B)), sse_reply(answer))
+    server.add(sse_reply(listing(INDEX_ZERO_WITHOUT_ID)), sse_reply(answer))
     tool = SearchTool()
     model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10))
     result = run(LoopOptions(model=model, messages=[user_message("find sse")], tools=[tool])).result()
@@ -197,7 +204,9 @@ def test_b04_synthesized_id_is_the_same_in_part_history_and_result(server: Local
     assert [m.role for m in result.messages] == [Role.USER, Role.ASSISTANT, Role.TOOL, Role.ASSISTANT]
 
 
-B05 = r"""
+# --- fault 4: repeated ids and finish chunks ----------------------------------
+
+REPEATED_IDS = r"""
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_abc","type":"function","function":{"name":"search","arguments":"{\"qu"}}]}}]}
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_abc","type":"function","function":{"arguments":"ery\":"}}]}}]}
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_abc","type":"function","function":{"arguments":"\"hello\"}"}}]}}]}
@@ -207,15 +216,17 @@ data: [DONE]
 """
 
 
-def test_b05_repeated_ids_and_a_second_finish_chunk(server: LocalServer) -> None:
-    parts = stream(server, listing(B05))
+def test_repeated_ids_and_a_second_finish_chunk(server: LocalServer) -> None:
+    parts = stream(server, listing(REPEATED_IDS))
     assert parts == [
         StreamPart.tool_call_part(ToolCall("call_abc", "search", '{"query":"hello"}')),
         StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(50, 9, 0, 0)),
     ]
 
 
-B07 = r"""
+# --- fault 5: the name after the arguments ------------------------------------
+
+NAME_AFTER_ARGUMENTS = r"""
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_7","type":"function","function":{"arguments":"{\"command\": "}}]}}]}
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"bash"}}]}}]}
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"ls -la\"}"}}]}}]}
@@ -224,15 +235,15 @@ data: [DONE]
 """
 
 
-def test_b07_name_after_arguments(server: LocalServer) -> None:
-    parts = stream(server, listing(B07))
+def test_a_name_after_the_arguments(server: LocalServer) -> None:
+    parts = stream(server, listing(NAME_AFTER_ARGUMENTS))
     assert calls_of(parts) == [ToolCall("call_7", "bash", '{"command": "ls -la"}')]
     assert json.loads(calls_of(parts)[0].input) == {"command": "ls -la"}
 
 
-def test_b07_a_call_that_never_gets_a_name_is_still_emitted(server: LocalServer) -> None:
+def test_a_call_that_never_gets_a_name_is_still_emitted(server: LocalServer) -> None:
     body = listing(
-        B07.replace(
+        NAME_AFTER_ARGUMENTS.replace(
             'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"bash"}}]}}]}',
             "",
         )
@@ -242,7 +253,9 @@ def test_b07_a_call_that_never_gets_a_name_is_still_emitted(server: LocalServer)
     assert finish_of(parts).finish_reason is FinishReason.TOOL_CALLS
 
 
-B08 = r"""
+# --- fault 6: text and calls in one step --------------------------------------
+
+TEXT_AND_CALL = r"""
 data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Let me check."}}]}
 data: {"choices":[{"index":0,"delta":{"content":" One moment.","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":"}}]}}]}
 data: {"choices":[{"index":0,"delta":{"content":"","tool_calls":[{"index":0,"function":{"arguments":"\"Oslo\"}"}}]}}]}
@@ -251,8 +264,8 @@ data: [DONE]
 """
 
 
-def test_b08_text_and_tool_call_in_one_step(server: LocalServer) -> None:
-    parts = stream(server, listing(B08))
+def test_text_and_a_tool_call_in_one_step(server: LocalServer) -> None:
+    parts = stream(server, listing(TEXT_AND_CALL))
     assert parts == [
         StreamPart.text_delta("Let me check."),
         StreamPart.text_delta(" One moment."),
@@ -262,28 +275,30 @@ def test_b08_text_and_tool_call_in_one_step(server: LocalServer) -> None:
     assert text_of(parts) == "Let me check. One moment."
 
 
-B11 = r"""
+# --- fault 8: Chat Completions usage ------------------------------------------
+
+USAGE_AFTER_FINISH = r"""
 data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}
 data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}
 data: {"choices":[],"usage":{"prompt_tokens":1200,"completion_tokens":30,"total_tokens":1230,"prompt_tokens_details":{"cached_tokens":1024}}}
 data: [DONE]
 """
 
-B11_USAGE_IN_FINISH = r"""
+USAGE_IN_FINISH = r"""
 data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}
 data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":1200,"completion_tokens":30,"total_tokens":1230,"prompt_tokens_details":{"cached_tokens":1024}}}
 data: [DONE]
 """
 
-B11_NO_USAGE = r"""
+NO_USAGE = r"""
 data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}
 data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}
 data: [DONE]
 """
 
 
-def test_b11_usage_chunk_after_finish_with_cached_tokens(server: LocalServer) -> None:
-    parts = stream(server, listing(B11))
+def test_usage_chunk_after_finish_with_cached_tokens(server: LocalServer) -> None:
+    parts = stream(server, listing(USAGE_AFTER_FINISH))
     assert parts == [
         StreamPart.text_delta("Hello"),
         StreamPart.step_finish(FinishReason.STOP, Usage(1200, 30, 1024, 0)),
@@ -295,21 +310,23 @@ def test_b11_usage_chunk_after_finish_with_cached_tokens(server: LocalServer) ->
 
 @pytest.mark.parametrize(
     ("body", "usage"),
-    [(B11_USAGE_IN_FINISH, Usage(1200, 30, 1024, 0)), (B11_NO_USAGE, Usage(0, 0, 0, 0))],
+    [(USAGE_IN_FINISH, Usage(1200, 30, 1024, 0)), (NO_USAGE, Usage(0, 0, 0, 0))],
     ids=["usage-in-finish-chunk", "no-usage"],
 )
-def test_b11_variants(server: LocalServer, body: str, usage: Usage) -> None:
+def test_usage_in_the_finish_chunk_or_none_at_all(server: LocalServer, body: str, usage: Usage) -> None:
     parts = stream(server, listing(body))
     assert parts == [StreamPart.text_delta("Hello"), StreamPart.step_finish(FinishReason.STOP, usage)]
 
 
-B13_A = r"""
+# --- fault 10: odd finish reasons ---------------------------------------------
+
+CALLS_ENDING_WITH_STOP = r"""
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Lima\"}"}}]},"finish_reason":null}]}
 data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}
 data: [DONE]
 """
 
-B13_B = r"""
+EMPTY_FINISH_REASONS = r"""
 data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":""}]}
 data: {"choices":[{"index":0,"delta":{"content":" there"},"finish_reason":""}]}
 data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}
@@ -317,16 +334,16 @@ data: [DONE]
 """
 
 
-def test_b13_tool_calls_ending_with_stop(server: LocalServer) -> None:
-    parts = stream(server, listing(B13_A))
+def test_tool_calls_ending_with_stop(server: LocalServer) -> None:
+    parts = stream(server, listing(CALLS_ENDING_WITH_STOP))
     assert parts == [
         StreamPart.tool_call_part(ToolCall("call_1", "get_weather", '{"city":"Lima"}')),
         StreamPart.step_finish(FinishReason.TOOL_CALLS),
     ]
 
 
-def test_b13_empty_finish_reasons_do_not_end_the_step(server: LocalServer) -> None:
-    parts = stream(server, listing(B13_B))
+def test_empty_finish_reasons_do_not_end_the_step(server: LocalServer) -> None:
+    parts = stream(server, listing(EMPTY_FINISH_REASONS))
     assert parts == [
         StreamPart.text_delta("Hello"),
         StreamPart.text_delta(" there"),
@@ -334,14 +351,18 @@ def test_b13_empty_finish_reasons_do_not_end_the_step(server: LocalServer) -> No
     ]
 
 
-def test_b13_unknown_finish_reason_with_calls(server: LocalServer) -> None:
-    parts = stream(server, listing(B13_A.replace('"finish_reason":"stop"', '"finish_reason":"eos"')))
+def test_unknown_finish_reason_with_calls(server: LocalServer) -> None:
+    parts = stream(
+        server, listing(CALLS_ENDING_WITH_STOP.replace('"finish_reason":"stop"', '"finish_reason":"eos"'))
+    )
     assert calls_of(parts) == [ToolCall("call_1", "get_weather", '{"city":"Lima"}')]
     assert finish_of(parts).finish_reason is FinishReason.TOOL_CALLS
 
 
-def test_b13_unknown_finish_reason_text_only(server: LocalServer) -> None:
-    parts = stream(server, listing(B13_B.replace('"finish_reason":"stop"', '"finish_reason":"eos"')))
+def test_unknown_finish_reason_text_only(server: LocalServer) -> None:
+    parts = stream(
+        server, listing(EMPTY_FINISH_REASONS.replace('"finish_reason":"stop"', '"finish_reason":"eos"'))
+    )
     assert parts == [
         StreamPart.text_delta("Hello"),
         StreamPart.text_delta(" there"),
@@ -349,23 +370,25 @@ def test_b13_unknown_finish_reason_text_only(server: LocalServer) -> None:
     ]
 
 
-B14_B = r"""
+# --- fault 11: output cap inside a call ---------------------------------------
+
+LENGTH_INSIDE_A_CALL = r"""
 data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"write_file","arguments":"{\"path\":\"a.txt\",\"text\":\"lorem ip"}}]}}]}
 data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}],"usage":{"prompt_tokens":30,"completion_tokens":64,"total_tokens":94}}
 data: [DONE]
 """
 
 
-def test_b14_length_in_the_middle_of_a_tool_call(server: LocalServer) -> None:
-    parts = stream(server, listing(B14_B))
+def test_length_in_the_middle_of_a_tool_call(server: LocalServer) -> None:
+    parts = stream(server, listing(LENGTH_INSIDE_A_CALL))
     assert parts == [
         StreamPart.tool_call_part(ToolCall("call_1", "write_file", '{"path":"a.txt","text":"lorem ip')),
         StreamPart.step_finish(FinishReason.LENGTH, Usage(30, 64, 0, 0)),
     ]
 
 
-def test_b14_the_loop_does_not_run_the_cut_call(server: LocalServer) -> None:
-    server.add(sse_reply(listing(B14_B)))
+def test_the_loop_does_not_run_the_cut_call(server: LocalServer) -> None:
+    server.add(sse_reply(listing(LENGTH_INSIDE_A_CALL)))
 
     class WriteFile:
         definition = ToolDefinition(name="write_file")
@@ -383,21 +406,23 @@ def test_b14_the_loop_does_not_run_the_cut_call(server: LocalServer) -> None:
     assert server.hits == 1
 
 
-B25_BASELINE = (
+# --- fault 17: framing variants -----------------------------------------------
+
+FRAMING_BASELINE = (
     b'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}\n\n'
     b'data: {"choices":[{"index":0,"delta":{"content":" world"},"finish_reason":null}]}\n\n'
     b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
     b"data: [DONE]\n\n"
 )
-B25_EXPECTED = [
+FRAMING_EXPECTED = [
     StreamPart.text_delta("Hello"),
     StreamPart.text_delta(" world"),
     StreamPart.step_finish(FinishReason.STOP),
 ]
 
 
-def b25_variants() -> dict[str, tuple[bytes, int]]:
-    base = B25_BASELINE
+def framing_variants() -> dict[str, tuple[bytes, int]]:
+    base = FRAMING_BASELINE
     crlf = base.replace(b"\n", b"\r\n")
     first_end = crlf.index(b"}\r\n\r\n") + 2  # inside the CRLF that ends the first event
     multi_line = base.replace(
@@ -421,34 +446,36 @@ def b25_variants() -> dict[str, tuple[bytes, int]]:
     }
 
 
-@pytest.mark.parametrize("name", list(b25_variants()))
-def test_b25_framing_variants_give_identical_parts(server: LocalServer, name: str) -> None:
-    body, split_at = b25_variants()[name]
+@pytest.mark.parametrize("name", list(framing_variants()))
+def test_framing_variants_give_identical_parts(server: LocalServer, name: str) -> None:
+    body, split_at = framing_variants()[name]
     if name == "crlf-split":  # two writes: "...}\r" | "\n\r\n..."
         parts = stream_reply(server, Reply(actions=[body[:split_at], body[split_at:]]))
     else:
         parts = stream(server, body, piece=split_at)
-    assert parts == B25_EXPECTED
+    assert parts == FRAMING_EXPECTED
 
 
-B26 = (
+# --- fault 18: UTF-8 split across reads ---------------------------------------
+
+SPLIT_UTF8 = (
     'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"héllo 你好 👋"},"finish_reason":null}]}\n\n'
     'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
     "data: [DONE]\n\n"
 ).encode()
 
 
-def test_b26_utf8_split_across_one_byte_reads(server: LocalServer) -> None:
-    parts = stream(server, B26, piece=1)
+def test_utf8_split_across_one_byte_reads(server: LocalServer) -> None:
+    parts = stream(server, SPLIT_UTF8, piece=1)
     assert parts == [StreamPart.text_delta("héllo 你好 👋"), StreamPart.step_finish(FinishReason.STOP)]
 
 
-def test_b26_utf8_split_across_seven_byte_reads(server: LocalServer) -> None:
+def test_utf8_split_across_seven_byte_reads(server: LocalServer) -> None:
     # A comment line of varying length shifts the 7-byte boundaries so that,
     # over the seven shifts, each of é (2 bytes), 你 (3) and 👋 (4) is split.
     split: set[str] = set()
     for shift in range(7):
-        body = b":" + b"x" * shift + b"\n\n" + B26
+        body = b":" + b"x" * shift + b"\n\n" + SPLIT_UTF8
         for ch in "é你👋":
             start, size = body.index(ch.encode()), len(ch.encode())
             if start // 7 != (start + size - 1) // 7:
@@ -458,7 +485,7 @@ def test_b26_utf8_split_across_seven_byte_reads(server: LocalServer) -> None:
     assert split == {"é", "你", "👋"}
 
 
-def test_b26_tool_input_split_inside_a_character(server: LocalServer) -> None:
+def test_tool_input_split_inside_a_character(server: LocalServer) -> None:
     body = listing(
         r"""
         data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"weather","arguments":"{\"city\":\"Zürich\"}"}}]}}]}

@@ -1,7 +1,7 @@
 """The OpenAI adapter against the real local HTTP server: error statuses and
-bodies (B18), errors inside a 200 stream, cut and stalled streams (B24),
-cancellation and closing (B22), and a one-connection pool that must never
-starve."""
+bodies (design.md, fault 13), errors inside a 200 stream, cut and stalled
+streams (fault 16), cancellation and closing (fault 15), and a one-connection
+pool that must never starve."""
 
 # ruff: noqa: E501  (real error bodies are kept on one line, as servers send them)
 
@@ -113,9 +113,9 @@ def wait_until(predicate: Any, timeout: float = 2.0) -> bool:
     return True
 
 
-# --- B18 and other statuses ---------------------------------------------------
+# --- context overflow (fault 13) and other statuses ---------------------------
 
-B18 = {
+CONTEXT_OVERFLOW = {
     "1-openai-context-length": (
         400,
         {
@@ -157,9 +157,9 @@ B18 = {
 }
 
 
-@pytest.mark.parametrize("case", list(B18))
-def test_b18_context_window_overflow(server: LocalServer, case: str) -> None:
-    status, payload, expected = B18[case]
+@pytest.mark.parametrize("case", list(CONTEXT_OVERFLOW))
+def test_context_window_overflow(server: LocalServer, case: str) -> None:
+    status, payload, expected = CONTEXT_OVERFLOW[case]
     error = failure(server, json_reply(status, payload))
     assert error.error_class is expected
     assert error.status == status
@@ -423,7 +423,7 @@ def test_an_error_after_the_finish_reason_is_still_an_error(server: LocalServer)
     assert "Token limit reached" in str(error)
 
 
-# --- cut, reset and stalled streams (B21, B24) ----------------------------------
+# --- cut, reset and stalled streams (faults 14 and 16) --------------------------
 
 
 @pytest.mark.parametrize("end", [Close(), Reset()], ids=["close", "reset"])
@@ -476,7 +476,7 @@ def test_a_break_after_the_finish_reason_keeps_the_step(
     ]
 
 
-def test_b24_stall_after_one_delta_times_out_as_transient(server: LocalServer) -> None:
+def test_stall_after_one_delta_times_out_as_transient(server: LocalServer) -> None:
     server.add(Reply(actions=[HI, Stall()]))
     started = time.monotonic()
     parts, error = collect(model_for(server, timeout=(5, 0.5)))
@@ -487,7 +487,7 @@ def test_b24_stall_after_one_delta_times_out_as_transient(server: LocalServer) -
     assert "timed out" in str(error)
 
 
-def test_b24_stall_right_after_the_headers_is_transient(server: LocalServer) -> None:
+def test_stall_right_after_the_headers_is_transient(server: LocalServer) -> None:
     server.add(Reply(actions=[Stall()]))
     started = time.monotonic()
     error = failure(server, timeout=(5, 0.5))
@@ -495,7 +495,7 @@ def test_b24_stall_right_after_the_headers_is_transient(server: LocalServer) -> 
     assert error.error_class is ErrorClass.TRANSIENT
 
 
-def test_b24_stall_before_the_headers_is_transient(server: LocalServer) -> None:
+def test_stall_before_the_headers_is_transient(server: LocalServer) -> None:
     server.add(Reply(before_headers=[Stall()]))
     started = time.monotonic()
     error = failure(server, timeout=(5, 0.5))
@@ -508,7 +508,7 @@ def test_b24_stall_before_the_headers_is_transient(server: LocalServer) -> None:
     [b": ping\n\n", b'event: ping\ndata: {"type":"ping"}\n\n'],
     ids=["comment", "ping-event"],
 )
-def test_b24_keepalives_without_content_hit_the_idle_timeout(server: LocalServer, keepalive: bytes) -> None:
+def test_keepalives_without_content_hit_the_idle_timeout(server: LocalServer, keepalive: bytes) -> None:
     server.add(Reply(actions=[keepalive, Pause(0.2)] * 25))
     started = time.monotonic()
     error = failure(server, idle_timeout=0.5)
@@ -549,7 +549,7 @@ def test_a_slow_reader_does_not_fire_the_idle_timeout(server: LocalServer) -> No
     assert kinds == ["text-delta"] * 4 + ["step-finish", "finish"]
 
 
-# --- B22: closing and cancelling ---------------------------------------------------
+# --- closing and cancelling (fault 15) ---------------------------------------------
 
 
 def endless() -> Reply:
@@ -557,7 +557,7 @@ def endless() -> Reply:
     return Reply(actions=[delta, Pause(0.05)] * 400)
 
 
-def test_b22_closing_the_generator_closes_the_response(server: LocalServer) -> None:
+def test_closing_the_generator_closes_the_response(server: LocalServer) -> None:
     server.add(endless())
     stream = model_for(server).stream(REQUEST, Context())
     assert next(stream) == StreamPart.text_delta("x")
@@ -569,7 +569,7 @@ def test_b22_closing_the_generator_closes_the_response(server: LocalServer) -> N
     assert server.hits == 1
 
 
-def test_b22_cancel_from_another_thread_while_blocked(server: LocalServer) -> None:
+def test_cancel_from_another_thread_while_blocked(server: LocalServer) -> None:
     server.add(Reply(actions=[HI, Stall()]))
     ctx = Context()
     stream = model_for(server, timeout=(5, 30)).stream(REQUEST, ctx)
@@ -590,7 +590,7 @@ def test_b22_cancel_from_another_thread_while_blocked(server: LocalServer) -> No
     assert wait_until(lambda: server.disconnects >= 1)
 
 
-def test_b22_cancel_while_waiting_for_the_headers(server: LocalServer) -> None:
+def test_cancel_while_waiting_for_the_headers(server: LocalServer) -> None:
     server.add(Reply(before_headers=[Stall()]))
     ctx = Context()
     cancelled_at: list[float] = []

@@ -1,6 +1,6 @@
 """SSE framing (agentcore/providers/_sse.py), pure: ``iter_events`` over lists of reads.
 
-Cases B25 (framing variants) and B26 (UTF-8 split across reads) of cases.md.
+Faults 17 (framing variants) and 18 (UTF-8 split across reads) of design.md.
 """
 
 from __future__ import annotations
@@ -95,14 +95,14 @@ BOM_BODY = BOM + BASELINE
     ids=["lf", "crlf", "cr", "no-space", "multi-line", "bom", "bom-crlf", "bom-cr"],
 )
 @pytest.mark.parametrize("read_size", [0, 1, 2, 3, 7, 64])
-def test_b25_framing_variants_give_the_same_events(body: bytes, read_size: int) -> None:
+def test_framing_variants_give_the_same_events(body: bytes, read_size: int) -> None:
     chunks = [body] if read_size == 0 else pieces(body, read_size)
     evs = events(chunks)
     assert evs == EXPECTED
     assert text_and_finish(evs) == ("Hello world", ["stop"])
 
 
-def test_b25_variant_bodies_are_what_the_case_describes() -> None:
+def test_variant_bodies_are_what_their_names_say() -> None:
     assert b"\r\n\r\n" in CRLF
     assert b"\n" not in CRLF.replace(b"\r\n", b"")
     assert b"\n" not in CR
@@ -114,7 +114,7 @@ def test_b25_variant_bodies_are_what_the_case_describes() -> None:
         assert noise in NOISE
 
 
-def test_b25_crlf_split_across_two_reads() -> None:
+def test_crlf_split_across_two_reads() -> None:
     cut = CRLF.index(b"}\r\n\r\n") + 2  # ...}\r | \n\r\n...
     assert CRLF[:cut].endswith(b"}\r")
     assert CRLF[cut:].startswith(b"\n\r\n")
@@ -122,14 +122,14 @@ def test_b25_crlf_split_across_two_reads() -> None:
 
 
 @pytest.mark.parametrize("body", [BASELINE, CRLF, CR, MULTILINE, NOISE, BOM_BODY], ids=lambda b: repr(b[:12]))
-def test_b25_every_two_read_split(body: bytes) -> None:
+def test_framing_every_two_read_split(body: bytes) -> None:
     expected = events([body])
     for cut in range(len(body) + 1):
         assert events([body[:cut], body[cut:]]) == expected, cut
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_b25_random_read_sizes(seed: int) -> None:
+def test_framing_random_read_sizes(seed: int) -> None:
     rng = random.Random(seed)
     for body in (CRLF, CR, NOISE, BOM + CRLF):
         chunks, i = [], 0
@@ -141,7 +141,7 @@ def test_b25_random_read_sizes(seed: int) -> None:
 
 
 @pytest.mark.parametrize("read_size", [0, 1, 5])
-def test_b25_noise_between_events(read_size: int) -> None:
+def test_noise_between_events(read_size: int) -> None:
     chunks = [NOISE] if read_size == 0 else pieces(NOISE, read_size)
     evs = events(chunks)
     # Comments, id-only and retry-only blocks never surface and are never JSON-decoded;
@@ -163,7 +163,7 @@ def test_b25_noise_between_events(read_size: int) -> None:
     ],
     ids=["whole", "bytewise-bom", "1+2", "2+1", "empty-reads", "1-byte-reads", "2-byte-reads"],
 )
-def test_b25_bom_split_across_reads(chunks: list[bytes]) -> None:
+def test_bom_split_across_reads(chunks: list[bytes]) -> None:
     assert b"".join(chunks) == BOM_BODY
     assert events(chunks) == EXPECTED
 
@@ -194,7 +194,7 @@ def test_event_names_are_kept() -> None:
     ]
 
 
-B26 = (
+SPLIT_UTF8 = (
     'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"héllo 你好 👋"},'
     '"finish_reason":null}]}\n\n'
     'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
@@ -210,13 +210,13 @@ def splits_inside(body: bytes, char: str, size: int) -> bool:
 
 
 @pytest.mark.parametrize("read_size", [1, 7])
-def test_b26_utf8_split_across_reads(read_size: int) -> None:
-    chunks = pieces(B26, read_size)
+def test_utf8_split_across_reads(read_size: int) -> None:
+    chunks = pieces(SPLIT_UTF8, read_size)
     if read_size == 7:
         # The case asks for boundaries inside é (2 bytes), 你 (3) and 👋 (4).
-        assert splits_inside(B26, "é", 7)
-        assert splits_inside(B26, "你", 7)
-        assert splits_inside(B26, "👋", 7)
+        assert splits_inside(SPLIT_UTF8, "é", 7)
+        assert splits_inside(SPLIT_UTF8, "你", 7)
+        assert splits_inside(SPLIT_UTF8, "👋", 7)
     evs = events(chunks)
     text, reasons = text_and_finish(evs)
     assert text == "héllo 你好 👋"
@@ -225,12 +225,13 @@ def test_b26_utf8_split_across_reads(read_size: int) -> None:
     assert evs[-1] == Event("message", DONE)
 
 
-def test_b26_every_two_read_split() -> None:
-    for cut in range(len(B26) + 1):
-        assert text_and_finish(events([B26[:cut], B26[cut:]])) == ("héllo 你好 👋", ["stop"]), cut
+def test_utf8_every_two_read_split() -> None:
+    for cut in range(len(SPLIT_UTF8) + 1):
+        halves = [SPLIT_UTF8[:cut], SPLIT_UTF8[cut:]]
+        assert text_and_finish(events(halves)) == ("héllo 你好 👋", ["stop"]), cut
 
 
-def test_b26_anthropic_tool_input_split_inside_a_character() -> None:
+def test_anthropic_tool_input_split_inside_a_character() -> None:
     body = (
         "event: content_block_delta\n"
         'data: {"type":"content_block_delta","index":1,'
