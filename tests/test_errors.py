@@ -19,7 +19,7 @@ from agentcore.errors import (
     classify_status,
 )
 
-# The whole table of DESIGN.md, "Decisions": (status, hint) -> class.
+# The whole table of design.md, "Defaults and choices where the APIs leave room": (status, hint) -> class.
 CLASSIFY_TABLE = [
     (429, False, ErrorClass.RATE_LIMITED),
     (429, True, ErrorClass.RATE_LIMITED),
@@ -83,7 +83,7 @@ def test_error_class_retryable(error_class: ErrorClass, retryable: bool) -> None
     assert error_class.retryable is retryable
 
 
-def test_error_class_values_follow_the_reference_order() -> None:
+def test_error_class_values_are_0_to_6_in_a_fixed_order() -> None:
     assert [int(c) for c in ErrorClass] == list(range(7))
     assert [c.name for c in ErrorClass] == [
         "UPSTREAM",

@@ -1,8 +1,9 @@
-"""The loop's rules 1-5 and 9, its results and options (agentcore/loop.py, result.py).
+"""Loop rules 1-5 and 9 of design.md, the loop's results and options (agentcore/loop.py, result.py).
 
-Tool failures (rule 6) and parallel tools are in test_loop_tools.py,
-cancellation (rule 8) and thread hygiene in test_loop_cancel.py, retries
-(rule 7) in test_retry.py. Every test drives ``run()`` with a ScriptedModel.
+Tool failures (loop rule 6) and parallel tools are in test_loop_tools.py,
+cancellation (loop rule 8) and thread hygiene in test_loop_cancel.py, retries
+(loop rule 7) in test_retry.py. A test named ``test_ruleN_...`` tests loop
+rule N. Every test drives ``run()`` with a ScriptedModel.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def tool_message(*results: ToolResult) -> Message:
     return Message(role=Role.TOOL, content=[tool_result_part(r) for r in results])
 
 
-# --- rule 1: forwarding order, one terminal part ---------------------------------------------
+# --- loop rule 1: forwarding order, one terminal part ----------------------------------------
 
 
 def test_rule1_parts_are_forwarded_in_order_and_the_loop_adds_results_and_finish() -> None:
@@ -176,10 +177,10 @@ def test_rule1_a_step_finish_with_a_run_reason_is_an_upstream_error(reason: Fini
     assert err.error_class is ErrorClass.UPSTREAM
 
 
-# --- rule 2 / B14: length ----------------------------------------------------------------------
+# --- loop rule 2 and fault 11: length ----------------------------------------------------------
 
 
-def test_rule2_b14_length_never_runs_tools_and_keeps_text_but_not_calls_in_history() -> None:
+def test_rule2_length_never_runs_tools_and_keeps_text_but_not_calls_in_history() -> None:
     cut = '{"path":"a.txt","text":"lorem ip'
     model = ScriptedModel(
         [[text("Writing"), call("toolu_1", "write_file", cut), step_finish(LENGTH, Usage(30, 64))]]
@@ -222,7 +223,7 @@ def test_rule2_plain_text_length_ends_the_run_with_length() -> None:
     assert len(model.requests) == 1
 
 
-# --- rule 3: tool calls ------------------------------------------------------------------------
+# --- loop rule 3: tool calls -------------------------------------------------------------------
 
 
 def test_rule3_tools_run_in_call_order_and_one_tool_message_holds_all_results() -> None:
@@ -256,7 +257,7 @@ def test_rule3_tools_run_in_call_order_and_one_tool_message_holds_all_results() 
     assert [m.role for m in second] == [Role.USER, Role.ASSISTANT, Role.TOOL]
 
 
-def test_rule3_b13_stop_with_tool_calls_still_runs_the_tools() -> None:
+def test_rule3_stop_with_tool_calls_still_runs_the_tools() -> None:
     model = ScriptedModel(
         [
             [call("call_1", "get_weather", '{"city":"Lima"}'), step_finish(STOP, Usage(5, 5))],
@@ -288,10 +289,10 @@ def test_rule3_tool_calls_reason_without_calls_ends_with_stop() -> None:
     assert len(model.requests) == 1
 
 
-# --- rule 4 / B31: step limit ------------------------------------------------------------------
+# --- loop rule 4 and fault 21: step limit ------------------------------------------------------
 
 
-def test_rule4_b31_step_limit_ends_gracefully_after_running_the_last_tools() -> None:
+def test_rule4_step_limit_ends_gracefully_after_running_the_last_tools() -> None:
     model = ScriptedModel(
         [tool_step(call(f"call_{i}", "search", '{"q":"same"}'), usage=Usage(10, 5)) for i in range(4)]
     )
@@ -326,7 +327,7 @@ def test_rule4_a_final_answer_at_the_limit_is_a_stop() -> None:
     assert (result.finish_reason, result.text) == (STOP, "answer")
 
 
-# --- rule 5 / B09: usage and on_step -----------------------------------------------------------
+# --- loop rule 5: usage and on_step ------------------------------------------------------------
 
 
 def test_rule5_on_step_runs_after_the_step_finish_part_and_before_the_next_model_call() -> None:
@@ -378,7 +379,7 @@ def test_rule5_on_step_runs_after_the_step_finish_part_and_before_the_next_model
     ]
 
 
-def test_rule5_b09_totals_keep_the_cache_fields_and_on_step_gets_per_step_usage() -> None:
+def test_rule5_totals_keep_the_cache_fields_and_on_step_gets_per_step_usage() -> None:
     per_step = Usage(2012, 15, 2000, 300)
     model = ScriptedModel([tool_step(call("c1", "search"), usage=per_step), text_step("Hi", usage=per_step)])
     on_step: list[Usage] = []
@@ -405,7 +406,7 @@ def test_rule5_an_on_step_exception_ends_the_run_with_it() -> None:
     assert len(model.requests) == 1
 
 
-# --- rule 9: history ---------------------------------------------------------------------------
+# --- loop rule 9: history ----------------------------------------------------------------------
 
 
 def test_rule9_the_callers_messages_are_not_mutated_and_the_history_continues() -> None:
@@ -469,7 +470,7 @@ def test_run_result_fields() -> None:
     assert len(result.messages) == 4
 
 
-def test_run_error_attributes_b12_error_path() -> None:
+def test_run_error_attributes_keep_the_usage_of_completed_steps() -> None:
     boom = ModelError(ErrorClass.UPSTREAM, message="boom")
     model = ScriptedModel(
         [

@@ -1,6 +1,6 @@
-"""Rule 8, cancellation in every state, and thread hygiene (agentcore/loop.py, stream.py).
+"""Loop rule 8 of design.md, cancellation in every state, and thread hygiene (agentcore/loop.py, stream.py).
 
-close() must return within the contract's 100 ms; the tests allow 0.5 s so
+close() must return promptly, within about 100 ms; the tests allow 0.5 s so
 that a loaded machine does not make them flaky.
 """
 
@@ -51,7 +51,7 @@ from tests.loop_helpers import (
     wait_until,
 )
 
-CLOSE_BOUND = 0.5  # seconds; the contract says close() returns within about 100 ms
+CLOSE_BOUND = 0.5  # seconds; close() returns within about 100 ms on an idle machine
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -204,7 +204,7 @@ def test_close_while_the_producer_is_blocked_on_a_full_queue(threads: Threads) -
     assert next(reader, None) is None
 
 
-def test_b12_caller_cancels_its_context_from_another_thread() -> None:
+def test_caller_cancels_its_context_from_another_thread() -> None:
     started, released = threading.Event(), threading.Event()
     model = ScriptedModel(
         [
@@ -242,7 +242,7 @@ def test_b12_caller_cancels_its_context_from_another_thread() -> None:
     assert [m.role for m in error.messages] == [Role.USER, Role.ASSISTANT, Role.TOOL]
 
 
-def test_b12_close_during_step_two_keeps_the_usage_of_step_one(threads: Threads) -> None:
+def test_close_during_step_two_keeps_the_usage_of_step_one(threads: Threads) -> None:
     started, released = threading.Event(), threading.Event()
     model = ScriptedModel(
         [

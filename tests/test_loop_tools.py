@@ -1,4 +1,4 @@
-"""Tools in the loop: rule 6 (failures become error results) and parallel_tools
+"""Tools in the loop: loop rule 6 of design.md (failures become error results) and parallel_tools
 (agentcore/loop.py). Every test drives ``run()`` with a ScriptedModel."""
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ def tool_message(*results: ToolResult) -> Message:
     return Message(role=Role.TOOL, content=[tool_result_part(r) for r in results])
 
 
-# --- rule 6: tool failures become error results ------------------------------------------------
+# --- loop rule 6: tool failures become error results -------------------------------------------
 
 
-def test_rule6_b28_a_failing_tool_becomes_an_error_result_and_the_run_goes_on() -> None:
+def test_rule6_a_failing_tool_becomes_an_error_result_and_the_run_goes_on() -> None:
     def flaky(_input: str, _ctx: Context) -> str:
         raise RuntimeError("disk full")
 
@@ -68,7 +68,7 @@ def test_rule6_a_tool_exception_whose_str_raises_is_still_an_error_result() -> N
     assert reader.result().text == "Recovered"
 
 
-def test_rule6_b29_an_unknown_tool_lists_the_available_tools_and_the_run_goes_on() -> None:
+def test_rule6_an_unknown_tool_lists_the_available_tools_and_the_run_goes_on() -> None:
     model = ScriptedModel(
         [
             tool_step(call("call_1", "get_page_content", '{"url":"x"}')),

@@ -8,11 +8,11 @@
    retryable and terminal errors at random points, random step limits and
    retry counts, sequential or parallel tools, and a cancel after a random
    number of parts. Each run is checked against an oracle written from
-   DESIGN.md's loop rules: the parts are exactly the oracle's (a prefix of
+   design.md's loop rules: the parts are exactly the oracle's (a prefix of
    them when a cancel came first, then a ``canceled`` terminal part), so there
    is exactly one terminal part, the total usage is the sum of the completed
    steps' usage, every tool call has exactly one result in call order (unless
-   rule 1 or the cancel stopped it), each step adds one tool message, and the
+   loop rule 2, length, or the cancel stopped it), each step adds one tool message, and the
    history is valid to send again, through both adapters' request builders.
 """
 
@@ -265,7 +265,7 @@ def summarize(part: StreamPart) -> tuple[Any, ...]:
 
 
 def oracle(script: list[Step], step_limit: int, max_retries: int) -> Outcome:
-    """The parts DESIGN.md's loop rules give for ``script`` (no cancel)."""
+    """The parts design.md's loop rules give for ``script`` (no cancel)."""
     parts: list[tuple[Any, ...]] = []
     total = Usage()
     calls_made = 0
@@ -417,7 +417,7 @@ def test_random_scripted_runs_keep_the_loop_rules(
 
 
 def test_the_oracle_agrees_on_a_hand_written_run() -> None:
-    # The oracle itself, on B12's scenario: a tool step, then an error after text.
+    # The oracle itself, on fault 9 of design.md: a tool step, then an error after text.
     call = ToolCall(id="call_1", name="ok", input="{}")
     script = [
         Step((), (call,), FinishReason.TOOL_CALLS, Usage(100, 20, 50, 0)),

@@ -1,4 +1,4 @@
-"""Pins the public names (DESIGN.md, "Public names that other code relies on").
+"""Pins the public API: the names ``agentcore`` exports and the shapes other code relies on.
 
 Adding or removing a name from ``agentcore.__all__`` must be a deliberate
 change of this file too.
@@ -13,8 +13,8 @@ import pytest
 
 import agentcore
 
-# The names DESIGN.md requires of the package.
-DESIGN_NAMES = {
+# The core of the public API: the loop, its value types, errors and defaults.
+CORE_NAMES = {
     "run",
     "stream_func",
     "Context",
@@ -42,7 +42,7 @@ DESIGN_NAMES = {
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_RETRY_BASE_DELAY",
     "DEFAULT_RETRY_MAX_DELAY",
-    # Named elsewhere in DESIGN.md: RunError and Canceled ("Decisions"), tool ("Public names").
+    # The errors a failed or cancelled run raises, and the function-tool decorator.
     "RunError",
     "Canceled",
     "tool",
@@ -80,10 +80,10 @@ EXTRA_NAMES = {
 
 def test_all_is_exactly_the_pinned_set() -> None:
     assert len(agentcore.__all__) == len(set(agentcore.__all__)), "duplicates in __all__"
-    assert set(agentcore.__all__) == DESIGN_NAMES | EXTRA_NAMES
+    assert set(agentcore.__all__) == CORE_NAMES | EXTRA_NAMES
 
 
-@pytest.mark.parametrize("name", sorted(DESIGN_NAMES | EXTRA_NAMES))
+@pytest.mark.parametrize("name", sorted(CORE_NAMES | EXTRA_NAMES))
 def test_every_name_is_importable(name: str) -> None:
     namespace: dict[str, object] = {}
     exec(f"from agentcore import {name}", namespace)
@@ -105,7 +105,7 @@ def test_star_import_gives_exactly_all() -> None:
         ("Role", "TOOL", "tool"),
     ],
 )
-def test_enum_members_are_upper_snake_case_reference_constants(
+def test_enum_members_are_upper_snake_case_with_wire_string_values(
     enum_name: str, member: str, value: str
 ) -> None:
     enum = getattr(agentcore, enum_name)
@@ -127,7 +127,7 @@ def test_default_values() -> None:
     assert isinstance(agentcore.DEFAULT_RETRY_MAX_DELAY, float)
 
 
-def test_design_constructor_shapes() -> None:
+def test_value_type_constructor_shapes() -> None:
     part = agentcore.StreamPart(kind=agentcore.StreamPartKind.TEXT_DELTA, text="hi")
     assert part.text == "hi"
     cause = OSError("reset")

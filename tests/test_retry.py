@@ -1,4 +1,4 @@
-"""Rule 7, retries: the tenacity policy alone (agentcore/retry.py) and through the loop.
+"""Loop rule 7 of design.md, retries: the tenacity policy alone (agentcore/retry.py) and through the loop.
 
 The policy takes ``sleep`` and ``rand``, so the tests record the exact waits
 instead of sleeping; loop-level tests pass them as ``LoopOptions.retry_sleep``
@@ -292,7 +292,7 @@ def test_loop_retries_a_retryable_failure_before_any_output(
 
 
 @pytest.mark.parametrize("error_class", TERMINAL)
-def test_b18_loop_never_retries_a_terminal_failure(error_class: ErrorClass, recorded: Recorded) -> None:
+def test_loop_never_retries_a_terminal_failure(error_class: ErrorClass, recorded: Recorded) -> None:
     error = ModelError(error_class, message="prompt is too long: 210000 tokens > 200000 maximum", status=400)
     model = ScriptedModel([error, text_step("never")])
     parts = collect(run(recorded.options(model, max_retries=5)))
@@ -303,7 +303,7 @@ def test_b18_loop_never_retries_a_terminal_failure(error_class: ErrorClass, reco
         assert "context window exceeded" in str(parts[-1].err)
 
 
-def test_b16a_overloaded_event_before_any_content_is_retried(recorded: Recorded) -> None:
+def test_overloaded_event_before_any_content_is_retried(recorded: Recorded) -> None:
     model = ScriptedModel([[ModelError(ErrorClass.OVERLOADED, message="Overloaded")], text_step("Done")])
     parts = collect(run(recorded.options(model)))
     assert summary(parts) == [
@@ -315,7 +315,7 @@ def test_b16a_overloaded_event_before_any_content_is_retried(recorded: Recorded)
     assert recorded == [0.5]
 
 
-def test_b16b_overloaded_event_after_content_is_terminal(recorded: Recorded) -> None:
+def test_overloaded_event_after_content_is_terminal(recorded: Recorded) -> None:
     error = ModelError(ErrorClass.OVERLOADED, message="Overloaded")
     model = ScriptedModel(
         [
@@ -330,7 +330,7 @@ def test_b16b_overloaded_event_after_content_is_terminal(recorded: Recorded) -> 
     assert recorded == []
 
 
-def test_b16c_http_529_then_a_stream_is_retried(recorded: Recorded) -> None:
+def test_http_529_then_a_stream_is_retried(recorded: Recorded) -> None:
     model = ScriptedModel([ModelError(ErrorClass.OVERLOADED, status=529), text_step("Done")])
     parts = collect(run(recorded.options(model)))
     assert [s[0] for s in summary(parts)] == ["text-delta", "step-finish", "finish"]
@@ -338,7 +338,7 @@ def test_b16c_http_529_then_a_stream_is_retried(recorded: Recorded) -> None:
     assert len(model.requests) == 2
 
 
-def test_b21_no_retry_once_text_was_delivered(recorded: Recorded) -> None:
+def test_no_retry_once_text_was_delivered(recorded: Recorded) -> None:
     reset = ModelError(ErrorClass.TRANSIENT, message="connection reset")
     model = ScriptedModel([[text("Hello"), text(" wor"), reset], text_step("Hello world!")])
     parts = collect(run(recorded.options(model, max_retries=5)))
@@ -351,7 +351,7 @@ def test_b21_no_retry_once_text_was_delivered(recorded: Recorded) -> None:
     assert recorded == []
 
 
-def test_b21_control_a_reset_before_the_first_delta_is_retried(recorded: Recorded) -> None:
+def test_a_reset_before_the_first_delta_is_retried(recorded: Recorded) -> None:
     model = ScriptedModel([[ModelError(ErrorClass.TRANSIENT)], text_step("Hello", " world!")])
     parts = collect(run(recorded.options(model)))
     assert [p.text for p in parts if p.kind.value == "text-delta"] == ["Hello", " world!"]

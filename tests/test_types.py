@@ -1,5 +1,5 @@
 """The value types (agentcore/types.py): validators, named constructors, Usage
-arithmetic, JSON round-trips and the enums' reference strings."""
+arithmetic, JSON round-trips and the enums' wire strings."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ ERR = ModelError(ErrorClass.UPSTREAM, message="boom")
         ),
     ],
 )
-def test_enum_values_are_the_reference_strings(enum: Any, expected: dict[str, str]) -> None:
+def test_enum_values_are_the_wire_strings(enum: Any, expected: dict[str, str]) -> None:
     assert {member.name: member.value for member in enum} == expected
     for name, value in expected.items():
         assert enum(value) is enum[name]

@@ -1,8 +1,8 @@
 """The fault catalogue: every way the network and the server can fail, as one table.
 
 Each :class:`Fault` is a script for the real local HTTP server
-(:class:`tests.localserver.LocalServer`) plus the outcome the contract
-(DESIGN.md) requires. A row of the table is a fault driven through one adapter
+(:class:`tests.localserver.LocalServer`) plus the outcome design.md's loop
+rules and faults require. A row of the table is a fault driven through one adapter
 (:class:`AnthropicModel` or :class:`OpenAIChatModel`) by :func:`agentcore.run`:
 
 1. step 1 is a healthy tool call (usage :data:`U1`), and the ``echo`` tool runs;
