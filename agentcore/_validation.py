@@ -43,9 +43,15 @@ if TYPE_CHECKING:
 # String formats
 
 
+_FRACTION = re.compile(r"(\d\d:\d\d:\d\d)\.(\d+)")
+
+
 def _utc(text: str) -> str:
-    """``Z`` (UTC, as RFC 3339 writes it) as ``+00:00``: Python 3.10's
-    ``fromisoformat`` reads only the latter."""
+    """``text`` as every supported Python's ``fromisoformat`` reads it: ``Z``
+    (UTC, as RFC 3339 writes it) as ``+00:00``, and a fraction of a second of
+    any length as six digits (Python 3.10 reads only ``+00:00`` and fractions
+    of three or six digits; later versions read both forms)."""
+    text = _FRACTION.sub(lambda m: f"{m[1]}.{m[2][:6].ljust(6, '0')}", text, count=1)
     return text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
 
 
