@@ -5,7 +5,8 @@ Usage::
     agentcore [--model PROVIDER:MODEL] [--base-url URL] [--system TEXT]
               [--max-steps N] [--max-output-tokens N] [--temperature T]
               [--reasoning-effort LEVEL] [--thinking-budget N | --no-thinking]
-              [--hide-reasoning] [--json] [--file PATH]... [--output-schema FILE]
+              [--hide-reasoning] [--mcp COMMAND]... [--mcp-url URL]...
+              [--json] [--file PATH]... [--output-schema FILE] [--version]
               PROMPT...
 
 The words of PROMPT are joined with spaces; ``-`` reads the prompt from
@@ -87,7 +88,8 @@ Lines) and nothing else there:
   is the arguments' JSON text, as the model sent it; ``provider_data`` and
   ``origin`` are added when set)
 * ``{"kind": "tool-result", "tool_result": {"tool_call_id", "name",
-  "content", "is_error"}}``
+  "content", "is_error"}}`` (and ``files``, a description of each file, when
+  the tool returned files)
 * ``{"kind": "step-finish", "finish_reason": ..., "usage": {...}}``
 * ``{"kind": "finish", "finish_reason": ..., "total_usage": {...}}``
 * ``{"kind": "error", "finish_reason": "error" | "canceled", "total_usage":

@@ -9,7 +9,15 @@ Hierarchy::
         +-- AgentcoreError             base of every other exception agentcore raises
             +-- ModelError             a model call failed; carries an ErrorClass
             +-- RunError               raised by ``result()``: the run ended in error
-            +-- ConfigError (ValueError)  a caller mistake, raised at construction
+            +-- ConfigError (ValueError)  a caller mistake: bad options at construction,
+            |                          or a request the provider would refuse (raised
+            |                          by an adapter before any HTTP call)
+            +-- ToolInputError (ValueError)  a function tool's arguments do not fit
+            |                          (agentcore.tools; becomes an error result)
+            +-- OutputValidationError  a structured answer failed validation
+            |                          (agentcore.output; the cause of a RunError)
+            +-- MCPServerError, MCPToolError  an MCP server failed (agentcore.mcp;
+                                       become error results)
 
 :class:`Canceled` derives from ``BaseException`` (as ``asyncio.CancelledError``
 and trio's ``Cancelled`` do) so that tool and model code with a broad

@@ -906,7 +906,11 @@ class MCPTools(ToolSet):
             except ConfigError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the previous list stays usable
-                _log.warning("agentcore: listing the tools of %s again failed: %s", self.label, exc)
+                _log.warning(
+                    "agentcore: listing the tools of %s again failed: %s",
+                    self.label,
+                    _describe(exc, self._server),
+                )
         listing = supervisor.listing
         with self._view_lock:
             if listing is not self._view_of:

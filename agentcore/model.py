@@ -62,13 +62,17 @@ class Model(Protocol):
         """Run one inference over ``request`` and yield its parts.
 
         Args:
-            request: the step's system prompt, history, tools, output cap and headers.
+            request: the step's system prompt, history, tools, output cap,
+                headers, the run's settings and its structured-output schema.
             ctx: the run's context; cancellation must end the stream promptly.
 
         Yields:
-            ``text-delta`` and ``tool-call`` parts, then one ``step-finish``.
+            ``text-delta``, ``reasoning-delta``, ``reasoning`` and
+            ``tool-call`` parts in the model's order, then one ``step-finish``.
 
         Raises:
+            ConfigError: before any HTTP call, for a request the provider
+                would refuse (the history, a setting, a file).
             ModelError: the provider or the transport failed.
             Canceled: ``ctx`` was cancelled.
         """

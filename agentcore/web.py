@@ -56,7 +56,8 @@ a closed connection only when it writes, so a run that emits nothing for a
 long time (a slow tool, a model thinking in silence) goes on until its next
 part; give long runs a deadline (``run(options, Context(timeout=...))``).
 Serve the stream from a WSGI server: under ASGI, Django consumes a
-synchronous iterator in a worker thread (and warns about it).
+synchronous iterator in a worker thread (and warns about it); ASGI apps use
+:func:`agentcore.asgi.sse_body`, which sends the same events with heartbeats.
 
 Decisions:
 

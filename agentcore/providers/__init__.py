@@ -1,5 +1,7 @@
-"""Provider adapters: ``agentcore.providers.anthropic.AnthropicModel`` and
-``agentcore.providers.openai.OpenAIChatModel``, each imported on its own.
+"""Provider adapters: ``agentcore.providers.anthropic.AnthropicModel``,
+``agentcore.providers.openai.OpenAIChatModel`` and
+``agentcore.providers.openai.OpenAIResponsesModel``, each module imported on
+its own.
 
 :class:`CancellableHTTPAdapter` is for callers who pass their own
 ``requests.Session``: mount it (``session.mount("https://",
