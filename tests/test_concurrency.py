@@ -1,4 +1,4 @@
-"""Concurrency (issue 4, item 4): one model instance serves many runs at once.
+"""Concurrency: one model instance serves many runs at once.
 
 For each adapter, 50 runs start together in 50 threads and share one model
 instance, hence one ``requests`` session and its connection pool. The fault

@@ -1,4 +1,4 @@
-"""Resource hygiene (issue 4, item 3): closed runs leave nothing behind.
+"""Resource hygiene: closed runs leave nothing behind.
 
 * 1,000 runs against the fault server (in its own process, so only this
   process is counted), closed at random points: mid-stream, in a blocked

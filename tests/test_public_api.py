@@ -67,7 +67,7 @@ EXTRA_NAMES = {
     "generate",
     "tool_call_part",
     "tool_result_part",
-    # The reasoning issue: reasoning blocks and per-run model settings.
+    # Reasoning blocks and per-run model settings.
     "ModelSettings",
     "Reasoning",
     "reasoning_part",

@@ -1,4 +1,4 @@
-"""Idle timeout, deadlines, Retry-After limits and back-pressure (issue 4, items 5 and 6).
+"""Idle timeout, deadlines, Retry-After limits and back-pressure.
 
 Through :func:`agentcore.run`, both adapters, against the real local server:
 

@@ -1,4 +1,4 @@
-"""The fault table (issue 4, item 1): every fault of ``tests/faults`` through both adapters.
+"""The fault table: every fault of ``tests/faults`` through both adapters.
 
 Each row drives :func:`agentcore.run` against the real local HTTP server: a
 healthy tool step, then the fault (see :mod:`tests.faults`). The row passes

@@ -1,4 +1,4 @@
-"""Secrets (issue 4, item 7): an API key never shows, wherever it could.
+"""Secrets: an API key never shows, wherever it could.
 
 For both adapters and failures of every kind (an error status, a server that
 echoes the key or the whole request back, an error event, malformed stream
