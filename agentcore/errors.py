@@ -46,6 +46,9 @@ class ErrorClass(enum.IntEnum):
     """The failure bucket of a :class:`ModelError`, used for the retry decision.
 
     The integer values are part of the public API: 0 to 6, in the order below.
+    Every member is truthy, ``UPSTREAM`` (0) included, so ``if
+    err.error_class:`` never mistakes it for a missing class; compare with
+    ``is`` or ``==`` to test for one.
     """
 
     UPSTREAM = 0
@@ -62,6 +65,10 @@ class ErrorClass(enum.IntEnum):
     """HTTP 400 and other 4xx. Terminal."""
     CONTEXT_LENGTH = 6
     """The prompt exceeded the model's context window (413, or a 400 saying so). Terminal."""
+
+    def __bool__(self) -> bool:
+        """Always True: a class is never "nothing", whatever its value."""
+        return True
 
     @property
     def retryable(self) -> bool:

@@ -96,6 +96,14 @@ def test_error_class_values_are_0_to_6_in_a_fixed_order() -> None:
     ]
 
 
+def test_every_error_class_is_truthy_although_upstream_is_0() -> None:
+    """``if err.error_class:`` and ``err.error_class or fallback`` must not
+    mistake UPSTREAM (value 0) for a missing class."""
+    assert [bool(c) for c in ErrorClass] == [True] * 7
+    assert (ErrorClass.UPSTREAM or None) is ErrorClass.UPSTREAM
+    assert ErrorClass.UPSTREAM == 0
+
+
 def test_model_error_fields_and_defaults() -> None:
     err = ModelError(ErrorClass.OVERLOADED)
     assert err.error_class is ErrorClass.OVERLOADED
