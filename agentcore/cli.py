@@ -14,8 +14,9 @@ standard input. Each ``--file PATH`` attaches a file to the prompt (an
 image, a PDF, a text file: :func:`agentcore.file_part_from_path`, its type
 from the extension); a file that cannot be read or whose type cannot be told
 is a usage error (exit status 2), and one the provider does not take is
-refused before any request (``docs/files.md``). The model may call three
-built-in demo tools (:mod:`agentcore.demo_tools`): ``calculator``, ``utc_now`` and ``word_count``.
+refused before any request (``docs/files.md``). The model may call four
+built-in demo tools (:mod:`agentcore.demo_tools`): ``calculator``, ``utc_now``,
+``word_count`` and ``color_swatch`` (which returns a small PNG).
 
 Choosing the model (this module is the only part of agentcore that reads the
 environment):
@@ -359,7 +360,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentcore",
         description=(
-            "Run a streaming tool-use loop with built-in demo tools (calculator, utc_now, word_count). "
+            "Run a streaming tool-use loop with built-in demo tools "
+            "(calculator, utc_now, word_count, color_swatch). "
             "Without an API key it runs the offline TestModel."
         ),
         epilog=(

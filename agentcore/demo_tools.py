@@ -1,6 +1,6 @@
 """The built-in demo tools of the ``agentcore`` command.
 
-Three small tools that are safe to offer any model:
+Four small tools that are safe to offer any model (:func:`demo_tools`):
 
 * ``calculator``: evaluates an arithmetic expression with Python's operator
   semantics, without ``eval``: the text is parsed with :mod:`ast` and only
@@ -15,11 +15,10 @@ Three small tools that are safe to offer any model:
   ``repr`` (``3.5``, ``2.0``).
 * ``utc_now``: the current UTC time in ISO 8601 (``2025-01-31T12:00:00+00:00``).
 * ``word_count``: counts the words, characters and lines of a text.
-
-And one tool that returns an image, not offered by :func:`demo_tools`:
-``color_swatch`` (:func:`color_swatch`) paints a square of a named colour
-as a PNG, written with the standard library (:func:`swatch_png`); use it to
-try a tool handing an image back to the model (``docs/files.md``).
+* ``color_swatch`` (:func:`color_swatch`): paints a 16 x 16 square of a
+  named colour (one of :data:`COLORS`) as a PNG of under 100 bytes, written
+  with the standard library (:func:`swatch_png`), and returns a line of text and
+  the image: a tool handing an image back to the model (``docs/files.md``).
 
 A failure (division by zero, a refused expression, a bad argument) raises
 :class:`ToolInputError`; the loop turns it into an error result the model
@@ -297,20 +296,6 @@ WORD_COUNT_DEFINITION = ToolDefinition(
 )
 
 
-def demo_tools(*, clock: Callable[[], datetime.datetime] | None = None) -> list[Tool]:
-    """The demo tools, in the order they are offered: calculator, utc_now, word_count.
-
-    Args:
-        clock: returns the current time (an aware datetime) for ``utc_now``;
-            the system clock by default (tests pass a fixed one).
-    """
-    return [
-        _DemoTool(CALCULATOR_DEFINITION, _calculator),
-        _DemoTool(UTC_NOW_DEFINITION, _utc_now_function(clock or _system_clock)),
-        _DemoTool(WORD_COUNT_DEFINITION, _word_count),
-    ]
-
-
 # --- color_swatch -------------------------------------------------------------
 
 COLORS: dict[str, tuple[int, int, int]] = {
@@ -360,7 +345,12 @@ COLOR_SWATCH_DEFINITION = ToolDefinition(
         {
             "type": "object",
             "properties": {
-                "color": {"type": "string", "enum": list(COLORS), "description": "The colour to paint."}
+                "color": {
+                    "type": "string",
+                    "enum": list(COLORS),
+                    "description": "The colour to paint.",
+                    "examples": ["red"],
+                }
             },
             "required": ["color"],
             "additionalProperties": False,
@@ -373,3 +363,19 @@ def color_swatch() -> Tool:
     """The ``color_swatch`` tool: its result is a line of text and a PNG
     (:func:`swatch_png`) of the colour asked for (one of :data:`COLORS`)."""
     return _DemoTool(COLOR_SWATCH_DEFINITION, _color_swatch)
+
+
+def demo_tools(*, clock: Callable[[], datetime.datetime] | None = None) -> list[Tool]:
+    """The demo tools, in the order they are offered: calculator, utc_now,
+    word_count, color_swatch.
+
+    Args:
+        clock: returns the current time (an aware datetime) for ``utc_now``;
+            the system clock by default (tests pass a fixed one).
+    """
+    return [
+        _DemoTool(CALCULATOR_DEFINITION, _calculator),
+        _DemoTool(UTC_NOW_DEFINITION, _utc_now_function(clock or _system_clock)),
+        _DemoTool(WORD_COUNT_DEFINITION, _word_count),
+        color_swatch(),
+    ]

@@ -17,7 +17,8 @@ The model is Anthropic's when ANTHROPIC_API_KEY is set (ANTHROPIC_MODEL picks
 the model, default claude-sonnet-4-5), else the offline ``TestModel`` with
 ``reasoning=True``, which thinks one sentence, calls each tool once and
 answers from the results. The tools are agentcore's
-demo tools: ``calculator``, ``utc_now`` and ``word_count``.
+demo tools: ``calculator``, ``utc_now``, ``word_count`` and ``color_swatch``
+(whose result carries a small PNG).
 
 Tests build the app with ``create_app(model=...)`` to inject a model.
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime
 import io
 import json
@@ -33,7 +34,7 @@ from agentcore import (
     user_message,
 )
 from agentcore._cli_output import TextPrinter
-from agentcore.demo_tools import ToolInputError, count_words, evaluate
+from agentcore.demo_tools import COLORS, ToolInputError, count_words, evaluate, swatch_png
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from agentcore.settings import unsupported
@@ -47,7 +48,8 @@ NOTICE = (
 )
 KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
 FIRST_THOUGHT = (
-    "I can use calculator, utc_now and word_count; I will call each of them once and answer from the results."
+    "I can use calculator, utc_now, word_count and color_swatch; "
+    "I will call each of them once and answer from the results."
 )
 SECOND_THOUGHT = "The tools have answered; I will report what they said."
 
@@ -81,7 +83,8 @@ def test_offline_default_uses_test_model_and_shows_everything(capsys: pytest.Cap
     assert code == 0
     assert out == (
         "Here is what the tools said. calculator returned: 42 utc_now returned: "
-        "2025-01-31T12:00:00+00:00 word_count returned: 4 words, 19 characters, 1 line\n"
+        "2025-01-31T12:00:00+00:00 word_count returned: 4 words, 19 characters, 1 line "
+        "color_swatch returned: a 16x16 red swatch with 1 file: image/png, 79 bytes\n"
     )
     assert out == expected.text + "\n"
     u = expected.usage
@@ -94,9 +97,11 @@ def test_offline_default_uses_test_model_and_shows_everything(capsys: pytest.Cap
         '→ calculator({"expression": "6 * 7"})',
         "→ utc_now({})",
         '→ word_count({"text": "The quick brown fox"})',
+        '→ color_swatch({"color": "red"})',
         "← 42",
         "← 2025-01-31T12:00:00+00:00",
         "← 4 words, 19 characters, 1 line",
+        "← a 16x16 red swatch [image/png, 79 bytes]",
         "thinking: " + SECOND_THOUGHT,
         f"finish: stop · usage: input {u.input}, output {u.output}, cache read 0, cache write 0",
     ]
@@ -122,19 +127,37 @@ def test_json_lines(capsys: pytest.CaptureFixture[str]) -> None:
     assert [p["kind"] for p in parts[:first_block]] == ["reasoning-delta"] * (first_block - 1) + ["reasoning"]
     parts = [p for p in parts if p not in thought]
     kinds = [p["kind"] for p in parts]
-    assert kinds[:4] == ["tool-call", "tool-call", "tool-call", "step-finish"]
-    assert kinds[4:7] == ["tool-result"] * 3
+    assert kinds[:5] == ["tool-call"] * 4 + ["step-finish"]
+    assert kinds[5:9] == ["tool-result"] * 4
     assert kinds[-2:] == ["step-finish", "finish"]
-    assert set(kinds[7:-2]) == {"text-delta"}
+    assert set(kinds[9:-2]) == {"text-delta"}
     assert parts[0] == {
         "kind": "tool-call",
         "tool_call": {"id": "call_1", "name": "calculator", "input": '{"expression": "6 * 7"}'},
     }
-    assert parts[4] == {
+    assert parts[5] == {
         "kind": "tool-result",
         "tool_result": {"tool_call_id": "call_1", "name": "calculator", "content": "42", "is_error": False},
     }
-    assert parts[3]["finish_reason"] == "tool-calls"
+    png = swatch_png(COLORS["red"])
+    assert parts[8] == {
+        "kind": "tool-result",
+        "tool_result": {
+            "tool_call_id": "call_4",
+            "name": "color_swatch",
+            "content": "a 16x16 red swatch",
+            "is_error": False,
+            "files": [
+                {
+                    "media_type": "image/png",
+                    "size": len(png),
+                    "filename": "red.png",
+                    "data_url": "data:image/png;base64," + base64.b64encode(png).decode("ascii"),
+                }
+            ],
+        },
+    }
+    assert parts[4]["finish_reason"] == "tool-calls"
     steps = [p["usage"] for p in parts if p["kind"] == "step-finish"]
     last = parts[-1]
     assert last["finish_reason"] == "stop"
@@ -192,7 +215,12 @@ def test_text_of_a_tool_step_gets_its_own_line(capsys: pytest.CaptureFixture[str
     ]
     assert model.requests[0].system == "Be brief."
     assert model.requests[0].messages[0].text == "what is 1/0"
-    assert [t.name for t in model.requests[0].tools] == ["calculator", "utc_now", "word_count"]
+    assert [t.name for t in model.requests[0].tools] == [
+        "calculator",
+        "utc_now",
+        "word_count",
+        "color_swatch",
+    ]
 
 
 def test_long_and_multiline_results_are_shown_on_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -213,7 +241,7 @@ def test_long_and_multiline_results_are_shown_on_one_line(capsys: pytest.Capture
         '→ word_count({"text": "x"})',
         "→ nope({})",
         "← 1 word, 1 character, 1 line",
-        "← Error: unknown tool 'nope'. Available tools: calculator, utc_now, word_count.",
+        "← Error: unknown tool 'nope'. Available tools: calculator, utc_now, word_count, color_swatch.",
     ]
     long = agentcore.ToolResult("i", "t", "line1\nline2 " + "y" * 400)
     assert cli.result_text(long) == "← line1\\nline2 " + "y" * 287 + "… (113 more characters)"
@@ -561,7 +589,7 @@ def test_calculator_arguments_are_checked() -> None:
 
 
 def test_utc_now_and_word_count() -> None:
-    calc, now, words = demo_tools.demo_tools(
+    calc, now, words, swatch = demo_tools.demo_tools(
         clock=lambda: FIXED_NOW.astimezone(datetime.timezone(datetime.timedelta(hours=2)))
     )
     assert now.execute("{}", Context()) == "2025-01-31T12:00:00+00:00"
@@ -569,7 +597,7 @@ def test_utc_now_and_word_count() -> None:
         words.execute(json.dumps({"text": "one two\nthree"}), Context()) == "3 words, 13 characters, 2 lines"
     )
     assert count_words("") == "0 words, 0 characters, 0 lines"
-    for tool in (calc, now, words):
+    for tool in (calc, now, words, swatch):
         schema = json.loads(tool.definition.input_schema)
         assert schema["type"] == "object"
         assert all(p.get("examples") for p in schema["properties"].values())

@@ -25,7 +25,7 @@ import pytest
 from tests.conftest import FIXTURES
 from tests.localserver import LocalServer, Reply, Stall, json_reply, sse_reply
 
-UNKNOWN = "Error: unknown tool {name!r}. Available tools: calculator, utc_now, word_count."
+UNKNOWN = "Error: unknown tool {name!r}. Available tools: calculator, utc_now, word_count, color_swatch."
 
 
 def agentcore_command() -> list[str]:
@@ -118,7 +118,12 @@ def test_anthropic_two_step_replay(server: LocalServer) -> None:
         assert request["path"] == "/v1/messages"
         assert request["headers"]["x-api-key"] == "test-key"
         assert request["body"]["model"] == "claude-x"
-        assert [t["name"] for t in request["body"]["tools"]] == ["calculator", "utc_now", "word_count"]
+        assert [t["name"] for t in request["body"]["tools"]] == [
+            "calculator",
+            "utc_now",
+            "word_count",
+            "color_swatch",
+        ]
     messages = server.requests[1]["body"]["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert [b["id"] for b in messages[1]["content"] if b["type"] == "tool_use"] == [c["id"] for c in calls]
@@ -310,7 +315,7 @@ def test_missing_key_exits_2() -> None:
 
 
 OFFLINE_THOUGHTS = (
-    "thinking: I can use calculator, utc_now and word_count; "
+    "thinking: I can use calculator, utc_now, word_count and color_swatch; "
     "I will call each of them once and answer from the results.",
     "thinking: The tools have answered; I will report what they said.",
 )
@@ -326,6 +331,7 @@ def test_offline_default() -> None:
     assert lines[1] == OFFLINE_THOUGHTS[0]  # plain text: stderr is a pipe
     assert lines[2] == '→ calculator({"expression": "6 * 7"})'
     assert "← 42" in lines
+    assert "← a 16x16 red swatch [image/png, 79 bytes]" in lines
     assert lines[-2] == OFFLINE_THOUGHTS[1]
     assert re.fullmatch(
         r"finish: stop · usage: input [1-9]\d*, output [1-9]\d*, cache read 0, cache write 0", lines[-1]

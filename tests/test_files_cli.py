@@ -1,13 +1,16 @@
 """Files at the edges: ``agentcore --file``, the offline ``TestModel``
-acknowledging files, the SSE events of a tool result with files, and the
-command's one-line tool results."""
+acknowledging files, the SSE events of a tool result with files, the
+command's one-line tool results, and the PNG of the command's
+``color_swatch`` tool carried to each adapter's next request."""
 
 from __future__ import annotations
 
 import base64
 import struct
 import zlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,6 +31,22 @@ from agentcore.demo_tools import COLORS, color_swatch, swatch_png
 from agentcore.testing import ScriptedModel, TestModel
 from agentcore.types import File
 from agentcore.web import INLINE_FILE_LIMIT, part_to_dict, sse_event
+from tests import test_anthropic_mapping as anthropic_events
+from tests.files_api import anthropic_problems, chat_problems, responses_problems
+from tests.test_files_loop import (
+    ANSWER,
+    API,
+    anthropic_answer,
+    anthropic_step,
+    b64,
+    chat_answer,
+    chat_step,
+    responses_answer,
+    responses_step,
+)
+from tests.test_openai_reasoning_loop import delta
+from tests.test_openai_reasoning_loop import sse as chat_sse
+from tests.test_responses_loop import stream as responses_stream
 
 KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
 DOT = swatch_png((10, 20, 30), 2)
@@ -182,3 +201,115 @@ def test_the_color_swatch_demo_tool_returns_text_and_a_png() -> None:
     ]
     with pytest.raises(ValueError, match="unknown colour 'mauve'"):
         color_swatch().execute('{"color": "mauve"}', Context())
+
+
+# --- the command's image, through each adapter ---------------------------------------
+
+GREEN = swatch_png(COLORS["green"])
+GREEN_URL = "data:image/png;base64," + base64.b64encode(GREEN).decode()
+SWATCH_ARGUMENTS = '{"color": "green"}'
+
+
+def anthropic_swatch(body: dict[str, Any], step: int) -> list[str]:
+    if step == 1:
+        return []
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(GREEN)}}
+    content = body["messages"][-1]["content"][0].get("content")
+    return [] if content == [{"type": "text", "text": "a 16x16 green swatch"}, image] else [repr(content)]
+
+
+def responses_swatch(body: dict[str, Any], step: int) -> list[str]:
+    if step == 1:
+        return []
+    output = body["input"][-1]["output"]
+    image = {"type": "input_image", "image_url": GREEN_URL, "detail": "auto"}
+    return [] if output == [{"type": "input_text", "text": "a 16x16 green swatch"}, image] else [repr(output)]
+
+
+def chat_swatch(body: dict[str, Any], step: int) -> list[str]:
+    if step == 1:
+        return []
+    files = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "Files returned by the tool call 'call_01' (color_swatch):"},
+            {"type": "image_url", "image_url": {"url": GREEN_URL}},
+        ],
+    }
+    tool = {"role": "tool", "tool_call_id": "call_01", "content": "a 16x16 green swatch"}
+    after = body["messages"][-2:]
+    return [] if after == [tool, files] else [repr(after)]
+
+
+def anthropic_call(step: int) -> bytes:
+    if step == 2:
+        return anthropic_answer(2)
+    e = anthropic_events
+    return e.sse(
+        e.message_start(input_tokens=90, output_tokens=1),
+        e.tool_start(0, "toolu_01", "color_swatch"),
+        e.json_delta(0, SWATCH_ARGUMENTS),
+        e.block_stop(0),
+        e.message_delta("tool_use", output_tokens=20),
+        e.MESSAGE_STOP,
+    )
+
+
+def responses_call(step: int) -> bytes:
+    if step == 2:
+        return responses_answer(2)
+    call = {
+        "id": "fc_01",
+        "type": "function_call",
+        "status": "completed",
+        "arguments": SWATCH_ARGUMENTS,
+        "call_id": "call_01",
+        "name": "color_swatch",
+    }
+    return responses_stream("resp_1", [call], "")
+
+
+def chat_call(step: int) -> bytes:
+    if step == 2:
+        return chat_answer(2)
+    call = {
+        "index": 0,
+        "id": "call_01",
+        "type": "function",
+        "function": {"name": "color_swatch", "arguments": SWATCH_ARGUMENTS},
+    }
+    return chat_sse(delta(tool_calls=[call]), delta("tool_calls"))
+
+
+SWATCH_APIS: dict[str, tuple[Callable[[], API], str]] = {
+    "anthropic": (lambda: API(anthropic_problems, anthropic_swatch, anthropic_call, anthropic_step), ""),
+    "openai-responses": (
+        lambda: API(responses_problems, responses_swatch, responses_call, responses_step),
+        "/v1",
+    ),
+    "openai": (lambda: API(chat_problems, chat_swatch, chat_call, chat_step), "/v1"),
+}
+
+
+@pytest.mark.parametrize("provider", sorted(SWATCH_APIS))
+def test_the_commands_swatch_reaches_the_next_request(
+    provider: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Step 1 calls ``color_swatch``; the server checks that step 2's request
+    carries the PNG in the tool's result as the API documents it."""
+    make_api, path = SWATCH_APIS[provider]
+    api = make_api()
+    try:
+        args = ["--model", f"{provider}:test-model", "--base-url", api.server.url + path, "Paint it green"]
+        code = cli.main(args)
+    finally:
+        api.server.close()
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert api.errors == []
+    assert api.server.hits == 2
+    assert out == ANSWER + "\n"
+    assert err.splitlines()[:2] == [
+        f"→ color_swatch({SWATCH_ARGUMENTS})",
+        f"← a 16x16 green swatch [image/png, {len(GREEN)} bytes]",
+    ]

@@ -6,6 +6,7 @@ connection must cancel the run and close the upstream HTTP response.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import importlib.util
 import os
@@ -24,6 +25,7 @@ import requests
 from werkzeug.serving import make_server
 
 from agentcore import FinishReason, Model, Role, StreamPart, ToolCall, Usage
+from agentcore.demo_tools import COLORS, swatch_png
 from agentcore.testing import ScriptedModel
 from tests.conftest import wait_for_threads
 from tests.localserver import LocalServer
@@ -126,7 +128,7 @@ def test_the_stream_carries_every_part_with_the_terminal_last() -> None:
     first = model.requests[0]
     assert first.messages[0].role is Role.USER
     assert first.messages[0].text == "What is 2+3?"
-    assert [t.name for t in first.tools] == ["calculator", "utc_now", "word_count"]
+    assert [t.name for t in first.tools] == ["calculator", "utc_now", "word_count", "color_swatch"]
     assert "helpful assistant" in first.system
 
 
@@ -136,6 +138,17 @@ def test_without_a_key_the_offline_test_model_answers(monkeypatch: pytest.Monkey
         _, events = get_events(url + "/stream?q=hello")
     results = {e["tool_result"]["name"]: e["tool_result"]["content"] for e in events if "tool_result" in e}
     assert results["calculator"] == "42"
+    assert results["color_swatch"] == "a 16x16 red swatch"
+    (swatch,) = (e["tool_result"]["files"] for e in events if "files" in e.get("tool_result", {}))
+    png = swatch_png(COLORS["red"])
+    assert swatch == [
+        {
+            "media_type": "image/png",
+            "size": len(png),
+            "filename": "red.png",
+            "data_url": "data:image/png;base64," + base64.b64encode(png).decode("ascii"),
+        }
+    ]
     assert "42" in "".join(e["text"] for e in events if e["kind"] == "text-delta")
     assert events[-1]["kind"] == "finish"
     assert events[-1]["finish_reason"] == "stop"
