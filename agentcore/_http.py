@@ -39,6 +39,7 @@ import json
 import re
 import socket
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -302,7 +303,8 @@ def open_stream(
     except requests.RequestException as exc:
         canceller.detach()
         ctx.check()
-        raise ModelError(_request_error_class(exc), err=exc, message=_describe_transport_error(exc)) from exc
+        message = _describe_transport_error(exc, url)
+        raise ModelError(_request_error_class(exc), err=exc, message=message) from exc
     except BaseException:
         canceller.detach()
         raise
@@ -464,7 +466,8 @@ def iter_body(stream: StreamResponse) -> Iterator[bytes]:
             chunk = raw.read1(_READ_SIZE, decode_content=True)
         except _READ_ERRORS as exc:
             ctx.check()
-            raise ModelError(ErrorClass.TRANSIENT, err=exc, message=_describe_transport_error(exc)) from exc
+            message = _describe_transport_error(exc, stream.response.url)
+            raise ModelError(ErrorClass.TRANSIENT, err=exc, message=message) from exc
         ctx.check()  # once per network read: the adapters need not check per event
         if not chunk:
             return
@@ -509,14 +512,35 @@ def _request_error_class(exc: requests.RequestException) -> ErrorClass:
     return ErrorClass.TRANSIENT
 
 
-def _describe_transport_error(exc: BaseException) -> str:
+def _describe_transport_error(exc: BaseException, url: str) -> str:
+    """What went wrong on the wire, in a few words; a failure to connect names
+    ``url`` (without what may hold a credential: :func:`_shown_url`)."""
     if isinstance(exc, (requests.ConnectTimeout, urllib3.exceptions.ConnectTimeoutError)):
-        return "timed out connecting to the server"
+        return f"timed out connecting to {_shown_url(url)}"
     if isinstance(exc, (requests.Timeout, urllib3.exceptions.ReadTimeoutError, TimeoutError, socket.timeout)):
         return "timed out waiting for the server"
     text = str(exc)
     if "timed out" in text.lower():
         return "timed out waiting for the server"
     if isinstance(exc, requests.ConnectionError) and "Max retries" in text:
-        return f"could not connect to the server ({type(exc).__name__})"
+        return f"could not connect to {_shown_url(url)} ({_connect_failure(exc)})"
     return f"connection failed: {type(exc).__name__}: {text}"[:500]
+
+
+def _shown_url(url: str) -> str:
+    """``url`` as an error may show it: scheme, host, port and path, without
+    user info, query or fragment (any of which may hold a credential)."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def _connect_failure(exc: BaseException) -> str:
+    """``"connection refused"`` when the chain of causes of ``exc`` holds a
+    refused connection (a closed port), else the type name of ``exc``."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        cause = cause.__cause__ or cause.__context__
+    return type(exc).__name__

@@ -369,6 +369,65 @@ def test_connection_refused_is_transient(session: requests.Session) -> None:
     assert "could not connect" in str(err)
 
 
+def test_a_refused_connection_names_the_url_without_its_credentials(session: requests.Session) -> None:
+    """The URL says which server is down; its user info and query (which may
+    hold a credential) and the request's headers are left out."""
+    port = free_port()
+    url = f"http://user:secret-password@127.0.0.1:{port}/v1/messages?key=secret-query#secret-fragment"
+    with pytest.raises(ModelError) as info:
+        open_stream(
+            session,
+            url,
+            headers={"x-api-key": "secret-key"},
+            body={},
+            timeout=(2.0, 2.0),
+            ctx=Context(),
+        )
+    assert (
+        info.value.message == f"could not connect to http://127.0.0.1:{port}/v1/messages (connection refused)"
+    )
+    assert "secret" not in str(info.value)
+
+
+def full_listener() -> tuple[socket.socket, list[socket.socket]]:
+    """A listening socket whose accept queue is full (nothing accepts), so a
+    new connection to it is never made: connecting times out (Linux drops
+    the handshake). Returns it with the connections that fill it."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    filling: list[socket.socket] = []
+    for _ in range(64):
+        client = socket.socket()
+        client.settimeout(0.2)
+        filling.append(client)
+        try:
+            client.connect(listener.getsockname())
+        except TimeoutError:
+            return listener, filling
+    raise AssertionError("the accept queue never filled: this system accepts every handshake")
+
+
+def test_a_connect_timeout_names_the_url_without_its_credentials(session: requests.Session) -> None:
+    listener, filling = full_listener()
+    port = listener.getsockname()[1]
+    try:
+        with pytest.raises(ModelError) as info:
+            open_stream(
+                session,
+                f"http://key:secret@127.0.0.1:{port}/v1/chat/completions?api_key=secret",
+                headers={},
+                body={},
+                timeout=(0.3, 5.0),
+                ctx=Context(),
+            )
+    finally:
+        for sock in [listener, *filling]:
+            sock.close()
+    assert info.value.error_class is ErrorClass.TRANSIENT
+    assert info.value.message == f"timed out connecting to http://127.0.0.1:{port}/v1/chat/completions"
+
+
 @pytest.mark.parametrize("action", [Reset(), Close()], ids=["reset", "close"])
 def test_connection_lost_before_headers_is_transient(
     server: LocalServer, session: requests.Session, action: Reset | Close
