@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import re
 import subprocess
@@ -299,6 +300,60 @@ def test_a_documented_python_block_runs(block: Block, tmp_path: Path) -> None:
     script.write_text("\n".join([*parts, block.code]), encoding="utf-8")
     proc = run_python([str(script)], cwd=tmp_path, timeout=60)
     assert proc.returncode == 0, f"{block.document}:{block.line}\n{proc.stdout}{proc.stderr}"
+
+
+_LOG_FORMAT = re.compile(r'logging\.basicConfig\(format="([^"]*)"\)')
+
+
+@pytest.mark.parametrize("document", ["README.md", "docs/logging.md"])
+def test_the_recommended_log_format_names_agentcore_once(document: str) -> None:
+    """agentcore's log messages begin with ``agentcore: `` (what Python's
+    last-resort handler prints when nothing is configured, like the command's
+    own lines); the format the documents recommend must not add the logger's
+    name in front of that."""
+    [fmt] = _LOG_FORMAT.findall((ROOT / document).read_text(encoding="utf-8"))
+    from agentcore import (
+        ErrorClass,
+        FinishReason,
+        LoopOptions,
+        ModelError,
+        StreamPart,
+        generate,
+        user_message,
+    )
+    from agentcore.testing import ScriptedModel
+
+    lines: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(self.format(record))
+
+    handler = Collect()
+    handler.setFormatter(logging.Formatter(fmt))
+    logger = logging.getLogger("agentcore")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    try:
+        model = ScriptedModel(
+            [
+                ModelError(ErrorClass.RATE_LIMITED, retry_after=0.01, message="slow down", status=429),
+                [StreamPart.text_delta("Hi"), StreamPart.step_finish(FinishReason.STOP)],
+            ]
+        )
+        generate(
+            LoopOptions(model=model, messages=[user_message("Hello")], retry_sleep=lambda _seconds: None)
+        )
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    [line] = lines
+    assert line.count("agentcore") == 1, line
+    assert line.endswith(
+        "WARNING agentcore: step 1 (scripted) failed with RATE_LIMITED (attempt 1 of 3); "
+        "retrying in 0.01 s: rate limited: slow down (HTTP 429) (retry after 0.01 s)"
+    ), line
 
 
 # --- the worked example of docs/writing-a-provider.md ---------------------------------
