@@ -160,11 +160,15 @@ class _HTTPSPool(_PoolMixin, HTTPSConnectionPool):
 
 
 class CancellableHTTPAdapter(HTTPAdapter):
-    """A ``requests`` transport adapter whose requests a :class:`Context` can
-    interrupt while they wait for response headers, not only while they read
-    the body. Mount it on your own session to get that behaviour there::
+    """A ``requests`` transport adapter through which a cancelled run
+    interrupts a built-in adapter's request while it waits for the response
+    headers, not only while it reads the body. The sessions agentcore creates
+    mount it; mount it on a session you pass to an adapter (``session=``) to
+    get the same there (it takes ``HTTPAdapter``'s arguments)::
 
         session.mount("https://", CancellableHTTPAdapter())
+
+    Requests sent through the session by other code are not affected.
     """
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:

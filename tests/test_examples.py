@@ -356,6 +356,23 @@ def test_the_recommended_log_format_names_agentcore_once(document: str) -> None:
     ), line
 
 
+def test_every_paragraph_on_a_session_and_the_header_wait_names_the_adapter() -> None:
+    """Wherever a document speaks of a session and of a cancel while waiting
+    for the response headers, it says that ``CancellableHTTPAdapter``
+    (mounted on a caller's own session) lets the cancel end that wait."""
+    missing = []
+    for path in DOCUMENTS:
+        for paragraph in re.split(r"\n\s*\n", path.read_text(encoding="utf-8")):
+            words = " ".join(paragraph.lower().split())
+            if (
+                "session" in words
+                and "response headers" in words
+                and "CancellableHTTPAdapter" not in paragraph
+            ):
+                missing.append(f"{path.relative_to(ROOT)}: {words[:100]}")
+    assert missing == []
+
+
 # --- the worked example of docs/writing-a-provider.md ---------------------------------
 
 

@@ -609,6 +609,38 @@ def test_cancel_while_waiting_for_the_headers(server: LocalServer) -> None:
     assert elapsed < 0.5
 
 
+@pytest.mark.parametrize("mounted", [True, False], ids=["adapter-mounted", "plain"])
+def test_a_callers_session_ends_the_header_wait_on_cancel_only_with_the_adapter_mounted(
+    server: LocalServer, mounted: bool
+) -> None:
+    """A session of the caller's with ``CancellableHTTPAdapter`` mounted: a
+    cancel ends the wait for response headers at once. A plain one: the
+    worker waits for the read timeout (1 s here), as docs/cancellation.md
+    says under "Known limits"."""
+    server.add(Reply(before_headers=[Stall()]))
+    session = requests.Session()
+    session.trust_env = False
+    if mounted:
+        session.mount("http://", CancellableHTTPAdapter())
+    ctx = Context()
+    timer = threading.Timer(0.2, ctx.cancel)
+    timer.start()
+    started = time.monotonic()
+    try:
+        parts, error = collect(model_for(server, timeout=(5, 1.0), session=session), ctx)
+        elapsed = time.monotonic() - started
+    finally:
+        timer.join()
+        session.close()
+    assert parts == []
+    assert isinstance(error, Canceled)
+    if mounted:
+        assert elapsed < 0.2 + 0.5
+    else:
+        assert elapsed >= 1.0
+    assert wait_until(lambda: server.disconnects >= 1)
+
+
 def test_an_already_cancelled_context_sends_nothing(server: LocalServer) -> None:
     ctx = Context()
     ctx.cancel()
