@@ -6,8 +6,8 @@ Usage::
               [--max-steps N] [--max-output-tokens N] [--temperature T]
               [--reasoning-effort LEVEL] [--thinking-budget N | --no-thinking]
               [--hide-reasoning] [--mcp COMMAND]... [--mcp-url URL]...
-              [--json] [--file PATH]... [--output-schema FILE] [--version]
-              PROMPT...
+              [--json] [--file PATH]... [--output-schema FILE]
+              [--timeout SECONDS] [--version] PROMPT...
 
 The words of PROMPT are joined with spaces; ``-`` reads the prompt from
 standard input. Each ``--file PATH`` attaches a file to the prompt (an
@@ -102,11 +102,19 @@ Usage dicts are ``{"input", "output", "cache_read", "cache_write"}`` token
 counts (normalized as design.md, "Usage", says). The TestModel notice and error lines
 still go to standard error.
 
+``--timeout SECONDS`` bounds the whole run, retries, their waits and tool
+calls included (``run(options, Context(timeout=SECONDS))``, counted from the
+start of the run): when it passes the run is cancelled, as Ctrl-C cancels
+it. Without it, the adapters' own timeouts bound each wait but not the run.
+
 Exit status: 0 when the run finished (any finish reason: ``stop``,
 ``length``, ``step-limit``); 1 when it ended in error, with one line on
 stderr (``agentcore: error: authentication failed: ... (HTTP 401)``); 2 for
 usage errors (bad options, a missing API key for the chosen provider, a
-setting the provider does not support); 130
+setting the provider does not support); 124 (:data:`EXIT_TIMEOUT`, as
+``timeout(1)`` uses) when ``--timeout`` passed, with one line on stderr
+(``agentcore: timed out after 30 s (--timeout)``; with ``--json`` the last
+object is the ``error`` part, ``"error_type": "DeadlineExceeded"``); 130
 on Ctrl-C, which closes the reader (cancelling the run and its HTTP request)
 and prints ``agentcore: interrupted``.
 
@@ -124,6 +132,7 @@ import argparse
 import contextlib
 import io
 import json
+import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -144,7 +153,7 @@ from agentcore._cli_output import (
 )
 from agentcore.context import Context
 from agentcore.demo_tools import demo_tools
-from agentcore.errors import AgentcoreError, ConfigError
+from agentcore.errors import AgentcoreError, ConfigError, DeadlineExceeded
 from agentcore.loop import LoopOptions, RunReader, run
 from agentcore.model import Model
 from agentcore.settings import REASONING_EFFORTS, ModelSettings
@@ -161,6 +170,8 @@ DEFAULT_OPENAI_RESPONSES_MODEL = "gpt-5-mini"
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_TIMEOUT = 124
+"""The run passed ``--timeout`` (the status GNU ``timeout`` exits with)."""
 EXIT_INTERRUPTED = 130
 
 PROVIDERS = ("anthropic", "openai", "openai-responses", "test")
@@ -188,6 +199,7 @@ __all__ = [
     "EXIT_ERROR",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_TIMEOUT",
     "EXIT_USAGE",
     "PROVIDERS",
     "ModelChoice",
@@ -339,6 +351,16 @@ def _number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
 
 
+def _timeout_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
 def build_settings(args: argparse.Namespace) -> ModelSettings | None:
     """The run's :class:`ModelSettings` from the parsed options; None when no
     settings flag was given.
@@ -369,7 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
             "NO_COLOR=1 keeps the reasoning plain on a terminal. "
             "Model text goes to stdout; reasoning ('thinking: ...', dimmed on a terminal), tool calls, "
             "results and the final usage line go to stderr. "
-            "Exit status: 0 finished, 1 run error, 2 usage error, 130 interrupted."
+            "Exit status: 0 finished, 1 run error, 2 usage error, 124 --timeout passed, 130 interrupted."
         ),
     )
     parser.add_argument(
@@ -464,6 +486,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="ask for a final answer matching the JSON Schema in FILE; standard output then carries only "
         "the validated answer, as JSON",
     )
+    parser.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=_timeout_seconds,
+        help="end the run after SECONDS, retries and tool calls included (exit status 124); "
+        "default: no limit on the whole run",
+    )
     parser.add_argument("--version", action="version", version=f"agentcore {__version__}")
     parser.add_argument("prompt", nargs="+", metavar="PROMPT", help="the prompt; '-' reads it from stdin")
     return parser
@@ -488,7 +517,7 @@ def main(
         stdin, stdout, stderr: the streams; ``sys``'s by default.
 
     Returns:
-        0 finished, 1 run error, 2 usage error, 130 interrupted.
+        0 finished, 1 run error, 2 usage error, 124 timed out, 130 interrupted.
     """
     out = _open_or_devnull(stdout if stdout is not None else sys.stdout)
     err = _open_or_devnull(stderr if stderr is not None else sys.stderr)
@@ -544,7 +573,7 @@ def main(
             settings=build_settings(args),
             output_type=schema,
         )
-        reader = run(options, ctx)
+        reader = run(options, ctx if args.timeout is None else Context(timeout=args.timeout, parent=ctx))
         for part in reader:
             printer.part(part)
             if part.terminal:
@@ -597,6 +626,9 @@ def main(
     if terminal.kind is StreamPartKind.FINISH:
         return EXIT_OK
     failure = terminal.err
+    if args.timeout is not None and isinstance(failure, DeadlineExceeded):
+        write_line(err, f"agentcore: timed out after {args.timeout:g} s (--timeout)")
+        return EXIT_TIMEOUT
     if isinstance(failure, KeyboardInterrupt):
         write_line(err, "agentcore: interrupted")
         return EXIT_INTERRUPTED
