@@ -438,3 +438,24 @@ def test_ctrl_c_exits_130(server: LocalServer, where: str) -> None:
     while server.disconnects == 0 and time.monotonic() < deadline:
         time.sleep(0.02)
     assert server.disconnects >= 1
+
+
+def test_timeout_bounds_the_run_against_a_server_that_never_answers(server: LocalServer) -> None:
+    """Without --timeout this server would hold the command for three
+    attempts of the 300 s read timeout; with it the command exits 124."""
+    server.add(*[Reply(before_headers=[Stall()]) for _ in range(3)])
+    started = time.monotonic()
+    proc = run_cli(
+        ["--model", "anthropic:claude-x", "--base-url", server.url, "--timeout", "1", "hi"],
+        clean_env(ANTHROPIC_API_KEY="test-key"),
+        timeout=30,
+    )
+    assert time.monotonic() - started < 20
+    assert proc.returncode == 124, proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr == "agentcore: timed out after 1 s (--timeout)\n"
+    assert server.hits == 1
+    deadline = time.monotonic() + 5
+    while server.disconnects == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.disconnects >= 1
