@@ -1,14 +1,15 @@
 """Stream a run to a browser from an ASGI app (Starlette, FastAPI, Django async views).
 
 The asyncio counterpart of :mod:`agentcore.web`: :func:`sse_body` turns a
-run's reader into an async iterator of Server-Sent Events, the same events
-as :func:`agentcore.web.sse_stream` (one ``data:`` line of JSON per part,
-:func:`agentcore.web.part_to_dict`, the terminal part last), plus a
-heartbeat comment (``: heartbeat``) whenever no part came for ``heartbeat``
-seconds. ``EventSource`` ignores comments; they keep proxies and load
-balancers from closing a quiet connection (a tool working for minutes), and
-make the server write, so that a vanished client is noticed. Serve it with
-:data:`agentcore.web.CONTENT_TYPE` and :data:`agentcore.web.SSE_HEADERS`.
+run's reader into an async iterator of Server-Sent Events, the same bytes
+as :func:`agentcore.web.sse_stream` sends (one ``data:`` line of JSON per
+part, :func:`agentcore.web.part_to_dict`, the terminal part last, and a
+heartbeat comment, :data:`agentcore.web.HEARTBEAT`, whenever no part came
+for ``heartbeat`` seconds). ``EventSource`` ignores comments; they keep
+proxies and load balancers from closing a quiet connection (a tool working
+for minutes), and make the server write, so that a vanished client is
+noticed. Serve it with :data:`agentcore.web.CONTENT_TYPE` and
+:data:`agentcore.web.SSE_HEADERS`.
 
 Starlette or FastAPI::
 
@@ -47,15 +48,9 @@ from types import TracebackType
 
 from agentcore.aio import AsyncRunReader
 from agentcore.result import RunReader
-from agentcore.web import part_to_dict, sse_event
+from agentcore.web import DEFAULT_HEARTBEAT, HEARTBEAT, part_to_dict, sse_event
 
-__all__ = ["DEFAULT_HEARTBEAT", "HEARTBEAT", "SSEBody", "sse_body"]
-
-DEFAULT_HEARTBEAT = 15.0
-"""Seconds without a part after which a heartbeat comment is sent."""
-
-HEARTBEAT = b": heartbeat\n\n"
-"""The heartbeat: an SSE comment, which ``EventSource`` ignores."""
+__all__ = ["SSEBody", "sse_body"]
 
 
 class SSEBody:
@@ -111,8 +106,8 @@ def sse_body(reader: AsyncRunReader | RunReader, *, heartbeat: float | None = DE
         reader: an :class:`~agentcore.aio.AsyncRunReader` (from
             :func:`agentcore.aio.arun`) or the reader :func:`agentcore.run`
             returned (wrapped in one).
-        heartbeat: seconds without a part after which :data:`HEARTBEAT` is
-            sent (> 0); None sends none.
+        heartbeat: seconds without a part after which
+            :data:`agentcore.web.HEARTBEAT` is sent (> 0); None sends none.
 
     Returns:
         An async iterator of ``data: <json>\\n\\n`` events (as

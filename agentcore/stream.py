@@ -26,6 +26,9 @@ argument about it relies on the GIL:
 * the reader takes everything queued in one lock acquisition and stops at
   the terminal part, so it never waits for the worker to return (a model's
   body drain, a tool that ignores a cancel).
+* the reader may wait with a time limit (:meth:`Channel.wait`,
+  :meth:`StreamReader.recv` with ``timeout``): a web stream sends a
+  heartbeat when nothing came for a while.
 
 The worker holds only the channel, never the reader, so a reader dropped
 without ``close()`` is collected and its finalizer closes the channel, which
@@ -39,12 +42,13 @@ a terminal part simply ends the stream.
 from __future__ import annotations
 
 import threading
+import time
 import traceback
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 from agentcore.types import FinishReason, StreamPart, StreamPartKind
 
@@ -86,7 +90,7 @@ class Seam(Protocol):
     """
 
     def pause(self, step: str) -> None:
-        """Called before ``send``, ``end``, ``take``, ``close``, ``finish`` and ``publish``."""
+        """Called before ``send``, ``end``, ``take``, ``wait``, ``close``, ``finish`` and ``publish``."""
 
     def sleeping(self, side: str) -> None:
         """``side`` ("reader" or "writer") is about to wait on its condition."""
@@ -225,6 +229,29 @@ class Channel(Generic[S]):
                 self._wake(self._writable, "writer")
             return items
 
+    def wait(self, timeout: float) -> bool:
+        """Wait at most ``timeout`` seconds (>= 0) until a part is queued or
+        the stream is over (ended, finished or closed).
+
+        Returns:
+            True if so (:meth:`take` then returns at once); False when the
+            time passed first.
+        """
+        if self._seam is not None:
+            self._seam.pause("wait")
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while not self._items and self._open:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._readers_asleep += 1
+                try:
+                    self._sleep(self._readable, "reader", min(left, threading.TIMEOUT_MAX))
+                finally:
+                    self._readers_asleep -= 1
+            return True
+
     def close(self) -> None:
         """The reader is gone: drop what is queued; later sends and ends return False."""
         if self._seam is not None:
@@ -250,13 +277,14 @@ class Channel(Generic[S]):
         with self._lock:
             return self._terminal
 
-    def _sleep(self, condition: threading.Condition, side: str) -> None:
+    def _sleep(self, condition: threading.Condition, side: str, timeout: float | None = None) -> None:
+        """Wait on ``condition`` (lock held) until notified, or at most ``timeout`` seconds."""
         if self._seam is not None:
             self._seam.sleeping(side)
         if threading.current_thread() is threading.main_thread():
-            condition.wait(_MAIN_THREAD_SLICE)
+            condition.wait(_MAIN_THREAD_SLICE if timeout is None else min(timeout, _MAIN_THREAD_SLICE))
         else:
-            condition.wait()
+            condition.wait(timeout)
 
     def _wake(self, condition: threading.Condition, side: str) -> None:
         if self._seam is not None:
@@ -274,7 +302,8 @@ class StreamReader:
     """A forward-only iterator of :class:`StreamPart` with :meth:`close`.
 
     Use it as ``for part in reader`` or ``with reader: ...``; ``recv()`` is an
-    alias of ``next()``. After the terminal part (``finish`` or ``error``) or
+    alias of ``next()``, and ``recv(timeout)`` waits for the next part at most
+    ``timeout`` seconds. After the terminal part (``finish`` or ``error``) or
     after :meth:`close`, iteration stops.
     """
 
@@ -301,12 +330,32 @@ class StreamReader:
             self._closed = True
         return part
 
-    def recv(self) -> StreamPart:
-        """Return the next part (same as ``next(reader)``).
+    @overload
+    def recv(self, timeout: None = None) -> StreamPart: ...
+
+    @overload
+    def recv(self, timeout: float) -> StreamPart | None: ...
+
+    def recv(self, timeout: float | None = None) -> StreamPart | None:
+        """Return the next part (same as ``next(reader)``), waiting at most
+        ``timeout`` seconds for it when given.
+
+        Args:
+            timeout: seconds to wait (>= 0); None waits as long as it takes.
+
+        Returns:
+            The next part; None when ``timeout`` passed first (the stream
+            goes on: call again). A web stream sends a heartbeat then.
 
         Raises:
             StopIteration: the stream is exhausted or closed.
+            ValueError: ``timeout`` is negative or not a number.
         """
+        if timeout is not None:
+            if not timeout >= 0:
+                raise ValueError(f"timeout must be a number of seconds >= 0 or None, got {timeout!r}")
+            if not self._batch and not self._closed and not self._channel.wait(timeout):
+                return None
         return next(self)
 
     def close(self) -> None:

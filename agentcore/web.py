@@ -11,6 +11,12 @@ terminal ``finish`` or ``error`` part last::
 
     data: {"kind":"finish","finish_reason":"stop","total_usage":{"input":12,"output":3,...}}
 
+When no part came for ``heartbeat`` seconds (:data:`DEFAULT_HEARTBEAT`), a
+heartbeat comment goes out instead (:data:`HEARTBEAT`, ``: heartbeat``),
+which ``EventSource`` ignores: it keeps proxies and load balancers from
+closing a quiet stream (a tool working for minutes), and makes the server
+write, so that a browser that went away is noticed.
+
 Serve it with content type :data:`CONTENT_TYPE` (``text/event-stream``) and
 the headers in :data:`SSE_HEADERS`: ``Cache-Control: no-cache`` (no cache or
 proxy may store or merge the stream) and ``X-Accel-Buffering: no`` (nginx
@@ -52,12 +58,14 @@ disconnect of the browser"); Flask and Django pass that on to the
 :class:`SSEStream`, which closes the reader: the run is cancelled, a blocked
 network read is interrupted, and the upstream HTTP response is closed. The
 tests check this under Werkzeug and Django's runserver. A WSGI server notices
-a closed connection only when it writes, so a run that emits nothing for a
-long time (a slow tool, a model thinking in silence) goes on until its next
-part; give long runs a deadline (``run(options, Context(timeout=...))``).
-Serve the stream from a WSGI server: under ASGI, Django consumes a
-synchronous iterator in a worker thread (and warns about it); ASGI apps use
-:func:`agentcore.asgi.sse_body`, which sends the same events with heartbeats.
+a closed connection only when it writes: the heartbeats make it write while
+a run is silent (a slow tool, a model thinking in silence), so the run is
+cancelled within a few heartbeats of the browser leaving (TCP takes a write
+or two after the peer left). Give long runs a deadline as well
+(``run(options, Context(timeout=...))``). Serve the stream from a WSGI
+server: under ASGI, Django consumes a synchronous iterator in a worker
+thread (and warns about it); ASGI apps use :func:`agentcore.asgi.sse_body`,
+which sends the same events and heartbeats.
 
 Decisions:
 
@@ -65,6 +73,9 @@ Decisions:
   generator: closing a generator that never started skips its ``finally``
   block, and a WSGI server may close a response before reading it (a client
   gone before the first part). ``close()`` here always closes the reader.
+* Heartbeats need a reader that can wait with a time limit: the reader
+  :func:`agentcore.run` returns (:meth:`agentcore.stream.StreamReader.recv`
+  with ``timeout``). Any other iterable of parts is streamed without them.
 * Each event is one ``data:`` line of compact JSON, so plain
   ``EventSource.onmessage`` receives every part; there is no ``event:`` or
   ``id:`` field and no reconnection support (a retried question is a new run).
@@ -96,14 +107,16 @@ Decisions:
 from __future__ import annotations
 
 import base64
+import functools
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 from typing import Any
 
 import attrs
 
 from agentcore.errors import ModelError
+from agentcore.stream import StreamReader
 from agentcore.types import File, StreamPart, StreamPartKind
 
 CONTENT_TYPE = "text/event-stream"
@@ -112,12 +125,20 @@ CONTENT_TYPE = "text/event-stream"
 SSE_HEADERS: dict[str, str] = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 """Headers to send with the stream: no caching, no proxy buffering (nginx)."""
 
+DEFAULT_HEARTBEAT = 15.0
+"""Seconds without a part after which a heartbeat comment is sent."""
+
+HEARTBEAT = b": heartbeat\n\n"
+"""The heartbeat: an SSE comment, which ``EventSource`` ignores."""
+
 INLINE_FILE_LIMIT = 256 * 1024
 """The largest file, in bytes, that an event carries inline as a ``data:`` URL
 (:func:`file_to_dict`); a larger one is described without its bytes."""
 
 __all__ = [
     "CONTENT_TYPE",
+    "DEFAULT_HEARTBEAT",
+    "HEARTBEAT",
     "SSE_HEADERS",
     "SSEStream",
     "INLINE_FILE_LIMIT",
@@ -263,14 +284,20 @@ class SSEStream:
     """The response body made by :func:`sse_stream`: an iterator of event
     bytes whose :meth:`close` closes the reader.
 
-    Iteration yields one event per part and stops after the terminal part (or
-    when the reader ends without one). A WSGI server calls :meth:`close` when
-    the response is done or the client went away.
+    Iteration yields one event per part, and :data:`HEARTBEAT` after each
+    ``heartbeat`` seconds without one (when ``reader`` is a
+    :class:`~agentcore.stream.StreamReader` and ``heartbeat`` is not None);
+    it stops after the terminal part (or when the reader ends without one).
+    A WSGI server calls :meth:`close` when the response is done or the client
+    went away.
     """
 
-    def __init__(self, reader: Iterable[StreamPart]) -> None:
+    def __init__(self, reader: Iterable[StreamPart], heartbeat: float | None = None) -> None:
         self._reader = reader
         self._parts = iter(reader)
+        self._next_part: Callable[[], StreamPart | None] = self._parts.__next__
+        if heartbeat is not None and isinstance(reader, StreamReader):
+            self._next_part = functools.partial(reader.recv, heartbeat)
         self._ended = False  # the terminal part was read: the run is over
         self._closed = False
 
@@ -282,10 +309,12 @@ class SSEStream:
             self.close()
             raise StopIteration
         try:
-            part = next(self._parts)
+            part = self._next_part()
         except BaseException:
             self.close()
             raise
+        if part is None:
+            return HEARTBEAT
         if part.terminal:
             self._ended = True
         return sse_event(part_to_dict(part))
@@ -318,18 +347,29 @@ class SSEStream:
         self.close()
 
 
-def sse_stream(reader: Iterable[StreamPart]) -> SSEStream:
+def sse_stream(reader: Iterable[StreamPart], *, heartbeat: float | None = DEFAULT_HEARTBEAT) -> SSEStream:
     """Turn a run's reader into Server-Sent Events bytes for a streaming response.
 
     Args:
         reader: the reader returned by :func:`agentcore.run` (or any iterable
             of stream parts; its ``close()``, if it has one, is called).
+        heartbeat: seconds without a part after which :data:`HEARTBEAT` is
+            sent (> 0); None sends none. Only a
+            :class:`~agentcore.stream.StreamReader` (what :func:`agentcore.run`
+            returns) can be waited on with a time limit: another iterable
+            gets no heartbeats.
 
     Returns:
         An iterator of ``data: <json>\\n\\n`` events, one per part
-        (:func:`part_to_dict`), the terminal part last, with a ``close()``
-        that closes the reader and so cancels the run. Pass it to
-        ``flask.Response`` or ``django.http.StreamingHttpResponse`` with
-        :data:`CONTENT_TYPE` and :data:`SSE_HEADERS`.
+        (:func:`part_to_dict`), the terminal part last, and heartbeats in
+        silences, with a ``close()`` that closes the reader and so cancels
+        the run. Pass it to ``flask.Response`` or
+        ``django.http.StreamingHttpResponse`` with :data:`CONTENT_TYPE` and
+        :data:`SSE_HEADERS`.
+
+    Raises:
+        ValueError: ``heartbeat`` is not positive.
     """
-    return SSEStream(reader)
+    if heartbeat is not None and not heartbeat > 0:
+        raise ValueError(f"heartbeat must be a positive number of seconds or None, got {heartbeat!r}")
+    return SSEStream(reader, heartbeat)

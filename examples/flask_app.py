@@ -11,7 +11,9 @@ model's reasoning (folded, filling as the model thinks), the text as it
 arrives, each tool call and its result, and the finish reason with the token
 usage. Closing the page, or the Stop button, closes the connection;
 the server then closes the response, which cancels the run and the upstream
-request.
+request. While the run is silent (a slow tool), a heartbeat comment goes out
+every 15 s, so that proxies keep the stream open and a closed page is
+noticed then too.
 
 The model is Anthropic's when ANTHROPIC_API_KEY is set (ANTHROPIC_MODEL picks
 the model, default claude-sonnet-4-5), else the offline ``TestModel`` with
@@ -33,7 +35,7 @@ from flask import Flask, Response, request
 from agentcore import Context, LoopOptions, Model, run, user_message
 from agentcore.demo_tools import demo_tools
 from agentcore.testing import TestModel
-from agentcore.web import CONTENT_TYPE, SSE_HEADERS, sse_stream
+from agentcore.web import CONTENT_TYPE, DEFAULT_HEARTBEAT, SSE_HEADERS, sse_stream
 
 SYSTEM = "You are a helpful assistant. Use the tools when they help, and answer briefly."
 MAX_QUESTION = 4000
@@ -52,11 +54,12 @@ def default_model() -> Model:
     return TestModel(reasoning=True)
 
 
-def create_app(model: Model | None = None) -> Flask:
+def create_app(model: Model | None = None, *, heartbeat: float = DEFAULT_HEARTBEAT) -> Flask:
     """Build the app.
 
     Args:
         model: the model every request uses; None picks :func:`default_model`.
+        heartbeat: seconds of silence after which the stream sends a heartbeat comment.
     """
     app = Flask(__name__)
     chosen = model if model is not None else default_model()
@@ -80,7 +83,7 @@ def create_app(model: Model | None = None) -> Flask:
             retry_after_limit=10.0,  # a browser is waiting: do not sleep through a long Retry-After
         )
         reader = run(options, Context(timeout=RUN_TIMEOUT))
-        return Response(sse_stream(reader), mimetype=CONTENT_TYPE, headers=SSE_HEADERS)
+        return Response(sse_stream(reader, heartbeat=heartbeat), mimetype=CONTENT_TYPE, headers=SSE_HEADERS)
 
     return app
 

@@ -27,17 +27,19 @@ import pytest
 import requests
 import uvicorn
 
-from agentcore import Context, FinishReason, LoopOptions, Model, Request, StreamPart, run, user_message
+from agentcore import LoopOptions, Model, run, user_message
 from agentcore.aio import arun
-from agentcore.asgi import HEARTBEAT, SSEBody, sse_body
+from agentcore.asgi import SSEBody, sse_body
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.testing import ScriptedModel
+from agentcore.web import HEARTBEAT
 from tests.conftest import wait_for_threads
 from tests.localserver import LocalServer
 from tests.test_flask_example import calculator_script, free_port, get_events, open_stream
 from tests.test_web import (
     EXPECTED_ADD_RUN,
     Endless,
+    Quiet,
     add_options,
     read_events,
     slow_anthropic_reply,
@@ -59,23 +61,6 @@ def test_the_events_are_the_wsgi_streams_bytes() -> None:
     assert asyncio.run(_collect(sse_body(arun(add_options())))) == EXPECTED_ADD_RUN
     # A blocking reader is wrapped for the event loop.
     assert asyncio.run(_collect(sse_body(run(add_options())))) == EXPECTED_ADD_RUN
-
-
-class Quiet:
-    """A step that sends one delta, then is silent until ``release`` is set."""
-
-    def __init__(self) -> None:
-        self.release = threading.Event()
-        self.cancelled = threading.Event()
-
-    def __call__(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
-        yield StreamPart.text_delta("a")
-        while not self.release.is_set():
-            if ctx.wait(0.005):
-                self.cancelled.set()
-                return
-        yield StreamPart.text_delta("b")
-        yield StreamPart.step_finish(FinishReason.STOP)
 
 
 def _quiet_run(step: Quiet) -> Any:

@@ -24,12 +24,19 @@ import pytest
 import requests
 from werkzeug.serving import make_server
 
-from agentcore import FinishReason, Model, Role, StreamPart, ToolCall, Usage
+from agentcore import Context, FinishReason, Model, Role, StreamPart, ToolCall, ToolDefinition, Usage
 from agentcore.demo_tools import COLORS, swatch_png
 from agentcore.testing import ScriptedModel
 from tests.conftest import wait_for_threads
 from tests.localserver import LocalServer
-from tests.test_web import Endless, KeepStreams, read_events, slow_anthropic_reply, wait_until
+from tests.test_web import (
+    Endless,
+    KeepStreams,
+    read_events,
+    read_raw_events,
+    slow_anthropic_reply,
+    wait_until,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "flask_app.py"
@@ -50,9 +57,9 @@ def load_flask_example() -> ModuleType:
 
 
 @contextlib.contextmanager
-def serve_flask(model: Model | None = None) -> Iterator[str]:
-    """Serve ``create_app(model)`` with Werkzeug in a thread; yield its base URL."""
-    app = load_flask_example().create_app(model)
+def serve_flask(model: Model | None = None, **options: Any) -> Iterator[str]:
+    """Serve ``create_app(model, **options)`` with Werkzeug in a thread; yield its base URL."""
+    app = load_flask_example().create_app(model, **options)
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="werkzeug-test-server", daemon=True
@@ -211,6 +218,54 @@ def test_a_client_disconnect_closes_the_upstream_response(
     assert server.hits == 1
     assert len(kept.streams) == 1
     assert server.requests[0]["body"]["messages"][0]["content"][0]["text"] == "go"
+
+
+class SlowSearch:
+    """A tool that works for up to 30 s in silence, unless the run is cancelled."""
+
+    definition = ToolDefinition(name="slow_search", description="search slowly")
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.cancelled = threading.Event()
+
+    def execute(self, input: str, ctx: Context) -> str:
+        self.started.set()
+        if ctx.wait(30):
+            self.cancelled.set()
+        return "found"
+
+
+def test_heartbeats_fill_a_long_tool_call_and_a_disconnect_during_it_cancels_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without heartbeats the server would write nothing until the tool
+    returned, so neither a proxy nor the server would see the stream alive
+    or the browser gone for 30 s."""
+    example = load_flask_example()
+    tool = SlowSearch()
+    monkeypatch.setattr(example, "demo_tools", lambda: [tool])
+    kept = KeepStreams(monkeypatch, example)
+    call = ToolCall(id="c1", name="slow_search", input='{"q": "x"}')
+    model = ScriptedModel(
+        [
+            [StreamPart.tool_call_part(call), StreamPart.step_finish(FinishReason.TOOL_CALLS)],
+            [StreamPart.text_delta("late"), StreamPart.step_finish(FinishReason.STOP)],
+        ]
+    )
+    with serve_flask(model, heartbeat=0.05) as url:
+        with open_stream(url + "/stream?q=go") as response:
+            events = read_raw_events(response)
+            assert next(events).startswith(b'data: {"kind":"tool-call"')
+            assert next(events).startswith(b'data: {"kind":"step-finish"')
+            assert [next(events) for _ in range(3)] == [b": heartbeat"] * 3
+            assert tool.started.is_set()
+        # The server's next heartbeats fail against the closed connection, and
+        # it closes the response: the run, and the tool's context, are cancelled.
+        assert tool.cancelled.wait(5.0)
+        assert wait_for_threads("agentcore-stream") == 0
+    assert len(kept.streams) == 1
+    assert len(model.requests) == 1
 
 
 def free_port() -> int:

@@ -130,6 +130,67 @@ def test_recv_is_next() -> None:
         reader.recv()
 
 
+def recv_with_timeouts() -> tuple[list[object], list[StreamPart]]:
+    """What ``recv(timeout)`` gives while the producer is quiet, then once it
+    sent a part and its terminal part, then after the end; and those parts."""
+    go = threading.Event()
+    parts = [StreamPart.text_delta("a"), StreamPart.finish(FinishReason.STOP, Usage())]
+
+    def produce(send: SendFunc) -> None:
+        go.wait(30)
+        for part in parts:
+            send(part)
+
+    reader = stream_func(produce)
+    seen: list[object] = [reader.recv(0)]
+    started = time.monotonic()
+    seen.append(reader.recv(0.05))
+    seen.append(time.monotonic() - started >= 0.05)
+    go.set()
+    seen += [reader.recv(30), reader.recv(30)]
+    try:
+        reader.recv(30)
+    except StopIteration:
+        seen.append("end")
+    return seen, parts
+
+
+@pytest.mark.parametrize("thread", ["main", "other"])
+def test_recv_with_a_timeout_returns_none_while_nothing_comes(thread: str) -> None:
+    """On the main thread the wait is cut into slices (for Ctrl-C); on another
+    it is one timed wait. Either way the timeout is honoured."""
+    if thread == "main":
+        seen, parts = recv_with_timeouts()
+    else:
+        out: list[tuple[list[object], list[StreamPart]]] = []
+        worker = threading.Thread(target=lambda: out.append(recv_with_timeouts()))
+        worker.start()
+        worker.join(30)
+        [(seen, parts)] = out
+    assert seen == [None, None, True, *parts, "end"]
+
+
+def test_recv_with_a_timeout_ends_when_another_thread_closes_the_reader() -> None:
+    quiet = threading.Event()
+    reader = stream_func(lambda send: quiet.wait(30))
+    timer = threading.Timer(0.1, reader.close)
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(StopIteration):
+        reader.recv(30)
+    assert time.monotonic() - started < 5
+    timer.join()
+    quiet.set()
+
+
+@pytest.mark.parametrize("timeout", [-0.5, float("nan")])
+def test_recv_timeout_must_be_a_number_of_seconds_from_0(timeout: float) -> None:
+    reader = stream_func(lambda send: None)
+    with pytest.raises(ValueError, match="timeout must be a number of seconds >= 0 or None"):
+        reader.recv(timeout)
+    reader.close()
+
+
 def test_producer_returning_without_terminal_part_ends_the_stream() -> None:
     reader = stream_func(lambda send: send(StreamPart.text_delta("only")))
     assert [p.text for p in reader] == ["only"]

@@ -23,6 +23,7 @@ from agentcore import (
     LoopOptions,
     ModelError,
     Reasoning,
+    Request,
     RunError,
     StreamPart,
     ToolCall,
@@ -36,6 +37,7 @@ from agentcore._http import new_session
 from agentcore.testing import ScriptedModel
 from agentcore.web import (
     CONTENT_TYPE,
+    HEARTBEAT,
     SSE_HEADERS,
     SSEStream,
     error_to_dict,
@@ -112,8 +114,26 @@ class Endless:
                 self.cancelled.set()
 
 
-def read_events(response: requests.Response) -> Iterator[dict[str, Any]]:
-    """Yield the JSON of each ``data:`` event of a streaming response as it arrives.
+class Quiet:
+    """A step that sends one delta, then is silent until ``release`` is set."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.cancelled = threading.Event()
+
+    def __call__(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
+        yield StreamPart.text_delta("a")
+        while not self.release.is_set():
+            if ctx.wait(0.005):
+                self.cancelled.set()
+                return
+        yield StreamPart.text_delta("b")
+        yield StreamPart.step_finish(FinishReason.STOP)
+
+
+def read_raw_events(response: requests.Response) -> Iterator[bytes]:
+    """Yield each event of a streaming response (up to its blank line, which
+    is left out) as it arrives: a ``data:`` line, or a ``:`` comment.
 
     Reads with ``read1`` (a whole chunk of a chunked body, or what arrived of
     a plain one), so an event is seen as soon as the server sent it, also from
@@ -128,8 +148,16 @@ def read_events(response: requests.Response) -> Iterator[dict[str, Any]]:
         buffer += chunk
         while b"\n\n" in buffer:
             event, buffer = buffer.split(b"\n\n", 1)
-            assert event.startswith(b"data: "), event
+            assert event.startswith((b"data: ", b":")), event
             assert b"\n" not in event, event
+            yield event
+
+
+def read_events(response: requests.Response) -> Iterator[dict[str, Any]]:
+    """Yield the JSON of each ``data:`` event of a streaming response as it
+    arrives, skipping comments (heartbeats) as ``EventSource`` does."""
+    for event in read_raw_events(response):
+        if event.startswith(b"data: "):
             yield json.loads(event[len(b"data: ") :])
 
 
@@ -145,8 +173,8 @@ class KeepStreams:
         self.streams: list[SSEStream] = []
         monkeypatch.setattr(module, "sse_stream", self)
 
-    def __call__(self, reader: Iterable[StreamPart]) -> SSEStream:
-        stream = sse_stream(reader)
+    def __call__(self, reader: Iterable[StreamPart], **options: Any) -> SSEStream:
+        stream = sse_stream(reader, **options)
         self.streams.append(stream)
         return stream
 
@@ -466,6 +494,61 @@ def test_any_iterable_of_parts_works() -> None:
     parts = [StreamPart.text_delta("a"), StreamPart.finish(FinishReason.STOP), StreamPart.text_delta("after")]
     events = list(sse_stream(parts))
     assert [json.loads(e[6:])["kind"] for e in events] == ["text-delta", "finish"]
+
+
+# --- heartbeats ----------------------------------------------------------------
+
+
+def quiet_run(step: Quiet) -> Any:
+    return run(LoopOptions(model=ScriptedModel([step]), messages=[user_message("go")]))
+
+
+def test_silence_is_filled_with_heartbeats() -> None:
+    step = Quiet()
+    chunks: list[bytes] = []
+    with sse_stream(quiet_run(step), heartbeat=0.01) as body:
+        for chunk in body:
+            chunks.append(chunk)
+            if chunks.count(HEARTBEAT) == 2:
+                step.release.set()
+    assert HEARTBEAT == b": heartbeat\n\n"
+    assert chunks[:2] == [b'data: {"kind":"text-delta","text":"a"}\n\n', HEARTBEAT]
+    events = [json.loads(c[6:])["kind"] for c in chunks if c != HEARTBEAT]
+    assert events == ["text-delta", "text-delta", "step-finish", "finish"]
+    assert not step.cancelled.is_set()
+
+
+def test_without_heartbeats_silence_stays_silent() -> None:
+    step = Quiet()
+    body = sse_stream(quiet_run(step), heartbeat=None)
+    assert next(body) == b'data: {"kind":"text-delta","text":"a"}\n\n'
+    second: list[bytes] = []
+    waiting = threading.Thread(target=lambda: second.append(next(body)))
+    waiting.start()
+    waiting.join(0.05)
+    assert second == []
+    step.release.set()
+    waiting.join(5)
+    assert second == [b'data: {"kind":"text-delta","text":"b"}\n\n']
+    body.close()
+
+
+def test_an_iterable_that_is_not_a_reader_gets_no_heartbeats() -> None:
+    """Only a reader can be waited on with a time limit."""
+
+    def parts() -> Iterator[StreamPart]:
+        yield StreamPart.text_delta("a")
+        threading.Event().wait(0.05)  # a silence a heartbeat of 0.01 s would fill
+        yield StreamPart.finish(FinishReason.STOP)
+
+    chunks = list(sse_stream(parts(), heartbeat=0.01))
+    assert [json.loads(c[6:])["kind"] for c in chunks] == ["text-delta", "finish"]
+
+
+@pytest.mark.parametrize("heartbeat", [0, -1.0, float("nan")])
+def test_heartbeat_must_be_positive(heartbeat: float) -> None:
+    with pytest.raises(ValueError, match="heartbeat must be a positive number of seconds or None"):
+        sse_stream([], heartbeat=heartbeat)
 
 
 # --- closing the stream cancels the run -----------------------------------------
