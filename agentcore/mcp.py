@@ -84,7 +84,7 @@ try:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared.exceptions import MCPError
     from mcp.shared.message import SessionMessage
-except ImportError as exc:  # pragma: no cover - the extra is installed for the tests
+except ImportError as exc:  # pragma: no cover - the test extra installs the SDK
     raise ImportError("agentcore.mcp needs the MCP SDK: pip install 'agentcore[mcp]'") from exc
 
 from agentcore._headers import header_dict

@@ -719,7 +719,65 @@ def request_headers(
 # --- the adapter -----------------------------------------------------------
 
 
-class OpenAIChatModel:
+class _OpenAIModel:
+    """What both OpenAI adapters share: the model id, the transport options
+    and their checks, ``model_id``, ``base_url`` and a ``repr`` without the key.
+
+    Raises:
+        ConfigError: an empty model id, ``settings`` that are not a
+            ``ModelSettings``, an ``api_key`` that is not a str, and as
+            :func:`agentcore.providers._options.timeouts`, ``header_dict``,
+            ``check_base_url`` and :func:`agentcore.settings.extra_body_dict`.
+    """
+
+    _path = ""
+    """What the adapter appends to ``base_url`` (``"/chat/completions"``)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str,
+        session: requests.Session | None,
+        timeout: tuple[float, float],
+        idle_timeout: float | None,
+        headers: Mapping[str, str] | None,
+        extra_body: Mapping[str, Any] | None,
+        settings: ModelSettings | None,
+    ) -> None:
+        if not isinstance(model, str) or not model:
+            raise ConfigError("model must be a non-empty string")
+        if settings is not None and not isinstance(settings, ModelSettings):
+            raise ConfigError(f"settings must be a ModelSettings or None, got {type(settings).__name__}")
+        if api_key is not None and not isinstance(api_key, str):
+            raise ConfigError(f"api_key must be a str or None, got {type(api_key).__name__}")
+        self._model = model
+        self._settings = settings or ModelSettings()
+        self._timeout, self._idle_timeout = _options.timeouts(timeout, idle_timeout)
+        self._headers = _options.header_dict(headers)
+        self._extra_body = extra_body_dict(extra_body)
+        self._api_key = _options.credential("api_key", api_key) if api_key else None
+        self._base_url = _options.check_base_url(base_url)
+        self._url = self._base_url + self._path
+        self._origin = _options.origin(self._base_url)
+        self._session = session if session is not None else _http.new_session()
+
+    @property
+    def model_id(self) -> str:
+        """The model id sent with every request."""
+        return self._model
+
+    @property
+    def base_url(self) -> str:
+        """The API root requests go to."""
+        return self._base_url
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self._model!r}, base_url={self._base_url!r})"
+
+
+class OpenAIChatModel(_OpenAIModel):
     """A :class:`agentcore.Model` over the OpenAI Chat Completions streaming API.
 
     Args:
@@ -759,6 +817,8 @@ class OpenAIChatModel:
             ``reasoning_format``.
     """
 
+    _path = "/chat/completions"
+
     def __init__(
         self,
         model: str,
@@ -776,49 +836,31 @@ class OpenAIChatModel:
         settings: ModelSettings | None = None,
         reasoning_format: str | None = None,
     ) -> None:
-        if not isinstance(model, str) or not model:
-            raise ConfigError("model must be a non-empty string")
         if system_role not in SYSTEM_ROLES:
             raise ConfigError(f"system_role must be one of {SYSTEM_ROLES}, got {system_role!r}")
         if max_tokens_field not in MAX_TOKENS_FIELDS:
             raise ConfigError(
                 f"max_tokens_field must be one of {MAX_TOKENS_FIELDS}, got {max_tokens_field!r}"
             )
-        if settings is not None and not isinstance(settings, ModelSettings):
-            raise ConfigError(f"settings must be a ModelSettings or None, got {type(settings).__name__}")
         if reasoning_format is not None and reasoning_format not in REASONING_DIALECTS:
             raise ConfigError(
                 f"reasoning_format must be None or one of {REASONING_DIALECTS}, got {reasoning_format!r}"
             )
-        self._settings = settings
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            session=session,
+            timeout=timeout,
+            idle_timeout=idle_timeout,
+            headers=headers,
+            extra_body=extra_body,
+            settings=settings,
+        )
         self._reasoning_format = reasoning_format
-        self._timeout, self._idle_timeout = _options.timeouts(timeout, idle_timeout)
-        self._headers = _options.header_dict(headers)
-        self._extra_body = extra_body_dict(extra_body)
-        self._model = model
-        if api_key is not None and not isinstance(api_key, str):
-            raise ConfigError(f"api_key must be a str or None, got {type(api_key).__name__}")
-        self._api_key = _options.credential("api_key", api_key) if api_key else None
-        self._base_url = _options.check_base_url(base_url)
-        self._url = self._base_url + "/chat/completions"
-        self._origin = _options.origin(self._base_url)
-        self._session = session if session is not None else _http.new_session()
         self._system_role = system_role
         self._max_tokens_field = max_tokens_field
         self._include_usage = include_usage
-
-    @property
-    def model_id(self) -> str:
-        """The model id sent with every request."""
-        return self._model
-
-    @property
-    def base_url(self) -> str:
-        """The API root requests go to."""
-        return self._base_url
-
-    def __repr__(self) -> str:
-        return f"OpenAIChatModel(model={self._model!r}, base_url={self._base_url!r})"
 
     def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
         """Run one streamed completion and yield its parts.
@@ -885,7 +927,7 @@ def _until_broken(
 # --- the Responses API adapter -------------------------------------------------
 
 
-class OpenAIResponsesModel:
+class OpenAIResponsesModel(_OpenAIModel):
     """A :class:`agentcore.Model` over the OpenAI Responses streaming API.
 
     Pick it over :class:`~agentcore.providers.openai.OpenAIChatModel` for
@@ -945,6 +987,8 @@ class OpenAIResponsesModel:
             ``settings`` the API cannot take.
     """
 
+    _path = "/responses"
+
     def __init__(
         self,
         model: str,
@@ -962,10 +1006,6 @@ class OpenAIResponsesModel:
         headers: Mapping[str, str] | None = None,
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
-        if not isinstance(model, str) or not model:
-            raise ConfigError("model must be a non-empty string")
-        if settings is not None and not isinstance(settings, ModelSettings):
-            raise ConfigError(f"settings must be a ModelSettings or None, got {type(settings).__name__}")
         for name, flag in (("reasoning", reasoning), ("server_state", server_state)):
             if not isinstance(flag, bool):
                 raise ConfigError(f"{name} must be True or False, got {flag!r}")
@@ -975,36 +1015,22 @@ class OpenAIResponsesModel:
             )
         if system_role not in _responses.SYSTEM_ROLES:
             raise ConfigError(f"system_role must be one of {_responses.SYSTEM_ROLES}, got {system_role!r}")
-        self._settings = settings or ModelSettings()
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            session=session,
+            timeout=timeout,
+            idle_timeout=idle_timeout,
+            headers=headers,
+            extra_body=extra_body,
+            settings=settings,
+        )
         _responses.check_settings(self._settings, reasoning=reasoning)
-        self._timeout, self._idle_timeout = _options.timeouts(timeout, idle_timeout)
-        self._headers = _options.header_dict(headers)
-        self._extra_body = extra_body_dict(extra_body)
-        self._model = model
-        if api_key is not None and not isinstance(api_key, str):
-            raise ConfigError(f"api_key must be a str or None, got {type(api_key).__name__}")
-        self._api_key = _options.credential("api_key", api_key) if api_key else None
-        self._base_url = _options.check_base_url(base_url)
-        self._url = self._base_url + "/responses"
-        self._origin = _options.origin(self._base_url)
-        self._session = session if session is not None else _http.new_session()
         self._reasoning = reasoning
         self._reasoning_summary = reasoning_summary
         self._system_role = system_role
         self._server_state = server_state
-
-    @property
-    def model_id(self) -> str:
-        """The model id sent with every request."""
-        return self._model
-
-    @property
-    def base_url(self) -> str:
-        """The API root requests go to."""
-        return self._base_url
-
-    def __repr__(self) -> str:
-        return f"OpenAIResponsesModel(model={self._model!r}, base_url={self._base_url!r})"
 
     def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
         """Run one streamed response and yield its parts.
