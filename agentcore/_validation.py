@@ -262,7 +262,8 @@ def encode_result(value: Any, owner: str) -> str:
         return json.dumps(value, default=json_default, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise TypeError(
-            f"{owner} returned a {type(value).__name__} that cannot be sent to the model ({exc}); "
+            f"{owner} returned a value of type {type(value).__name__} that cannot be sent to the model "
+            f"({exc}); "
             "a function tool returns a str, or JSON data: dict, list, tuple, str, int, finite float, "
             "bool, None, attrs, dataclass or pydantic instances, Enums, datetime, date, time, UUID, "
             "Decimal, Path"

@@ -369,6 +369,19 @@ def _tls_context() -> ssl.SSLContext:
     return httpx2.create_ssl_context()
 
 
+def _is_http_url(url: object) -> bool:
+    """Whether ``url`` is an http(s) URL with a host and a valid port (a port
+    out of range or a broken IPv6 host would otherwise hang the SDK's client)."""
+    if not isinstance(url, str):
+        return False
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - reading it checks the port
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
 def _display_url(url: str) -> str:
     """``url`` without user info, query or fragment (they may hold credentials)."""
     parsed = httpx2.URL(url)
@@ -863,8 +876,10 @@ class MCPTools(ToolSet):
             MCPServerError: the server could not be reached, or failed the
                 handshake or the tool listing.
         """
-        if not isinstance(url, str) or not re.match(r"https?://", url):
-            raise ConfigError(f"url must be an http:// or https:// URL, got {url!r}")
+        if not _is_http_url(url):
+            raise ConfigError(
+                f"url must be an http:// or https:// URL with a host and a valid port, got {url!r}"
+            )
         checked = header_dict(headers, "headers")
         seconds = _seconds("connect_timeout", connect_timeout)
         return cls(_Http(url, checked, seconds), timeout=timeout, connect_timeout=seconds, prefix=prefix)

@@ -119,7 +119,12 @@ def test_a_budget_may_reach_max_tokens_with_the_interleaved_thinking_beta() -> N
 ERROR_CASES: list[tuple[str, ModelSettings, tuple[ToolDefinition, ...], str]] = [
     ("seed: no such field", ModelSettings(seed=7), TOOLS, r"ModelSettings\.seed is not supported"),
     ("temperature above 1", ModelSettings(temperature=1.5), TOOLS, r"temperature must be between 0 and 1"),
-    ("effort none", ModelSettings(reasoning_effort="none"), TOOLS, r"reasoning_effort 'none' has no"),
+    (
+        "effort none",
+        ModelSettings(reasoning_effort="none"),
+        TOOLS,
+        r"reasoning_effort 'none' is not an effort level of the Anthropic Messages API",
+    ),
     ("effort minimal", ModelSettings(reasoning_effort="minimal"), TOOLS, r"reasoning_effort 'minimal'"),
     (
         "required without tools",

@@ -1009,6 +1009,25 @@ def test_a_prompt_that_is_not_utf8_is_a_usage_error() -> None:
             ["--model", "test", "--base-url", "http://127.0.0.1:9", "hi"],
             "agentcore: error: --base-url does not apply to the offline test model\n",
         ),
+        (
+            ["--model", "openai:x", "--base-url", "http://127.0.0.1:99999/v1", "hi"],
+            "agentcore: error: base_url must be an http:// or https:// URL with a host, "
+            "got 'http://127.0.0.1:99999/v1': Port out of range 0-65535\n",
+        ),
+        (
+            ["--model", "anthropic", "--base-url", "http://[::1", "hi"],
+            "agentcore: error: base_url must be an http:// or https:// URL with a host, "
+            "got 'http://[::1': Invalid IPv6 URL\n",
+        ),
+        (
+            ["--model", "anthropic", "--base-url", "http://:80/v1", "hi"],
+            "agentcore: error: base_url must be an http:// or https:// URL with a host, got 'http://:80/v1'\n",
+        ),
+        (
+            ["--model", "openai:x", "--base-url", "http://127.0.0.1:8/v1?x=1", "hi"],
+            "agentcore: error: base_url must not have a query or fragment (agentcore appends the API "
+            "path), got 'http://127.0.0.1:8/v1?x=1'\n",
+        ),
     ],
 )
 def test_bad_base_urls_are_usage_errors(argv: list[str], message: str) -> None:

@@ -753,7 +753,7 @@ def test_unencodable_results_raise_a_clear_error(value: Any, reason: str) -> Non
         return value
 
     with pytest.raises(
-        TypeError, match=f"tool 'f' returned a {type(value).__name__} that cannot be sent"
+        TypeError, match=f"tool 'f' returned a value of type {type(value).__name__} that cannot be sent"
     ) as info:
         f.execute("{}", Context())
     assert reason in str(info.value)
@@ -768,7 +768,9 @@ def test_unencodable_result_becomes_an_error_result_in_a_run() -> None:
     result = run(LoopOptions(model=model, messages=[user_message("date?")], tools=[today])).result()
     (res,) = result.steps[0].tool_results
     assert res.is_error
-    assert res.content.startswith("Error: TypeError: tool 'today' returned a complex that cannot be sent")
+    assert res.content.startswith(
+        "Error: TypeError: tool 'today' returned a value of type complex that cannot be sent"
+    )
 
 
 # ---------------------------------------------------------------------------

@@ -240,6 +240,10 @@ def test_server_environment_is_an_allowlist_with_env_on_top() -> None:
         (lambda: MCPTools.stdio("python", prefix="p" * 64), "prefix must be up to 63 letters"),
         (lambda: MCPTools.http("ftp://host/mcp"), "url must be an http:// or https:// URL"),
         (lambda: MCPTools.http("localhost:8000/mcp"), "url must be an http:// or https:// URL"),
+        # a port out of range or a broken IPv6 host hung the SDK's client forever
+        (lambda: MCPTools.http("http://127.0.0.1:abc/mcp"), "url must be an http:// or https:// URL"),
+        (lambda: MCPTools.http("http://[::1/mcp"), "url must be an http:// or https:// URL"),
+        (lambda: MCPTools.http("http://:80/mcp"), "url must be an http:// or https:// URL"),
         (lambda: MCPTools.http("http://h/mcp", headers={"X": 1}), "'X' has a int value"),  # type: ignore[dict-item]
         (
             lambda: MCPTools.http("http://h/mcp", connect_timeout=-2),

@@ -43,7 +43,7 @@ def check_history(messages: Sequence[Message]) -> None:
     * every tool result answers a call of the closest assistant message
       before it;
     * tool call ids are unique within an assistant message;
-    * reasoning parts appear only in assistant messages.
+    * reasoning parts and tool calls appear only in assistant messages.
 
     Raises:
         ConfigError: naming the message index, the call id and the rule.
@@ -64,6 +64,11 @@ def check_history(messages: Sequence[Message]) -> None:
             raise ConfigError(
                 f"messages[{index}] is a {message.role.value} message with a reasoning part; "
                 "reasoning belongs in assistant messages only"
+            )
+        if message.tool_calls:
+            raise ConfigError(
+                f"messages[{index}] is a {message.role.value} message with a tool call; "
+                "tool calls belong in assistant messages only"
             )
         for result in message.tool_results:
             call_id = result.tool_call_id

@@ -12,14 +12,25 @@ from agentcore.errors import ConfigError
 
 def check_base_url(url: str) -> str:
     """``url`` without a trailing slash, once it is an ``http``/``https`` URL
-    with a host.
+    with a host, a valid port and no query or fragment.
 
     Raises:
-        ConfigError: anything else (a missing scheme, ``ftp://``, no host).
+        ConfigError: anything else (a missing scheme, ``ftp://``, no host, a
+            port out of range, ``?x=1``).
     """
-    parts = urllib.parse.urlsplit(url) if isinstance(url, str) else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(f"base_url must be an http:// or https:// URL with a host, got {url!r}")
+    problem = "must be an http:// or https:// URL with a host"
+    try:
+        parts = urllib.parse.urlsplit(url) if isinstance(url, str) else None
+        if parts is not None:
+            parts.port  # noqa: B018 - reading it checks the port (a ValueError when out of range)
+    except ValueError as exc:  # an IPv6 host without its bracket, a port that is not 0-65535
+        raise ConfigError(f"base_url {problem}, got {url!r}: {exc}") from None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"base_url {problem}, got {url!r}")
+    if parts.query or parts.fragment:
+        raise ConfigError(
+            f"base_url must not have a query or fragment (agentcore appends the API path), got {url!r}"
+        )
     return url.rstrip("/")
 
 

@@ -462,7 +462,7 @@ def settings_fields(
     if effort is not None:
         if effort not in EFFORTS:
             raise ConfigError(
-                f"ModelSettings.reasoning_effort {effort!r} has no {_API} level; "
+                f"ModelSettings.reasoning_effort {effort!r} is not an effort level of {_API}; "
                 f"use one of {', '.join(EFFORTS)}"
             )
         fields["output_config"] = {"effort": effort}

@@ -1,0 +1,81 @@
+"""The history check every adapter makes before it spends a request
+(``agentcore.providers._history.check_history``): each rule, by the message
+index it names."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentcore import ConfigError, Message, Reasoning, Role, ToolCall, ToolResult
+from agentcore.providers._history import check_history
+from agentcore.types import reasoning_part, text_part, tool_call_part, tool_result_part, user_message
+
+
+def assistant(*calls: str) -> Message:
+    return Message(
+        Role.ASSISTANT, [text_part("ok"), *(tool_call_part(ToolCall(c, "t", "{}")) for c in calls)]
+    )
+
+
+def results(*ids: str, role: Role = Role.TOOL) -> Message:
+    return Message(role, [tool_result_part(ToolResult(i, "t", "done")) for i in ids])
+
+
+def test_a_history_the_loop_builds_passes() -> None:
+    check_history(
+        [user_message("hi"), assistant("a", "b"), results("a", "b"), assistant(), user_message("more")]
+    )
+
+
+def test_results_may_come_in_user_messages_and_split_over_messages() -> None:
+    check_history([user_message("hi"), assistant("a", "b"), results("a"), results("b", role=Role.USER)])
+
+
+@pytest.mark.parametrize(
+    ("history", "message"),
+    [
+        (
+            [user_message("hi"), assistant("a")],
+            "messages[1] has the tool call 'a' without a result in the messages after it (up to messages[1])",
+        ),
+        (
+            [
+                user_message("hi"),
+                assistant("a"),
+                results("a"),
+                assistant("b"),
+                user_message("x"),
+                assistant(),
+            ],
+            "messages[3] has the tool call 'b' without a result in the messages after it (up to messages[4])",
+        ),
+        (
+            [user_message("hi"), assistant("a"), results("a", "z")],
+            "messages[2] holds a result for the tool call 'z', which the assistant message before it "
+            "did not make",
+        ),
+        (
+            [user_message("hi"), assistant("a"), results("a"), results("a")],
+            "messages[3] holds a second result for the tool call 'a'",
+        ),
+        (
+            [user_message("hi"), assistant("a", "a")],
+            "messages[1] has two tool calls with the id 'a'",
+        ),
+        (
+            [Message(Role.USER, [reasoning_part(Reasoning(text="hmm"))])],
+            "messages[0] is a user message with a reasoning part; "
+            "reasoning belongs in assistant messages only",
+        ),
+        (
+            [Message(Role.USER, [tool_call_part(ToolCall("a", "t", "{}"))])],
+            "messages[0] is a user message with a tool call; tool calls belong in assistant messages only",
+        ),
+    ],
+)
+def test_a_history_the_providers_refuse_is_a_config_error_naming_the_message(
+    history: list[Message], message: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        check_history(history)
+    assert str(info.value).startswith(message)
