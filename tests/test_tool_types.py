@@ -411,7 +411,7 @@ def test_non_finite_decimal_results_are_errors() -> None:
         return decimal.Decimal("NaN")
 
     with pytest.raises(
-        TypeError, match=r"returned a Decimal that cannot be sent to the model.*not a finite number"
+        TypeError, match=r"returned a value of type Decimal that cannot be sent.*not a finite number"
     ):
         f.execute("{}", Context())
 
