@@ -6,6 +6,14 @@ doubles in ``agentcore.testing``.
 """
 
 from agentcore.context import Context
+from agentcore.engine.channel import (
+    DEFAULT_QUEUE_SIZE,
+    SendFunc,
+    StreamReader,
+    stream_func,
+)
+from agentcore.engine.loop import generate, run
+from agentcore.engine.retry import DEFAULT_MAX_RETRIES, DEFAULT_RETRY_BASE_DELAY, DEFAULT_RETRY_MAX_DELAY
 from agentcore.errors import (
     AgentcoreError,
     Canceled,
@@ -16,12 +24,10 @@ from agentcore.errors import (
     RunError,
     classify_status,
 )
-from agentcore.loop import DEFAULT_STEP_LIMIT, LoopOptions, generate, run
 from agentcore.model import Model
+from agentcore.options import DEFAULT_RUN_QUEUE_SIZE, DEFAULT_STEP_LIMIT, LoopOptions
 from agentcore.result import RunReader, RunResult, StepResult
-from agentcore.retry import DEFAULT_MAX_RETRIES, DEFAULT_RETRY_BASE_DELAY, DEFAULT_RETRY_MAX_DELAY
 from agentcore.settings import ModelSettings
-from agentcore.stream import DEFAULT_QUEUE_SIZE, DEFAULT_RUN_QUEUE_SIZE, SendFunc, StreamReader, stream_func
 from agentcore.tools import FunctionTool, Tool, ToolInputError, ToolSet, tool
 from agentcore.types import (
     ContentPart,

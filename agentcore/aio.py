@@ -44,7 +44,7 @@ from types import TracebackType
 from typing import Any
 
 from agentcore.context import Context
-from agentcore.loop import run
+from agentcore.engine.loop import run
 from agentcore.options import LoopOptions
 from agentcore.result import RunReader, RunResult
 from agentcore.types import Message, StreamPart, StreamPartKind

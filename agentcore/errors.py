@@ -16,7 +16,7 @@ Hierarchy::
             |                          (agentcore.tools; becomes an error result)
             +-- OutputValidationError  a structured answer failed validation
             |                          (agentcore.output; the cause of a RunError)
-            +-- MCPServerError, MCPToolError  an MCP server failed (agentcore.mcp;
+            +-- MCPServerError, MCPToolError  an MCP server failed (agentcore.integrations.mcp;
                                        become error results)
 
 :class:`Canceled` derives from ``BaseException`` (as ``asyncio.CancelledError``

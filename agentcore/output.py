@@ -2,7 +2,7 @@
 
 ``LoopOptions(output_type=T)`` asks the model for a final answer matching
 ``T``'s JSON Schema; ``result().output`` is the validated value. ``T`` is any
-type a tool parameter may have (:mod:`agentcore._schema`): a dataclass, a
+type a tool parameter may have (:mod:`agentcore.schema.signature`): a dataclass, a
 ``TypedDict``, a pydantic model (when pydantic is installed), an attrs
 class, ``list[X]``, ... (the value is an instance of ``T``), or a JSON
 Schema as a ``dict`` (the value is the parsed JSON).
@@ -25,8 +25,8 @@ from typing import Any
 
 import attrs
 
-from agentcore import _schema, _validation
 from agentcore.errors import AgentcoreError, ConfigError
+from agentcore.schema import signature, validation
 from agentcore.types import OutputSchema, ToolDefinition, Usage
 
 __all__ = [
@@ -86,8 +86,8 @@ class OutputSpec:
 
     name: str
     schema: dict[str, Any]
-    convert: _schema.Convert | None
-    validator: _validation.SchemaValidator
+    convert: signature.Convert | None
+    validator: validation.SchemaValidator
 
     @property
     def request_schema(self) -> OutputSchema:
@@ -169,15 +169,15 @@ def output_spec(output_type: Any) -> OutputSpec:
             schema: dict[str, Any] = json.loads(json.dumps(output_type))
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{owner}: the schema is not JSON: {exc}") from exc
-        _validation.check_schema(schema, owner)
+        validation.check_schema(schema, owner)
         title = schema.get("title")
         name = title if isinstance(title, str) else ""
         convert = None
     else:
-        schema, convert = _schema.type_schema(output_type, owner)
+        schema, convert = signature.type_schema(output_type, owner)
         name = getattr(output_type, "__name__", "")
     name = _NAME.sub("_", name).strip("_")[:64] or "output"
-    return OutputSpec(name, schema, convert, _validation.SchemaValidator(schema))
+    return OutputSpec(name, schema, convert, validation.SchemaValidator(schema))
 
 
 def retry_prompt(problems: Sequence[str], *, tool: bool = False) -> str:

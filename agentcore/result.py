@@ -3,10 +3,10 @@ returns, and the :class:`RunResult` (with one :class:`StepResult` per model
 step) of a run that finished.
 
 The loop's worker thread publishes the history, the steps and the usage as
-one :class:`RunSnapshot` into the run's :class:`~agentcore.stream.Channel`
+one :class:`RunSnapshot` into the run's :class:`~agentcore.engine.channel.Channel`
 as the run goes; :meth:`RunReader.result` turns the channel's terminal part
 and that snapshot into a :class:`RunResult` or raises :class:`RunError` (see
-:mod:`agentcore.loop` for the rules that decide which).
+:mod:`agentcore.engine.loop` for the rules that decide which).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 
 import attrs
 
+from agentcore.engine.channel import Channel, StreamReader
 from agentcore.errors import Canceled, RunError
-from agentcore.stream import Channel, StreamReader
 from agentcore.types import (
     FinishReason,
     Message,

@@ -25,7 +25,7 @@ from typing import Any
 
 from agentcore.context import Context
 from agentcore.errors import Canceled, ModelError
-from agentcore.tools import _takes_two
+from agentcore.tools import takes_context
 from agentcore.types import (
     File,
     FinishReason,
@@ -88,7 +88,7 @@ class ScriptedModel:
         if isinstance(entry, BaseException):
             raise entry
         if callable(entry):
-            entry = entry(request, ctx) if _takes_two(entry) else entry(request)
+            entry = entry(request, ctx) if takes_context(entry) else entry(request)
         items = iter(entry)
         try:
             for item in items:

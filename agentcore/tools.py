@@ -7,9 +7,9 @@ that the model sees (design.md, loop rule 6), never a failed run.
 Function tools (:func:`tool`, :class:`FunctionTool`) turn a typed Python
 function into a ``Tool``: the name comes from the function, the description
 and per-argument descriptions from its Google-style docstring, the input JSON
-Schema from its signature and type hints (see :mod:`agentcore._schema` for the
+Schema from its signature and type hints (see :mod:`agentcore.schema.signature` for the
 mapping and its decisions). Each call's arguments are validated against that
-schema with ``jsonschema`` (:mod:`agentcore._validation`, which imports it on
+schema with ``jsonschema`` (:mod:`agentcore.schema.validation`, which imports it on
 first use) before the function runs; a mismatch raises
 :class:`ToolInputError`, whose message names each bad field and why, and
 which the loop feeds back to the model as an error result. The
@@ -18,7 +18,7 @@ dataclass and pydantic instances, datetimes, dates, times, UUIDs, Decimals,
 paths, tuples, sets) and the function is called; a value that does not
 convert is a :class:`ToolInputError` too. A ``str`` result is sent as it is;
 a file as a file; anything else as JSON text
-(:func:`agentcore._validation.json_default`). A parameter named ``ctx`` or
+(:func:`agentcore.schema.validation.json_default`). A parameter named ``ctx`` or
 annotated :class:`~agentcore.Context` receives the run's context and is not
 part of the schema.
 """
@@ -32,9 +32,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload, runtime_checkable
 
-from agentcore import _schema, _validation
 from agentcore.context import Context
 from agentcore.errors import AgentcoreError, ConfigError
+from agentcore.schema import signature, validation
 from agentcore.types import ToolDefinition, ToolOutput, is_tool_content
 
 P = ParamSpec("P")
@@ -147,9 +147,9 @@ class FunctionTool(Generic[P, R]):
     __qualname__: str
     __module__: str
     __wrapped__: Callable[..., Any]
-    _params: tuple[_schema.Param, ...] | None  # None: a raw-schema tool, called with the dict
+    _params: tuple[signature.Param, ...] | None  # None: a raw-schema tool, called with the dict
     _extra: bool
-    _extra_convert: _schema.Convert | None
+    _extra_convert: signature.Convert | None
     _pass_ctx: bool
 
     def __init__(
@@ -158,7 +158,7 @@ class FunctionTool(Generic[P, R]):
         if isinstance(func, FunctionTool):
             func = func.func
         name = _tool_name(func, name)
-        plan = _schema.function_plan(func, f"tool {name!r}")
+        plan = signature.function_plan(func, f"tool {name!r}")
         self._setup(func, name, plan.summary if description is None else description, plan.schema)
         self._params = plan.params
         self._extra = plan.extra
@@ -196,13 +196,13 @@ class FunctionTool(Generic[P, R]):
             raise ConfigError(f"{owner}: the schema is not JSON: {exc}") from exc
         if not isinstance(parsed, dict) or parsed.get("type") != "object":
             raise ConfigError(f'{owner}: the input schema must be a JSON Schema object with "type": "object"')
-        _validation.check_schema(parsed, owner)
+        validation.check_schema(parsed, owner)
         tool: FunctionTool[..., Any] = cls.__new__(cls)
         tool._setup(func, name, description, parsed)
         tool._params = None
         tool._extra = False
         tool._extra_convert = None
-        tool._pass_ctx = _takes_two(func)
+        tool._pass_ctx = takes_context(func)
         return tool
 
     def _setup(self, func: Callable[..., Any], name: str, description: str, schema: dict[str, Any]) -> None:
@@ -210,7 +210,7 @@ class FunctionTool(Generic[P, R]):
         self._func = func
         self._owner = f"tool {name!r}"
         self._definition = ToolDefinition(name, description, json.dumps(schema, ensure_ascii=False))
-        self._validator = _validation.SchemaValidator(schema)
+        self._validator = validation.SchemaValidator(schema)
         self._pass_ctx = False
 
     @property
@@ -269,7 +269,7 @@ class FunctionTool(Generic[P, R]):
             result = self._func(*args, **kwargs)
         if is_tool_content(result):
             return result  # type: ignore[no-any-return]  # checked: content the loop splits
-        return _validation.encode_result(result, self._owner)
+        return validation.encode_result(result, self._owner)
 
     def _bind(self, arguments: dict[str, Any], ctx: Context) -> tuple[list[Any], dict[str, Any]]:
         assert self._params is not None
@@ -295,7 +295,7 @@ class FunctionTool(Generic[P, R]):
                     kwargs[key] = self._convert(key, self._extra_convert, raw)
         return args, kwargs
 
-    def _convert(self, name: str, convert: _schema.Convert | None, value: Any) -> Any:
+    def _convert(self, name: str, convert: signature.Convert | None, value: Any) -> Any:
         if convert is None:
             return value
         try:
@@ -361,7 +361,7 @@ def _tool_name(func: Callable[..., Any], name: str | None) -> str:
     return name
 
 
-def _takes_two(func: Callable[..., Any]) -> bool:
+def takes_context(func: Callable[..., Any]) -> bool:
     """True when ``func`` can be called with two positional arguments (the
     second is then the run's :class:`Context`); also used by ``testing``."""
     try:

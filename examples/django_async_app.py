@@ -6,7 +6,7 @@
 
 ``GET /`` serves the page shared with the other examples; ``GET /stream?q=...``
 is an ``async def`` view returning a ``StreamingHttpResponse`` over
-``agentcore.asgi.sse_body``: the run works on its own thread, the event loop
+``agentcore.integrations.asgi.sse_body``: the run works on its own thread, the event loop
 only awaits its parts. When the browser goes away, Django's ASGI handler
 cancels the view's streaming task, which cancels the run and closes its
 upstream request. (``examples/django_app`` is the WSGI version.)
@@ -49,10 +49,10 @@ from django.views.decorators.http import require_GET  # noqa: E402
 
 from agentcore import Context, LoopOptions, Model, user_message  # noqa: E402
 from agentcore.aio import arun  # noqa: E402
-from agentcore.asgi import sse_body  # noqa: E402
-from agentcore.demo_tools import demo_tools  # noqa: E402
+from agentcore.integrations.asgi import sse_body  # noqa: E402
+from agentcore.integrations.demo_tools import demo_tools  # noqa: E402
+from agentcore.integrations.web import CONTENT_TYPE, SSE_HEADERS  # noqa: E402
 from agentcore.testing import TestModel  # noqa: E402
-from agentcore.web import CONTENT_TYPE, SSE_HEADERS  # noqa: E402
 
 SYSTEM = "You are a helpful assistant. Use the tools when they help, and answer briefly."
 MAX_QUESTION = 4000

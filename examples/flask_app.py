@@ -6,7 +6,7 @@
 
 ``GET /`` serves a page with a question box; its script opens an
 ``EventSource`` on ``GET /stream?q=...``, which runs the tool-use loop and
-streams every part as a Server-Sent Event (``agentcore.web.sse_stream``): the
+streams every part as a Server-Sent Event (``agentcore.integrations.web.sse_stream``): the
 model's reasoning (folded, filling as the model thinks), the text as it
 arrives, each tool call and its result, and the finish reason with the token
 usage. Closing the page, or the Stop button, closes the connection;
@@ -33,9 +33,9 @@ from pathlib import Path
 from flask import Flask, Response, request
 
 from agentcore import Context, LoopOptions, Model, run, user_message
-from agentcore.demo_tools import demo_tools
+from agentcore.integrations.demo_tools import demo_tools
+from agentcore.integrations.web import CONTENT_TYPE, DEFAULT_HEARTBEAT, SSE_HEADERS, sse_stream
 from agentcore.testing import TestModel
-from agentcore.web import CONTENT_TYPE, DEFAULT_HEARTBEAT, SSE_HEADERS, sse_stream
 
 SYSTEM = "You are a helpful assistant. Use the tools when they help, and answer briefly."
 MAX_QUESTION = 4000

@@ -8,7 +8,7 @@
 demo tools, and answers with JSON: the model's answer and the tool calls it
 made with their results.
 
-One :class:`~agentcore.mcp.MCPTools` serves the whole app. It is
+One :class:`~agentcore.integrations.mcp.MCPTools` serves the whole app. It is
 thread-safe: Flask's threads call its tools at the same time, over one
 session with one server process. It is made when the app is built, not per
 request (a Python server takes about a second to start), and closed when the
@@ -34,8 +34,8 @@ from typing import Any
 from flask import Flask, Response, jsonify, request
 
 from agentcore import Context, LoopOptions, Model, RunError, generate, user_message
-from agentcore.demo_tools import demo_tools
-from agentcore.mcp import MCPTools, combine
+from agentcore.integrations.demo_tools import demo_tools
+from agentcore.integrations.mcp import MCPTools, combine
 from agentcore.testing import TestModel
 
 SERVER = Path(__file__).resolve().parent / "mcp_server.py"

@@ -6,7 +6,7 @@
 ``GET /`` serves the page shared with the Flask example; its script opens an
 ``EventSource`` on ``GET /stream?q=...``, whose handler is an ``async def``
 that starts the run with ``agentcore.aio.arun`` and streams its parts as
-Server-Sent Events with ``agentcore.asgi.sse_body`` (a heartbeat comment
+Server-Sent Events with ``agentcore.integrations.asgi.sse_body`` (a heartbeat comment
 every 15 s while nothing happens). The event loop never blocks on the run:
 the run works on its own thread. Closing the page, or the Stop button,
 closes the connection; Starlette then cancels the streaming task, which
@@ -34,10 +34,10 @@ from starlette.routing import Route
 
 from agentcore import Context, LoopOptions, Model, user_message
 from agentcore.aio import arun
-from agentcore.asgi import sse_body
-from agentcore.demo_tools import demo_tools
+from agentcore.integrations.asgi import sse_body
+from agentcore.integrations.demo_tools import demo_tools
+from agentcore.integrations.web import CONTENT_TYPE, SSE_HEADERS
 from agentcore.testing import TestModel
-from agentcore.web import CONTENT_TYPE, SSE_HEADERS
 
 SYSTEM = "You are a helpful assistant. Use the tools when they help, and answer briefly."
 MAX_QUESTION = 4000

@@ -6,7 +6,7 @@
 tests/test_examples.py runs the first command (with the other examples) and
 requires success, so the annotations a user relies on stay true: run() and
 its reader, LoopOptions, stream parts and their kind checks, result(),
-function tools, the test doubles, Context, the errors, agentcore.web and the
+function tools, the test doubles, Context, the errors, agentcore.integrations.web and the
 adapters' constructors. The annotated assignments below are the checks: mypy
 fails when a public name's type drifts from what they say. Running the file
 works offline (ScriptedModel and TestModel; the adapters are only built).
@@ -57,10 +57,10 @@ from agentcore import (
     tool,
     user_message,
 )
+from agentcore.integrations.web import CONTENT_TYPE, SSE_HEADERS, SSEStream, part_to_dict, sse_stream
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
 from agentcore.testing import ScriptedModel, ScriptStep, TestModel, check_model
-from agentcore.web import CONTENT_TYPE, SSE_HEADERS, SSEStream, part_to_dict, sse_stream
 
 # --- function tools -----------------------------------------------------------
 

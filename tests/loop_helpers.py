@@ -22,7 +22,7 @@ from agentcore import (
     user_message,
 )
 from agentcore.context import Context
-from agentcore.stream import StreamReader
+from agentcore.engine.channel import StreamReader
 
 STOP = FinishReason.STOP
 TOOL_CALLS = FinishReason.TOOL_CALLS

@@ -1,4 +1,4 @@
-"""Seams for :class:`agentcore.stream.Channel` in tests: :class:`Watch` tells
+"""Seams for :class:`agentcore.engine.channel.Channel` in tests: :class:`Watch` tells
 when a side of the handshake sleeps (instead of sleeping in the test and
 hoping), :class:`Scheduler` runs threads one handshake step at a time in an
 order the test chooses."""

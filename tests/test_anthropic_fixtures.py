@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from agentcore.context import Context
-from agentcore.providers import _sse
-from agentcore.providers._anthropic_stream import _StepState
 from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.anthropic_stream import StepState
+from agentcore.transport import sse
 from agentcore.types import Request, StreamPart, StreamPartKind, user_message
 from tests.localserver import LocalServer, sse_reply
 
@@ -88,9 +88,9 @@ def wanted(expected: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("name", CASES)
 def test_fixture_through_the_state_machine(name: str) -> None:
     body, expected = load(name)
-    state = _StepState()
+    state = StepState()
     parts: list[StreamPart] = []
-    for event in _sse.iter_events([body]):
+    for event in sse.iter_events([body]):
         parts += state.feed(event.event, event.data)
     assert state.finished  # every recording ends with message_stop
     parts += state.end_of_stream()

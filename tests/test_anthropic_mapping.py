@@ -2,7 +2,7 @@
 
 ``request_body`` (request shape), ``map_stop_reason``, ``merge_usage`` /
 ``usage_from``, ``classify_error`` / ``error_from_event`` and the stream state
-machine ``_StepState`` fed hand-written events (design.md's faults 1, 6, 7,
+machine ``StepState`` fed hand-written events (design.md's faults 1, 6, 7,
 10, 11 and 12 in Anthropic streams).
 """
 
@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 
 from agentcore.errors import ErrorClass, ModelError
-from agentcore.providers._anthropic_stream import (
-    _StepState,
+from agentcore.providers.anthropic import DEFAULT_MAX_TOKENS, request_body, tool_input
+from agentcore.providers.anthropic_stream import (
+    StepState,
     classify_error,
     error_from_event,
     map_stop_reason,
     merge_usage,
     usage_from,
 )
-from agentcore.providers.anthropic import DEFAULT_MAX_TOKENS, request_body, tool_input
 from agentcore.types import (
     FinishReason,
     Message,
@@ -101,7 +101,7 @@ def sse(*events: dict[str, Any]) -> bytes:
 
 
 def feed_all(*events: dict[str, Any], eof: bool = True) -> list[StreamPart]:
-    state = _StepState()
+    state = StepState()
     parts: list[StreamPart] = []
     for event in events:
         parts += state.feed(event["type"], event)
@@ -763,7 +763,7 @@ def test_text_carried_by_content_block_start() -> None:
 
 
 def test_event_name_used_when_data_has_no_type() -> None:
-    state = _StepState()
+    state = StepState()
     assert state.feed(
         "content_block_start", {"index": 0, "content_block": {"type": "text", "text": "a"}}
     ) == [StreamPart.text_delta("a")]
@@ -837,7 +837,7 @@ def test_message_stop_without_stop_reason_is_a_stop() -> None:
 
 
 def test_exactly_one_step_finish_and_nothing_after_it() -> None:
-    state = _StepState()
+    state = StepState()
     parts = state.feed("message_delta", message_delta("end_turn"))
     parts += state.feed("message_stop", MESSAGE_STOP)
     assert state.finished
@@ -848,7 +848,7 @@ def test_exactly_one_step_finish_and_nothing_after_it() -> None:
 
 
 def test_error_event_before_content() -> None:
-    state = _StepState()
+    state = StepState()
     assert state.feed("message_start", message_start(input_tokens=10, output_tokens=1)) == []
     with pytest.raises(ModelError) as info:
         state.feed("error", error_event("overloaded_error", "Overloaded"))
@@ -857,7 +857,7 @@ def test_error_event_before_content() -> None:
 
 
 def test_error_event_after_content_and_after_stop_reason() -> None:
-    state = _StepState()
+    state = StepState()
     assert state.feed("content_block_delta", text_delta(0, "Hel")) == [StreamPart.text_delta("Hel")]
     state.feed("message_delta", message_delta("end_turn"))
     with pytest.raises(ModelError) as info:
@@ -868,7 +868,7 @@ def test_error_event_after_content_and_after_stop_reason() -> None:
 
 def test_error_recognized_by_data_type_whatever_the_event_name() -> None:
     with pytest.raises(ModelError) as info:
-        _StepState().feed("message", error_event("rate_limit_error", "slow down"))
+        StepState().feed("message", error_event("rate_limit_error", "slow down"))
     assert info.value.error_class is ErrorClass.RATE_LIMITED
 
 

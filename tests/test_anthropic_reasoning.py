@@ -1,6 +1,6 @@
 """Reasoning in the Anthropic adapter, mapping by mapping.
 
-The stream side (``_StepState`` fed hand-written events in the documented
+The stream side (``StepState`` fed hand-written events in the documented
 wire shapes): ``thinking`` and ``redacted_thinking`` blocks become reasoning
 parts at their ``content_block_stop``, in order with the tool calls; a
 ``message_start`` that holds the whole message; a second ``message_start``;
@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from agentcore.errors import ConfigError, ErrorClass, ModelError
-from agentcore.providers._anthropic_stream import FORMAT, _StepState, merge_usage, usage_from
 from agentcore.providers.anthropic import reasoning_block, request_body, tool_use_id
+from agentcore.providers.anthropic_stream import FORMAT, StepState, merge_usage, usage_from
 from agentcore.settings import ModelSettings
 from agentcore.types import (
     FinishReason,
@@ -78,7 +78,7 @@ def redacted_start(index: int, data: str) -> dict[str, Any]:
 
 
 def feed(*events: dict[str, Any], origin: str = ORIGIN) -> list[StreamPart]:
-    state = _StepState(origin)
+    state = StepState(origin)
     parts: list[StreamPart] = []
     for event in events:
         parts += state.feed(event["type"], event)
@@ -257,7 +257,7 @@ def test_a_message_start_holding_the_whole_message_is_read_like_streamed_blocks(
 
 def test_its_stop_reason_counts_without_a_message_delta() -> None:
     content = [{"type": "text", "text": "Hi"}]
-    state = _StepState(ORIGIN)
+    state = StepState(ORIGIN)
     assert state.feed("message_start", whole_message(content, "max_tokens")) == [StreamPart.text_delta("Hi")]
     assert state.has_stop_reason
     assert state.end_of_stream() == [StreamPart.step_finish(FinishReason.LENGTH)]
@@ -281,7 +281,7 @@ def test_the_same_message_start_twice_is_passed_over() -> None:
     ids=["another message id", "other usage", "no message at all"],
 )
 def test_a_different_second_message_start_is_an_upstream_error(second: dict[str, Any]) -> None:
-    state = _StepState(ORIGIN)
+    state = StepState(ORIGIN)
     state.feed("message_start", message_start())
     state.feed("content_block_start", tool_start(0, "toolu_1", "f"))
     with pytest.raises(ModelError) as info:

@@ -1,4 +1,4 @@
-"""agentcore.asgi and the ASGI examples, served by a real uvicorn on 127.0.0.1.
+"""agentcore.integrations.asgi and the ASGI examples, served by a real uvicorn on 127.0.0.1.
 
 ``sse_body`` writes the same event bytes as the WSGI ``sse_stream``, with
 heartbeat comments in silences. The Starlette example runs in-process under
@@ -29,10 +29,10 @@ import uvicorn
 
 from agentcore import LoopOptions, Model, run, user_message
 from agentcore.aio import arun
-from agentcore.asgi import SSEBody, sse_body
+from agentcore.integrations.asgi import SSEBody, sse_body
+from agentcore.integrations.web import HEARTBEAT
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.testing import ScriptedModel
-from agentcore.web import HEARTBEAT
 from tests.conftest import wait_for_threads
 from tests.localserver import LocalServer
 from tests.test_flask_example import calculator_script, free_port, get_events, open_stream

@@ -1,4 +1,4 @@
-"""The run channel (agentcore/stream.py ``Channel``): exactly one terminal part,
+"""The run channel (agentcore/engine/channel.py ``Channel``): exactly one terminal part,
 nothing after it, and no lost wakeup, proven without relying on the GIL.
 
 Two kinds of proof:
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from agentcore import Canceled, FinishReason, StreamPart, Usage
-from agentcore.stream import Channel, StreamReader
+from agentcore.engine.channel import Channel, StreamReader
 from tests.seams import Deadlock, Scheduler, Watch, schedules
 
 FINISH = StreamPart.finish(FinishReason.STOP, Usage(1, 2))

@@ -29,12 +29,11 @@ from agentcore import (
     StreamPart,
     ToolCall,
     Usage,
-    cli,
-    demo_tools,
     user_message,
 )
-from agentcore._cli_output import TextPrinter
-from agentcore.demo_tools import COLORS, ToolInputError, count_words, evaluate, swatch_png
+from agentcore.integrations import cli, cli_output, demo_tools
+from agentcore.integrations.cli_output import TextPrinter
+from agentcore.integrations.demo_tools import COLORS, ToolInputError, count_words, evaluate, swatch_png
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from agentcore.settings import unsupported
@@ -244,9 +243,9 @@ def test_long_and_multiline_results_are_shown_on_one_line(capsys: pytest.Capture
         "← Error: unknown tool 'nope'. Available tools: calculator, utc_now, word_count, color_swatch.",
     ]
     long = agentcore.ToolResult("i", "t", "line1\nline2 " + "y" * 400)
-    assert cli.result_text(long) == "← line1\\nline2 " + "y" * 287 + "… (113 more characters)"
-    assert cli.call_text(ToolCall("i", "t", '{"a":\n 1}')) == '→ t({"a": 1})'
-    assert cli.call_text(ToolCall("i", "t", '{"a": ')) == '→ t({"a":)'
+    assert cli_output.result_text(long) == "← line1\\nline2 " + "y" * 287 + "… (113 more characters)"
+    assert cli_output.call_text(ToolCall("i", "t", '{"a":\n 1}')) == '→ t({"a": 1})'
+    assert cli_output.call_text(ToolCall("i", "t", '{"a": ')) == '→ t({"a":)'
 
 
 def test_step_limit_and_length_still_exit_0(capsys: pytest.CaptureFixture[str]) -> None:

@@ -23,7 +23,6 @@ from agentcore import (
     Request,
     RunResult,
     Usage,
-    _http,
     run,
     tool,
     user_message,
@@ -225,7 +224,7 @@ def test_the_end_of_a_run_is_not_held_by_a_server_that_keeps_the_body_open(
     # After message_stop / [DONE] some servers keep the body open for a while.
     # The adapter drains it for connection reuse (here up to 2 s), but only
     # after step-finish and finish have reached the reader.
-    monkeypatch.setattr(_http, "_DRAIN_SECONDS", 2.0)
+    monkeypatch.setattr("agentcore.transport.http.DRAIN_SECONDS", 2.0)
     server = LocalServer([Reply(actions=[body(recording), Pause(3.0)])])
     try:
         model: Any = (

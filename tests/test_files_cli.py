@@ -20,17 +20,17 @@ from agentcore import (
     LoopOptions,
     StreamPart,
     ToolResult,
-    cli,
     file_part,
     generate,
     tool,
     user_message,
 )
-from agentcore._cli_output import result_text
-from agentcore.demo_tools import COLORS, color_swatch, swatch_png
+from agentcore.integrations import cli
+from agentcore.integrations.cli_output import result_text
+from agentcore.integrations.demo_tools import COLORS, color_swatch, swatch_png
+from agentcore.integrations.web import INLINE_FILE_LIMIT, part_to_dict, sse_event
 from agentcore.testing import ScriptedModel, TestModel
 from agentcore.types import File
-from agentcore.web import INLINE_FILE_LIMIT, part_to_dict, sse_event
 from tests import test_anthropic_mapping as anthropic_events
 from tests.files_api import anthropic_problems, chat_problems, responses_problems
 from tests.test_files_loop import (

@@ -30,7 +30,7 @@ from agentcore import (
     tool,
     user_message,
 )
-from agentcore.demo_tools import swatch_png
+from agentcore.integrations.demo_tools import swatch_png
 from agentcore.model import Model
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel

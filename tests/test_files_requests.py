@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from agentcore import ConfigError, File, Message, Role, ToolCall, ToolResult, file_part, user_message
-from agentcore.providers import _files, anthropic, openai
-from agentcore.providers import _responses as responses_mapping
+from agentcore.providers import anthropic, attachments, openai
+from agentcore.providers import responses as responses_mapping
 from agentcore.types import Request, text_part, tool_call_part, tool_result_part
 from tests.files_api import anthropic_problems, chat_problems, responses_problems
 
@@ -324,7 +324,7 @@ def chat_request(*messages: Message) -> None:
     openai.request_body("gpt-test", Request(messages=messages), origin=ORIGIN)
 
 
-BIG = 5 * _files.MB  # the Anthropic image limit counts base64: 3/4 of it in bytes is the most
+BIG = 5 * attachments.MB  # the Anthropic image limit counts base64: 3/4 of it in bytes is the most
 
 
 @pytest.mark.parametrize(
@@ -364,7 +364,7 @@ BIG = 5 * _files.MB  # the Anthropic image limit counts base64: 3/4 of it in byt
         ),
         (
             responses_request,
-            tool_turn(File("image/png", b"\x00" * (50 * _files.MB + 1))),
+            tool_turn(File("image/png", b"\x00" * (50 * attachments.MB + 1))),
             "messages[2] (the result of the tool call 'call_1') holds a file of type image/png and "
             "52,428,801 bytes; the OpenAI Responses API takes at most 52,428,800 bytes",
         ),
@@ -387,7 +387,11 @@ BIG = 5 * _files.MB  # the Anthropic image limit counts base64: 3/4 of it in byt
         ),
         (
             chat_request,
-            (user_message("?", file_part(b"\x00" * (50 * _files.MB + 1), media_type="application/pdf")),),
+            (
+                user_message(
+                    "?", file_part(b"\x00" * (50 * attachments.MB + 1), media_type="application/pdf")
+                ),
+            ),
             "the OpenAI Chat Completions API takes at most 52,428,800 bytes",
         ),
     ],

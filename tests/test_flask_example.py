@@ -25,7 +25,7 @@ import requests
 from werkzeug.serving import make_server
 
 from agentcore import Context, FinishReason, Model, Role, StreamPart, ToolCall, ToolDefinition, Usage
-from agentcore.demo_tools import COLORS, swatch_png
+from agentcore.integrations.demo_tools import COLORS, swatch_png
 from agentcore.testing import ScriptedModel
 from tests.conftest import wait_for_threads
 from tests.localserver import LocalServer

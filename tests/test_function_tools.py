@@ -29,7 +29,7 @@ from agentcore import (
     tool,
     user_message,
 )
-from agentcore._schema import parse_docstring
+from agentcore.schema.docstrings import parse_docstring
 from agentcore.testing import ScriptedModel
 from agentcore.tools import ToolInputError
 

@@ -7,7 +7,7 @@ Targets, each fed by hypothesis:
   BOMs, ``[DONE]``, JSON fragments, invalid UTF-8);
 * ``ChunkState`` (the OpenAI event mapper) with arbitrary JSON and with
   chunk-shaped JSON whose every field may hold anything;
-* ``_StepState`` (the Anthropic event mapper) the same way, with
+* ``StepState`` (the Anthropic event mapper) the same way, with
   event-shaped JSON;
 * ``AnthropicModel.stream`` and ``OpenAIChatModel.stream`` whole, against the
   real local server sending generated bodies.
@@ -29,10 +29,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agentcore import Context, ModelError, Request, StreamPart, StreamPartKind, user_message
-from agentcore.providers._openai_stream import ChunkState
-from agentcore.providers._sse import Event, iter_events
-from agentcore.providers.anthropic import AnthropicModel, _StepState
+from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.anthropic_stream import StepState
 from agentcore.providers.openai import OpenAIChatModel
+from agentcore.providers.openai_stream import ChunkState
+from agentcore.transport.sse import Event, iter_events
 from tests.localserver import LocalServer, Reply
 
 EXAMPLES = 300
@@ -44,8 +45,8 @@ TARGETS = (
     "iter_events, SSE tokens",
     "ChunkState, arbitrary JSON",
     "ChunkState, chunk-shaped JSON",
-    "_StepState, arbitrary JSON",
-    "_StepState, event-shaped JSON",
+    "StepState, arbitrary JSON",
+    "StepState, event-shaped JSON",
     "recorded streams, mutated, through the SSE reader and their mapper",
     "AnthropicModel.stream over HTTP",
     "OpenAIChatModel.stream over HTTP",
@@ -325,7 +326,7 @@ def test_openai_mapper_chunk_shaped_json(events: list[tuple[str, Any]]) -> None:
 
 
 def through_step_state(events: list[tuple[str, Any]]) -> None:
-    state = _StepState()
+    state = StepState()
     parts: list[StreamPart] = []
     try:
         for name, data in events:
@@ -352,7 +353,7 @@ def test_anthropic_mapper_event_shaped_json(events: list[tuple[str, Any]]) -> No
 
 @pytest.mark.parametrize("index", [[0], {"i": 0}])
 def test_anthropic_state_machine_takes_an_unhashable_index(index: Any) -> None:
-    state = _StepState()
+    state = StepState()
     state.feed(
         "content_block_start",
         {
@@ -402,7 +403,7 @@ def test_mutated_recordings(case: tuple[Path, list[bytes]]) -> None:
     parts: list[StreamPart] = []
     try:
         if path.parent.name == "anthropic":
-            state = _StepState()
+            state = StepState()
             for event in iter_events(chunks):
                 parts += state.feed(event.event, event.data)
                 if state.finished:

@@ -1,4 +1,4 @@
-"""HTTP plumbing (agentcore/_http.py) against the real local server."""
+"""HTTP plumbing (agentcore/transport/http.py) against the real local server."""
 
 from __future__ import annotations
 
@@ -18,23 +18,25 @@ from typing import Any
 import pytest
 import requests
 
-from agentcore._http import (
+from agentcore.context import Context
+from agentcore.errors import Canceled, ConfigError, DeadlineExceeded, ErrorClass, ModelError
+from agentcore.providers.config import check_base_url, positive_seconds
+from agentcore.transport.errors import (
     CONTEXT_LENGTH_PATTERN,
-    CancellableHTTPAdapter,
-    StreamResponse,
     error_fields,
     error_from_body,
-    iter_body,
     looks_like_context_length,
-    new_session,
-    open_stream,
     parse_retry_after,
     secret_values,
     without_secret,
 )
-from agentcore.context import Context
-from agentcore.errors import Canceled, ConfigError, DeadlineExceeded, ErrorClass, ModelError
-from agentcore.providers._options import check_base_url, positive_seconds
+from agentcore.transport.http import (
+    CancellableHTTPAdapter,
+    StreamResponse,
+    iter_body,
+    new_session,
+    open_stream,
+)
 from tests.faults.measure import socket_inodes
 from tests.localserver import Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
 
@@ -1193,10 +1195,10 @@ def test_a_trickled_error_body_is_read_for_a_bounded_time(
 ) -> None:
     """Every read of the body is quick, but the whole of it would take 14 s:
     the error is raised once the bound is spent, with the bytes that arrived."""
-    from agentcore import _http
+    from agentcore.transport import http
 
-    assert 1.0 <= _http._ERROR_BODY_SECONDS <= 10.0  # "a few seconds"
-    monkeypatch.setattr(_http, "_ERROR_BODY_SECONDS", 0.6)
+    assert 1.0 <= http.ERROR_BODY_SECONDS <= 10.0  # "a few seconds"
+    monkeypatch.setattr(http, "ERROR_BODY_SECONDS", 0.6)
     slow = Reply(status=status, actions=trickle(TRICKLED), headers=headers, chunked=chunked)
     server.add(slow, sse_reply(SSE))
     started = time.monotonic()
@@ -1216,9 +1218,8 @@ def test_a_trickled_error_body_is_read_for_a_bounded_time(
 def test_a_trickled_200_document_is_read_for_a_bounded_time(
     server: LocalServer, session: requests.Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentcore import _http
 
-    monkeypatch.setattr(_http, "_ERROR_BODY_SECONDS", 0.6)
+    monkeypatch.setattr("agentcore.transport.http.ERROR_BODY_SECONDS", 0.6)
     body = b'{"id": "chatcmpl-1", "object": "chat.completion", "choices": [{"index": 0}]}'
     server.add(Reply(actions=[body[:1], *trickle(body[1:])], headers={"Content-Type": "application/json"}))
     started = time.monotonic()
@@ -1348,14 +1349,14 @@ def test_whitespace_before_the_first_byte_is_read_past(server: LocalServer) -> N
 
 
 def test_endless_whitespace_is_streamed_after_a_few_reads(server: LocalServer) -> None:
-    from agentcore import _http
+    from agentcore.transport import http
 
     actions: list[Any] = []
-    for _ in range(_http._PEEK_READS + 2):
+    for _ in range(http.PEEK_READS + 2):
         actions += [b"\n", Pause(0.02)]
     server.add(Reply(actions=[*actions, JSON_ANSWER], headers={"Content-Type": "text/plain"}))
     with post(new_session(), server) as stream:
-        assert b"".join(iter_body(stream)) == b"\n" * (_http._PEEK_READS + 2) + JSON_ANSWER
+        assert b"".join(iter_body(stream)) == b"\n" * (http.PEEK_READS + 2) + JSON_ANSWER
 
 
 def test_an_empty_200_body_is_returned_to_the_adapter(server: LocalServer) -> None:

@@ -22,8 +22,8 @@ import pytest
 import requests
 
 from agentcore import LoopOptions, StreamPartKind, run, user_message
-from agentcore._http import new_session
-from agentcore.loop import RunReader
+from agentcore.result import RunReader
+from agentcore.transport.http import new_session
 from tests.faults import DIALECTS, Dialect
 from tests.faults.measure import (
     SCENARIOS,

@@ -1,4 +1,4 @@
-"""A run's error kept by the caller holds no transport (agentcore/stream.py,
+"""A run's error kept by the caller holds no transport (agentcore/engine/channel.py,
 loop.py, retry.py): its traceback's frames keep their lines, not the HTTP
 session, the response or its socket."""
 

@@ -1,4 +1,4 @@
-"""Loop rules 1-5 and 9 of design.md, the loop's results and options (agentcore/loop.py, result.py).
+"""Loop rules 1-5 and 9 of design.md, the loop's results and options (agentcore/engine/loop.py, result.py).
 
 Tool failures (loop rule 6) and parallel tools are in test_loop_tools.py,
 cancellation (loop rule 8) and thread hygiene in test_loop_cancel.py, retries
@@ -39,7 +39,7 @@ from agentcore import (
     tool_result_part,
     user_message,
 )
-from agentcore.loop import StepResult
+from agentcore.result import StepResult
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import (
     LENGTH,

@@ -1,4 +1,4 @@
-"""Loop rule 8 of design.md, cancellation in every state, and thread hygiene (agentcore/loop.py, stream.py).
+"""Loop rule 8 of design.md, cancellation in every state, and thread hygiene (engine/loop.py, channel.py).
 
 close() must return promptly, within about 100 ms; the tests allow 0.5 s so
 that a loaded machine does not make them flaky.

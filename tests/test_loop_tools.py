@@ -1,5 +1,5 @@
 """Tools in the loop: loop rule 6 of design.md (failures become error results) and parallel_tools
-(agentcore/loop.py). Every test drives ``run()`` with a ScriptedModel."""
+(agentcore/engine/loop.py). Every test drives ``run()`` with a ScriptedModel."""
 
 from __future__ import annotations
 

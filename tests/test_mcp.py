@@ -29,7 +29,7 @@ from agentcore import (
     run,
     tool,
 )
-from agentcore.mcp import (
+from agentcore.integrations.mcp import (
     STDIN_GRACE,
     TERM_GRACE,
     MCPServerError,

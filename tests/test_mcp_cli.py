@@ -1,11 +1,11 @@
-"""The agentcore command's --mcp and --mcp-url options (agentcore/cli.py, agentcore.mcp.open_servers)."""
+"""The agentcore command's --mcp and --mcp-url options (integrations/cli.py, mcp.open_servers)."""
 
 from __future__ import annotations
 
 import io
 import shlex
 
-from agentcore.cli import main
+from agentcore.integrations.cli import main
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import call, text_step, tool_step
 from tests.mcp_servers.in_thread import HttpMCPServer

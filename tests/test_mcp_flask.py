@@ -20,7 +20,7 @@ import requests
 from werkzeug.serving import make_server
 
 from agentcore import Model
-from agentcore.mcp import MCPTools
+from agentcore.integrations.mcp import MCPTools
 from agentcore.testing import ScriptedModel, TestModel
 from tests.loop_helpers import call, text_step, tool_step
 from tests.mcp_servers.support import PYTHON, children

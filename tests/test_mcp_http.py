@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agentcore import ConfigError, Context, FinishReason, RunError, generate, run, tool
-from agentcore.mcp import MCPServerError, MCPToolError, MCPTools, combine, open_servers
+from agentcore.integrations.mcp import MCPServerError, MCPToolError, MCPTools, combine, open_servers
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import call, options, text_step, tool_step, wait_until
 from tests.mcp_servers.in_thread import HttpMCPServer

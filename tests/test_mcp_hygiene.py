@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import pytest
 
 from agentcore import Context
-from agentcore.mcp import MCPTools
+from agentcore.integrations.mcp import MCPTools
 from tests.loop_helpers import wait_until
 from tests.mcp_servers.in_thread import HttpMCPServer
 from tests.mcp_servers.support import MINIMAL_SERVER, PYTHON, children, open_fds

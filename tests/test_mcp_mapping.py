@@ -1,4 +1,4 @@
-"""agentcore.mcp's pure parts, table by table: names, definitions, results,
+"""agentcore.integrations.mcp's pure parts, table by table: names, definitions, results,
 the server environment, argument checks and ``combine`` (no server needed).
 """
 
@@ -24,7 +24,7 @@ from mcp.types import (
 from mcp.types import Tool as SDKTool
 
 from agentcore import ConfigError, File, ToolSet, tool
-from agentcore.mcp import (
+from agentcore.integrations.mcp import (
     ENVIRONMENT_ALLOWLIST,
     MCPTools,
     block_file,
@@ -307,7 +307,7 @@ def test_combine_refuses_what_is_not_a_tool() -> None:
 
 def test_import_agentcore_does_not_import_the_sdk() -> None:
     code = (
-        "import sys, agentcore, agentcore.loop, agentcore.cli, agentcore.testing; "
+        "import sys, agentcore, agentcore.engine.loop, agentcore.integrations.cli, agentcore.testing; "
         "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'anyio', 'httpx2'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -21,16 +21,16 @@ from typing import Any
 import pytest
 
 from agentcore import Context, ErrorClass, ModelError, Request, StreamPart, StreamPartKind, user_message
-from agentcore.providers._openai_stream import (
+from agentcore.providers.config import origin
+from agentcore.providers.openai import OpenAIChatModel
+from agentcore.providers.openai_stream import (
     MISTRAL_THINKING,
     REASONING,
     REASONING_CONTENT,
     REASONING_DETAILS,
     ChunkState,
 )
-from agentcore.providers._options import origin
-from agentcore.providers._sse import iter_events
-from agentcore.providers.openai import OpenAIChatModel
+from agentcore.transport.sse import iter_events
 from tests.localserver import LocalServer, sse_reply
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -30,9 +30,10 @@ from agentcore import (
     run,
     user_message,
 )
-from agentcore._http import CancellableHTTPAdapter, error_from_body
 from agentcore.providers.openai import OpenAIChatModel
 from agentcore.testing import check_model
+from agentcore.transport.errors import error_from_body
+from agentcore.transport.http import CancellableHTTPAdapter
 from tests.localserver import Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
 
 HELLO = (

@@ -47,9 +47,9 @@ from agentcore import (
     run,
     user_message,
 )
-from agentcore.providers._openai_stream import REASONING_CONTENT, REASONING_DETAILS
-from agentcore.providers._options import origin
+from agentcore.providers.config import origin
 from agentcore.providers.openai import GEMINI, GEMINI_DUMMY_SIGNATURE, NONE, OpenAIChatModel
+from agentcore.providers.openai_stream import REASONING_CONTENT, REASONING_DETAILS
 from tests.localserver import LocalServer, Reply, json_reply, sse_reply
 from tests.loop_helpers import FuncTool, collect
 

@@ -29,13 +29,7 @@ from agentcore import (
     tool_call_part,
     user_message,
 )
-from agentcore.providers._openai_stream import (
-    MISTRAL_THINKING,
-    REASONING,
-    REASONING_CONTENT,
-    REASONING_DETAILS,
-)
-from agentcore.providers._options import origin
+from agentcore.providers.config import origin
 from agentcore.providers.openai import (
     GEMINI,
     GEMINI_DUMMY_SIGNATURE,
@@ -44,6 +38,12 @@ from agentcore.providers.openai import (
     reasoning_dialect,
     request_body,
     settings_fields,
+)
+from agentcore.providers.openai_stream import (
+    MISTRAL_THINKING,
+    REASONING,
+    REASONING_CONTENT,
+    REASONING_DETAILS,
 )
 from agentcore.types import tool_result_part
 from tests.localserver import LocalServer, sse_reply

@@ -19,7 +19,7 @@ from agentcore import (
     ToolCall,
     Usage,
 )
-from agentcore.providers._openai_stream import (
+from agentcore.providers.openai_stream import (
     MISTRAL_THINKING,
     REASONING,
     REASONING_CONTENT,
@@ -31,7 +31,7 @@ from agentcore.providers._openai_stream import (
     synthesize_id,
     usage_from,
 )
-from agentcore.providers._sse import DONE, Event
+from agentcore.transport.sse import DONE, Event
 
 # --- helpers ----------------------------------------------------------------
 

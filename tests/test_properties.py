@@ -48,10 +48,10 @@ from agentcore import (
     user_message,
 )
 from agentcore.providers import anthropic, openai
-from agentcore.providers._openai_stream import ChunkState
-from agentcore.providers._sse import iter_events
-from agentcore.providers.anthropic import _StepState
+from agentcore.providers.anthropic_stream import StepState
+from agentcore.providers.openai_stream import ChunkState
 from agentcore.testing import ScriptedModel
+from agentcore.transport.sse import iter_events
 from tests.loop_helpers import FuncTool, assert_valid_history
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -75,7 +75,7 @@ def parts_of(path: Path, chunks: Iterable[bytes]) -> tuple[Any, ...]:
     error: ErrorClass | None = None
     try:
         if path.parent.name == "anthropic":
-            state = _StepState()
+            state = StepState()
             for event in iter_events(chunks):
                 parts += state.feed(event.event, event.data)
             parts += state.end_of_stream()

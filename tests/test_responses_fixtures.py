@@ -33,9 +33,9 @@ from typing import Any
 import pytest
 
 from agentcore import Context, ErrorClass, ModelError, Request, StreamPart, StreamPartKind, user_message
-from agentcore.providers._responses import FORMAT, ResponseState
-from agentcore.providers._sse import iter_events
 from agentcore.providers.openai import OpenAIResponsesModel
+from agentcore.providers.responses import FORMAT, ResponseState
+from agentcore.transport.sse import iter_events
 from tests.localserver import LocalServer, sse_reply
 
 FIXTURES = Path(__file__).parent / "fixtures" / "openai_responses"

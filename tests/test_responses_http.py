@@ -34,9 +34,9 @@ from agentcore import (
     generate,
     user_message,
 )
-from agentcore._http import CancellableHTTPAdapter
 from agentcore.providers.openai import OpenAIResponsesModel
 from agentcore.testing import check_model
+from agentcore.transport.http import CancellableHTTPAdapter
 from tests.localserver import Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
 
 REQUEST = Request(messages=(user_message("hi"),))

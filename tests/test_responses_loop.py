@@ -50,8 +50,8 @@ from agentcore import (
     tool,
     user_message,
 )
-from agentcore.providers._responses import FORMAT, request_body
 from agentcore.providers.openai import OpenAIResponsesModel
+from agentcore.providers.responses import FORMAT, request_body
 from agentcore.types import Request, Role, reasoning_part, text_part
 from tests.localserver import LocalServer, Reply, json_reply, sse_reply
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from agentcore import ConfigError, Message, ModelSettings, Reasoning, Request, Role, ToolCall, ToolResult
-from agentcore.providers._responses import FORMAT, chain_point, request_body
 from agentcore.providers.openai import OpenAIResponsesModel
+from agentcore.providers.responses import FORMAT, chain_point, request_body
 from agentcore.types import (
     ToolDefinition,
     reasoning_part,

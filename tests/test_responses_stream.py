@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentcore import ErrorClass, FinishReason, ModelError, Reasoning, StreamPart, ToolCall, Usage
-from agentcore.providers._responses import (
+from agentcore.providers.responses import (
     FORMAT,
     ResponseState,
     error_event,
@@ -19,7 +19,7 @@ from agentcore.providers._responses import (
     strict_schema,
     usage_from,
 )
-from agentcore.providers._sse import DONE, Event, iter_events
+from agentcore.transport.sse import DONE, Event, iter_events
 
 ORIGIN = "api.openai.com"
 

@@ -1,4 +1,4 @@
-"""Loop rule 7 of design.md, retries: the tenacity policy alone (agentcore/retry.py) and through the loop.
+"""Loop rule 7 of design.md, retries: the tenacity policy alone (engine/retry.py) and through the loop.
 
 The policy takes ``sleep`` and ``rand``, so the tests record the exact waits
 instead of sleeping; loop-level tests pass them as ``LoopOptions.retry_sleep``
@@ -31,7 +31,7 @@ from agentcore import (
     Usage,
     run,
 )
-from agentcore.retry import backoff_delay, call_with_retries, retry_policy
+from agentcore.engine.retry import backoff_delay, call_with_retries, retry_policy
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import FuncTool, call, collect, options, summary, text, text_step, tool_step
 

@@ -1,5 +1,5 @@
 """Races between a run's end and a cancel, through the public API
-(agentcore/loop.py, agentcore/stream.py): exactly one terminal part, last,
+(agentcore/engine/loop.py, agentcore/engine/channel.py): exactly one terminal part, last,
 whoever ends the run."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SSE framing (agentcore/providers/_sse.py), pure: ``iter_events`` over lists of reads.
+"""SSE framing (agentcore/transport/sse.py), pure: ``iter_events`` over lists of reads.
 
 Faults 17 (framing variants) and 18 (UTF-8 split across reads) of design.md.
 """
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agentcore.errors import ErrorClass, ModelError
-from agentcore.providers._sse import DONE, Event, iter_events
+from agentcore.transport.sse import DONE, Event, iter_events
 
 BASELINE = (
     b'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}\n'

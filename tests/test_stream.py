@@ -1,4 +1,4 @@
-"""stream_func and StreamReader (agentcore/stream.py)."""
+"""stream_func and StreamReader (agentcore/engine/channel.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from agentcore.stream import (
+from agentcore.engine.channel import (
     DEFAULT_QUEUE_SIZE,
     Channel,
     SendFunc,

@@ -39,18 +39,18 @@ from agentcore import (
     StreamPartKind,
     ToolCall,
     Usage,
-    cli,
     run,
     tool,
     user_message,
 )
-from agentcore._validation import SchemaValidator
+from agentcore.integrations import cli
 from agentcore.output import OUTPUT_TOOL, OutputValidationError, partial_json
 from agentcore.providers import anthropic, openai
-from agentcore.providers._responses import json_schema_format
-from agentcore.providers._responses import request_body as responses_body
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
+from agentcore.providers.responses import json_schema_format
+from agentcore.providers.responses import request_body as responses_body
+from agentcore.schema.validation import SchemaValidator
 from agentcore.testing import ScriptedModel, TestModel, example_value
 from agentcore.types import OutputSchema, Request
 from tests.localserver import LocalServer, Reply

@@ -39,7 +39,7 @@ from agentcore import (
     tool,
     user_message,
 )
-from agentcore._validation import json_default
+from agentcore.schema.validation import json_default
 from agentcore.testing import ScriptedModel
 from agentcore.tools import ToolInputError
 

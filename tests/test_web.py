@@ -1,4 +1,4 @@
-"""agentcore.web: Server-Sent Events bytes from a run, and closing them cancels the run.
+"""agentcore.integrations.web: Server-Sent Events bytes from a run, and closing them cancels the run.
 
 Also holds the helpers the example and browser tests share: reading SSE events
 from a ``requests`` response as they arrive, and a slow Anthropic upstream.
@@ -33,9 +33,7 @@ from agentcore import (
     run,
     user_message,
 )
-from agentcore._http import new_session
-from agentcore.testing import ScriptedModel
-from agentcore.web import (
+from agentcore.integrations.web import (
     CONTENT_TYPE,
     HEARTBEAT,
     SSE_HEADERS,
@@ -45,6 +43,8 @@ from agentcore.web import (
     sse_event,
     sse_stream,
 )
+from agentcore.testing import ScriptedModel
+from agentcore.transport.http import new_session
 from tests.conftest import wait_for_threads
 from tests.localserver import LocalServer, Pause, Reply, json_reply
 
@@ -432,7 +432,7 @@ def test_a_model_error_carries_its_class_retry_after_and_status() -> None:
 def test_the_cli_json_output_is_the_same_part_form() -> None:
     import io
 
-    from agentcore._cli_output import JsonPrinter
+    from agentcore.integrations.cli_output import JsonPrinter
 
     for err in (
         ModelError(ErrorClass.AUTH, message="bad key", status=401),

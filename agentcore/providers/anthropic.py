@@ -8,7 +8,7 @@ following the documented API and tested on its own:
   for the reasoning that goes back and :func:`settings_fields` (with
   :func:`thinking_config` and :func:`tool_choice`) for the
   :class:`~agentcore.ModelSettings`;
-* :mod:`agentcore.providers._anthropic_stream` maps the response (its
+* :mod:`agentcore.providers.anthropic_stream` maps the response (its
   docstring holds the decisions about the stream: thinking blocks, a
   ``message_start`` holding the whole message, a second ``message_start``,
   compaction usage).
@@ -69,14 +69,15 @@ from typing import Any
 import requests
 from requests.structures import CaseInsensitiveDict
 
-from agentcore import _http
-from agentcore._schema import rewrite_schema
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
-from agentcore.providers import _files, _options, _sse
-from agentcore.providers._anthropic_stream import FORMAT, _StepState
-from agentcore.providers._history import check_history
+from agentcore.providers import attachments, config
+from agentcore.providers.anthropic_stream import FORMAT, StepState
+from agentcore.providers.history import check_history
+from agentcore.schema.signature import rewrite_schema
 from agentcore.settings import ModelSettings, extra_body_dict, unsupported
+from agentcore.transport import http, sse
+from agentcore.transport.headers import credential, header_dict
 from agentcore.types import (
     ContentPart,
     File,
@@ -141,15 +142,15 @@ EFFORTS = ("low", "medium", "high", "xhigh", "max")
 """The ``output_config.effort`` levels (https://platform.claude.com/docs/en/build-with-claude/effort)."""
 MIN_THINKING_BUDGET = 1024
 """The smallest ``budget_tokens`` the API accepts."""
-FILE_TYPES = (*_files.IMAGE_TYPES, _files.PDF, _files.TEXT)
+FILE_TYPES = (*attachments.IMAGE_TYPES, attachments.PDF, attachments.TEXT)
 """The media types the API takes: images (https://platform.claude.com/docs/en/build-with-claude/vision),
 PDFs (https://platform.claude.com/docs/en/build-with-claude/pdf-support) and plain
 text documents (https://platform.claude.com/docs/en/build-with-claude/citations)."""
-MAX_IMAGE_BASE64 = 5 * _files.MB
+MAX_IMAGE_BASE64 = 5 * attachments.MB
 """The largest image, counted as its base64 text: "Maximum 5MB per image" on the API
 (https://platform.claude.com/docs/en/build-with-claude/vision, FAQ), and the API's
 400 says "image exceeds 5 MB maximum: N bytes > 5242880 bytes" of the base64 data."""
-MAX_DOCUMENT_BASE64 = 32 * _files.MB
+MAX_DOCUMENT_BASE64 = 32 * attachments.MB
 """The largest PDF or text document: the 32 MB request size limit that
 https://platform.claude.com/docs/en/build-with-claude/pdf-support states for documents
 (the whole request counts, so a smaller file may still be refused: a 413)."""
@@ -228,28 +229,28 @@ def file_block(file: File, where: str) -> dict[str, Any]:
 
     Args:
         file: the file.
-        where: where it is, for errors (:func:`agentcore.providers._files.place`).
+        where: where it is, for errors (:func:`agentcore.providers.attachments.place`).
 
     Raises:
         ConfigError: another media type (:data:`FILE_TYPES`), a text document
             by URL or not UTF-8, an image over :data:`MAX_IMAGE_BASE64` or a
             document over :data:`MAX_DOCUMENT_BASE64` (as base64).
     """
-    image = file.media_type in _files.IMAGE_TYPES
-    _files.check_type(file, where, FILE_TYPES, _API, url=file.media_type != _files.TEXT)
+    image = file.media_type in attachments.IMAGE_TYPES
+    attachments.check_type(file, where, FILE_TYPES, _API, url=file.media_type != attachments.TEXT)
     limit = MAX_IMAGE_BASE64 if image else MAX_DOCUMENT_BASE64
-    _files.check_size(file, where, limit, _API, encoded=True)
+    attachments.check_size(file, where, limit, _API, encoded=True)
     source: dict[str, Any]
     if file.url:
         source = {"type": "url", "url": file.url}
-    elif file.media_type == _files.TEXT:
+    elif file.media_type == attachments.TEXT:
         try:
             text = (file.data or b"").decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ConfigError(f"{where} holds a text/plain file that is not UTF-8 ({exc})") from None
-        source = {"type": "text", "media_type": _files.TEXT, "data": text}
+        source = {"type": "text", "media_type": attachments.TEXT, "data": text}
     else:
-        source = {"type": "base64", "media_type": file.media_type, "data": _files.base64_text(file)}
+        source = {"type": "base64", "media_type": file.media_type, "data": attachments.base64_text(file)}
     block: dict[str, Any] = {"type": "image" if image else "document", "source": source}
     if file.filename and not image:
         block["title"] = file.filename
@@ -259,7 +260,7 @@ def file_block(file: File, where: str) -> dict[str, Any]:
 def _result_block(result: ToolResult, index: int) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id(result.tool_call_id)}
     if result.files:
-        where = _files.place(index, result)
+        where = attachments.place(index, result)
         content = [{"type": "text", "text": result.content}] if result.content.strip() else []
         block["content"] = content + [file_block(file, where) for file in result.files]
     elif result.content:
@@ -273,7 +274,7 @@ def _block(part: ContentPart, index: int, origin: str) -> dict[str, Any] | None:
     if part.reasoning is not None:
         return reasoning_block(part.reasoning, origin)
     if part.file is not None:
-        return file_block(part.file, _files.place(index))
+        return file_block(part.file, attachments.place(index))
     if part.tool_call is not None:
         call = part.tool_call
         return {
@@ -566,14 +567,14 @@ def request_body(
 
     Raises:
         ConfigError: a history the API would refuse (see
-            :func:`agentcore.providers._history.check_history`; no messages; a
+            :func:`agentcore.providers.history.check_history`; no messages; a
             user or tool message with nothing to send; an assistant message
             last, a prefill, while thinking is on; a file part outside a user
             message; a file the API refuses, see :func:`file_block`), or
             settings it would refuse (see :func:`settings_fields`).
     """
     check_history(request.messages)
-    _files.check_places(request.messages)
+    attachments.check_places(request.messages)
     merged = (settings or ModelSettings()).merged(request.settings)
     cap = request.max_output_tokens or max_tokens
     body: dict[str, Any] = {"model": model, "max_tokens": cap, "stream": True}
@@ -655,8 +656,8 @@ class AnthropicModel:
         api_key: str,
         base_url: str = DEFAULT_BASE_URL,
         session: requests.Session | None = None,
-        timeout: tuple[float, float] = (_http.DEFAULT_CONNECT_TIMEOUT, _http.DEFAULT_READ_TIMEOUT),
-        idle_timeout: float | None = _http.DEFAULT_IDLE_TIMEOUT,
+        timeout: tuple[float, float] = (http.DEFAULT_CONNECT_TIMEOUT, http.DEFAULT_READ_TIMEOUT),
+        idle_timeout: float | None = http.DEFAULT_IDLE_TIMEOUT,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         anthropic_version: str = ANTHROPIC_VERSION,
         headers: Mapping[str, str] | None = None,
@@ -667,11 +668,11 @@ class AnthropicModel:
             raise ConfigError("model must be a non-empty model id")
         if not isinstance(api_key, str):
             raise ConfigError("api_key must be a str")
-        _options.credential("api_key", api_key)
+        credential("api_key", api_key)
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
             raise ConfigError(f"max_tokens must be a positive int, got {max_tokens!r}")
-        self._timeout, self._idle_timeout = _options.timeouts(timeout, idle_timeout)
-        self._extra_headers = _options.header_dict(headers)
+        self._timeout, self._idle_timeout = config.timeouts(timeout, idle_timeout)
+        self._extra_headers = header_dict(headers)
         if settings is not None and not isinstance(settings, ModelSettings):
             raise ConfigError(f"settings must be a ModelSettings or None, got {type(settings).__name__}")
         self._settings = settings or ModelSettings()
@@ -679,10 +680,10 @@ class AnthropicModel:
         self._extra_body = extra_body_dict(extra_body)
         self._model = model
         self._api_key = api_key
-        self._base_url = _options.check_base_url(base_url)
-        self._origin = _options.origin(self._base_url)
+        self._base_url = config.check_base_url(base_url)
+        self._origin = config.origin(self._base_url)
         self._url = f"{self._base_url}/v1/messages"
-        self._session = session if session is not None else _http.new_session()
+        self._session = session if session is not None else http.new_session()
         self._max_tokens = max_tokens
         self._version = anthropic_version
 
@@ -733,10 +734,10 @@ class AnthropicModel:
             interleaved="interleaved-thinking" in beta.lower(),
         )
         plain = dict(headers)
-        yield from _http.redacted(self._stream(body, plain, ctx), plain)
+        yield from http.redacted(self._stream(body, plain, ctx), plain)
 
     def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
-        response = _http.open_stream(
+        response = http.open_stream(
             self._session,
             self._url,
             headers=headers,
@@ -744,13 +745,13 @@ class AnthropicModel:
             timeout=self._timeout,
             ctx=ctx,
         )
-        state = _StepState(self._origin)
+        state = StepState(self._origin)
 
         def complete() -> None:  # the step is whole: the rest of the body may be drained for reuse
             response.complete = True
 
         try:
-            events = _sse.iter_events(_http.iter_body(response), idle_timeout=self._idle_timeout)
+            events = sse.iter_events(http.iter_body(response), idle_timeout=self._idle_timeout)
             try:
                 yield from state.parts(events, complete)
             except ModelError as exc:

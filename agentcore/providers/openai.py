@@ -5,7 +5,7 @@ that copies either API.
 :class:`OpenAIResponsesModel` posts to ``{base_url}/responses``
 (https://platform.openai.com/docs/api-reference/responses/create) and reads
 its typed events (https://platform.openai.com/docs/api-reference/responses-streaming);
-:mod:`agentcore.providers._responses` holds its pure request and stream
+:mod:`agentcore.providers.responses` holds its pure request and stream
 mapping and the decisions about them (stateless by default with encrypted
 reasoning sent back in place, reasoning only to its own origin, nothing read
 after the first terminal event). The rest of this docstring is about Chat
@@ -18,9 +18,9 @@ server, LM Studio, OpenRouter, Groq, DeepSeek, Mistral, xAI and gateways:
 point ``base_url`` at them (local servers need no ``api_key``).
 
 The adapter is a thin shell: :func:`request_body` and :func:`request_headers`
-build the request, :class:`agentcore.providers._openai_stream.ChunkState`
+build the request, :class:`agentcore.providers.openai_stream.ChunkState`
 turns decoded events into parts (its docstring lists every server quirk it
-reads), and ``agentcore._http`` / ``agentcore.providers._sse`` own the
+reads), and ``agentcore.transport.http`` / ``agentcore.transport.sse`` own the
 transport and its errors.
 
 Decisions written down here so nobody "fixes" them:
@@ -46,7 +46,7 @@ Decisions written down here so nobody "fixes" them:
 * The read timeout given to ``requests`` is ``min(read, idle_timeout)``, so a
   stream that sends nothing at all fails within the idle timeout too.
 * Before anything is sent, the history is checked
-  (:func:`agentcore.providers._history.check_history`: tool calls and results
+  (:func:`agentcore.providers.history.check_history`: tool calls and results
   that do not pair up, reasoning outside assistant turns) and so is this
   adapter's own ``provider_data`` (JSON it wrote; an edited one is a
   ``ConfigError`` naming the message), then the settings
@@ -124,12 +124,11 @@ from typing import Any
 
 import requests
 
-from agentcore import _http
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
-from agentcore.providers import _files, _options, _responses, _sse
-from agentcore.providers._history import check_history, marked_error
-from agentcore.providers._openai_stream import (
+from agentcore.providers import attachments, config, responses
+from agentcore.providers.history import check_history, marked_error
+from agentcore.providers.openai_stream import (
     MISTRAL_THINKING,
     REASONING,
     REASONING_CONTENT,
@@ -138,6 +137,8 @@ from agentcore.providers._openai_stream import (
     ChunkState,
 )
 from agentcore.settings import TOOL_CHOICES, ModelSettings, extra_body_dict, unsupported
+from agentcore.transport import http, sse
+from agentcore.transport.headers import credential, header_dict
 from agentcore.types import (
     ContentPartKind,
     File,
@@ -198,7 +199,7 @@ CHAT_SETTINGS = (
     "extra_body",
 )
 """The :class:`agentcore.ModelSettings` fields this adapter maps (:func:`settings_fields`)."""
-FILE_TYPES = (*_files.IMAGE_TYPES, _files.PDF, "text/*")
+FILE_TYPES = (*attachments.IMAGE_TYPES, attachments.PDF, "text/*")
 """The media types sent (:func:`file_content`): images, PDFs, and text files as text."""
 _API = "the OpenAI Chat Completions API"
 
@@ -268,23 +269,23 @@ def file_content(file: File, where: str) -> dict[str, Any]:
     Raises:
         ConfigError: another media type (:data:`FILE_TYPES`), a PDF or text
             file by URL, text that is not UTF-8, a file over
-            :data:`agentcore.providers._files.OPENAI_MAX_BYTES`.
+            :data:`agentcore.providers.attachments.OPENAI_MAX_BYTES`.
     """
-    image = file.media_type in _files.IMAGE_TYPES
-    _files.check_type(file, where, FILE_TYPES, _API, url=image)
-    _files.check_size(file, where, _files.OPENAI_MAX_BYTES, _API)
+    image = file.media_type in attachments.IMAGE_TYPES
+    attachments.check_type(file, where, FILE_TYPES, _API, url=image)
+    attachments.check_size(file, where, attachments.OPENAI_MAX_BYTES, _API)
     if image:
-        return {"type": "image_url", "image_url": {"url": file.url or _files.data_url(file)}}
-    if file.media_type == _files.PDF:
+        return {"type": "image_url", "image_url": {"url": file.url or attachments.data_url(file)}}
+    if file.media_type == attachments.PDF:
         return {
             "type": "file",
-            "file": {"filename": _files.filename(file), "file_data": _files.data_url(file)},
+            "file": {"filename": attachments.filename(file), "file_data": attachments.data_url(file)},
         }
     try:
         text = (file.data or b"").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{where} holds a {file.media_type} file that is not UTF-8 ({exc})") from None
-    return {"type": "text", "text": f"{_files.filename(file)}:\n{text}"}
+    return {"type": "text", "text": f"{attachments.filename(file)}:\n{text}"}
 
 
 def _tool_files_json(message: Message, index: int) -> list[dict[str, Any]]:
@@ -295,7 +296,7 @@ def _tool_files_json(message: Message, index: int) -> list[dict[str, Any]]:
     content: list[dict[str, Any]] = []
     for result in message.tool_results:
         if result.files:
-            where = _files.place(index, result)
+            where = attachments.place(index, result)
             sentence = f"Files returned by the tool call {result.tool_call_id!r} ({result.name}):"
             content.append({"type": "text", "text": sentence})
             content += [file_content(file, where) for file in result.files]
@@ -445,7 +446,7 @@ def _message_json(message: Message, index: int, dialect: str, origin: str) -> li
         out.append(_assistant_json(message, index, dialect, origin))
     elif message.role is Role.USER and message.files:
         content = [{"type": "text", "text": message.text}] if message.text else []
-        content += [file_content(file, _files.place(index)) for file in message.files]
+        content += [file_content(file, attachments.place(index)) for file in message.files]
         out.append({"role": "user", "content": content})
     elif message.role is Role.USER and (message.text or not out):
         out.append({"role": "user", "content": message.text})
@@ -584,12 +585,12 @@ def response_format(output: OutputSchema) -> dict[str, Any]:
     (https://platform.openai.com/docs/api-reference/chat/create,
     ``response_format``; https://platform.openai.com/docs/guides/structured-outputs),
     ``strict`` when the schema qualifies as written
-    (:func:`agentcore.providers._responses.json_schema_format`). Sent to
+    (:func:`agentcore.providers.responses.json_schema_format`). Sent to
     every server, whatever its base URL; for a compatible server that
     refuses the field, ``LoopOptions(output_mode="tool")`` asks through a
     tool instead.
     """
-    from agentcore.providers._responses import json_schema_format  # _responses imports this module
+    from agentcore.providers.responses import json_schema_format  # _responses imports this module
 
     return {"type": "json_schema", "json_schema": json_schema_format(output)}
 
@@ -637,7 +638,7 @@ def request_body(
         max_tokens_field: ``"max_tokens"`` or ``"max_completion_tokens"``.
         include_usage: ask for ``stream_options: {"include_usage": true}``.
         extra_body: fields merged into the body.
-        origin: the server's origin (:func:`agentcore.providers._options.origin`):
+        origin: the server's origin (:func:`agentcore.providers.config.origin`):
             reasoning and tool-call data from it go back verbatim.
         reasoning_format: the field the server takes reasoning back in (one of
             :data:`REASONING_DIALECTS`), or None to work it out
@@ -649,14 +650,14 @@ def request_body(
 
     Raises:
         ConfigError: before anything is sent: a history the server would
-            refuse (:func:`agentcore.providers._history.check_history`,
+            refuse (:func:`agentcore.providers.history.check_history`,
             naming the message; or this adapter's ``provider_data`` edited
             into something that is not its JSON; a file part outside a user
             message, or a file :func:`file_content` refuses), or a setting it
             cannot send (:func:`settings_fields`).
     """
     check_history(request.messages)
-    _files.check_places(request.messages)
+    attachments.check_places(request.messages)
     dialect = reasoning_dialect(origin, request.messages, reasoning_format)
     merged = (settings or ModelSettings()).merged(request.settings)
     # the settings follow the dialect the server is known by, not the history:
@@ -726,7 +727,7 @@ class _OpenAIModel:
     Raises:
         ConfigError: an empty model id, ``settings`` that are not a
             ``ModelSettings``, an ``api_key`` that is not a str, and as
-            :func:`agentcore.providers._options.timeouts`, ``header_dict``,
+            :func:`agentcore.providers.config.timeouts`, ``header_dict``,
             ``check_base_url`` and :func:`agentcore.settings.extra_body_dict`.
     """
 
@@ -754,14 +755,14 @@ class _OpenAIModel:
             raise ConfigError(f"api_key must be a str or None, got {type(api_key).__name__}")
         self._model = model
         self._settings = settings or ModelSettings()
-        self._timeout, self._idle_timeout = _options.timeouts(timeout, idle_timeout)
-        self._headers = _options.header_dict(headers)
+        self._timeout, self._idle_timeout = config.timeouts(timeout, idle_timeout)
+        self._headers = header_dict(headers)
         self._extra_body = extra_body_dict(extra_body)
-        self._api_key = _options.credential("api_key", api_key) if api_key else None
-        self._base_url = _options.check_base_url(base_url)
+        self._api_key = credential("api_key", api_key) if api_key else None
+        self._base_url = config.check_base_url(base_url)
         self._url = self._base_url + self._path
-        self._origin = _options.origin(self._base_url)
-        self._session = session if session is not None else _http.new_session()
+        self._origin = config.origin(self._base_url)
+        self._session = session if session is not None else http.new_session()
 
     @property
     def model_id(self) -> str:
@@ -826,8 +827,8 @@ class OpenAIChatModel(_OpenAIModel):
         api_key: str | None = None,
         base_url: str = DEFAULT_BASE_URL,
         session: requests.Session | None = None,
-        timeout: tuple[float, float] = (_http.DEFAULT_CONNECT_TIMEOUT, _http.DEFAULT_READ_TIMEOUT),
-        idle_timeout: float | None = _http.DEFAULT_IDLE_TIMEOUT,
+        timeout: tuple[float, float] = (http.DEFAULT_CONNECT_TIMEOUT, http.DEFAULT_READ_TIMEOUT),
+        idle_timeout: float | None = http.DEFAULT_IDLE_TIMEOUT,
         system_role: str = "system",
         max_tokens_field: str = "max_tokens",
         include_usage: bool = True,
@@ -890,10 +891,10 @@ class OpenAIChatModel(_OpenAIModel):
             settings=self._settings,
         )
         headers = request_headers(self._api_key, self._headers, request.headers)
-        yield from _http.redacted(self._stream(body, headers, ctx), headers)
+        yield from http.redacted(self._stream(body, headers, ctx), headers)
 
     def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
-        response = _http.open_stream(
+        response = http.open_stream(
             self._session, self._url, headers=headers, body=body, timeout=self._timeout, ctx=ctx
         )
         state = ChunkState(origin=self._origin)
@@ -901,7 +902,7 @@ class OpenAIChatModel(_OpenAIModel):
         def complete() -> None:  # a finish reason or [DONE] came: the rest may be drained for reuse
             response.complete = True
 
-        events = _sse.iter_events(_http.iter_body(response), idle_timeout=self._idle_timeout)
+        events = sse.iter_events(http.iter_body(response), idle_timeout=self._idle_timeout)
         try:
             yield from state.parts(_until_broken(events, state, response), complete)
             yield from state.finish()
@@ -911,8 +912,8 @@ class OpenAIChatModel(_OpenAIModel):
 
 
 def _until_broken(
-    events: Iterator[_sse.Event], state: ChunkState, response: _http.StreamResponse
-) -> Iterator[_sse.Event]:
+    events: Iterator[sse.Event], state: ChunkState, response: http.StreamResponse
+) -> Iterator[sse.Event]:
     """``events``, ending quietly at a ``TRANSIENT`` read failure once a finish
     reason arrived: the step is complete then, only the usage chunk is lost
     (module docstring). The broken connection is not drained."""
@@ -996,8 +997,8 @@ class OpenAIResponsesModel(_OpenAIModel):
         api_key: str | None = None,
         base_url: str = DEFAULT_BASE_URL,
         session: requests.Session | None = None,
-        timeout: tuple[float, float] = (_http.DEFAULT_CONNECT_TIMEOUT, _http.DEFAULT_READ_TIMEOUT),
-        idle_timeout: float | None = _http.DEFAULT_IDLE_TIMEOUT,
+        timeout: tuple[float, float] = (http.DEFAULT_CONNECT_TIMEOUT, http.DEFAULT_READ_TIMEOUT),
+        idle_timeout: float | None = http.DEFAULT_IDLE_TIMEOUT,
         settings: ModelSettings | None = None,
         reasoning: bool = True,
         reasoning_summary: str | None = "auto",
@@ -1009,12 +1010,12 @@ class OpenAIResponsesModel(_OpenAIModel):
         for name, flag in (("reasoning", reasoning), ("server_state", server_state)):
             if not isinstance(flag, bool):
                 raise ConfigError(f"{name} must be True or False, got {flag!r}")
-        if reasoning_summary is not None and reasoning_summary not in _responses.SUMMARIES:
+        if reasoning_summary is not None and reasoning_summary not in responses.SUMMARIES:
             raise ConfigError(
-                f"reasoning_summary must be one of {_responses.SUMMARIES} or None, got {reasoning_summary!r}"
+                f"reasoning_summary must be one of {responses.SUMMARIES} or None, got {reasoning_summary!r}"
             )
-        if system_role not in _responses.SYSTEM_ROLES:
-            raise ConfigError(f"system_role must be one of {_responses.SYSTEM_ROLES}, got {system_role!r}")
+        if system_role not in responses.SYSTEM_ROLES:
+            raise ConfigError(f"system_role must be one of {responses.SYSTEM_ROLES}, got {system_role!r}")
         super().__init__(
             model,
             api_key=api_key,
@@ -1026,7 +1027,7 @@ class OpenAIResponsesModel(_OpenAIModel):
             extra_body=extra_body,
             settings=settings,
         )
-        _responses.check_settings(self._settings, reasoning=reasoning)
+        responses.check_settings(self._settings, reasoning=reasoning)
         self._reasoning = reasoning
         self._reasoning_summary = reasoning_summary
         self._system_role = system_role
@@ -1043,13 +1044,13 @@ class OpenAIResponsesModel(_OpenAIModel):
 
         Raises:
             ConfigError: before any HTTP call, for a request the API refuses
-                (:func:`agentcore.providers._responses.request_body`).
+                (:func:`agentcore.providers.responses.request_body`).
             ModelError: a non-200 status, an ``error`` event or
                 ``response.failed``, a transport failure, or a stream cut
                 before the response completed.
             Canceled: ``ctx`` was cancelled.
         """
-        body = _responses.request_body(
+        body = responses.request_body(
             self._model,
             request,
             origin=self._origin,
@@ -1061,18 +1062,18 @@ class OpenAIResponsesModel(_OpenAIModel):
             extra_body=self._extra_body,
         )
         headers = request_headers(self._api_key, self._headers, request.headers)
-        yield from _http.redacted(self._stream(body, headers, ctx), headers)
+        yield from http.redacted(self._stream(body, headers, ctx), headers)
 
     def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
-        response = _http.open_stream(
+        response = http.open_stream(
             self._session, self._url, headers=headers, body=body, timeout=self._timeout, ctx=ctx
         )
-        state = _responses.ResponseState(self._origin, stored=self._server_state)
+        state = responses.ResponseState(self._origin, stored=self._server_state)
 
         def done() -> None:  # the response is over: the rest may be drained for reuse
             response.complete = True
 
-        events = _sse.iter_events(_http.iter_body(response), idle_timeout=self._idle_timeout)
+        events = sse.iter_events(http.iter_body(response), idle_timeout=self._idle_timeout)
         try:
             yield from state.parts(events, done)
             yield from state.finish()

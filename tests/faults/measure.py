@@ -47,8 +47,8 @@ from agentcore import (
     run,
     user_message,
 )
-from agentcore._http import new_session
 from agentcore.testing import ScriptedModel
+from agentcore.transport.http import new_session
 from tests.faults import DIALECTS
 from tests.faults.server import RemoteServer, echo_usage
 from tests.loop_helpers import assert_valid_history

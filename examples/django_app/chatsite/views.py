@@ -1,6 +1,6 @@
 """The two views: the page, and the run streamed as Server-Sent Events.
 
-``stream`` returns a ``StreamingHttpResponse`` over ``agentcore.web.sse_stream``.
+``stream`` returns a ``StreamingHttpResponse`` over ``agentcore.integrations.web.sse_stream``.
 When the browser goes away, the server closes the response, Django closes the
 stream, and the run is cancelled together with its upstream request.
 
@@ -20,9 +20,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, Strea
 from django.views.decorators.http import require_GET
 
 from agentcore import Context, LoopOptions, Model, run, user_message
-from agentcore.demo_tools import demo_tools
+from agentcore.integrations.demo_tools import demo_tools
+from agentcore.integrations.web import CONTENT_TYPE, SSE_HEADERS, sse_stream
 from agentcore.testing import TestModel
-from agentcore.web import CONTENT_TYPE, SSE_HEADERS, sse_stream
 
 MODEL: Model | None = None
 """The model every request uses; None picks :func:`default_model`."""

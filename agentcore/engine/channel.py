@@ -41,6 +41,7 @@ a terminal part simply ends the stream.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 import traceback
@@ -54,12 +55,6 @@ from agentcore.types import FinishReason, StreamPart, StreamPartKind
 
 DEFAULT_QUEUE_SIZE = 64
 """Default bound of the queue between the worker and the reader, in parts."""
-
-DEFAULT_RUN_QUEUE_SIZE = 1024
-"""Default ``LoopOptions.queue_size``, in parts: larger than ``stream_func``'s
-because a run carries one part per text delta, and a worker that finds the
-queue full stops for two thread switches; at 64 that cost 16 ms per 20,000
-deltas (``bench/stream_throughput.py``). 1,024 waiting parts take ~0.3 MB."""
 
 _MAIN_THREAD_SLICE = 0.25
 """Seconds a wait on the main thread sleeps at a time (threads other than the
@@ -422,10 +417,15 @@ def stream_func(
 
 
 def start_worker(produce: Callable[[SendFunc], object], channel: Channel[Any]) -> threading.Thread:
-    """Start the daemon thread that runs ``produce(channel.send)``; an
-    exception escaping it ends the stream with an ``error`` part, and its
-    return finishes the stream."""
-    thread = threading.Thread(target=_work, args=(produce, channel), name="agentcore-stream", daemon=True)
+    """Start the daemon thread that runs ``produce(channel.send)`` in a copy of
+    the caller's :mod:`contextvars` context (so a tracing span or a workflow
+    context set by the caller is seen by the producer); an exception escaping
+    it ends the stream with an ``error`` part, and its return finishes the
+    stream."""
+    context = contextvars.copy_context()
+    thread = threading.Thread(
+        target=context.run, args=(_work, produce, channel), name="agentcore-stream", daemon=True
+    )
     thread.start()
     return thread
 

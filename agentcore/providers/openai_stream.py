@@ -1,7 +1,7 @@
 """Pure mapping from OpenAI Chat Completions stream chunks to agentcore parts.
 
 No I/O here: :class:`ChunkState` is fed one decoded SSE event at a time
-(:class:`agentcore.providers._sse.Event`) and returns the parts it can emit;
+(:class:`agentcore.transport.sse.Event`) and returns the parts it can emit;
 :func:`map_finish_reason`, :func:`usage_from` and :func:`stream_error` are
 small functions tested table by table. ``agentcore.providers.openai`` is the
 HTTP shell around them.
@@ -109,9 +109,9 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from agentcore import _http
 from agentcore.errors import ErrorClass, ModelError, classify_status
-from agentcore.providers._sse import DONE, Event
+from agentcore.transport.errors import error_fields, looks_like_context_length
+from agentcore.transport.sse import DONE, Event
 from agentcore.types import FinishReason, Reasoning, StreamPart, ToolCall, Usage
 
 REASONING_CONTENT = "reasoning_content"
@@ -249,13 +249,13 @@ def stream_error(payload: Any, *, fallback: str = "") -> ModelError:
         payload: the decoded event data.
         fallback: the message to use when the payload has none.
     """
-    kind, message, code = _http.error_fields(payload)
+    kind, message, code = error_fields(payload)
     inner = payload.get("error") if isinstance(payload, Mapping) else None
     status = _status_like(code)
     if not status and isinstance(inner, Mapping):
         status = _status_like(inner.get("status_code")) or _status_like(inner.get("status"))
     code_text = code if isinstance(code, str) else ""
-    hint = _http.looks_like_context_length(kind, message, code_text)
+    hint = looks_like_context_length(kind, message, code_text)
     if status:
         error_class = classify_status(status, hint)
     elif hint:
@@ -447,7 +447,7 @@ class ChunkState:
     Args:
         new_id: makes an id for a tool call the server sent without one
             (default :func:`synthesize_id`); injected by tests.
-        origin: the server's origin (:func:`agentcore.providers._options.origin`),
+        origin: the server's origin (:func:`agentcore.providers.config.origin`),
             recorded on every reasoning block and on tool-call provider data.
 
     Only choice 0 is read (agentcore never asks for ``n`` > 1).

@@ -28,7 +28,7 @@ Flask::
 
     from flask import Flask, Response, request
     from agentcore import Context, LoopOptions, run, user_message
-    from agentcore.web import CONTENT_TYPE, SSE_HEADERS, sse_stream
+    from agentcore.integrations.web import CONTENT_TYPE, SSE_HEADERS, sse_stream
 
     @app.get("/stream")
     def stream() -> Response:
@@ -40,7 +40,7 @@ Django::
 
     from django.http import StreamingHttpResponse
     from agentcore import Context, LoopOptions, run, user_message
-    from agentcore.web import CONTENT_TYPE, SSE_HEADERS, sse_stream
+    from agentcore.integrations.web import CONTENT_TYPE, SSE_HEADERS, sse_stream
 
     def stream(request):
         options = LoopOptions(model=model, messages=[user_message(request.GET["q"])], tools=tools)
@@ -64,7 +64,7 @@ cancelled within a few heartbeats of the browser leaving (TCP takes a write
 or two after the peer left). Give long runs a deadline as well
 (``run(options, Context(timeout=...))``). Serve the stream from a WSGI
 server: under ASGI, Django consumes a synchronous iterator in a worker
-thread (and warns about it); ASGI apps use :func:`agentcore.asgi.sse_body`,
+thread (and warns about it); ASGI apps use :func:`agentcore.integrations.asgi.sse_body`,
 which sends the same events and heartbeats.
 
 Decisions:
@@ -74,7 +74,7 @@ Decisions:
   block, and a WSGI server may close a response before reading it (a client
   gone before the first part). ``close()`` here always closes the reader.
 * Heartbeats need a reader that can wait with a time limit: the reader
-  :func:`agentcore.run` returns (:meth:`agentcore.stream.StreamReader.recv`
+  :func:`agentcore.run` returns (:meth:`agentcore.engine.channel.StreamReader.recv`
   with ``timeout``). Any other iterable of parts is streamed without them.
 * Each event is one ``data:`` line of compact JSON, so plain
   ``EventSource.onmessage`` receives every part; there is no ``event:`` or
@@ -115,8 +115,8 @@ from typing import Any
 
 import attrs
 
+from agentcore.engine.channel import StreamReader
 from agentcore.errors import ModelError
-from agentcore.stream import StreamReader
 from agentcore.types import File, StreamPart, StreamPartKind
 
 CONTENT_TYPE = "text/event-stream"
@@ -286,7 +286,7 @@ class SSEStream:
 
     Iteration yields one event per part, and :data:`HEARTBEAT` after each
     ``heartbeat`` seconds without one (when ``reader`` is a
-    :class:`~agentcore.stream.StreamReader` and ``heartbeat`` is not None);
+    :class:`~agentcore.engine.channel.StreamReader` and ``heartbeat`` is not None);
     it stops after the terminal part (or when the reader ends without one).
     A WSGI server calls :meth:`close` when the response is done or the client
     went away.
@@ -355,7 +355,7 @@ def sse_stream(reader: Iterable[StreamPart], *, heartbeat: float | None = DEFAUL
             of stream parts; its ``close()``, if it has one, is called).
         heartbeat: seconds without a part after which :data:`HEARTBEAT` is
             sent (> 0); None sends none. Only a
-            :class:`~agentcore.stream.StreamReader` (what :func:`agentcore.run`
+            :class:`~agentcore.engine.channel.StreamReader` (what :func:`agentcore.run`
             returns) can be waited on with a time limit: another iterable
             gets no heartbeats.
 

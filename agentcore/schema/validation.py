@@ -5,11 +5,11 @@ says what is wrong in lines the model can act on; :func:`check_schema` refuses
 a raw schema that is not valid JSON Schema; :func:`encode_result` turns a
 tool's return value into the text for the model (:func:`json_default` is its
 ``json.dumps`` hook, shared with the schema defaults in
-:mod:`agentcore._schema`). ``jsonschema`` is imported on first use, so that
+:mod:`agentcore.schema.signature`). ``jsonschema`` is imported on first use, so that
 ``import agentcore`` stays fast.
 
 String formats: a validator asserts the ``format`` of the strings that
-:mod:`agentcore._schema` writes for dates, times and UUIDs (:data:`FORMATS`):
+:mod:`agentcore.schema.signature` writes for dates, times and UUIDs (:data:`FORMATS`):
 a string passes exactly when the parser that later builds the Python value
 accepts it, so validation and conversion never disagree. Other formats stay
 annotations (the JSON Schema 2020-12 default). pydantic, when a tool uses

@@ -15,7 +15,7 @@ image, a PDF, a text file: :func:`agentcore.file_part_from_path`, its type
 from the extension); a file that cannot be read or whose type cannot be told
 is a usage error (exit status 2), and one the provider does not take is
 refused before any request (``docs/files.md``). The model may call four
-built-in demo tools (:mod:`agentcore.demo_tools`): ``calculator``, ``utc_now``,
+built-in demo tools (:mod:`agentcore.integrations.demo_tools`): ``calculator``, ``utc_now``,
 ``word_count`` and ``color_swatch`` (which returns a small PNG).
 
 Choosing the model (this module is the only part of agentcore that reads the
@@ -96,7 +96,7 @@ Lines) and nothing else there:
 * ``{"kind": "error", "finish_reason": "error" | "canceled", "total_usage":
   {...}, "err": str(err), "error_type": "ModelError", "error_class":
   "auth" | ... | null, "status": HTTP status or null, "retry_after": seconds
-  or null}`` (the objects of :func:`agentcore.web.part_to_dict`)
+  or null}`` (the objects of :func:`agentcore.integrations.web.part_to_dict`)
 
 Usage dicts are ``{"input", "output", "cache_read", "cache_write"}`` token
 counts (normalized as design.md, "Usage", says). The TestModel notice and error lines
@@ -122,8 +122,7 @@ Seams for tests and embedding: :func:`main` takes ``argv``, a ready ``model``
 (skipping provider selection), the ``env`` mapping to read, and the output
 streams; :func:`choose_model` is the pure provider decision and
 :func:`build_model` constructs the adapter. The output formats above are
-written by :mod:`agentcore._cli_output` (:func:`call_text`, :func:`result_text`, :func:`usage_text` and
-:func:`describe_error` are re-exported here).
+written by :mod:`agentcore.integrations.cli_output`.
 """
 
 from __future__ import annotations
@@ -141,21 +140,20 @@ from typing import Any, TextIO
 import attrs
 
 from agentcore import __version__
-from agentcore._cli_output import (
+from agentcore.context import Context
+from agentcore.engine.loop import run
+from agentcore.errors import AgentcoreError, ConfigError, DeadlineExceeded
+from agentcore.integrations.cli_output import (
     JsonPrinter,
     TextPrinter,
-    call_text,
     describe_error,
     one_line,
-    result_text,
-    usage_text,
     write_line,
 )
-from agentcore.context import Context
-from agentcore.demo_tools import demo_tools
-from agentcore.errors import AgentcoreError, ConfigError, DeadlineExceeded
-from agentcore.loop import LoopOptions, RunReader, run
+from agentcore.integrations.demo_tools import demo_tools
 from agentcore.model import Model
+from agentcore.options import LoopOptions
+from agentcore.result import RunReader
 from agentcore.settings import REASONING_EFFORTS, ModelSettings
 from agentcore.types import StreamPart, StreamPartKind, file_part_from_path, user_message
 
@@ -207,12 +205,8 @@ __all__ = [
     "build_model",
     "build_parser",
     "build_settings",
-    "call_text",
     "choose_model",
-    "describe_error",
     "main",
-    "result_text",
-    "usage_text",
 ]
 
 
@@ -531,7 +525,7 @@ def main(
     environ = env if env is not None else os.environ
     ctx = Context()  # cancelled on Ctrl-C even when it lands before run() returned its reader
     reader: RunReader | None = None
-    servers: list[Any] = []  # agentcore.mcp.MCPTools, when --mcp or --mcp-url is given
+    servers: list[Any] = []  # agentcore.integrations.mcp.MCPTools, when --mcp or --mcp-url is given
     terminal: StreamPart | None = None
     show = not args.hide_reasoning
     structured = args.output_schema is not None
@@ -605,7 +599,9 @@ def main(
     except ConfigError as exc:  # from a model's constructor, ModelSettings or LoopOptions: a bad option value
         write_line(err, f"agentcore: error: {one_line(str(exc))}")
         return EXIT_USAGE
-    except AgentcoreError as exc:  # agentcore.mcp.MCPServerError: an MCP server cannot be started or reached
+    except (
+        AgentcoreError
+    ) as exc:  # agentcore.integrations.mcp.MCPServerError: an MCP server cannot be started or reached
         write_line(err, f"agentcore: error: {one_line(str(exc))}")
         return EXIT_ERROR
     except OSError as exc:  # the output cannot be written (a full disk, a closed file)
@@ -655,9 +651,9 @@ def _read_schema(path: str) -> dict[str, object]:
 
 def open_mcp_servers(commands: Sequence[str], urls: Sequence[str], env: Mapping[str, str]) -> list[Any]:
     """The MCP servers of ``--mcp`` and ``--mcp-url``, opened
-    (:func:`agentcore.mcp.open_servers`); a stdio server gets the SDK's
-    allowlist and, from ``env``, the locale (:func:`agentcore.mcp.server_environment`).
-    ``agentcore.mcp``, and with it the MCP SDK, is imported only when one is given.
+    (:func:`agentcore.integrations.mcp.open_servers`); a stdio server gets the SDK's
+    allowlist and, from ``env``, the locale (:func:`agentcore.integrations.mcp.server_environment`).
+    ``agentcore.integrations.mcp``, and with it the MCP SDK, is imported only when one is given.
 
     Raises:
         UsageError: the MCP SDK is not installed.
@@ -667,7 +663,7 @@ def open_mcp_servers(commands: Sequence[str], urls: Sequence[str], env: Mapping[
     if not commands and not urls:
         return []
     try:
-        from agentcore import mcp
+        from agentcore.integrations import mcp
     except ImportError as exc:
         raise UsageError(str(exc)) from None
     return mcp.open_servers(commands, urls, env=mcp.server_environment(env))
@@ -677,7 +673,7 @@ def _with_servers(tools: Any, servers: list[Any]) -> Any:
     """The demo tools joined with the servers' tools (a name clash is a ConfigError naming both)."""
     if not servers:
         return tools
-    from agentcore.mcp import combine
+    from agentcore.integrations.mcp import combine
 
     return combine(tools, *servers)
 

@@ -85,14 +85,14 @@ try:
     from mcp.shared.exceptions import MCPError
     from mcp.shared.message import SessionMessage
 except ImportError as exc:  # pragma: no cover - the test extra installs the SDK
-    raise ImportError("agentcore.mcp needs the MCP SDK: pip install 'agentcore[mcp]'") from exc
+    raise ImportError("agentcore.integrations.mcp needs the MCP SDK: pip install 'agentcore[mcp]'") from exc
 
-from agentcore._headers import header_dict
-from agentcore._http_errors import REDACTED, secret_values
 from agentcore.context import Context
 from agentcore.errors import AgentcoreError, ConfigError
-from agentcore.providers._files import IMAGE_TYPES, PDF
+from agentcore.providers.attachments import IMAGE_TYPES, PDF
 from agentcore.tools import Tool, ToolInputError, ToolSet
+from agentcore.transport.errors import REDACTED, secret_values
+from agentcore.transport.headers import header_dict
 from agentcore.types import File, ToolDefinition, ToolOutput, headers_repr
 
 __all__ = [

@@ -66,12 +66,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from agentcore.errors import ConfigError, ErrorClass, ModelError
-from agentcore.providers import _files
-from agentcore.providers._history import check_history, marked_error
-from agentcore.providers._openai_stream import stream_error, synthesize_id
-from agentcore.providers._openai_stream import usage_from as chat_usage_from
-from agentcore.providers._sse import DONE, Event
+from agentcore.providers import attachments
+from agentcore.providers.history import check_history, marked_error
+from agentcore.providers.openai_stream import stream_error, synthesize_id
+from agentcore.providers.openai_stream import usage_from as chat_usage_from
 from agentcore.settings import ModelSettings, unsupported
+from agentcore.transport.sse import DONE, Event
 from agentcore.types import (
     File,
     FinishReason,
@@ -98,8 +98,8 @@ EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 ENCRYPTED_CONTENT = "reasoning.encrypted_content"
 """The ``include`` entry that makes reasoning items carry their encrypted content."""
 FILE_TYPES = (
-    *_files.IMAGE_TYPES,
-    _files.PDF,
+    *attachments.IMAGE_TYPES,
+    attachments.PDF,
     "text/*",
     "application/json",
     "application/xml",
@@ -326,22 +326,26 @@ def file_item(file: File, where: str) -> dict[str, Any]:
 
     Raises:
         ConfigError: a media type not in :data:`FILE_TYPES`, or a file over
-            :data:`agentcore.providers._files.OPENAI_MAX_BYTES`.
+            :data:`agentcore.providers.attachments.OPENAI_MAX_BYTES`.
     """
-    _files.check_type(file, where, FILE_TYPES, _API)
-    _files.check_size(file, where, _files.OPENAI_MAX_BYTES, _API)
-    if file.media_type in _files.IMAGE_TYPES:
-        return {"type": "input_image", "image_url": file.url or _files.data_url(file), "detail": "auto"}
+    attachments.check_type(file, where, FILE_TYPES, _API)
+    attachments.check_size(file, where, attachments.OPENAI_MAX_BYTES, _API)
+    if file.media_type in attachments.IMAGE_TYPES:
+        return {"type": "input_image", "image_url": file.url or attachments.data_url(file), "detail": "auto"}
     if file.url:
         return {"type": "input_file", "file_url": file.url}
-    return {"type": "input_file", "filename": _files.filename(file), "file_data": _files.data_url(file)}
+    return {
+        "type": "input_file",
+        "filename": attachments.filename(file),
+        "file_data": attachments.data_url(file),
+    }
 
 
 def _result_item(result: ToolResult, index: int) -> dict[str, Any]:
     output = marked_error(result)  # no error flag in the API
     item: dict[str, Any] = {"type": "function_call_output", "call_id": result.tool_call_id, "output": output}
     if result.files:  # text, image or file output (the API reference's function_call_output)
-        where = _files.place(index, result)
+        where = attachments.place(index, result)
         text = [{"type": "input_text", "text": output}] if output else []
         item["output"] = text + [file_item(file, where) for file in result.files]
     return item
@@ -409,7 +413,7 @@ def _message_items(message: Message, index: int, origin: str, store: bool) -> li
         items += _assistant_items(message, index, origin, store)
     elif message.role is Role.USER and message.files:
         content = [{"type": "input_text", "text": message.text}] if message.text else []
-        content += [file_item(file, _files.place(index)) for file in message.files]
+        content += [file_item(file, attachments.place(index)) for file in message.files]
         items.append({"type": "message", "role": "user", "content": content})
     elif message.role is Role.USER and (message.text or not items):
         items.append({"type": "message", "role": "user", "content": message.text})
@@ -487,7 +491,7 @@ def request_body(
     Args:
         model: the model id sent as ``model``.
         request: the step's request.
-        origin: the server's origin (:func:`agentcore.providers._options.origin`).
+        origin: the server's origin (:func:`agentcore.providers.config.origin`).
         settings: the merged settings of the request (adapter's, then the run's).
         system_role: ``"instructions"`` or ``"developer"``.
         reasoning: whether the model reasons (asks for encrypted reasoning
@@ -502,7 +506,7 @@ def request_body(
 
     Raises:
         ConfigError: a history the API refuses (see
-            :func:`agentcore.providers._history.check_history`; a file part
+            :func:`agentcore.providers.history.check_history`; a file part
             outside a user message; a file :func:`file_item` refuses), a setting the
             API does not take (:func:`check_settings`), a ``tool_choice``
             naming a tool the request does not hold, or ``provider_data``
@@ -510,7 +514,7 @@ def request_body(
     """
     settings = settings or ModelSettings()
     check_history(request.messages)
-    _files.check_places(request.messages)
+    attachments.check_places(request.messages)
     check_settings(settings, reasoning=reasoning)
     messages: Sequence[Message] = request.messages
     body: dict[str, Any] = {"model": model, "stream": True, "store": server_state}
@@ -600,7 +604,7 @@ def error_event(data: Mapping[str, Any]) -> ModelError:
     The documented shape is ``{"type": "error", "code", "message", "param"}``;
     servers also nest it as ``{"type": "error", "error": {"type", "code",
     "message"}}``. Classified as errors in a Chat Completions stream are
-    (:func:`agentcore.providers._openai_stream.stream_error`): a numeric
+    (:func:`agentcore.providers.openai_stream.stream_error`): a numeric
     status code by the status, else by the code and type words
     (``rate_limit_exceeded`` rate-limited, overloaded words overloaded,
     ``insufficient_quota`` and ``server_error`` upstream, which is terminal).

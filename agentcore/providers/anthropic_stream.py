@@ -1,6 +1,6 @@
 """Pure mapping from the Anthropic Messages stream to agentcore parts.
 
-No I/O here: :class:`_StepState` is fed one decoded SSE event at a time and
+No I/O here: :class:`StepState` is fed one decoded SSE event at a time and
 returns the parts it can emit; :func:`map_stop_reason`, :func:`merge_usage` /
 :func:`usage_from` and :func:`classify_error` / :func:`error_from_event` are
 small functions tested table by table. ``agentcore.providers.anthropic`` is
@@ -56,9 +56,9 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from agentcore import _http
 from agentcore.errors import ErrorClass, ModelError, classify_status
-from agentcore.providers._sse import Event
+from agentcore.transport.errors import error_fields, looks_like_context_length
+from agentcore.transport.sse import Event
 from agentcore.types import FinishReason, Reasoning, StreamPart, ToolCall, Usage
 
 FORMAT = "anthropic"
@@ -183,7 +183,7 @@ def classify_error(kind: str, message: str = "", code: object = None) -> ErrorCl
     context-length, ``not_found_error`` and ``billing_error`` invalid-request,
     ``timeout_error`` transient, anything else upstream.
     """
-    hint = _http.looks_like_context_length(kind, message)
+    hint = looks_like_context_length(kind, message)
     if isinstance(code, int) and not isinstance(code, bool):
         return classify_status(code, hint)
     error_class = _ERROR_TYPES.get(kind, ErrorClass.UPSTREAM)
@@ -195,7 +195,7 @@ def classify_error(kind: str, message: str = "", code: object = None) -> ErrorCl
 def error_from_event(payload: object) -> ModelError:
     """The :class:`ModelError` for an ``error`` event inside a 200 stream,
     ``{"type": "error", "error": {"type": ..., "message": ...}}``."""
-    kind, message, code = _http.error_fields(payload)
+    kind, message, code = error_fields(payload)
     kind = "" if kind == "error" else kind  # the envelope's own type: no error object inside
     detail = ": ".join(text for text in (kind, message) if text) or "no details"
     return ModelError(
@@ -259,7 +259,7 @@ _NO_MESSAGE = object()
 """The ``message`` of a ``message_start`` not seen yet."""
 
 
-class _StepState:
+class StepState:
     """One step's stream state machine: feed it decoded events in order.
 
     :meth:`feed` returns the parts an event produces (usually none or one)

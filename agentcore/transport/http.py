@@ -12,7 +12,7 @@ What lives here:
   200 that is a JSON document or an HTML page (so a small pool never starves).
 * :func:`iter_body`: the body in the largest reads available (``read1``), with
   read failures translated.
-* Re-exported from :mod:`agentcore._http_errors` (what a failed response
+* Re-exported from :mod:`agentcore.transport.errors` (what a failed response
   says): :func:`parse_retry_after`, :func:`error_from_body`,
   :func:`error_fields`, :func:`looks_like_context_length`,
   :func:`secret_values` and :func:`without_secret`.
@@ -49,17 +49,16 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-from agentcore._http_errors import CONTEXT_LENGTH_PATTERN as CONTEXT_LENGTH_PATTERN
-from agentcore._http_errors import REDACTED as REDACTED
-from agentcore._http_errors import error_fields as error_fields
-from agentcore._http_errors import error_from_body as error_from_body
-from agentcore._http_errors import json_or_none
-from agentcore._http_errors import looks_like_context_length as looks_like_context_length
-from agentcore._http_errors import parse_retry_after as parse_retry_after
-from agentcore._http_errors import secret_values as secret_values
-from agentcore._http_errors import without_secret as without_secret
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
+from agentcore.transport.errors import (
+    error_fields,
+    error_from_body,
+    json_or_none,
+    parse_retry_after,
+    secret_values,
+    without_secret,
+)
 from agentcore.types import StreamPart
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -71,14 +70,16 @@ DEFAULT_IDLE_TIMEOUT = 300.0
 
 
 _ERROR_BODY_LIMIT = 64 * 1024
-_ERROR_BODY_SECONDS = 5.0
+ERROR_BODY_SECONDS = 5.0
 """Seconds allowed for reading a whole error body (or a document sent with
 status 200), on top of each read's own timeout: a server that trickles it
 cannot hold the run, and the error is raised with what arrived by then (the
 status alone still classifies it)."""
 _READ_SIZE = 64 * 1024
-_DRAIN_SECONDS = 0.25
-_PEEK_READS = 8
+DRAIN_SECONDS = 0.25
+"""Seconds a finished stream's body may take to drain before the connection is
+closed instead of going back to the pool."""
+PEEK_READS = 8
 """Reads of nothing but whitespace after which the start of a 200 body is
 no longer searched for a document's first byte (the body is then streamed)."""
 
@@ -234,7 +235,7 @@ class StreamResponse:
             self.response.close()
 
     def _drain(self) -> None:
-        with _time_limit(_DRAIN_SECONDS, self._canceller), contextlib.suppress(*_READ_ERRORS):
+        with _time_limit(DRAIN_SECONDS, self._canceller), contextlib.suppress(*_READ_ERRORS):
             for _ in range(16):
                 if not self.response.raw.read1(_READ_SIZE, decode_content=True):
                     break
@@ -420,23 +421,23 @@ def _refuse_a_document(stream: StreamResponse, pattern: re.Pattern[str] | None) 
 
 def _first_bytes(stream: StreamResponse) -> bytes:
     """The body's first read, and more while all of it is whitespace (at most
-    :data:`_PEEK_READS` reads); empty for an empty body."""
+    :data:`PEEK_READS` reads); empty for an empty body."""
     chunks: list[bytes] = []
     for chunk in iter_body(stream):
         chunks.append(chunk)
-        if chunk.strip() or len(chunks) >= _PEEK_READS:
+        if chunk.strip() or len(chunks) >= PEEK_READS:
             break
     return b"".join(chunks)
 
 
 def _read_error_body(response: requests.Response, canceller: _SocketCanceller) -> bytes:
     """Up to :data:`_ERROR_BODY_LIMIT` bytes of the body, read for at most
-    :data:`_ERROR_BODY_SECONDS` (then ``canceller`` shuts the socket down);
+    :data:`ERROR_BODY_SECONDS` (then ``canceller`` shuts the socket down);
     a read failure ends it early. The response is the caller's to close."""
     chunks: list[bytes] = []
     size = 0
     # A read failure ends it early: the status alone still classifies the failure.
-    with _time_limit(_ERROR_BODY_SECONDS, canceller), contextlib.suppress(*_READ_ERRORS):
+    with _time_limit(ERROR_BODY_SECONDS, canceller), contextlib.suppress(*_READ_ERRORS):
         while size < _ERROR_BODY_LIMIT:
             chunk = response.raw.read1(_READ_SIZE, decode_content=True)
             if not chunk:

@@ -1,9 +1,9 @@
-"""What the ``agentcore`` command prints: the formats :mod:`agentcore.cli` documents.
+"""What the ``agentcore`` command prints: the formats :mod:`agentcore.integrations.cli` documents.
 
 :class:`TextPrinter` writes the human-readable output (the model's text on
 standard output; its reasoning, tool calls, results and the usage line on
 standard error);
-:class:`JsonPrinter` writes one :func:`agentcore.web.part_to_dict` object
+:class:`JsonPrinter` writes one :func:`agentcore.integrations.web.part_to_dict` object
 per part (JSON Lines), the same objects a browser gets. :func:`describe_error`,
 :func:`usage_text`, :func:`call_text` and :func:`result_text` are the one-line
 forms they share with the command's error lines. Nothing here reads the environment or chooses a model.
@@ -15,8 +15,8 @@ import json
 from typing import TextIO
 
 from agentcore.errors import AgentcoreError
+from agentcore.integrations.web import part_to_dict
 from agentcore.types import StreamPart, StreamPartKind, ToolCall, ToolResult, Usage
-from agentcore.web import part_to_dict
 
 _MAX_RESULT_CHARS = 300
 """Tool results longer than this are cut in the human-readable output."""

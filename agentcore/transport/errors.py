@@ -8,7 +8,7 @@
 * :func:`secret_values`, :func:`without_secret`: the credentials a request
   carries, and an error message with them redacted.
 
-:mod:`agentcore._http` re-exports all of these; adapters use them from there.
+:mod:`agentcore.transport.http` re-exports all of these; adapters use them from there.
 """
 
 from __future__ import annotations

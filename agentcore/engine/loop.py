@@ -32,7 +32,7 @@ N of design.md, "The loop":
    cancelled; once it is, the run ends as cancelled. Another
    ``BaseException`` (e.g. ``KeyboardInterrupt``) ends the run, and
    ``result()`` raises it again.
-7. Retries: see :mod:`agentcore.retry`.
+7. Retries: see :mod:`agentcore.engine.retry`.
 8. Cancellation (reader closed, deadline, caller's context) ends the run with
    an ``error`` part whose finish reason is ``canceled``. A deadline or the
    caller's cancel queues that part at once, from the cancelling thread, even
@@ -57,6 +57,7 @@ mode a text answer that is valid JSON of the type is accepted too.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import json
 import logging
@@ -70,19 +71,18 @@ from typing import Any
 import attrs
 
 from agentcore.context import Context
-from agentcore.errors import Canceled, ConfigError, ErrorClass, ModelError
-from agentcore.options import DEFAULT_STEP_LIMIT as DEFAULT_STEP_LIMIT
-from agentcore.options import LoopOptions as LoopOptions
-from agentcore.output import OUTPUT_TOOL, OutputSpec, OutputValidationError, output_spec, retry_prompt
-from agentcore.result import RunReader, RunResult, RunSnapshot, StepResult
-from agentcore.retry import (
+from agentcore.engine.channel import Channel, SendFunc, start_worker
+from agentcore.engine.retry import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_RETRY_BASE_DELAY,
     DEFAULT_RETRY_MAX_DELAY,
     call_with_retries,
     retry_policy,
 )
-from agentcore.stream import Channel, SendFunc, start_worker
+from agentcore.errors import Canceled, ConfigError, ErrorClass, ModelError
+from agentcore.options import DEFAULT_STEP_LIMIT, LoopOptions
+from agentcore.output import OUTPUT_TOOL, OutputSpec, OutputValidationError, output_spec, retry_prompt
+from agentcore.result import RunReader, RunResult, RunSnapshot, StepResult
 from agentcore.tools import ToolInputError, ToolSet
 from agentcore.types import (
     ContentPart,
@@ -107,7 +107,7 @@ from agentcore.types import (
 _JOIN_EVERY = 1024
 """Text fragments a step keeps before joining them (memory: ~60 bytes a fragment)."""
 
-__all__ = ["DEFAULT_STEP_LIMIT", "LoopOptions", "RunReader", "RunResult", "StepResult", "generate", "run"]
+__all__ = ["generate", "run"]
 
 _log = logging.getLogger("agentcore")
 
@@ -343,7 +343,7 @@ class _Loop:
             request = Request(
                 system=self.options.system,
                 messages=self.history,
-                # Read before every step: a live tool set (agentcore.mcp.MCPTools)
+                # Read before every step: a live tool set (agentcore.integrations.mcp.MCPTools)
                 # may have changed; a definition that fails ends the run with its error.
                 tools=tuple(self.tools.definitions()),
                 max_output_tokens=self.options.max_output_tokens,
@@ -563,7 +563,11 @@ class _Loop:
         try:
             for index, call in enumerate(calls):
                 ctx.check()
-                result = _await(started[index], ctx) if parallel else _execute(tools, call, ctx)
+                result = (
+                    _await(started[index], ctx)
+                    if parallel
+                    else contextvars.copy_context().run(_execute, tools, call, ctx)
+                )
                 results.append(result)
                 self._forward(StreamPart.tool_result_part(result))
         except BaseException:
@@ -579,7 +583,8 @@ class _Loop:
 
 def _start(tools: ToolSet, call: ToolCall, ctx: Context) -> Future[ToolResult]:
     """Run :func:`_execute` on a new daemon thread (daemon: a stuck tool never
-    keeps the interpreter from exiting)."""
+    keeps the interpreter from exiting), in a copy of the worker's
+    :mod:`contextvars` context: what a tool sets stays its own."""
     future: Future[ToolResult] = Future()
 
     def work() -> None:
@@ -589,7 +594,8 @@ def _start(tools: ToolSet, call: ToolCall, ctx: Context) -> Future[ToolResult]:
         except BaseException as exc:  # noqa: BLE001 - handed to the loop, which decides
             future.set_exception(exc)
 
-    threading.Thread(target=work, name="agentcore-tool", daemon=True).start()
+    context = contextvars.copy_context()
+    threading.Thread(target=context.run, args=(work,), name="agentcore-tool", daemon=True).start()
     return future
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import urllib.parse
 
-from agentcore._headers import credential as credential
-from agentcore._headers import header_dict as header_dict
 from agentcore.errors import ConfigError
 
 

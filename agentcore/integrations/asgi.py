@@ -1,23 +1,23 @@
 """Stream a run to a browser from an ASGI app (Starlette, FastAPI, Django async views).
 
-The asyncio counterpart of :mod:`agentcore.web`: :func:`sse_body` turns a
+The asyncio counterpart of :mod:`agentcore.integrations.web`: :func:`sse_body` turns a
 run's reader into an async iterator of Server-Sent Events, the same bytes
-as :func:`agentcore.web.sse_stream` sends (one ``data:`` line of JSON per
-part, :func:`agentcore.web.part_to_dict`, the terminal part last, and a
-heartbeat comment, :data:`agentcore.web.HEARTBEAT`, whenever no part came
+as :func:`agentcore.integrations.web.sse_stream` sends (one ``data:`` line of JSON per
+part, :func:`agentcore.integrations.web.part_to_dict`, the terminal part last, and a
+heartbeat comment, :data:`agentcore.integrations.web.HEARTBEAT`, whenever no part came
 for ``heartbeat`` seconds). ``EventSource`` ignores comments; they keep
 proxies and load balancers from closing a quiet connection (a tool working
 for minutes), and make the server write, so that a vanished client is
-noticed. Serve it with :data:`agentcore.web.CONTENT_TYPE` and
-:data:`agentcore.web.SSE_HEADERS`.
+noticed. Serve it with :data:`agentcore.integrations.web.CONTENT_TYPE` and
+:data:`agentcore.integrations.web.SSE_HEADERS`.
 
 Starlette or FastAPI::
 
     from starlette.responses import StreamingResponse
     from agentcore import Context, LoopOptions, user_message
     from agentcore.aio import arun
-    from agentcore.asgi import sse_body
-    from agentcore.web import CONTENT_TYPE, SSE_HEADERS
+    from agentcore.integrations.asgi import sse_body
+    from agentcore.integrations.web import CONTENT_TYPE, SSE_HEADERS
 
     async def stream(request):
         options = LoopOptions(model=model, messages=[user_message(request.query_params["q"])])
@@ -47,8 +47,8 @@ from __future__ import annotations
 from types import TracebackType
 
 from agentcore.aio import AsyncRunReader
+from agentcore.integrations.web import DEFAULT_HEARTBEAT, HEARTBEAT, part_to_dict, sse_event
 from agentcore.result import RunReader
-from agentcore.web import DEFAULT_HEARTBEAT, HEARTBEAT, part_to_dict, sse_event
 
 __all__ = ["SSEBody", "sse_body"]
 
@@ -107,14 +107,14 @@ def sse_body(reader: AsyncRunReader | RunReader, *, heartbeat: float | None = DE
             :func:`agentcore.aio.arun`) or the reader :func:`agentcore.run`
             returned (wrapped in one).
         heartbeat: seconds without a part after which
-            :data:`agentcore.web.HEARTBEAT` is sent (> 0); None sends none.
+            :data:`agentcore.integrations.web.HEARTBEAT` is sent (> 0); None sends none.
 
     Returns:
         An async iterator of ``data: <json>\\n\\n`` events (as
-        :func:`agentcore.web.sse_stream`) and heartbeats. Pass it to
+        :func:`agentcore.integrations.web.sse_stream`) and heartbeats. Pass it to
         Starlette's or FastAPI's ``StreamingResponse`` or Django's
-        ``StreamingHttpResponse`` with :data:`agentcore.web.CONTENT_TYPE` and
-        :data:`agentcore.web.SSE_HEADERS`.
+        ``StreamingHttpResponse`` with :data:`agentcore.integrations.web.CONTENT_TYPE` and
+        :data:`agentcore.integrations.web.SSE_HEADERS`.
 
     Raises:
         ValueError: ``heartbeat`` is not positive.

@@ -3,7 +3,7 @@
 :func:`parse_docstring` splits a docstring into its summary and the entries of
 its ``Args:`` and ``Attributes:`` sections (and their synonyms);
 :func:`class_doc` does the same for a class's own docstring.
-:mod:`agentcore._schema` uses them for the tool's description and the
+:mod:`agentcore.schema.signature` uses them for the tool's description and the
 ``description`` of each property.
 """
 

@@ -4,8 +4,8 @@
 docstring and returns the tool's input schema plus, for each parameter, how to
 turn the validated JSON value into the annotated Python type.
 
-Its neighbours: :mod:`agentcore._docstrings` parses the docstrings (the
-descriptions); :mod:`agentcore._validation` checks each call's arguments
+Its neighbours: :mod:`agentcore.schema.docstrings` parses the docstrings (the
+descriptions); :mod:`agentcore.schema.validation` checks each call's arguments
 against the schema and encodes return values.
 
 Decisions (so nobody "fixes" them by accident):
@@ -33,7 +33,7 @@ Decisions (so nobody "fixes" them by accident):
 * ``datetime``, ``date``, ``time`` and ``UUID`` are strings with the JSON
   Schema ``format`` ``date-time``, ``date``, ``time``, ``uuid``; the
   validator asserts these formats with the very parsers that build the
-  values (:data:`agentcore._validation.FORMATS`), so a string that passes
+  values (:data:`agentcore.schema.validation.FORMATS`), so a string that passes
   always converts. A ``Decimal`` is a JSON number or a decimal string (a
   string keeps every digit); a path is a string.
 * pydantic models and pydantic dataclasses get pydantic's own JSON Schema
@@ -67,10 +67,10 @@ from typing import Annotated, Any, Literal, NamedTuple, Union
 
 import attrs
 
-from agentcore._docstrings import class_doc, parse_docstring
-from agentcore._validation import FORMATS, SchemaValidator, json_default, path_text
 from agentcore.context import Context
 from agentcore.errors import ConfigError
+from agentcore.schema.docstrings import class_doc, parse_docstring
+from agentcore.schema.validation import FORMATS, SchemaValidator, json_default, path_text
 
 __all__ = [
     "Convert",
@@ -78,7 +78,6 @@ __all__ = [
     "Param",
     "function_plan",
     "is_context",
-    "parse_docstring",
     "rewrite_schema",
     "type_schema",
 ]

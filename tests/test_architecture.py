@@ -1,0 +1,180 @@
+"""The module layout (docs/architecture.md): the module graph in that page is the
+real one, the layers only import downwards, names are imported from the module
+that defines them (no re-exports), and no private name crosses a module.
+
+Run ``python -m tests.test_architecture`` to rewrite the graph in the page after
+a change of imports."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import sys
+
+import agentcore
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PAGE = ROOT / "docs" / "architecture.md"
+BEGIN = "<!-- module graph: written by `python -m tests.test_architecture` -->"
+END = "<!-- end of module graph -->"
+
+LAYERS = {
+    "integrations": {"*"},
+    "engine": {"base", "public", "engine"},
+    "public": {"base", "public", "schema", "engine", "transport"},
+    "providers": {"base", "providers", "transport", "schema"},
+    "transport": {"base", "transport"},
+    "schema": {"base", "schema"},
+    "base": {"base"},
+}
+"""What each layer may import. base: the value types every layer shares; public:
+the user-facing modules at the top of the package; engine: the run loop."""
+
+BASE = {"types", "errors", "settings", "context"}
+
+
+def modules() -> dict[str, pathlib.Path]:
+    """Every module of the package by dotted name (``agentcore.engine.loop``)."""
+    found = {}
+    for path in sorted((ROOT / "agentcore").rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def layer(module: str) -> str:
+    """The layer of a dotted module name."""
+    parts = module.split(".")
+    if len(parts) > 2 or module in {"agentcore.engine", "agentcore.providers", "agentcore.transport"}:
+        return parts[1]
+    if module in {"agentcore", "agentcore.__main__"}:
+        return "integrations"  # the package's face and its command import what they show
+    return "base" if parts[-1] in BASE else "public"
+
+
+def imports(path: pathlib.Path, known: dict[str, pathlib.Path]) -> set[str]:
+    """The package modules ``path`` imports, at the top or inside a function."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and (node.module or "").startswith("agentcore")
+        ):
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                found.add(full if full in known else str(node.module))
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("agentcore"))
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imports(path, known) - {name} for name, path in known.items()}
+
+
+def graph_text() -> str:
+    lines = []
+    for name, deps in graph().items():
+        short = sorted(d.removeprefix("agentcore.") for d in deps)
+        lines.append(f"{name.removeprefix('agentcore.') or 'agentcore'} -> {', '.join(short) or '(nothing)'}")
+    return "```text\n" + "\n".join(lines) + "\n```"
+
+
+def page_graph() -> str:
+    text = PAGE.read_text()
+    return text[text.index(BEGIN) + len(BEGIN) : text.index(END)].strip()
+
+
+def test_the_module_graph_in_docs_architecture_is_current() -> None:
+    assert page_graph() == graph_text(), "run `python -m tests.test_architecture` and review the diff"
+
+
+def test_layers_only_import_what_they_may() -> None:
+    wrong = []
+    for name, deps in graph().items():
+        allowed = LAYERS[layer(name)]
+        for dep in deps:
+            if "*" not in allowed and layer(dep) not in allowed:
+                wrong.append(f"{name} ({layer(name)}) imports {dep} ({layer(dep)})")
+    assert wrong == []
+
+
+def test_the_layer_table_sorts_known_modules() -> None:
+    assert layer("agentcore.engine.loop") == "engine"
+    assert layer("agentcore.transport.http") == "transport"
+    assert layer("agentcore.providers.anthropic") == "providers"
+    assert layer("agentcore.integrations.cli") == "integrations"
+    assert layer("agentcore.types") == "base"
+    assert layer("agentcore.options") == "public"
+
+
+def defined_names(path: pathlib.Path) -> set[str]:
+    """Names a module binds itself: functions, classes and assignments, at the
+    top level or under a top-level ``if``/``try``; not the names it imports."""
+    names = set()
+    for top in ast.parse(path.read_text()).body:
+        for node in ast.walk(top) if isinstance(top, (ast.If, ast.Try)) else [top]:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return names
+
+
+def import_problems(path: pathlib.Path, known: dict[str, pathlib.Path]) -> list[str]:
+    """Imports in ``path`` of a name from a module that does not define it, or of
+    a private name of another module. The package itself (``from agentcore
+    import ...``) is the public API and may be imported from."""
+    problems = []
+    where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in known):
+            continue
+        source = known[node.module]
+        names = defined_names(source) if node.module != "agentcore" else set()
+        for alias in node.names:
+            name = alias.name
+            if name.startswith("_") and not name.endswith("__") and source != path:
+                problems.append(f"{where}:{node.lineno}: private {node.module}.{name}")
+            submodule = f"{node.module}.{name}" in known
+            public = node.module == "agentcore" and (name in agentcore.__all__ or name == "__version__")
+            if not (submodule or public or name in names):
+                problems.append(f"{where}:{node.lineno}: {name} is not defined in {node.module}")
+    return problems
+
+
+def test_names_are_imported_from_the_module_that_defines_them() -> None:
+    known = modules()
+    files = [p for d in ("agentcore", "tests", "examples", "bench") for p in sorted((ROOT / d).rglob("*.py"))]
+    problems = [problem for path in files for problem in import_problems(path, known)]
+    assert problems == []
+
+
+def test_the_import_check_finds_a_re_export_and_a_private_name(tmp_path: pathlib.Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from agentcore.engine.loop import LoopOptions\n"
+        "from agentcore.engine.channel import _MAIN_THREAD_SLICE\n"
+        "from agentcore import version_of_nothing\n"
+    )
+    assert import_problems(probe, modules()) == [
+        "probe.py:1: LoopOptions is not defined in agentcore.engine.loop",
+        "probe.py:2: private agentcore.engine.channel._MAIN_THREAD_SLICE",
+        "probe.py:3: version_of_nothing is not defined in agentcore",
+    ]
+
+
+def _write() -> None:
+    text = PAGE.read_text()
+    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+    PAGE.write_text(text[:start] + "\n" + graph_text() + "\n" + text[end:])
+
+
+if __name__ == "__main__":
+    _write()
+    sys.exit(0)
