@@ -43,6 +43,10 @@ class Context:
         parent: a context whose cancellation also cancels this one (with the
             parent's error). The link is removed by :meth:`detach`.
 
+    Raises:
+        TypeError: ``timeout`` is not a number.
+        ValueError: ``timeout`` is negative or NaN.
+
     Thread-safe: any thread may cancel, check or wait.
     """
 
@@ -58,6 +62,8 @@ class Context:
         self._scheduled = False
         self._unlink: Callable[[], bool] = _noop
         if timeout is not None:
+            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+                raise TypeError(f"timeout must be a number of seconds, got {timeout!r}")
             if not timeout >= 0:
                 raise ValueError(f"timeout must be >= 0 seconds, got {timeout!r}")
             self._deadline = time.monotonic() + timeout

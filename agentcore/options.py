@@ -35,6 +35,11 @@ OUTPUT_MODES = ("native", "tool")
 def _tool_set(value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None) -> ToolSet:
     if isinstance(value, ToolSet):
         return value
+    if isinstance(value, (str, bytes)):
+        raise ConfigError(
+            "LoopOptions.tools must be tools (a list, a ToolSet or a name -> tool mapping), "
+            f"got the text {value!r}"
+        )
     return ToolSet(value or ())
 
 

@@ -17,6 +17,7 @@ import json
 import mimetypes
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -553,30 +554,45 @@ def file_part(
     return ContentPart(kind=ContentPartKind.FILE, file=file)
 
 
-def file_part_from_path(path: str | os.PathLike[str], media_type: str | None = None) -> ContentPart:
+MAX_FILE_BYTES = 50 * 1024 * 1024
+"""The most :func:`file_part_from_path` reads by default, in bytes: 50 MiB, the
+largest file any supported API takes in a request (OpenAI's per-file limit)."""
+
+
+def file_part_from_path(
+    path: str | os.PathLike[str], media_type: str | None = None, *, max_bytes: int = MAX_FILE_BYTES
+) -> ContentPart:
     """A ``file`` content part holding the bytes of the file at ``path``.
 
     Args:
-        path: the file to read (read whole, now).
+        path: the file to read (read whole, now): a regular file, not a
+            device, pipe or directory.
         media_type: its MIME type; by default guessed from the file name's
             extension with :func:`mimetypes.guess_type` (``.png`` ->
             ``image/png``, ``.pdf`` -> ``application/pdf``, ``.txt`` ->
             ``text/plain``).
+        max_bytes: the largest file accepted, in bytes.
 
     Returns:
         A part whose ``filename`` is the path's last component.
 
     Raises:
         OSError: the file cannot be read.
-        ValueError: no ``media_type`` was given and the extension says none.
+        ValueError: no ``media_type`` was given and the extension says none,
+            the path is not a regular file, or the file is larger than
+            ``max_bytes`` (nothing past ``max_bytes + 1`` bytes is read).
     """
     name = os.path.basename(os.fspath(path))
     if media_type is None:
         media_type, _encoding = mimetypes.guess_type(name)
         if media_type is None:
             raise ValueError(f"cannot tell the media type of {name!r} from its extension; pass media_type=")
+    if not stat.S_ISREG(os.stat(path).st_mode):  # before open(): opening a pipe waits for a writer
+        raise ValueError(f"{name!r} is not a regular file")
     with open(path, "rb") as handle:
-        data = handle.read()
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ValueError(f"{name!r} is larger than {max_bytes:,} bytes")
     return file_part(data, media_type=media_type, filename=name)
 
 
@@ -670,8 +686,20 @@ class Message:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Message:
-        """Inverse of :meth:`to_dict`."""
-        return cls(role=Role(data["role"]), content=[ContentPart.from_dict(p) for p in data["content"]])
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            ConfigError: ``data`` is not in the form :meth:`to_dict` writes (a
+                missing key, an unknown role or part kind, a value of the wrong
+                type); the message says which.
+        """
+        try:
+            return cls(role=Role(data["role"]), content=[ContentPart.from_dict(p) for p in data["content"]])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            from agentcore.errors import ConfigError  # errors.py imports this module
+
+            detail = f"missing key {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+            raise ConfigError(f"not a message in Message.to_dict() form: {detail}") from None
 
 
 def user_message(text: str, *parts: ContentPart) -> Message:

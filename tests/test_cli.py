@@ -997,6 +997,15 @@ def test_a_prompt_that_is_not_utf8_is_a_usage_error() -> None:
     assert err.getvalue() == "agentcore: error: the prompt is not valid UTF-8 text\n"
 
 
+def test_a_system_prompt_that_is_not_utf8_is_a_usage_error() -> None:
+    err = io.StringIO()
+    code = cli.main(
+        ["--model", "test", "--system", "caf\udce9", "hi"], stdout=io.StringIO(), stderr=err, env={}
+    )
+    assert code == 2
+    assert err.getvalue() == "agentcore: error: the --system text is not valid UTF-8 text\n"
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -6,6 +6,7 @@ import functools
 import gc
 import logging
 import math
+import re
 import threading
 import time
 import tracemalloc
@@ -326,6 +327,12 @@ def test_deadline_and_remaining() -> None:
 def test_invalid_timeout_is_rejected(bad: float) -> None:
     with pytest.raises(ValueError, match="timeout"):
         Context(timeout=bad)
+
+
+@pytest.mark.parametrize("bad", ["5", True, None.__class__])
+def test_a_timeout_that_is_not_a_number_is_a_type_error(bad: object) -> None:
+    with pytest.raises(TypeError, match=f"^timeout must be a number of seconds, got {re.escape(repr(bad))}$"):
+        Context(timeout=bad)  # type: ignore[arg-type]  # the wrong type is the point
 
 
 def test_infinite_and_huge_timeouts_do_not_break_the_scheduler(monkeypatch: pytest.MonkeyPatch) -> None:

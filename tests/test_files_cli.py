@@ -6,6 +6,7 @@ command's one-line tool results, and the PNG of the command's
 from __future__ import annotations
 
 import base64
+import os
 import struct
 import zlib
 from collections.abc import Callable
@@ -89,12 +90,21 @@ def test_the_command_sends_the_files_to_the_model(
 
 @pytest.mark.parametrize(
     ("name", "words"),
-    [("missing.png", "No such file"), ("data.unknownext", "cannot tell the media type")],
+    [
+        ("missing.png", "No such file"),
+        ("data.unknownext", "cannot tell the media type"),
+        ("folder.png", "'folder.png' is not a regular file"),
+        ("pipe.txt", "'pipe.txt' is not a regular file"),
+    ],
 )
 def test_a_file_the_command_cannot_attach_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, words: str
 ) -> None:
-    if name != "missing.png":
+    if name == "folder.png":
+        (tmp_path / name).mkdir()
+    elif name == "pipe.txt":
+        os.mkfifo(tmp_path / name)  # opening it would wait for a writer forever
+    elif name != "missing.png":
         (tmp_path / name).write_bytes(b"?")
     code = cli.main(["--file", str(tmp_path / name), "hi"])
     err = capsys.readouterr().err

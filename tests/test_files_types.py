@@ -203,3 +203,18 @@ def test_a_function_tool_returns_files_as_they_are_and_data_as_json() -> None:
         file_part(PNG.data, media_type="image/png"),
     ]
     assert render.execute('{"kind": "list"}', Context()) == '["a", "b"]'
+
+
+def test_file_part_from_path_refuses_a_device_without_reading_it() -> None:
+    # /dev/zero never ends: reading it whole would run out of memory.
+    with pytest.raises(ValueError, match=r"^'zero' is not a regular file$"):
+        file_part_from_path("/dev/zero", media_type="application/octet-stream")
+
+
+def test_file_part_from_path_refuses_a_file_over_max_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "big.txt"
+    path.write_bytes(b"x" * 11)
+    with pytest.raises(ValueError, match=r"^'big\.txt' is larger than 10 bytes$"):
+        file_part_from_path(path, max_bytes=10)
+    assert file_part_from_path(path, max_bytes=11).file == File("text/plain", b"x" * 11, filename="big.txt")
+    assert agentcore.types.MAX_FILE_BYTES == 50 * 1024 * 1024

@@ -563,6 +563,10 @@ def test_a_run_queues_at_most_queue_size_parts_for_a_reader_that_does_not_read()
         ({"tools": [FuncTool("search"), FuncTool("search")]}, "two tools are named 'search'"),
         ({"tools": {"find": FuncTool("search")}}, "differs"),
         ({"tools": [object()]}, "not a Tool"),
+        (
+            {"tools": "calc"},
+            r"tools must be tools \(a list, a ToolSet or a name -> tool mapping\), got the text 'calc'",
+        ),
         # Wrong types: a ConfigError naming the field, at construction (not a
         # TypeError, nor a failure inside the run later).
         ({"messages": user_message("hi")}, r"list of Message objects, got Message \(wrap it"),

@@ -28,7 +28,7 @@ from agentcore import (
     tool_result_part,
     user_message,
 )
-from agentcore.errors import ErrorClass
+from agentcore.errors import ConfigError, ErrorClass
 
 CALL = ToolCall(id="call_1", name="search", input='{"q":"x"}')
 RESULT = ToolResult(tool_call_id="call_1", name="search", content="found", is_error=False)
@@ -353,3 +353,22 @@ def test_the_text_delta_fast_path_builds_the_same_part_as_the_constructor() -> N
     }
     with pytest.raises(TypeError):
         StreamPart.text_delta(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("data", "detail"),
+    [
+        ({"content": []}, "missing key 'role'"),
+        ({"role": "boss", "content": []}, "ValueError: 'boss' is not a valid Role"),
+        (
+            {"role": "user", "content": [{"kind": "text", "text": "hi"}, {"text": "no kind"}]},
+            "missing key 'kind'",
+        ),
+        ({"role": "user", "content": 3}, "TypeError: 'int' object is not iterable"),
+        ({"role": "user", "content": ["text"]}, "TypeError: string indices must be integers"),
+    ],
+)
+def test_message_from_dict_names_what_is_wrong(data: dict[str, Any], detail: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        Message.from_dict(data)
+    assert str(caught.value).startswith(f"not a message in Message.to_dict() form: {detail}")

@@ -540,10 +540,11 @@ def main(
             prompt = (stdin if stdin is not None else sys.stdin).read()
         if not prompt.strip():
             raise UsageError("the prompt is empty")
-        try:
-            prompt.encode("utf-8")
-        except UnicodeEncodeError:
-            raise UsageError("the prompt is not valid UTF-8 text") from None
+        for name, text in (("prompt", prompt), ("--system text", args.system)):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise UsageError(f"the {name} is not valid UTF-8 text") from None
         attached = []
         for path in args.files:
             try:
@@ -599,9 +600,7 @@ def main(
     except ConfigError as exc:  # from a model's constructor, ModelSettings or LoopOptions: a bad option value
         write_line(err, f"agentcore: error: {one_line(str(exc))}")
         return EXIT_USAGE
-    except (
-        AgentcoreError
-    ) as exc:  # agentcore.integrations.mcp.MCPServerError: an MCP server cannot be started or reached
+    except AgentcoreError as exc:  # mcp.MCPServerError: an MCP server cannot be started or reached
         write_line(err, f"agentcore: error: {one_line(str(exc))}")
         return EXIT_ERROR
     except OSError as exc:  # the output cannot be written (a full disk, a closed file)
