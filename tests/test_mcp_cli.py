@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import io
 import shlex
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 from agentcore.integrations.cli import main
 from agentcore.testing import ScriptedModel
-from tests.loop_helpers import call, text_step, tool_step
+from tests.localserver import LocalServer, Reply
+from tests.loop_helpers import call, text_step, tool_step, wait_until
 from tests.mcp_servers.in_thread import HttpMCPServer
 from tests.mcp_servers.support import PYTHON, TOOLS_SERVER, children
 
@@ -54,3 +59,37 @@ def test_an_mcp_server_that_cannot_start_is_an_error() -> None:
     status, _, err = run_cli(["--mcp", "python 'unclosed", "hi"], ScriptedModel([]))
     assert status == 2
     assert "cannot split the MCP server command line" in err
+
+
+def test_ctrl_c_while_an_mcp_server_starts_exits_at_once_and_stops_it(tmp_path: Path) -> None:
+    """A server that never answers the handshake: Ctrl-C ends the command and
+    the server without waiting out the 30 s handshake timeout."""
+    marker = tmp_path / "pid"
+    server = f"sh -c {shlex.quote(f'echo $$ > {marker}.tmp && mv {marker}.tmp {marker} && exec sleep 300')}"
+    command = [sys.executable, "-m", "agentcore", "--model", "test", "--mcp", server, "hi"]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_until(marker.exists, timeout=20.0)
+        server_pid = int(marker.read_text())
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=15.0)  # the handshake timeout is 30 s
+    finally:
+        child.kill()
+        child.wait()
+    assert child.returncode == 130
+    assert err.splitlines()[-1] == "agentcore: interrupted"
+    assert not Path(f"/proc/{server_pid}").exists()
+
+
+def test_a_url_that_is_not_an_mcp_server_is_one_error_line(server: LocalServer) -> None:
+    """The SDK logs the failure it then raises; the command shows the error once,
+    on one line, and none of the SDK's own log records."""
+    page = b"<html>" + b"x" * 5000 + b"</html>"
+    server.add(*[Reply(actions=[page], headers={"Content-Type": "text/html"}, chunked=False)] * 4)
+    command = [sys.executable, "-m", "agentcore", "--model", "test", "--mcp-url", server.url + "/mcp", "hi"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"agentcore: error: could not connect to MCP server '{server.url}/mcp': "
+        "MCPError: Unexpected content type: text/html\n"
+    )

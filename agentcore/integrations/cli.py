@@ -131,6 +131,7 @@ import argparse
 import contextlib
 import io
 import json
+import logging
 import math
 import os
 import sys
@@ -653,6 +654,9 @@ def open_mcp_servers(commands: Sequence[str], urls: Sequence[str], env: Mapping[
     (:func:`agentcore.integrations.mcp.open_servers`); a stdio server gets the SDK's
     allowlist and, from ``env``, the locale (:func:`agentcore.integrations.mcp.server_environment`).
     ``agentcore.integrations.mcp``, and with it the MCP SDK, is imported only when one is given.
+    The SDK's own log records (it logs failures that it then raises, and the
+    command reports those on one line) are kept off the terminal unless its
+    ``mcp`` logger was given a handler.
 
     Raises:
         UsageError: the MCP SDK is not installed.
@@ -665,6 +669,10 @@ def open_mcp_servers(commands: Sequence[str], urls: Sequence[str], env: Mapping[
         from agentcore.integrations import mcp
     except ImportError as exc:
         raise UsageError(str(exc)) from None
+    sdk_log = logging.getLogger("mcp")
+    if not sdk_log.handlers:
+        sdk_log.addHandler(logging.NullHandler())
+        sdk_log.propagate = False
     return mcp.open_servers(commands, urls, env=mcp.server_environment(env))
 
 

@@ -536,8 +536,10 @@ class _Supervisor:
         for task in calls:
             task.cancel()
         await asyncio.gather(*calls, return_exceptions=True)
-        for conn in self._connections:
+        for conn, task in self._connections.items():
             conn.stop.set()
+            if not conn.ready.done():
+                task.cancel()  # still starting (a server that never answers): nothing to wait for
         await asyncio.gather(*self._connections.values(), return_exceptions=True)
         if stop:
             self._loop.stop()
