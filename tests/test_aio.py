@@ -224,7 +224,12 @@ def test_closing_from_another_thread_wakes_the_waiting_task() -> None:
     async def main() -> list[StreamPart]:
         reader = arun(_options(gate))
         got_one = threading.Event()
-        closer = threading.Thread(target=lambda: got_one.wait(5) and reader.close())
+
+        def close_after_the_first_part() -> None:
+            if got_one.wait(5):
+                reader.close()
+
+        closer = threading.Thread(target=close_after_the_first_part)
         closer.start()
         parts = []
         async for part in reader:  # waits for the gate after the first part, until the close

@@ -237,7 +237,7 @@ def whole_message(content: list[dict[str, Any]], stop_reason: str | None, **usag
 def test_a_message_start_holding_the_whole_message_is_read_like_streamed_blocks() -> None:
     """As the programmatic tool calling recordings send it: every block
     complete in ``message_start``, then ``message_stop``."""
-    content = [
+    content: list[dict[str, Any]] = [
         {"type": "thinking", "thinking": "roll", "signature": "sig"},
         {"type": "text", "text": "Rolling."},
         {"type": "tool_use", "id": "toolu_1", "name": "rollDie", "input": {"player": "p2"}, "caller": {}},
@@ -503,7 +503,7 @@ def test_manual_thinking_is_kept_when_the_turn_starts_with_thinking_or_a_new_tur
 
 @pytest.mark.parametrize("thinking", [{"thinking": True}, {"thinking": False}])
 def test_adaptive_or_disabled_thinking_is_sent_as_set(thinking: dict[str, bool]) -> None:
-    sent = body(*SWITCHED, settings=ModelSettings(**thinking))
+    sent = body(*SWITCHED, settings=ModelSettings(thinking=thinking["thinking"]))
     assert sent["thinking"] == {"type": "adaptive" if thinking["thinking"] else "disabled"}
 
 

@@ -329,7 +329,7 @@ def test_anthropic_idle_timeout_none_sends_the_plain_read_timeout(mock: response
         seen.append(kwargs["timeout"])
         return original(*args, **kwargs)
 
-    model._session.post = post  # type: ignore[method-assign]
+    model._session.post = post  # type: ignore[method-assign]  # spies on the session the adapter uses
     parts = list(model.stream(Request(messages=[user_message("Hi")]), Context()))
     assert parts[-1].finish_reason is FinishReason.STOP
     assert seen == [(3.0, 42.0)]

@@ -797,8 +797,8 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out == f"agentcore {agentcore.__version__}\n"
     assert cli.main(["--help"]) == 0
     text = capsys.readouterr().out
-    words = ("--model", "--base-url", "--system", "--max-steps", "--json", "ANTHROPIC_API_KEY", "130")
-    words += ("--hide-reasoning", "--thinking-budget", "--no-thinking", "--reasoning-effort", "NO_COLOR")
+    words = ["--model", "--base-url", "--system", "--max-steps", "--json", "ANTHROPIC_API_KEY", "130"]
+    words += ["--hide-reasoning", "--thinking-budget", "--no-thinking", "--reasoning-effort", "NO_COLOR"]
     for word in words:
         assert word in text
 

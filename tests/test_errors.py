@@ -101,7 +101,7 @@ def test_every_error_class_is_truthy_although_upstream_is_0() -> None:
     mistake UPSTREAM (value 0) for a missing class."""
     assert [bool(c) for c in ErrorClass] == [True] * 7
     assert (ErrorClass.UPSTREAM or None) is ErrorClass.UPSTREAM
-    assert ErrorClass.UPSTREAM == 0
+    assert int(ErrorClass.UPSTREAM) == 0
 
 
 def test_model_error_fields_and_defaults() -> None:

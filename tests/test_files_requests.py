@@ -32,7 +32,9 @@ TEXT_DOC = file_part("Grüße, notes.".encode(), media_type="text/plain", filena
 CALL = ToolCall("call_1", "render", '{"what": "chart"}')
 
 
-def tool_turn(*files: File, content: str = "Here it is.", is_error: bool = False) -> tuple[Message, ...]:
+def tool_turn(
+    *files: File | None, content: str = "Here it is.", is_error: bool = False
+) -> tuple[Message, ...]:
     """A user question, a call, and its result holding ``files``."""
     return (
         user_message("Draw the chart."),
@@ -96,7 +98,7 @@ def test_anthropic_a_message_of_files_only_is_sent() -> None:
 
 
 def test_anthropic_files_in_a_tool_result_follow_its_text() -> None:
-    body = anthropic_body(*tool_turn(IMAGE_BYTES.file, PDF_BYTES.file))  # type: ignore[arg-type]
+    body = anthropic_body(*tool_turn(IMAGE_BYTES.file, PDF_BYTES.file))
     assert body["messages"][2] == {
         "role": "user",
         "content": [
@@ -118,7 +120,7 @@ def test_anthropic_files_in_a_tool_result_follow_its_text() -> None:
 
 
 def test_anthropic_a_tool_result_of_files_only_and_an_error_result() -> None:
-    body = anthropic_body(*tool_turn(IMAGE_BYTES.file, content="", is_error=True))  # type: ignore[arg-type]
+    body = anthropic_body(*tool_turn(IMAGE_BYTES.file, content="", is_error=True))
     (block,) = body["messages"][2]["content"]
     assert block["is_error"] is True
     assert [b["type"] for b in block["content"]] == ["image"]
@@ -186,7 +188,7 @@ def test_responses_a_user_message_without_files_keeps_its_string_content() -> No
 
 
 def test_responses_files_in_a_function_call_output() -> None:
-    body = responses_body(*tool_turn(IMAGE_BYTES.file, TEXT_DOC.file))  # type: ignore[arg-type]
+    body = responses_body(*tool_turn(IMAGE_BYTES.file, TEXT_DOC.file))
     assert body["input"][2] == {
         "type": "function_call_output",
         "call_id": "call_1",
@@ -203,7 +205,7 @@ def test_responses_files_in_a_function_call_output() -> None:
 
 
 def test_responses_an_error_result_with_files_keeps_its_marker() -> None:
-    body = responses_body(*tool_turn(IMAGE_URL.file, content="it broke", is_error=True))  # type: ignore[arg-type]
+    body = responses_body(*tool_turn(IMAGE_URL.file, content="it broke", is_error=True))
     assert body["input"][2]["output"][0] == {"type": "input_text", "text": "Error: it broke"}
 
 
@@ -244,7 +246,7 @@ def test_chat_a_user_message_without_files_keeps_its_string_content() -> None:
 
 
 def test_chat_a_tools_files_follow_its_tool_message_in_a_user_message() -> None:
-    body = chat_body(*tool_turn(IMAGE_BYTES.file, PDF_BYTES.file))  # type: ignore[arg-type]
+    body = chat_body(*tool_turn(IMAGE_BYTES.file, PDF_BYTES.file))
     assert body["messages"][2:] == [
         {"role": "tool", "tool_call_id": "call_1", "content": "Here it is."},
         {
@@ -264,8 +266,8 @@ def test_chat_a_tools_files_follow_its_tool_message_in_a_user_message() -> None:
 def test_chat_the_files_of_parallel_calls_come_after_every_tool_message() -> None:
     second = ToolCall("call_2", "render", '{"what": "map"}')
     results = [
-        ToolResult("call_1", "render", "chart", files=[IMAGE_BYTES.file]),  # type: ignore[list-item]
-        ToolResult("call_2", "render", "map", files=[IMAGE_URL.file]),  # type: ignore[list-item]
+        ToolResult("call_1", "render", "chart", files=[IMAGE_BYTES.file]),
+        ToolResult("call_2", "render", "map", files=[IMAGE_URL.file]),
     ]
     history = (
         user_message("Draw both."),

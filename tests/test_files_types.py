@@ -130,7 +130,7 @@ def test_data_that_is_not_base64_is_refused_when_loading() -> None:
 
 def test_tool_result_files_must_be_files() -> None:
     with pytest.raises(TypeError, match="File objects"):
-        ToolResult("c1", "t", "x", files=[b"png"])  # type: ignore[list-item]
+        ToolResult("c1", "t", "x", files=[b"png"])
 
 
 def test_file_part_from_path_reads_the_bytes_and_guesses_the_type(tmp_path: Path) -> None:

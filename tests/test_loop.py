@@ -615,10 +615,10 @@ def test_loop_options_zero_means_the_defaults() -> None:
 
 def test_run_refuses_what_is_not_loop_options_or_a_context() -> None:
     with pytest.raises(ConfigError, match="run\\(\\) needs a LoopOptions, got NoneType"):
-        run(None)  # type: ignore[arg-type]
+        run(None)  # type: ignore[arg-type]  # a wrong type on purpose: refused
     options_ = LoopOptions(model=ScriptedModel([]), messages=[user_message("hi")])
     with pytest.raises(ConfigError, match="ctx must be a Context or None, got float"):
-        run(options_, 5.0)  # type: ignore[arg-type]
+        run(options_, 5.0)  # type: ignore[arg-type]  # a wrong type on purpose: refused
 
 
 class FlakyDefinition:

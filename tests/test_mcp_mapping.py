@@ -223,15 +223,15 @@ def test_server_environment_is_an_allowlist_with_env_on_top() -> None:
     ("call", "message"),
     [
         (lambda: MCPTools.stdio(""), "command must be a non-empty str"),
-        (lambda: MCPTools.stdio(["python", "s.py"]), "command must be a non-empty str"),  # type: ignore[arg-type]
+        (lambda: MCPTools.stdio(["python", "s.py"]), "command must be a non-empty str"),  # type: ignore[arg-type]  # a wrong type on purpose: refused
         (lambda: MCPTools.stdio("python", "s.py"), "args must be a sequence of str (not one str)"),
-        (lambda: MCPTools.stdio("python", [1]), "args must be a sequence of str"),  # type: ignore[list-item]
-        (lambda: MCPTools.stdio("python", env={"A": 1}), "env must be a mapping of str"),  # type: ignore[dict-item]
+        (lambda: MCPTools.stdio("python", [1]), "args must be a sequence of str"),  # type: ignore[list-item]  # a wrong type on purpose: refused
+        (lambda: MCPTools.stdio("python", env={"A": 1}), "env must be a mapping of str"),  # type: ignore[dict-item]  # a wrong type on purpose: refused
         (lambda: MCPTools.stdio("python", timeout=0), "timeout must be a number of seconds > 0, got 0"),
         (lambda: MCPTools.stdio("python", timeout=-1.0), "timeout must be a number of seconds > 0"),
         (lambda: MCPTools.stdio("python", timeout=True), "timeout must be a number of seconds > 0, got True"),
         (lambda: MCPTools.stdio("python", timeout=float("inf")), "timeout must be a number of seconds > 0"),
-        (lambda: MCPTools.stdio("python", timeout="5"), "timeout must be a number"),  # type: ignore[arg-type]
+        (lambda: MCPTools.stdio("python", timeout="5"), "timeout must be a number"),  # type: ignore[arg-type]  # a wrong type on purpose: refused
         (
             lambda: MCPTools.stdio("python", connect_timeout=0),
             "connect_timeout must be a number of seconds > 0",
@@ -244,7 +244,7 @@ def test_server_environment_is_an_allowlist_with_env_on_top() -> None:
         (lambda: MCPTools.http("http://127.0.0.1:abc/mcp"), "url must be an http:// or https:// URL"),
         (lambda: MCPTools.http("http://[::1/mcp"), "url must be an http:// or https:// URL"),
         (lambda: MCPTools.http("http://:80/mcp"), "url must be an http:// or https:// URL"),
-        (lambda: MCPTools.http("http://h/mcp", headers={"X": 1}), "'X' has a int value"),  # type: ignore[dict-item]
+        (lambda: MCPTools.http("http://h/mcp", headers={"X": 1}), "'X' has a int value"),  # type: ignore[dict-item]  # a wrong type on purpose: refused
         (
             lambda: MCPTools.http("http://h/mcp", connect_timeout=-2),
             "connect_timeout must be a number of seconds",
@@ -302,7 +302,7 @@ def test_combine_joins_tools_tool_sets_and_mappings_in_order() -> None:
 
 def test_combine_refuses_what_is_not_a_tool() -> None:
     with pytest.raises(ConfigError, match="is not a Tool"):
-        combine([object()])  # type: ignore[list-item]
+        combine([object()])  # type: ignore[list-item]  # a wrong type on purpose: refused
 
 
 def test_import_agentcore_does_not_import_the_sdk() -> None:

@@ -78,7 +78,8 @@ def sent_reasoning(body: bytes, field: str) -> str:
         for choice in chunk.get("choices") or []:
             delta = choice.get("delta") or {}
             if field == "thinking":
-                for part in delta.get("content") if isinstance(delta.get("content"), list) else []:
+                content = delta.get("content")
+                for part in content if isinstance(content, list) else []:
                     if part.get("type") == "thinking":
                         text += [piece["text"] for piece in part["thinking"]]
             elif field == "reasoning_details":

@@ -564,7 +564,7 @@ def test_closing_the_generator_closes_the_response(server: LocalServer) -> None:
     assert next(stream) == StreamPart.text_delta("x")
     assert next(stream) == StreamPart.text_delta("x")
     started = time.monotonic()
-    stream.close()  # type: ignore[attr-defined]
+    stream.close()  # type: ignore[attr-defined]  # Model.stream is an Iterator; the adapter returns a generator
     assert time.monotonic() - started < 0.5
     assert wait_until(lambda: server.disconnects >= 1)
     assert server.hits == 1
@@ -749,7 +749,7 @@ def test_closing_after_the_finish_reason_drains_the_rest_and_reuses_the_connecti
     for _ in range(3):
         stream = model.stream(REQUEST, Context())
         assert next(stream) == StreamPart.text_delta("Hello")  # the step is complete here
-        stream.close()  # type: ignore[attr-defined]
+        stream.close()  # type: ignore[attr-defined]  # Model.stream is an Iterator; the adapter returns a generator
     assert server.hits == 3
     assert len(set(server.ports)) == 1
 
@@ -760,7 +760,7 @@ def test_closing_before_the_finish_does_not_reuse_a_half_read_connection(server:
     model = model_for(server, session=session)
     stream = model.stream(REQUEST, Context())
     assert next(stream) == StreamPart.text_delta("Hello")
-    stream.close()  # type: ignore[attr-defined]
+    stream.close()  # type: ignore[attr-defined]  # Model.stream is an Iterator; the adapter returns a generator
     parts, error = collect(model)
     assert error is None
     assert parts == [

@@ -109,7 +109,7 @@ def sse(*chunks: dict[str, Any]) -> bytes:
     return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
 
 
-def delta(finish: str | None = None, usage: dict[str, int] | None = None, **fields: Any) -> dict[str, Any]:
+def delta(finish: str | None = None, usage: dict[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
     chunk: dict[str, Any] = {"choices": [{"index": 0, "delta": fields, "finish_reason": finish}]}
     if usage is not None:
         chunk["usage"] = usage

@@ -113,7 +113,8 @@ def sent_turn(message: Message, where: str = HERE, fmt: str | None = None) -> di
     if message.tool_calls:
         history.append(results(*message.tool_calls))
     body = request_body("m", Request(messages=history), origin=where, reasoning_format=fmt)
-    return body["messages"][1]
+    turn: dict[str, Any] = body["messages"][1]
+    return turn
 
 
 def wire(call_json: dict[str, Any], extra: Any = None) -> dict[str, Any]:
@@ -396,7 +397,7 @@ def test_unknown_reasoning_format_option(bad: str) -> None:
 
 def test_settings_option_must_be_model_settings() -> None:
     with pytest.raises(ConfigError, match="settings must be a ModelSettings or None, got dict"):
-        OpenAIChatModel("m", settings={"temperature": 0})  # type: ignore[arg-type]
+        OpenAIChatModel("m", settings={"temperature": 0})  # type: ignore[arg-type]  # a plain dict on purpose: refused at run time
 
 
 # --- ModelSettings ------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,8 +14,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.slow
 def test_mypy_strict_is_clean() -> None:
+    # The tests too: a helper with the wrong signature, or a test that passes
+    # a value of the wrong type without saying so, is found here.
     proc = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "agentcore"],
+        [sys.executable, "-m", "mypy", "--strict", "agentcore", "tests"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -35,6 +38,33 @@ def test_ruff_is_clean() -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_ruff_format_is_clean() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "agentcore", "tests"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+IGNORE = re.compile(r"#\s*type:\s*ignore(?P<code>\[[a-z, -]+\])?(?P<rest>.*)$")
+
+
+def test_every_type_ignore_in_the_tests_names_its_code_and_a_reason() -> None:
+    # A test that passes a wrong type on purpose says so, so that a stray
+    # ignore hiding a real mistake stands out.
+    offenders = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            found = IGNORE.search(line)
+            if found and not (found["code"] and found["rest"].strip().startswith("#")):
+                offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert offenders == []
 
 
 def test_only_the_cli_reads_the_environment() -> None:

@@ -71,7 +71,7 @@ def test_reasoning_defaults_to_empty_fields_and_is_frozen() -> None:
     assert attrs.astuple(block) == ("",) * len(FIELDS)
     assert tuple(field.name for field in attrs.fields(Reasoning)) == FIELDS
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
-        block.text = "x"  # type: ignore[misc]
+        block.text = "x"  # type: ignore[misc]  # frozen on purpose: the write must fail
 
 
 @pytest.mark.parametrize("field", FIELDS)
@@ -242,8 +242,9 @@ def test_tool_call_provider_data_and_origin_round_trip_exactly() -> None:
     assert plain.to_dict() == {"id": "c1", "name": "f", "input": "{}"}  # the form stored before provider data
     assert ToolCall.from_dict({"id": "c1", "name": "f", "input": "{}"}) == plain
     for field in ("provider_data", "origin"):
+        wrong: dict[str, Any] = {field: {"google": {}}}
         with pytest.raises(TypeError, match=f"{field} must be a str"):
-            ToolCall("c1", "f", "{}", **{field: {"google": {}}})
+            ToolCall("c1", "f", "{}", **wrong)
 
 
 # --- Message -----------------------------------------------------------------------------------

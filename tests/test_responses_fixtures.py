@@ -94,6 +94,8 @@ def summary(parts: list[StreamPart], error: ModelError | None) -> dict[str, Any]
     """What a stream gave, in the oracles' terms."""
     reasoning = [p.reasoning for p in parts if p.reasoning is not None]
     finish = [p for p in parts if p.kind is StreamPartKind.STEP_FINISH]
+    reasons = [p.finish_reason.value for p in finish if p.finish_reason is not None]
+    assert len(reasons) == len(finish)  # every step-finish part carries its reason
     return {
         "text": "".join(p.text for p in parts if p.kind is StreamPartKind.TEXT_DELTA),
         "reasoning_stream": "".join(p.text for p in parts if p.kind is StreamPartKind.REASONING_DELTA),
@@ -103,7 +105,7 @@ def summary(parts: list[StreamPart], error: ModelError | None) -> dict[str, Any]
             for c in (p.tool_call for p in parts)
             if c is not None
         ],
-        "finish_reason": "error" if error else (finish[-1].finish_reason.value if finish else None),
+        "finish_reason": "error" if error else (reasons[-1] if reasons else None),
         "finish_parts": len(finish),
         "usage": finish[-1].usage.to_dict() if finish else None,
         "error": error,

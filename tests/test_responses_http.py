@@ -37,7 +37,7 @@ from agentcore import (
 from agentcore.providers.openai import OpenAIResponsesModel
 from agentcore.testing import check_model
 from agentcore.transport.http import CancellableHTTPAdapter
-from tests.localserver import Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
+from tests.localserver import Action, Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
 
 REQUEST = Request(messages=(user_message("hi"),))
 
@@ -389,7 +389,8 @@ def test_a_stall_after_one_delta_times_out_as_transient(server: LocalServer) -> 
 
 
 def test_keepalives_without_content_hit_the_idle_timeout(server: LocalServer) -> None:
-    server.add(Reply(actions=[CREATED, *([b": keep-alive\n\n", Pause(0.2)] * 25)]))
+    keepalive: list[Action] = [b": keep-alive\n\n", Pause(0.2)]
+    server.add(Reply(actions=[CREATED, *(keepalive * 25)]))
     started = time.monotonic()
     parts, error = collect(model_for(server, idle_timeout=0.5))
     assert time.monotonic() - started < 1.5
@@ -403,7 +404,8 @@ def test_keepalives_without_content_hit_the_idle_timeout(server: LocalServer) ->
 
 
 def endless() -> Reply:
-    return Reply(actions=[CREATED, *([delta("x"), Pause(0.05)] * 400)])
+    chunk: list[Action] = [delta("x"), Pause(0.05)]
+    return Reply(actions=[CREATED, *(chunk * 400)])
 
 
 def test_closing_the_generator_closes_the_response(server: LocalServer) -> None:
@@ -411,7 +413,7 @@ def test_closing_the_generator_closes_the_response(server: LocalServer) -> None:
     stream = model_for(server).stream(REQUEST, Context())
     assert next(stream) == StreamPart.text_delta("x")
     started = time.monotonic()
-    stream.close()  # type: ignore[attr-defined]
+    stream.close()  # type: ignore[attr-defined]  # Model.stream is an Iterator; the adapter returns a generator
     assert time.monotonic() - started < 0.5
     assert wait_until(lambda: server.disconnects >= 1)
     assert server.hits == 1

@@ -109,7 +109,9 @@ class ResponsesAPI:
                 context = self.stored[previous] + context
         error = self.check(context, store=bool(body.get("store")))
         if error is not None:
-            self.errors.append(error.actions[0].decode())
+            body_bytes = error.actions[0]
+            assert isinstance(body_bytes, bytes)
+            self.errors.append(body_bytes.decode())
             return error
         step = sum(1 for item in context if item.get("type") == "function_call_output")
         output, text = self.step(step, include="reasoning.encrypted_content" in body.get("include", []))
@@ -162,6 +164,7 @@ class ResponsesAPI:
 
     def step(self, number: int, *, include: bool) -> tuple[list[dict[str, Any]], str]:
         """The output items of step ``number`` (0, 1 or 2), and its text."""
+        plan: list[tuple[list[str], str | None]]
         if number == 0:
             plan = [(SUMMARIES[0], "Oslo")]
         elif number == 1:
@@ -218,7 +221,13 @@ def sse(events: list[dict[str, Any]]) -> bytes:
 
 def stream(response_id: str, output: list[dict[str, Any]], text: str) -> bytes:
     """The events api.openai.com sends for a response with ``output``."""
-    response = {"id": response_id, "object": "response", "status": "in_progress", "output": [], "usage": None}
+    response: dict[str, Any] = {
+        "id": response_id,
+        "object": "response",
+        "status": "in_progress",
+        "output": [],
+        "usage": None,
+    }
     events: list[dict[str, Any]] = [
         {"type": "response.created", "response": response},
         {"type": "response.in_progress", "response": response},

@@ -29,7 +29,7 @@ def ev(kind: str, **fields: Any) -> Event:
     return Event(kind, {"type": kind, **fields})
 
 
-def completed(output: list[Any] | None = None, **usage: int) -> Event:
+def completed(output: list[Any] | None = None, **usage: int | dict[str, int]) -> Event:
     response: dict[str, Any] = {"id": "resp_1", "status": "completed", "output": output or []}
     if usage:
         response["usage"] = usage
@@ -510,11 +510,12 @@ def nested(depth: int) -> dict[str, Any]:
 def test_strict_schema_limits() -> None:
     assert strict_schema(nested(9))
     assert not strict_schema(nested(11))
-    wide = {**OBJECT, "properties": {f"p{i}": {"type": "string"} for i in range(5001)}}
-    wide["required"] = list(wide["properties"])
+    properties = {f"p{i}": {"type": "string"} for i in range(5001)}
+    required = list(properties)
+    wide = {**OBJECT, "properties": properties, "required": required}
     assert not strict_schema(wide)
-    wide["properties"].pop("p0")
-    wide["required"].remove("p0")
+    properties.pop("p0")
+    required.remove("p0")
     assert strict_schema(wide)
 
 

@@ -139,7 +139,7 @@ def test_extra_body_dict_names_the_option_it_checks() -> None:
     assert copy == original
     assert copy is not original
     with pytest.raises(ConfigError, match=r"^AnthropicModel\.extra_body must be a mapping"):
-        extra_body_dict("a=1", "AnthropicModel.extra_body")  # type: ignore[arg-type]
+        extra_body_dict("a=1", "AnthropicModel.extra_body")  # type: ignore[arg-type]  # a wrong type on purpose: refused
 
 
 # --- merged(): per-run settings over the model's -----------------------------------------------

@@ -21,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
@@ -44,6 +45,7 @@ from agentcore import (
     user_message,
 )
 from agentcore.integrations import cli
+from agentcore.model import Model
 from agentcore.output import OUTPUT_TOOL, OutputValidationError, partial_json
 from agentcore.providers import anthropic, openai
 from agentcore.providers.anthropic import AnthropicModel
@@ -442,7 +444,7 @@ def _anthropic_reply(text: str, output_tokens: int) -> Reply:
     def event(payload: dict[str, Any]) -> bytes:
         return f"event: {payload['type']}\ndata: {json.dumps(payload)}\n\n".encode()
 
-    message = {
+    message: dict[str, Any] = {
         "id": "msg_1",
         "type": "message",
         "role": "assistant",
@@ -508,7 +510,7 @@ def _responses_reply(text: str, output_tokens: int) -> Reply:
     return Reply(actions=[responses_stream("resp_1", [item], text)])
 
 
-ADAPTERS = {
+ADAPTERS: dict[str, tuple[Callable[[str], Model], Callable[[str, int], Reply]]] = {
     "anthropic": (lambda url: AnthropicModel("claude-x", api_key="k", base_url=url), _anthropic_reply),
     "chat": (lambda url: OpenAIChatModel("gpt-x", api_key="k", base_url=url), _chat_reply),
     "responses": (lambda url: OpenAIResponsesModel("gpt-x", api_key="k", base_url=url), _responses_reply),

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path, PurePosixPath
+from types import GenericAlias
 from typing import Annotated, Any, Literal, Optional, TypedDict
 
 import jsonschema
@@ -328,6 +329,7 @@ def test_schema_conversion_and_encoding(
         "additionalProperties": False,
     }
     text = t.execute(json.dumps({"x": argument}), Context())
+    assert isinstance(text, str)  # a dict result is encoded as JSON text
     assert seen == [value]
     assert type(seen[0]) is type(value)
     if isinstance(value, (list, tuple)):
@@ -573,7 +575,7 @@ def _dataclass(fields: list[Case]) -> Case:
 
 
 def _typed_dict(fields: list[Case]) -> Case:
-    cls = TypedDict(f"T{next(_names)}", {f"f{i}": hint for i, (hint, _, _) in enumerate(fields)})  # type: ignore[misc]
+    cls = TypedDict(f"T{next(_names)}", {f"f{i}": hint for i, (hint, _, _) in enumerate(fields)})  # type: ignore[misc]  # a TypedDict built at run time from drawn hints
     values = st.fixed_dictionaries({f"f{i}": v for i, (_, v, _) in enumerate(fields)})
     return cls, values, False
 
@@ -581,7 +583,7 @@ def _typed_dict(fields: list[Case]) -> Case:
 def _model(fields: list[Case]) -> Case:
     cls = pydantic.create_model(
         f"M{next(_names)}", **{f"f{i}": (hint, ...) for i, (hint, _, _) in enumerate(fields)}
-    )  # type: ignore[call-overload]
+    )  # type: ignore[call-overload]  # a model built at run time from drawn hints
     values = st.fixed_dictionaries({f"f{i}": v for i, (_, v, _) in enumerate(fields)}).map(lambda d: cls(**d))
     return cls, values, True
 
@@ -589,12 +591,22 @@ def _model(fields: list[Case]) -> Case:
 def _extend(inner: st.SearchStrategy[Case]) -> st.SearchStrategy[Case]:
     fields = st.lists(inner, min_size=1, max_size=3)
     return st.one_of(
-        inner.map(lambda c: (list[c[0]], st.lists(c[1], max_size=3), c[2])),  # type: ignore[name-defined]
-        inner.map(lambda c: (dict[str, c[0]], st.dictionaries(st.text(max_size=3), c[1], max_size=2), c[2])),  # type: ignore[name-defined]
+        inner.map(lambda c: (GenericAlias(list, c[0]), st.lists(c[1], max_size=3), c[2])),
+        inner.map(
+            lambda c: (
+                GenericAlias(dict, (str, c[0])),
+                st.dictionaries(st.text(max_size=3), c[1], max_size=2),
+                c[2],
+            )
+        ),
         inner.map(lambda c: (Optional[c[0]], st.none() | c[1], c[2])),  # noqa: UP045
         st.tuples(inner, inner).map(
-            lambda p: (tuple[p[0][0], p[1][0]], st.tuples(p[0][1], p[1][1]), p[0][2] and p[1][2])
-        ),  # type: ignore[name-defined]
+            lambda p: (
+                GenericAlias(tuple, (p[0][0], p[1][0])),
+                st.tuples(p[0][1], p[1][1]),
+                p[0][2] and p[1][2],
+            )
+        ),
         fields.map(_dataclass),
         fields.map(_typed_dict),
         fields.filter(lambda fs: all(ok for _, _, ok in fs)).map(_model),
@@ -612,6 +624,7 @@ def test_conversion_round_trips(case: Case, data: st.DataObject) -> None:
     seen: list[Any] = []
     t = _one_parameter_tool(hint, seen)
     text = t.execute(json.dumps({"x": value}, default=json_default), Context())
+    assert isinstance(text, str)  # a dict result is encoded as JSON text
     assert seen == [value]
     # The returned JSON is valid against the published schema (checked independently here, with
     # jsonschema's own date and uuid checks; its date-time and time checks require the UTC offset

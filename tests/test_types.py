@@ -129,7 +129,7 @@ def test_stream_part_converts_strings_and_is_frozen() -> None:
     assert part.kind is StreamPartKind.STEP_FINISH
     assert part.finish_reason is FinishReason.LENGTH
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
-        part.text = "x"  # type: ignore[misc]
+        part.text = "x"  # type: ignore[misc]  # frozen on purpose: the write must fail
     with pytest.raises(ValueError, match="'bogus' is not a valid StreamPartKind"):
         StreamPart(kind="bogus")
     with pytest.raises(ValueError, match="'done' is not a valid FinishReason"):
@@ -220,11 +220,11 @@ def test_message_content_must_be_content_parts_and_is_a_tuple() -> None:
 def test_text_and_system_prompt_must_be_str() -> None:
     # Caught where the value is made, not later inside an adapter's request body.
     with pytest.raises(TypeError, match="text must be a str, got int: 5"):
-        user_message(5)  # type: ignore[arg-type]
+        user_message(5)  # type: ignore[arg-type]  # a wrong type on purpose: refused
     with pytest.raises(TypeError, match="text must be a str, got NoneType"):
-        text_part(None)  # type: ignore[arg-type]
+        text_part(None)  # type: ignore[arg-type]  # a wrong type on purpose: refused
     with pytest.raises(TypeError, match="system must be a str, got int: 5"):
-        Request(system=5)  # type: ignore[arg-type]
+        Request(system=5)  # type: ignore[arg-type]  # a wrong type on purpose: refused
     assert Request(system="Be brief.").system == "Be brief."
 
 
@@ -240,7 +240,7 @@ def test_usage_addition_keeps_every_field() -> None:
     assert sum([a, a], Usage()) == Usage(4024, 30, 4000, 600)
     assert Usage() == Usage(0, 0, 0, 0)
     with pytest.raises(TypeError):
-        a + 1  # type: ignore[operator]
+        a + 1  # type: ignore[operator]  # an unsupported operand on purpose
 
 
 @pytest.mark.parametrize(
@@ -309,7 +309,7 @@ def test_dict_shapes_are_plain_json() -> None:
 
 def test_tool_call_input_must_be_text() -> None:
     with pytest.raises(TypeError, match="input must be JSON text"):
-        ToolCall("c1", "search", {"q": "x"})  # type: ignore[arg-type]
+        ToolCall("c1", "search", {"q": "x"})  # type: ignore[arg-type]  # a wrong type on purpose: refused
     assert ToolCall("c1", "search").input == "{}"
 
 
@@ -325,7 +325,7 @@ def test_tool_definition_schema_validation() -> None:
     with pytest.raises(ValueError, match="input_schema must be a JSON object"):
         ToolDefinition("s", input_schema="[1, 2]")
     with pytest.raises(TypeError, match=r"use json\.dumps"):
-        ToolDefinition("s", input_schema={"type": "object"})  # type: ignore[arg-type]
+        ToolDefinition("s", input_schema={"type": "object"})  # type: ignore[arg-type]  # a wrong type on purpose: refused
 
 
 def test_request_defaults_and_conversion() -> None:
@@ -352,7 +352,7 @@ def test_the_text_delta_fast_path_builds_the_same_part_as_the_constructor() -> N
         f.name: getattr(slow, f.name) for f in attrs.fields(StreamPart)
     }
     with pytest.raises(TypeError):
-        StreamPart.text_delta(None)  # type: ignore[arg-type]
+        StreamPart.text_delta(None)  # type: ignore[arg-type]  # a wrong type on purpose: refused
 
 
 @pytest.mark.parametrize(

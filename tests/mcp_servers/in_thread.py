@@ -43,7 +43,7 @@ class HttpMCPServer:
                 raw = scope["headers"]
                 assert isinstance(raw, list)
                 self.headers.append({k.decode(): v.decode() for k, v in raw})
-            await app(scope, receive, send)  # type: ignore[arg-type]
+            await app(scope, receive, send)  # type: ignore[arg-type]  # the ASGI callables, typed loosely here
 
         # uvicorn types the grace as int but waits with asyncio.wait_for, which takes a float
         grace: Any = 0.1
