@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from agentcore.caching import CacheReport
 from agentcore.engine.channel import Channel, StreamReader
 from agentcore.errors import Canceled, RunError
 from agentcore.types import (
@@ -42,6 +43,11 @@ class StepResult:
             that a step that carried tool calls is ``tool-calls`` (loop rule 3).
         reasoning: the step's reasoning blocks, in the order the model
             produced them (empty for a model that does not reason).
+        cache: how the step's request compared with the earlier request
+            through the same model and, when it read less from the prompt
+            cache than it could have, why (:class:`agentcore.caching.CacheReport`;
+            ``docs/caching.md``); None from a model that does not report it.
+            Not compared by ``==``.
     """
 
     text: str
@@ -50,6 +56,7 @@ class StepResult:
     usage: Usage
     finish_reason: FinishReason
     reasoning: tuple[Reasoning, ...] = ()
+    cache: CacheReport | None = attrs.field(default=None, eq=False)
 
     @property
     def reasoning_text(self) -> str:

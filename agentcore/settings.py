@@ -26,6 +26,10 @@ TOOL_CHOICES = ("auto", "none", "required")
 """The ``tool_choice`` values that are not a tool name."""
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 """The ``reasoning_effort`` values; each adapter says which its API takes."""
+CACHE_TTLS = ("5m", "1h")
+"""The ``cache_ttl`` values: Anthropic's cache lifetimes (5 minutes, 1 hour)."""
+CACHE_RETENTIONS = ("in_memory", "24h")
+"""The ``cache_retention`` values: OpenAI's ``prompt_cache_retention`` policies."""
 
 
 def extra_body_dict(extra_body: Mapping[str, Any] | None, option: str = "extra_body") -> dict[str, Any]:
@@ -99,11 +103,19 @@ def _tool_choice(_instance: Any, _attribute: Any, value: object) -> None:
         )
 
 
-def _effort(_instance: Any, _attribute: Any, value: object) -> None:
-    if value is not None and value not in REASONING_EFFORTS:
-        raise ConfigError(
-            f"ModelSettings.reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, got {value!r}"
-        )
+def _one_of(values: tuple[str, ...]) -> Any:
+    def check(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value is not None and value not in values:
+            raise ConfigError(
+                f"ModelSettings.{attribute.name} must be one of {', '.join(values)}, got {value!r}"
+            )
+
+    return check
+
+
+def _cache_key(_instance: Any, _attribute: Any, value: object) -> None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ConfigError(f"ModelSettings.cache_key must be a non-empty str, got {value!r}")
 
 
 def _optional_bool(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -134,6 +146,21 @@ class ModelSettings:
         thinking: turn the model's reasoning on (True) or off (False).
         thinking_budget: the most tokens the model may spend reasoning in one
             step, with ``thinking=True`` (Anthropic's ``budget_tokens``).
+        cache: automatic prompt caching (Anthropic's request-level
+            ``cache_control``: the provider caches the prompt up to its last
+            block, a breakpoint that moves forward as the loop's history
+            grows). ``AnthropicModel`` turns it on by default; False turns
+            it off (``docs/caching.md``).
+        cache_ttl: how long cached prefixes live: ``"5m"`` (the provider's
+            default) or ``"1h"`` (writes cost more); Anthropic.
+        cache_system: also put a cache breakpoint on the system prompt
+            (Anthropic), so it stays cached when the messages change.
+        cache_tools: also put a cache breakpoint on the tool definitions
+            (Anthropic).
+        cache_key: a key the provider uses with the prompt's prefix to route
+            requests to the same cache (OpenAI's ``prompt_cache_key``).
+        cache_retention: how long the provider keeps cached prefixes:
+            ``"in_memory"`` or ``"24h"`` (OpenAI's ``prompt_cache_retention``).
         extra_body: fields merged into the request body last (they win), for
             what has no field here.
 
@@ -147,9 +174,15 @@ class ModelSettings:
     seed: int | None = attrs.field(default=None, validator=_int(-(2**63)))
     tool_choice: str | None = attrs.field(default=None, validator=_tool_choice)
     parallel_tool_calls: bool | None = attrs.field(default=None, validator=_optional_bool)
-    reasoning_effort: str | None = attrs.field(default=None, validator=_effort)
+    reasoning_effort: str | None = attrs.field(default=None, validator=_one_of(REASONING_EFFORTS))
     thinking: bool | None = attrs.field(default=None, validator=_optional_bool)
     thinking_budget: int | None = attrs.field(default=None, validator=_int(1))
+    cache: bool | None = attrs.field(default=None, validator=_optional_bool)
+    cache_ttl: str | None = attrs.field(default=None, validator=_one_of(CACHE_TTLS))
+    cache_system: bool | None = attrs.field(default=None, validator=_optional_bool)
+    cache_tools: bool | None = attrs.field(default=None, validator=_optional_bool)
+    cache_key: str | None = attrs.field(default=None, validator=_cache_key)
+    cache_retention: str | None = attrs.field(default=None, validator=_one_of(CACHE_RETENTIONS))
     extra_body: Mapping[str, Any] | None = attrs.field(default=None, converter=_extra_body)
 
     def merged(self, override: ModelSettings | None) -> ModelSettings:

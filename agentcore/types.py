@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import attrs
 
 if TYPE_CHECKING:
+    from agentcore.caching import CacheReport
     from agentcore.settings import ModelSettings
 
 
@@ -35,6 +36,7 @@ class ContentPartKind(str, enum.Enum):
     TOOL_CALL = "tool-call"
     TOOL_RESULT = "tool-result"
     FILE = "file"
+    CACHE_POINT = "cache-point"
 
 
 class Role(str, enum.Enum):
@@ -471,7 +473,8 @@ def _content_matches_kind(instance: ContentPart, _attribute: Any, _value: Any) -
 class ContentPart:
     """One element of a :class:`Message`'s content; ``kind`` selects which
     field is meaningful (``text``, ``reasoning``, ``tool_call``,
-    ``tool_result`` or ``file``)."""
+    ``tool_result`` or ``file``; a ``cache-point`` part has none, see
+    :func:`cache_point`)."""
 
     kind: ContentPartKind = attrs.field(converter=ContentPartKind)
     text: str = attrs.field(default="", validator=_text)
@@ -482,7 +485,8 @@ class ContentPart:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form: ``{"kind": ..., and "text" | "reasoning" |
-        "tool_call" | "tool_result" | "file"}``."""
+        "tool_call" | "tool_result" | "file"}`` (``{"kind": "cache-point"}``
+        alone for a cache point)."""
         if self.tool_call is not None:
             return {"kind": self.kind.value, "tool_call": self.tool_call.to_dict()}
         if self.tool_result is not None:
@@ -491,6 +495,8 @@ class ContentPart:
             return {"kind": self.kind.value, "reasoning": self.reasoning.to_dict()}
         if self.file is not None:
             return {"kind": self.kind.value, "file": self.file.to_dict()}
+        if self.kind is ContentPartKind.CACHE_POINT:
+            return {"kind": self.kind.value}
         return {"kind": self.kind.value, "text": self.text}
 
     @classmethod
@@ -505,6 +511,8 @@ class ContentPart:
             return reasoning_part(Reasoning.from_dict(data["reasoning"]))
         if kind is ContentPartKind.FILE:
             return ContentPart(kind=ContentPartKind.FILE, file=File.from_dict(data["file"]))
+        if kind is ContentPartKind.CACHE_POINT:
+            return cache_point()
         return text_part(data.get("text", ""))
 
 
@@ -526,6 +534,22 @@ def tool_call_part(call: ToolCall) -> ContentPart:
 def tool_result_part(result: ToolResult) -> ContentPart:
     """A ``tool-result`` content part."""
     return ContentPart(kind=ContentPartKind.TOOL_RESULT, tool_result=result)
+
+
+def cache_point() -> ContentPart:
+    """A ``cache-point`` content part: a prompt-cache breakpoint after the
+    content before it, for providers that take explicit breakpoints.
+
+    Put it in a message of the history (``user_message(long_document,
+    cache_point())``): ``AnthropicModel`` puts ``cache_control`` on the last
+    block before it, so the prompt up to there is cached and read back by
+    later requests that share it, even when what follows changes. Adapters
+    whose API has no breakpoints (the OpenAI ones: their caching is
+    automatic) send nothing for it. It carries no content and is kept by
+    :meth:`Message.to_dict` / :meth:`Message.from_dict`. ``docs/caching.md``
+    has the rules (at most 4 breakpoints per Anthropic request).
+    """
+    return ContentPart(kind=ContentPartKind.CACHE_POINT)
 
 
 def file_part(
@@ -755,7 +779,7 @@ _PART_FIELDS: dict[StreamPartKind, frozenset[str]] = {
     StreamPartKind.REASONING: frozenset({"reasoning"}),
     StreamPartKind.TOOL_CALL: frozenset({"tool_call"}),
     StreamPartKind.TOOL_RESULT: frozenset({"tool_result"}),
-    StreamPartKind.STEP_FINISH: frozenset({"usage", "finish_reason"}),
+    StreamPartKind.STEP_FINISH: frozenset({"usage", "finish_reason", "cache"}),
     StreamPartKind.FINISH: frozenset({"finish_reason", "total_usage"}),
     StreamPartKind.ERROR: frozenset({"err", "finish_reason", "total_usage"}),
 }
@@ -775,6 +799,7 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
         and part.total_usage is _EMPTY_USAGE
         and part.finish_reason is None
         and part.err is None
+        and part.cache is None
     ):
         return
     allowed = _PART_FIELDS[kind]
@@ -789,6 +814,7 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
             ("total_usage", part.total_usage == _EMPTY_USAGE),
             ("finish_reason", part.finish_reason is None),
             ("err", part.err is None),
+            ("cache", part.cache is None),
         )
         if not empty
     }
@@ -829,7 +855,7 @@ class StreamPart:
     reasoning        reasoning (one complete block)
     tool-call        tool_call
     tool-result      tool_result
-    step-finish      usage, finish_reason
+    step-finish      usage, finish_reason, cache
     finish           finish_reason, total_usage
     error            err, finish_reason, total_usage
     ===============  =================================
@@ -839,6 +865,9 @@ class StreamPart:
     reasoning block as ``reasoning-delta`` parts (what a UI shows while the
     model thinks) and then one ``reasoning`` part holding the whole block
     (what goes into the history); a reader that wants only text ignores both.
+    A ``step-finish`` part from a built-in adapter carries ``cache``, the
+    step's :class:`agentcore.caching.CacheReport` (None from other models);
+    it is not compared by ``==``.
     """
 
     kind: StreamPartKind = attrs.field(converter=StreamPartKind)
@@ -850,6 +879,7 @@ class StreamPart:
     total_usage: Usage = _EMPTY_USAGE
     finish_reason: FinishReason | None = attrs.field(default=None, converter=_optional_reason)
     err: BaseException | None = attrs.field(default=None, validator=_part_matches_kind)
+    cache: CacheReport | None = attrs.field(default=None, eq=False)
 
     @classmethod
     def text_delta(cls, text: str) -> StreamPart:
@@ -893,9 +923,11 @@ class StreamPart:
         return cls(StreamPartKind.TOOL_RESULT, tool_result=result)
 
     @classmethod
-    def step_finish(cls, finish_reason: FinishReason, usage: Usage = _EMPTY_USAGE) -> StreamPart:
-        """The end of one model step, with that step's usage."""
-        return cls(StreamPartKind.STEP_FINISH, finish_reason=finish_reason, usage=usage)
+    def step_finish(
+        cls, finish_reason: FinishReason, usage: Usage = _EMPTY_USAGE, cache: CacheReport | None = None
+    ) -> StreamPart:
+        """The end of one model step, with that step's usage (and its cache report)."""
+        return cls(StreamPartKind.STEP_FINISH, finish_reason=finish_reason, usage=usage, cache=cache)
 
     @classmethod
     def finish(cls, finish_reason: FinishReason, total_usage: Usage = _EMPTY_USAGE) -> StreamPart:

@@ -358,7 +358,9 @@ class _Loop:
             assert reason is not None
             self.total += usage  # billed: counted even if the reader is gone by now
             runnable = [] if reason is FinishReason.LENGTH else step.calls
-            result = StepResult(step.text, tuple(step.calls), (), usage, reason, step.reasoning)
+            result = StepResult(
+                step.text, tuple(step.calls), (), usage, reason, step.reasoning, step.finish.cache
+            )
             self.steps.append(result)
             message = _assistant_message(step.content, keep_calls=bool(runnable))
             if message is not None:
@@ -548,7 +550,7 @@ class _Loop:
                 "a step ends with stop, tool-calls or length",
             )
         if calls and reason is FinishReason.STOP:
-            finish = StreamPart.step_finish(FinishReason.TOOL_CALLS, finish.usage)
+            finish = StreamPart.step_finish(FinishReason.TOOL_CALLS, finish.usage, finish.cache)
         return _Step("".join(content.texts), content.parts, calls, tuple(content.reasoning), finish, release)
 
     def _run_tools(self, calls: list[ToolCall]) -> list[ToolResult]:

@@ -5,8 +5,8 @@ standard output; its reasoning, tool calls, results and the usage line on
 standard error);
 :class:`JsonPrinter` writes one :func:`agentcore.integrations.web.part_to_dict` object
 per part (JSON Lines), the same objects a browser gets. :func:`describe_error`,
-:func:`usage_text`, :func:`call_text` and :func:`result_text` are the one-line
-forms they share with the command's error lines. Nothing here reads the environment or chooses a model.
+:func:`usage_text`, :func:`cache_text`, :func:`call_text` and :func:`result_text`
+are the one-line forms they share with the command's error lines. Nothing here reads the environment or chooses a model.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
+from agentcore.caching import CacheReport
 from agentcore.errors import AgentcoreError
 from agentcore.integrations.web import part_to_dict
 from agentcore.types import StreamPart, StreamPartKind, ToolCall, ToolResult, Usage
@@ -51,6 +52,26 @@ def usage_text(usage: Usage) -> str:
         f"input {usage.input}, output {usage.output}, "
         f"cache read {usage.cache_read}, cache write {usage.cache_write}"
     )
+
+
+def cache_text(step: int, usage: Usage, report: CacheReport | None) -> str | None:
+    """``cache: step 2 · read 1,800 of 2,012 prompt tokens (89%) · wrote 200``:
+    a step's cache reads as a share of its prompt (input, cache reads
+    included, plus the tokens written to the cache), then the cache miss
+    reason when there is one (:attr:`agentcore.caching.CacheReport.reason`).
+    None for a step that neither read nor wrote the cache and was no miss
+    (a provider without caching, the offline models): nothing to show."""
+    miss = report is not None and report.miss
+    if not (usage.cache_read or usage.cache_write or miss):
+        return None
+    prompt = usage.input + usage.cache_write
+    share = usage.cache_read * 100 // prompt if prompt else 0
+    line = f"cache: step {step} · read {usage.cache_read:,} of {prompt:,} prompt tokens ({share}%)"
+    if usage.cache_write:
+        line += f" · wrote {usage.cache_write:,}"
+    if report is not None and report.miss:
+        line += f" · miss: {report.reason}"
+    return line
 
 
 def call_text(call: ToolCall) -> str:
@@ -112,6 +133,7 @@ class TextPrinter:
         self.thinking_mid_line = False
         self.streamed = False
         """Reasoning deltas were shown since the last reasoning part: that block is on screen."""
+        self.steps = 0
 
     def _break_line(self) -> None:
         self._end_thinking()
@@ -157,6 +179,11 @@ class TextPrinter:
         elif kind is StreamPartKind.STEP_FINISH:
             self._end_thinking()
             self.streamed = False
+            self.steps += 1
+            line = cache_text(self.steps, part.usage, part.cache)
+            if line is not None:
+                self._break_line()
+                write_line(self.err, line)
         elif kind is StreamPartKind.FINISH:
             self._break_line()
             reason = part.finish_reason.value if part.finish_reason else "?"

@@ -53,6 +53,14 @@ Decisions:
   thinking modes and effort levels it takes, sampling fields refused by the
   newest models) is left to the API: its 400 is an ``INVALID_REQUEST``
   :class:`ModelError`. ``extra_body`` goes last and is sent as given.
+* Prompt caching (:data:`CACHE_DOCS`): automatic caching is on by
+  default (``ModelSettings(cache=True)`` is the adapter's default setting; a
+  loop sends its whole growing prefix every step), as the request-level
+  ``cache_control``; ``cache_system``, ``cache_tools`` and
+  :func:`agentcore.cache_point` parts add explicit breakpoints
+  (:func:`cache_control`); more than :data:`MAX_CACHE_BREAKPOINTS` in one
+  request is a :class:`ConfigError`. Each step's ``step-finish`` part carries
+  its :class:`agentcore.caching.CacheReport` (:func:`cache_policy`).
 * An API key (8 characters or longer) that the server echoes in an error
   message is replaced with ``[REDACTED]``.
 """
@@ -69,6 +77,7 @@ from typing import Any
 import requests
 from requests.structures import CaseInsensitiveDict
 
+from agentcore import caching
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.providers import attachments, config
@@ -80,6 +89,7 @@ from agentcore.transport import http, sse
 from agentcore.transport.headers import credential, header_dict
 from agentcore.types import (
     ContentPart,
+    ContentPartKind,
     File,
     Message,
     OutputSchema,
@@ -101,8 +111,13 @@ ANTHROPIC_VERSION = "2023-06-01"
 
 __all__ = [
     "ANTHROPIC_VERSION",
+    "CACHE_DOCS",
+    "CACHE_TTL_SECONDS",
+    "MAX_CACHE_BREAKPOINTS",
+    "MIN_CACHEABLE_TOKENS",
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_TOKENS",
+    "DEFAULT_SETTINGS",
     "EFFORTS",
     "FILE_TYPES",
     "MAX_DOCUMENT_BASE64",
@@ -110,9 +125,14 @@ __all__ = [
     "MIN_THINKING_BUDGET",
     "SETTINGS",
     "AnthropicModel",
+    "cache_breakpoints",
+    "cache_control",
+    "cache_policy",
+    "min_cacheable_tokens",
     "file_block",
     "reasoning_block",
     "request_body",
+    "request_parts",
     "settings_fields",
     "thinking_config",
     "tool_choice",
@@ -133,6 +153,10 @@ SETTINGS = frozenset(
         "reasoning_effort",
         "thinking",
         "thinking_budget",
+        "cache",
+        "cache_ttl",
+        "cache_system",
+        "cache_tools",
         "extra_body",
     }
 )
@@ -142,6 +166,8 @@ EFFORTS = ("low", "medium", "high", "xhigh", "max")
 """The ``output_config.effort`` levels (https://platform.claude.com/docs/en/build-with-claude/effort)."""
 MIN_THINKING_BUDGET = 1024
 """The smallest ``budget_tokens`` the API accepts."""
+DEFAULT_SETTINGS = ModelSettings(cache=True)
+"""The adapter's own settings, under the caller's: automatic prompt caching on."""
 FILE_TYPES = (*attachments.IMAGE_TYPES, attachments.PDF, attachments.TEXT)
 """The media types the API takes: images (https://platform.claude.com/docs/en/build-with-claude/vision),
 PDFs (https://platform.claude.com/docs/en/build-with-claude/pdf-support) and plain
@@ -154,6 +180,30 @@ MAX_DOCUMENT_BASE64 = 32 * attachments.MB
 """The largest PDF or text document: the 32 MB request size limit that
 https://platform.claude.com/docs/en/build-with-claude/pdf-support states for documents
 (the whole request counts, so a smaller file may still be refused: a 413)."""
+CACHE_DOCS = "https://platform.claude.com/docs/en/build-with-claude/prompt-caching"
+"""Anthropic's prompt caching page: the rules :func:`cache_control`,
+:func:`cache_breakpoints` and :func:`cache_policy` follow."""
+MAX_CACHE_BREAKPOINTS = 4
+"""The most cache breakpoints one request may hold, the automatic one
+included (:data:`CACHE_DOCS`)."""
+CACHE_TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+"""Each ``cache_ttl`` in seconds; ``"5m"`` is the API's default (:data:`CACHE_DOCS`)."""
+MIN_CACHEABLE_TOKENS = (
+    ("claude-opus-4-6", 4096),
+    ("claude-opus-4-5", 4096),
+    ("claude-haiku-4-5", 4096),
+    ("claude-sonnet-4-6", 1024),
+    ("claude-sonnet-4-5", 1024),
+    ("claude-opus-4-1", 1024),
+    ("claude-opus-4", 1024),
+    ("claude-sonnet-4", 1024),
+    ("claude-3-7-sonnet", 1024),
+    ("claude-3-5-haiku", 2048),
+    ("claude-3-haiku", 2048),
+)
+"""The minimum cacheable prompt length in tokens, by model (its id, or its id
+and a date): shorter prompts are processed without caching, even when marked
+(:data:`CACHE_DOCS`, "Cache limitations"). Models not listed: not known."""
 _THINKING_BLOCKS = ("thinking", "redacted_thinking")
 _TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]+")
 _NOT_IN_ID = re.compile(r"[^a-zA-Z0-9_-]")
@@ -290,13 +340,36 @@ def _block(part: ContentPart, index: int, origin: str) -> dict[str, Any] | None:
     return None  # the API rejects empty and whitespace-only text blocks
 
 
-def _messages(messages: tuple[Message, ...], origin: str) -> list[dict[str, Any]]:
+def _messages(
+    messages: tuple[Message, ...], origin: str, cache: dict[str, Any]
+) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    """The ``messages`` turns, and the blocks sent for each message (what
+    :func:`agentcore.caching.fingerprint` digests). A cache point puts
+    ``cache`` on the last block before it that is not a thinking block (the
+    API does not cache those on their own)."""
     if not messages:
         raise ConfigError(f"the request has no messages; {_API} needs at least one user message")
     turns: list[dict[str, Any]] = []
+    sent: list[list[dict[str, Any]]] = []
+    last: dict[str, Any] | None = None
     for index, message in enumerate(messages):
         role = "assistant" if message.role is Role.ASSISTANT else "user"
-        blocks = [b for b in (_block(part, index, origin) for part in message.content) if b is not None]
+        blocks: list[dict[str, Any]] = []
+        for part in message.content:
+            if part.kind is ContentPartKind.CACHE_POINT:
+                if last is None:
+                    raise ConfigError(
+                        f"messages[{index}] has a cache point with no content before it for {_API} "
+                        "to cache up to (a thinking block cannot be one)"
+                    )
+                last["cache_control"] = dict(cache)
+                continue
+            block = _block(part, index, origin)
+            if block is not None:
+                blocks.append(block)
+                if block["type"] not in _THINKING_BLOCKS:
+                    last = block
+        sent.append(blocks)
         if not blocks:
             if role == "user":
                 raise ConfigError(
@@ -309,7 +382,7 @@ def _messages(messages: tuple[Message, ...], origin: str) -> list[dict[str, Any]
         if role == "user":  # tool_result blocks must open the user turn
             blocks.sort(key=lambda b: b["type"] != "tool_result")
         turns.append({"role": role, "content": blocks})
-    return turns
+    return turns, sent
 
 
 def _continues_turn_without_thinking(turns: list[dict[str, Any]]) -> bool:
@@ -516,6 +589,51 @@ def _without_constraints(node: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def cache_control(settings: ModelSettings) -> dict[str, Any]:
+    """The ``cache_control`` object of every breakpoint: ``{"type":
+    "ephemeral"}``, with ``"ttl": settings.cache_ttl`` when set (``"5m"``,
+    the default, or ``"1h"``), as :data:`CACHE_DOCS` documents it for the
+    request-level field (automatic caching) and for blocks alike."""
+    out: dict[str, Any] = {"type": "ephemeral"}
+    if settings.cache_ttl is not None:
+        out["ttl"] = settings.cache_ttl
+    return out
+
+
+def cache_breakpoints(body: Mapping[str, Any]) -> int:
+    """The cache breakpoints a request body holds: the request-level
+    ``cache_control`` (automatic caching), and each system, tool and message
+    block carrying one."""
+    system = body.get("system")
+    blocks = [
+        *(system if isinstance(system, list) else []),
+        *body.get("tools", []),
+        *(block for turn in body.get("messages", []) for block in turn["content"]),
+    ]
+    return ("cache_control" in body) + sum("cache_control" in block for block in blocks)
+
+
+def min_cacheable_tokens(model: str) -> int | None:
+    """The minimum cacheable prompt length of ``model`` from
+    :data:`MIN_CACHEABLE_TOKENS` (its id, or its id and a ``-YYYYMMDD``
+    date); None for a model not listed."""
+    for name, tokens in MIN_CACHEABLE_TOKENS:
+        if re.fullmatch(re.escape(name) + r"(-\d{8})?", model):
+            return tokens
+    return None
+
+
+def cache_policy(settings: ModelSettings, model: str, body: Mapping[str, Any]) -> caching.CachePolicy:
+    """What a request asked of the cache (:class:`agentcore.caching.CachePolicy`):
+    the TTL of ``settings.cache_ttl`` (:data:`CACHE_TTL_SECONDS`) when the body
+    holds a breakpoint, else no caching; the model's minimum
+    (:func:`min_cacheable_tokens`); usage reports cache writes, and the cache
+    then holds the prompt up to the last breakpoint: read + write tokens
+    (:data:`CACHE_DOCS`, "Tracking cache performance")."""
+    ttl = CACHE_TTL_SECONDS[settings.cache_ttl or "5m"] if cache_breakpoints(body) else None
+    return caching.CachePolicy("Anthropic", ttl, min_cacheable_tokens(model), reports_writes=True)
+
+
 def request_body(
     request: Request,
     model: str,
@@ -526,7 +644,25 @@ def request_body(
     origin: str = "",
     interleaved: bool = False,
 ) -> dict[str, Any]:
-    """The JSON body of a streaming ``POST /v1/messages``.
+    """The JSON body of a streaming ``POST /v1/messages`` (:func:`request_parts`'s body)."""
+    body, _sent = request_parts(
+        request, model, max_tokens, settings=settings, extra_body=extra_body, origin=origin, interleaved=interleaved
+    )
+    return body
+
+
+def request_parts(
+    request: Request,
+    model: str,
+    max_tokens: int,
+    *,
+    settings: ModelSettings | None = None,
+    extra_body: Mapping[str, Any] | None = None,
+    origin: str = "",
+    interleaved: bool = False,
+) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
+    """The JSON body of a streaming ``POST /v1/messages``, and the blocks sent
+    for each message of ``request.messages`` (in the body, for fingerprints).
 
     Follows https://docs.anthropic.com/en/api/messages: ``system`` is a
     top-level string; ``messages`` alternate ``user`` and ``assistant`` (tool
@@ -553,6 +689,15 @@ def request_body(
     with tool use"): the turn ends in the mode it began in, and the next turn
     thinks again. Adaptive thinking has no such rule.
 
+    Prompt caching (:data:`CACHE_DOCS`): ``settings.cache`` sends the
+    request-level ``cache_control`` (automatic caching: the API puts the
+    breakpoint on the last cacheable block); ``cache_system`` sends the
+    system prompt as one text block with ``cache_control``; ``cache_tools``
+    puts it on the last tool; each :func:`agentcore.cache_point` part puts
+    it on the last block before it (not a thinking block); every one is
+    :func:`cache_control`. With no system prompt or no tools,
+    ``cache_system`` or ``cache_tools`` marks nothing.
+
     Args:
         request: the step's request.
         model: the model id.
@@ -563,10 +708,12 @@ def request_body(
         interleaved: the request carries the ``interleaved-thinking`` beta.
 
     Returns:
-        A JSON-ready dict with ``stream: true``.
+        A JSON-ready dict with ``stream: true``, and one list of blocks per message.
 
     Raises:
-        ConfigError: a history the API would refuse (see
+        ConfigError: more than :data:`MAX_CACHE_BREAKPOINTS` cache breakpoints
+            (the message counts them), a ``cache_ttl`` with no breakpoint to
+            apply to, a cache point with no block before it; a history the API would refuse (see
             :func:`agentcore.providers.history.check_history`; no messages; a
             user or tool message with nothing to send; an assistant message
             last, a prefill, while thinking is on; a file part outside a user
@@ -578,9 +725,11 @@ def request_body(
     merged = (settings or ModelSettings()).merged(request.settings)
     cap = request.max_output_tokens or max_tokens
     body: dict[str, Any] = {"model": model, "max_tokens": cap, "stream": True}
+    cache = cache_control(merged)
     if request.system:
-        body["system"] = request.system
-    turns = _messages(request.messages, origin)
+        system = {"type": "text", "text": request.system, "cache_control": cache}
+        body["system"] = [system] if merged.cache_system else request.system
+    turns, sent = _messages(request.messages, origin, cache)
     body["messages"] = turns
     if request.tools:
         tools = []
@@ -590,7 +739,11 @@ def request_body(
                 entry["description"] = tool.description
             entry["input_schema"] = json.loads(tool.input_schema)
             tools.append(entry)
+        if merged.cache_tools:
+            tools[-1]["cache_control"] = cache
         body["tools"] = tools
+    if merged.cache:
+        body["cache_control"] = cache
     fields = settings_fields(merged, request.tools, cap, interleaved=interleaved)
     thinking = fields.get("thinking")
     if thinking is not None and thinking["type"] != "disabled" and turns[-1]["role"] == "assistant":
@@ -606,7 +759,33 @@ def request_body(
         body["output_config"] = {**body.get("output_config", {}), "format": output_format(request.output)}
     body.update(extra_body or {})
     body.update(merged.extra_body or {})
-    return body
+    _check_breakpoints(body, merged)
+    return body, sent
+
+
+def _check_breakpoints(body: Mapping[str, Any], settings: ModelSettings) -> None:
+    count = cache_breakpoints(body)
+    if count > MAX_CACHE_BREAKPOINTS:
+        found = [
+            name
+            for name, on in (
+                ("automatic caching", "cache_control" in body),
+                ("the system prompt", isinstance(body.get("system"), list)),
+                ("the tools", any("cache_control" in tool for tool in body.get("tools", []))),
+            )
+            if on
+        ]
+        points = count - len(found)
+        raise ConfigError(
+            f"the request has {count} cache breakpoints ({', '.join([*found, f'{points} cache points'])}); "
+            f"{_API} takes at most {MAX_CACHE_BREAKPOINTS}: remove cache points or set "
+            "ModelSettings(cache=False) to drop the automatic one"
+        )
+    if count == 0 and settings.cache_ttl is not None:
+        raise ConfigError(
+            f"ModelSettings.cache_ttl is {settings.cache_ttl!r} but the request asks for no caching "
+            "(cache=False, no cache_system, cache_tools or cache point)"
+        )
 
 
 # --- the adapter ----------------------------------------------------------
@@ -635,10 +814,16 @@ class AnthropicModel:
             headers); they override the defaults, and ``Request.headers``
             override them.
         settings: the model settings of every request (see
-            :func:`settings_fields` for the mapping); a run's
-            ``LoopOptions(settings=...)`` override them field by field.
+            :func:`settings_fields` for the mapping), over the adapter's
+            default ``ModelSettings(cache=True)`` (automatic prompt caching;
+            ``cache=False`` turns it off); a run's ``LoopOptions(settings=...)``
+            override them field by field.
         extra_body: fields merged into every request body after the
             settings (the settings' own ``extra_body`` goes last).
+        cache_tracker: compares each request with the earlier ones for the
+            step's :class:`agentcore.caching.CacheReport`; by default one of
+            this instance's own. Pass one to share it between instances (a
+            model made per request) or to give it a clock.
 
     Raises:
         ConfigError: an empty model id, a ``timeout`` that is not a
@@ -663,6 +848,7 @@ class AnthropicModel:
         headers: Mapping[str, str] | None = None,
         settings: ModelSettings | None = None,
         extra_body: Mapping[str, Any] | None = None,
+        cache_tracker: caching.CacheTracker | None = None,
     ) -> None:
         if not isinstance(model, str) or not model:
             raise ConfigError("model must be a non-empty model id")
@@ -675,8 +861,9 @@ class AnthropicModel:
         self._extra_headers = header_dict(headers)
         if settings is not None and not isinstance(settings, ModelSettings):
             raise ConfigError(f"settings must be a ModelSettings or None, got {type(settings).__name__}")
-        self._settings = settings or ModelSettings()
+        self._settings = DEFAULT_SETTINGS.merged(settings)
         unsupported(self._settings, set(SETTINGS), _API)
+        self._cache = caching.tracker(cache_tracker)
         self._extra_body = extra_body_dict(extra_body)
         self._model = model
         self._api_key = api_key
@@ -724,7 +911,7 @@ class AnthropicModel:
         """
         headers = self._headers(request)
         beta = headers.get("anthropic-beta", "")
-        body = request_body(
+        body, sent = request_parts(
             request,
             self._model,
             self._max_tokens,
@@ -734,7 +921,9 @@ class AnthropicModel:
             interleaved="interleaved-thinking" in beta.lower(),
         )
         plain = dict(headers)
-        yield from http.redacted(self._stream(body, plain, ctx), plain)
+        policy = cache_policy(self._settings.merged(request.settings), self._model, body)
+        prompt = caching.fingerprint(body.get("tools"), body.get("system"), sent)
+        yield from self._cache.watch(http.redacted(self._stream(body, plain, ctx), plain), prompt, policy)
 
     def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
         response = http.open_stream(

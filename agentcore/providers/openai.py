@@ -124,6 +124,7 @@ from typing import Any
 
 import requests
 
+from agentcore import caching
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.providers import attachments, config, responses
@@ -187,6 +188,8 @@ GEMINI_DUMMY_SIGNATURE = "skip_thought_signature_validator"
 """The thought signature Gemini documents for function calls it did not
 produce (https://ai.google.dev/gemini-api/docs/thought-signatures, FAQ)."""
 CHAT_SETTINGS = (
+    "cache_key",
+    "cache_retention",
     "temperature",
     "top_p",
     "stop_sequences",
@@ -202,10 +205,25 @@ CHAT_SETTINGS = (
 FILE_TYPES = (*attachments.IMAGE_TYPES, attachments.PDF, "text/*")
 """The media types sent (:func:`file_content`): images, PDFs, and text files as text."""
 _API = "the OpenAI Chat Completions API"
+CACHE_DOCS = "https://developers.openai.com/api/docs/guides/prompt-caching"
+"""OpenAI's prompt caching guide: the rules :func:`cache_fields` and
+:func:`cache_policy` follow."""
+MIN_CACHEABLE_TOKENS = 1024
+"""OpenAI caches prompts of 1,024 tokens or more (:data:`CACHE_DOCS`)."""
+CACHE_READ_GRANULARITY = 128
+"""Cache hits come in increments of 128 tokens, per OpenAI's prompt caching
+cookbook that :data:`CACHE_DOCS` links to."""
+RETENTION_SECONDS = {"in_memory": 300.0, "24h": 86400.0}
+"""How long a cached prefix is kept, by ``prompt_cache_retention``: in
+memory, "typically cleared within 5 to 10 minutes of inactivity" (the
+shorter bound here), or up to 24 hours (:data:`CACHE_DOCS`, "Prompt cache
+retention"); in memory is the default."""
 
 
 __all__ = [
     "OpenAIResponsesModel",
+    "CACHE_DOCS",
+    "CACHE_READ_GRANULARITY",
     "CHAT_SETTINGS",
     "DEFAULT_BASE_URL",
     "FILE_TYPES",
@@ -213,15 +231,20 @@ __all__ = [
     "GEMINI_DUMMY_SIGNATURE",
     "KNOWN_DIALECTS",
     "MAX_TOKENS_FIELDS",
+    "MIN_CACHEABLE_TOKENS",
     "NONE",
     "OPENAI_ORIGIN",
     "REASONING_DIALECTS",
+    "RETENTION_SECONDS",
     "SYSTEM_ROLES",
     "OpenAIChatModel",
+    "cache_fields",
+    "cache_policy",
     "file_content",
     "reasoning_dialect",
     "request_body",
     "request_headers",
+    "request_parts",
     "settings_fields",
 ]
 
@@ -537,6 +560,40 @@ def _reasoning_settings(settings: ModelSettings, dialect: str) -> dict[str, Any]
     return fields
 
 
+def cache_fields(settings: ModelSettings) -> dict[str, Any]:
+    """``prompt_cache_key`` and ``prompt_cache_retention`` from
+    ``settings.cache_key`` and ``settings.cache_retention`` (each when set), the
+    fields of both Chat Completions and the Responses API (:data:`CACHE_DOCS`:
+    the key is combined with the prefix hash to route requests that share
+    a prefix to the same cache; the retention is ``"in_memory"`` or ``"24h"``)."""
+    fields: dict[str, Any] = {}
+    if settings.cache_key is not None:
+        fields["prompt_cache_key"] = settings.cache_key
+    if settings.cache_retention is not None:
+        fields["prompt_cache_retention"] = settings.cache_retention
+    return fields
+
+
+def cache_policy(settings: ModelSettings, origin: str) -> caching.CachePolicy:
+    """What a request to ``origin`` asks of the cache: at api.openai.com,
+    caching is automatic (:data:`CACHE_DOCS`) with the TTL of the retention
+    (:data:`RETENTION_SECONDS`), prompts from :data:`MIN_CACHEABLE_TOKENS`,
+    reads in steps of :data:`CACHE_READ_GRANULARITY`, the whole prompt cached
+    (writes are not reported). Other servers document their own caching, or
+    none: no cache miss is claimed for them (the report still compares
+    prefixes)."""
+    if origin != OPENAI_ORIGIN:
+        return caching.CachePolicy("this server", None)
+    ttl = RETENTION_SECONDS[settings.cache_retention or "in_memory"]
+    return caching.CachePolicy(
+        "OpenAI",
+        ttl,
+        MIN_CACHEABLE_TOKENS,
+        reports_writes=False,
+        granularity=CACHE_READ_GRANULARITY,
+    )
+
+
 def settings_fields(
     settings: ModelSettings, tools: Sequence[ToolDefinition], dialect: str, origin: str
 ) -> dict[str, Any]:
@@ -553,7 +610,13 @@ def settings_fields(
     reasoning_effort,      ``reasoning_effort`` and ``thinking``, or
     thinking,              OpenRouter's ``reasoning`` (see
     thinking_budget        :func:`_reasoning_settings`)
+    cache_key,             ``prompt_cache_key``, ``prompt_cache_retention``
+    cache_retention        (:func:`cache_fields`)
     =====================  =============================================
+
+    ``cache``, ``cache_ttl``, ``cache_system`` and ``cache_tools`` have no
+    field here (OpenAI caches long prompts on its own) and are a
+    :class:`ConfigError`, as any unsupported field.
 
     Raises:
         ConfigError: ``thinking`` or ``thinking_budget`` for api.openai.com
@@ -576,6 +639,7 @@ def settings_fields(
         fields["stop"] = list(settings.stop_sequences)
     fields.update(_tool_choice(settings, tools))
     fields.update(_reasoning_settings(settings, dialect))
+    fields.update(cache_fields(settings))
     return fields
 
 
@@ -607,7 +671,36 @@ def request_body(
     reasoning_format: str | None = None,
     settings: ModelSettings | None = None,
 ) -> dict[str, Any]:
-    """The JSON body of one streamed Chat Completions request.
+    """The JSON body of one streamed Chat Completions request (:func:`request_parts`'s body)."""
+    body, _sent = request_parts(
+        model,
+        request,
+        system_role=system_role,
+        max_tokens_field=max_tokens_field,
+        include_usage=include_usage,
+        extra_body=extra_body,
+        origin=origin,
+        reasoning_format=reasoning_format,
+        settings=settings,
+    )
+    return body
+
+
+def request_parts(
+    model: str,
+    request: Request,
+    *,
+    system_role: str = "system",
+    max_tokens_field: str = "max_tokens",
+    include_usage: bool = True,
+    extra_body: Mapping[str, Any] | None = None,
+    origin: str = "",
+    reasoning_format: str | None = None,
+    settings: ModelSettings | None = None,
+) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
+    """The JSON body of one streamed Chat Completions request, and the
+    messages sent for each message of ``request.messages`` (its ``tool``
+    messages, its own, the ``user`` message of its tool results' files).
 
     Follows the OpenAI API reference ("Create chat completion"): the system
     prompt first, as a ``system_role`` message; user turns as text (with
@@ -646,7 +739,7 @@ def request_body(
         settings: the adapter's :class:`agentcore.ModelSettings`.
 
     Returns:
-        A JSON-serializable dict.
+        A JSON-serializable dict, and one list of messages per history message.
 
     Raises:
         ConfigError: before anything is sent: a history the server would
@@ -667,13 +760,16 @@ def request_body(
     if request.system:
         messages.append({"role": system_role, "content": request.system})
     held: list[dict[str, Any]] = []  # tool results' files: sent after the step's last tool message
+    sent: list[list[dict[str, Any]]] = []
     for index, message in enumerate(request.messages):
         entries = _message_json(message, index, dialect, origin)
         if held and not (entries and entries[0]["role"] == "tool"):
             messages += held
             held = []
         messages += entries
-        held += _tool_files_json(message, index)
+        files = _tool_files_json(message, index)
+        held += files
+        sent.append(entries + files)
     messages += held
     body: dict[str, Any] = {"model": model, "messages": messages, "stream": True}
     if include_usage:
@@ -687,7 +783,7 @@ def request_body(
     body.update(fields)
     body.update(extra_body or {})
     body.update(merged.extra_body or {})
-    return body
+    return body, sent
 
 
 def _merge_headers(target: dict[str, str], extra: Mapping[str, str]) -> None:
@@ -746,6 +842,7 @@ class _OpenAIModel:
         headers: Mapping[str, str] | None,
         extra_body: Mapping[str, Any] | None,
         settings: ModelSettings | None,
+        cache_tracker: caching.CacheTracker | None,
     ) -> None:
         if not isinstance(model, str) or not model:
             raise ConfigError("model must be a non-empty string")
@@ -763,6 +860,7 @@ class _OpenAIModel:
         self._url = self._base_url + self._path
         self._origin = config.origin(self._base_url)
         self._session = session if session is not None else http.new_session()
+        self._cache = caching.tracker(cache_tracker)
 
     @property
     def model_id(self) -> str:
@@ -808,6 +906,9 @@ class OpenAIChatModel(_OpenAIModel):
             (OpenRouter), ``"mistral-thinking"``, ``"gemini"`` or ``"none"``;
             None (the default) works it out from the server and the history
             (:func:`reasoning_dialect`).
+        cache_tracker: compares each request with the earlier ones for the
+            step's :class:`agentcore.caching.CacheReport`; by default one of
+            this instance's own (pass one to share it between instances).
 
     Raises:
         ConfigError: an option is out of range or of the wrong type: a
@@ -836,6 +937,7 @@ class OpenAIChatModel(_OpenAIModel):
         extra_body: Mapping[str, Any] | None = None,
         settings: ModelSettings | None = None,
         reasoning_format: str | None = None,
+        cache_tracker: caching.CacheTracker | None = None,
     ) -> None:
         if system_role not in SYSTEM_ROLES:
             raise ConfigError(f"system_role must be one of {SYSTEM_ROLES}, got {system_role!r}")
@@ -857,6 +959,7 @@ class OpenAIChatModel(_OpenAIModel):
             headers=headers,
             extra_body=extra_body,
             settings=settings,
+            cache_tracker=cache_tracker,
         )
         self._reasoning_format = reasoning_format
         self._system_role = system_role
@@ -879,7 +982,7 @@ class OpenAIChatModel(_OpenAIModel):
                 transport failure, or a stream cut before the step completed.
             Canceled: ``ctx`` was cancelled.
         """
-        body = request_body(
+        body, sent = request_parts(
             self._model,
             request,
             system_role=self._system_role,
@@ -891,7 +994,10 @@ class OpenAIChatModel(_OpenAIModel):
             settings=self._settings,
         )
         headers = request_headers(self._api_key, self._headers, request.headers)
-        yield from http.redacted(self._stream(body, headers, ctx), headers)
+        system = body["messages"][0] if request.system else None
+        prompt = caching.fingerprint(body.get("tools"), system, sent)
+        policy = cache_policy(self._settings.merged(request.settings), self._origin)
+        yield from self._cache.watch(http.redacted(self._stream(body, headers, ctx), headers), prompt, policy)
 
     def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
         response = http.open_stream(
@@ -981,6 +1087,9 @@ class OpenAIResponsesModel(_OpenAIModel):
             come after them).
         extra_body: fields merged into every request body (before the
             settings' ``extra_body``).
+        cache_tracker: compares each request with the earlier ones for the
+            step's :class:`agentcore.caching.CacheReport`; by default one of
+            this instance's own (pass one to share it between instances).
 
     Raises:
         ConfigError: an option is out of range or of the wrong type (as for
@@ -1006,6 +1115,7 @@ class OpenAIResponsesModel(_OpenAIModel):
         server_state: bool = False,
         headers: Mapping[str, str] | None = None,
         extra_body: Mapping[str, Any] | None = None,
+        cache_tracker: caching.CacheTracker | None = None,
     ) -> None:
         for name, flag in (("reasoning", reasoning), ("server_state", server_state)):
             if not isinstance(flag, bool):
@@ -1026,6 +1136,7 @@ class OpenAIResponsesModel(_OpenAIModel):
             headers=headers,
             extra_body=extra_body,
             settings=settings,
+            cache_tracker=cache_tracker,
         )
         responses.check_settings(self._settings, reasoning=reasoning)
         self._reasoning = reasoning
@@ -1050,11 +1161,12 @@ class OpenAIResponsesModel(_OpenAIModel):
                 before the response completed.
             Canceled: ``ctx`` was cancelled.
         """
-        body = responses.request_body(
+        settings = self._settings.merged(request.settings)
+        body, sent = responses.request_parts(
             self._model,
             request,
             origin=self._origin,
-            settings=self._settings.merged(request.settings),
+            settings=settings,
             system_role=self._system_role,
             reasoning=self._reasoning,
             reasoning_summary=self._reasoning_summary,
@@ -1062,7 +1174,10 @@ class OpenAIResponsesModel(_OpenAIModel):
             extra_body=self._extra_body,
         )
         headers = request_headers(self._api_key, self._headers, request.headers)
-        yield from http.redacted(self._stream(body, headers, ctx), headers)
+        system = body.get("instructions", body["input"][0] if request.system else None)
+        prompt = caching.fingerprint(body.get("tools"), system, sent)
+        policy = cache_policy(settings, self._origin)
+        yield from self._cache.watch(http.redacted(self._stream(body, headers, ctx), headers), prompt, policy)
 
     def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
         response = http.open_stream(

@@ -115,10 +115,21 @@ code (every ``text/`` type), JSON, XML, Word, PowerPoint and Excel files as
 "Accepted file types")."""
 
 _API = "the OpenAI Responses API"
-_SETTINGS = frozenset({"temperature", "top_p", "tool_choice", "parallel_tool_calls", "reasoning_effort"})
+_SETTINGS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "tool_choice",
+        "parallel_tool_calls",
+        "reasoning_effort",
+        "cache_key",
+        "cache_retention",
+    }
+)
 """The ModelSettings fields the body maps (``extra_body`` is merged last);
-the API has no ``stop`` and no ``seed``, and thinking is asked for with
-``reasoning_effort``."""
+the API has no ``stop`` and no ``seed``, thinking is asked for with
+``reasoning_effort``, and caching is automatic (``cache``, ``cache_ttl``,
+``cache_system`` and ``cache_tools`` have no field)."""
 
 
 # --- request: tools ----------------------------------------------------------
@@ -285,7 +296,9 @@ def _tool_choice(choice: str, tools: Sequence[ToolDefinition]) -> Any:
 
 
 def _settings_fields(settings: ModelSettings, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+    from agentcore.providers.openai import cache_fields  # the openai module imports this one
+
+    out: dict[str, Any] = cache_fields(settings)
     if settings.temperature is not None:
         out["temperature"] = settings.temperature
     if settings.top_p is not None:
@@ -448,7 +461,36 @@ def request_body(
     server_state: bool = False,
     extra_body: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The JSON body of one streamed Responses API request.
+    """The JSON body of one streamed Responses API request (:func:`request_parts`'s body)."""
+    body, _sent = request_parts(
+        model,
+        request,
+        origin=origin,
+        settings=settings,
+        system_role=system_role,
+        reasoning=reasoning,
+        reasoning_summary=reasoning_summary,
+        server_state=server_state,
+        extra_body=extra_body,
+    )
+    return body
+
+
+def request_parts(
+    model: str,
+    request: Request,
+    *,
+    origin: str,
+    settings: ModelSettings | None = None,
+    system_role: str = "instructions",
+    reasoning: bool = True,
+    reasoning_summary: str | None = "auto",
+    server_state: bool = False,
+    extra_body: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any], list[list[dict[str, Any]] | None]]:
+    """The JSON body of one streamed Responses API request, and the input
+    items sent for each message of ``request.messages`` (None for a message
+    not sent: before ``previous_response_id``).
 
     Follows https://platform.openai.com/docs/api-reference/responses/create:
 
@@ -485,7 +527,9 @@ def request_body(
       ...}}`` (:func:`json_schema_format`);
       ``max_output_tokens`` when ``request.max_output_tokens`` is set;
       temperature, top_p, tool_choice (a tool name as ``{"type":
-      "function", "name"}``) and parallel_tool_calls from ``settings``;
+      "function", "name"}``), parallel_tool_calls, ``prompt_cache_key`` and
+      ``prompt_cache_retention``
+      (:func:`agentcore.providers.openai.cache_fields`) from ``settings``;
       ``extra_body``, then ``settings.extra_body``, merged in last.
 
     Args:
@@ -502,7 +546,7 @@ def request_body(
         extra_body: the adapter's fields merged into the body.
 
     Returns:
-        A JSON-serializable dict.
+        A JSON-serializable dict, and the items of each history message.
 
     Raises:
         ConfigError: a history the API refuses (see
@@ -530,8 +574,11 @@ def request_body(
             body["instructions"] = request.system
         else:
             items.append({"type": "message", "role": "developer", "content": request.system})
+    sent: list[list[dict[str, Any]] | None] = [None] * start
     for index in range(start, len(messages)):
-        items += _message_items(messages[index], index, origin, server_state)
+        entries = _message_items(messages[index], index, origin, server_state)
+        items += entries
+        sent.append(entries)
     body["input"] = items
     if reasoning:
         body["include"] = [ENCRYPTED_CONTENT]
@@ -551,7 +598,7 @@ def request_body(
     body.update(_settings_fields(settings, request.tools))
     body.update(extra_body or {})
     body.update(settings.extra_body or {})
-    return body
+    return body, sent
 
 
 # --- stream: usage, finish, errors -------------------------------------------

@@ -1,0 +1,372 @@
+"""Prompt caching: what each request shares with the requests before it, and
+why a step read less from the provider's prompt cache than it could have.
+
+Providers cache a request's prompt prefix (the tool definitions, then the
+system prompt, then the messages, in that order) and bill a later request
+that starts with the same bytes much less for that part. A prefix is found
+again only when it is byte-identical, so one edited message, a new system
+prompt or a changed tool throws away everything after it; a cache also
+expires (its TTL), and a prompt shorter than the provider's minimum is not
+cached at all. ``docs/caching.md`` has the cost model and how to read this.
+
+Each adapter fingerprints the JSON it sends (:func:`fingerprint`: one digest
+for the tools, one for the system prompt, one per history message) and hands
+the step's parts to its :class:`CacheTracker`, which compares the request with
+the earlier request through the same model instance that shares the longest
+prefix with it (within a run and across runs) and, once the step's usage is
+known, attaches a :class:`CacheReport` to its ``step-finish`` part
+(:func:`diagnose`); the loop puts it on :attr:`agentcore.StepResult.cache`.
+A step that read less than it could have is logged at INFO, naming the cause.
+"""
+
+from __future__ import annotations
+
+import collections
+import enum
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import attrs
+
+from agentcore.errors import ConfigError
+from agentcore.types import StreamPart, StreamPartKind, Usage
+
+DEFAULT_KEEP = 32
+"""How many earlier requests a :class:`CacheTracker` remembers."""
+
+_log = logging.getLogger(__name__)
+
+
+def digest(value: Any) -> str:
+    """A stable digest of ``value`` as the adapters send it: SHA-256 of its
+    compact JSON text (keys in the order given, non-ASCII kept), as 32 hex
+    characters. Equal JSON text gives the same digest in every process."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+@attrs.frozen
+class Fingerprint:
+    """Digests of one request's prompt, in the order providers cache it.
+
+    Attributes:
+        tools: the digest of the tool definitions as sent (of ``null`` for none).
+        system: the digest of the system prompt as sent (of ``null`` for none).
+        messages: one digest per message of ``Request.messages``, of the JSON
+            the adapter sent for it (of ``null`` for a message it did not send).
+    """
+
+    tools: str
+    system: str
+    messages: tuple[str, ...]
+
+
+def fingerprint(tools: Any, system: Any, messages: Sequence[Any]) -> Fingerprint:
+    """The :class:`Fingerprint` of a request from the JSON values sent for its
+    tools, its system prompt and each of its messages (None: not sent)."""
+    return Fingerprint(digest(tools), digest(system), tuple(digest(message) for message in messages))
+
+
+class PrefixChange(str, enum.Enum):
+    """Where a request stopped matching the earlier request it is compared with."""
+
+    TOOLS = "tools"
+    """The tool definitions differ (nothing of the prefix is shared)."""
+    SYSTEM = "system"
+    """The system prompt differs (the tools are shared)."""
+    MESSAGE = "message"
+    """A message differs from the earlier request's message at the same index."""
+    SHORTER = "shorter"
+    """The history is a part of the earlier one's: it ends before it did."""
+
+
+@attrs.frozen
+class Match:
+    """How a request compares with an earlier one.
+
+    Attributes:
+        shared: the leading messages byte-identical to the earlier request's
+            (0 when the tools or the system prompt differ).
+        change: where the request stopped matching, or None when it holds the
+            whole earlier request (and perhaps more messages after it).
+        at: the index of the first message that differs (:attr:`PrefixChange.MESSAGE`)
+            or of the first one the earlier request had and this one lacks
+            (:attr:`PrefixChange.SHORTER`); None otherwise.
+    """
+
+    shared: int
+    change: PrefixChange | None
+    at: int | None = None
+
+
+def compare(current: Fingerprint, earlier: Fingerprint) -> Match:
+    """Compare ``current`` with ``earlier``, in the order providers cache a
+    prompt: tools, system prompt, then the messages one by one."""
+    if current.tools != earlier.tools:
+        return Match(0, PrefixChange.TOOLS)
+    if current.system != earlier.system:
+        return Match(0, PrefixChange.SYSTEM)
+    shared = 0
+    for mine, theirs in zip(current.messages, earlier.messages):
+        if mine != theirs:
+            return Match(shared, PrefixChange.MESSAGE, shared)
+        shared += 1
+    if shared < len(earlier.messages):
+        return Match(shared, PrefixChange.SHORTER, shared)
+    return Match(shared, None)
+
+
+class CacheCause(str, enum.Enum):
+    """Why a step read less from the prompt cache than it could have."""
+
+    PREFIX_CHANGED = "prefix-changed"
+    """The prompt differs from the earlier request's before that request's end."""
+    TTL_EXPIRED = "ttl-expired"
+    """More time passed since the earlier request than the cache's TTL."""
+    BELOW_MINIMUM = "below-minimum"
+    """The earlier request's prompt was shorter than the provider caches."""
+    NOT_SAID = "not-said"
+    """None of the above: the provider did not say why."""
+
+
+@attrs.frozen
+class CachePolicy:
+    """What an adapter asked of the provider's cache for one request, and the
+    provider's documented rules that decide what a later request can read.
+
+    Attributes:
+        provider: the provider's name, for the reason text (``"Anthropic"``).
+        ttl: seconds a cached prefix lives after its last use, as documented
+            for the TTL in effect; None when the request asked for no caching
+            (then no step is a miss).
+        min_tokens: the shortest prompt the provider caches, for this model;
+            None when not known.
+        reports_writes: the provider reports the tokens written to the cache,
+            so a request leaves ``cache_read + cache_write`` tokens cached
+            (Anthropic); otherwise it caches its whole prompt (OpenAI).
+        granularity: cache reads come in multiples of this many tokens
+            (OpenAI: 128); a shortfall smaller than it is not a miss.
+    """
+
+    provider: str
+    ttl: float | None
+    min_tokens: int | None = None
+    reports_writes: bool = True
+    granularity: int = 1
+
+
+@attrs.frozen
+class CacheReport:
+    """How one step's request compared with the earlier request through the
+    same model instance, and why its cache read fell short when it did.
+
+    Attributes:
+        messages: the request's messages.
+        shared_messages: its leading messages byte-identical to the earlier
+            request's (0 when the tools or the system prompt differ, or when
+            there is no earlier request).
+        previous_messages: the earlier request's messages; None when there is
+            no earlier request (the first through this model instance).
+        change: where the prompt stopped matching the earlier request, or None.
+        changed_at: the message index :attr:`change` names, or None.
+        seconds_since_previous: seconds from the earlier request to this one;
+            None without one.
+        cache_read: the tokens this step read from the cache.
+        expected_read: the tokens it could have read: what the earlier request
+            left in the cache (its cache read and write where the provider
+            reports writes, else its whole prompt; that prompt when it cached
+            nothing while caching was on); 0 when caching was off or the
+            earlier prompt was below the provider's minimum.
+        cause: why :attr:`cache_read` fell short of :attr:`expected_read`
+            (or, :attr:`CacheCause.BELOW_MINIMUM`, why nothing could be
+            cached); None when it did not.
+        reason: one line saying what happened, for people and logs; "" when
+            there is no :attr:`cause`.
+    """
+
+    messages: int
+    shared_messages: int = 0
+    previous_messages: int | None = None
+    change: PrefixChange | None = None
+    changed_at: int | None = None
+    seconds_since_previous: float | None = None
+    cache_read: int = 0
+    expected_read: int = 0
+    cause: CacheCause | None = None
+    reason: str = ""
+
+    @property
+    def miss(self) -> bool:
+        """True when the step read less than it could have (:attr:`cause` is set)."""
+        return self.cause is not None
+
+
+@attrs.frozen
+class Earlier:
+    """An earlier request as a :class:`CacheTracker` remembers it.
+
+    Attributes:
+        print: its fingerprint.
+        at: when it was sent, in seconds of the tracker's clock.
+        usage: the usage of its step.
+    """
+
+    print: Fingerprint
+    at: float
+    usage: Usage
+
+
+def _what_changed(match: Match) -> str:
+    if match.change is PrefixChange.TOOLS:
+        return "the tool definitions changed"
+    if match.change is PrefixChange.SYSTEM:
+        return "the system prompt changed"
+    if match.change is PrefixChange.MESSAGE:
+        return f"message {match.at} changed (edited or replaced since the earlier request)"
+    return f"the history is shorter than the earlier request's (it ends before message {match.at})"
+
+
+def diagnose(
+    messages: int, match: Match | None, earlier: Earlier | None, usage: Usage, policy: CachePolicy, at: float
+) -> CacheReport:
+    """The :class:`CacheReport` of a step.
+
+    A step is a miss when caching was asked for (``policy.ttl`` set), an
+    earlier request exists and the step read at least ``policy.granularity``
+    tokens less than that request left in the cache. The cause is, in this
+    order: the earlier prompt was below ``policy.min_tokens`` and nothing was
+    read (:attr:`CacheCause.BELOW_MINIMUM`); the prompt changed before the
+    earlier request's end (:attr:`CacheCause.PREFIX_CHANGED`, naming the tools,
+    the system prompt or the message index); more than ``policy.ttl`` seconds
+    passed (:attr:`CacheCause.TTL_EXPIRED`, "probably": providers keep a prefix
+    at least that long, sometimes longer); else :attr:`CacheCause.NOT_SAID`.
+
+    Args:
+        messages: the request's number of messages.
+        match: how the request compares with ``earlier`` (None without one).
+        earlier: the earlier request it is compared with, or None.
+        usage: the step's usage.
+        policy: what the request asked of the cache.
+        at: when the request was sent, on the clock of ``earlier.at``.
+    """
+    read = usage.cache_read
+    if match is None or earlier is None:
+        return CacheReport(messages, cache_read=read)
+    report = CacheReport(
+        messages,
+        shared_messages=match.shared,
+        previous_messages=len(earlier.print.messages),
+        change=match.change,
+        changed_at=match.at,
+        seconds_since_previous=round(at - earlier.at, 3),
+        cache_read=read,
+    )
+    if policy.ttl is None:
+        return report
+    before = earlier.usage
+    prompt = before.input + before.cache_write
+    if policy.min_tokens is not None and prompt < policy.min_tokens:
+        if read:
+            return report
+        reason = (
+            f"the earlier request's prompt ({prompt:,} tokens) is below the {policy.min_tokens:,}-token "
+            f"minimum {policy.provider} caches for this model, so nothing was cached"
+        )
+        return attrs.evolve(report, cause=CacheCause.BELOW_MINIMUM, reason=reason)
+    left = before.cache_read + before.cache_write if policy.reports_writes else before.input
+    expected = left or prompt
+    report = attrs.evolve(report, expected_read=expected)
+    if expected - read < policy.granularity:
+        return report
+    if match.change is not None:
+        cause, why = CacheCause.PREFIX_CHANGED, _what_changed(match)
+    elif at - earlier.at > policy.ttl:
+        cause = CacheCause.TTL_EXPIRED
+        why = (
+            f"the cache probably expired: {at - earlier.at:,.0f} s passed since the earlier request, "
+            f"more than its {policy.ttl:,.0f} s TTL"
+        )
+    else:
+        cause = CacheCause.NOT_SAID
+        why = f"the prefix and the TTL allowed more; {policy.provider} did not say why"
+    reason = f"read {read:,} of the {expected:,} cached tokens: {why}"
+    return attrs.evolve(report, cause=cause, reason=reason)
+
+
+def _score(current: Fingerprint, earlier: Fingerprint) -> tuple[int, bool]:
+    match = compare(current, earlier)
+    segments = 0 if match.change is PrefixChange.TOOLS else 1 if match.change is PrefixChange.SYSTEM else 2
+    return segments + match.shared, match.change is None
+
+
+class CacheTracker:
+    """Remembers the latest requests through one model instance and reports,
+    for each step, how its request compares with them (:func:`diagnose`).
+
+    Safe for concurrent runs: one lock guards the remembered requests. A
+    request is compared with the remembered one sharing the longest prefix
+    with it (the latest among equals, one it wholly extends first), so runs
+    interleaved on one model are each compared with their own previous step.
+    A step is remembered once its usage is known; a failed attempt is not.
+
+    Args:
+        clock: seconds, monotonic (the time of each request).
+        keep: how many requests to remember (the latest).
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic, keep: int = DEFAULT_KEEP) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._earlier: collections.deque[Earlier] = collections.deque(maxlen=keep)
+
+    def _closest(self, current: Fingerprint) -> Earlier | None:
+        with self._lock:
+            earlier = list(self._earlier)
+        best: Earlier | None = None
+        best_score = (-1, False)
+        for entry in earlier:  # oldest first: a later one wins a tie
+            score = _score(current, entry.print)
+            if score >= best_score:
+                best, best_score = entry, score
+        return best
+
+    def watch(self, parts: Iterator[StreamPart], request: Fingerprint, policy: CachePolicy) -> Iterator[StreamPart]:
+        """``parts`` of one step as they come, the ``step-finish`` part with its
+        :class:`CacheReport` (``cache``); logs a miss at INFO.
+
+        Args:
+            parts: the adapter's parts for the request.
+            request: the request's fingerprint.
+            policy: what the request asked of the cache.
+        """
+        at = self._clock()
+        earlier = self._closest(request)
+        match = None if earlier is None else compare(request, earlier.print)
+        for part in parts:
+            if part.kind is StreamPartKind.STEP_FINISH:
+                report = diagnose(len(request.messages), match, earlier, part.usage, policy, at)
+                with self._lock:
+                    self._earlier.append(Earlier(request, at, part.usage))
+                if report.cause is not None:
+                    _log.info("agentcore: prompt cache miss (%s): %s", report.cause.value, report.reason)
+                part = attrs.evolve(part, cache=report)
+            yield part
+
+
+def tracker(value: CacheTracker | None) -> CacheTracker:
+    """An adapter's ``cache_tracker`` option: ``value``, or a new
+    :class:`CacheTracker` for None.
+
+    Raises:
+        ConfigError: anything else.
+    """
+    if value is None:
+        return CacheTracker()
+    if not isinstance(value, CacheTracker):
+        raise ConfigError(f"cache_tracker must be a CacheTracker or None, got {type(value).__name__}")
+    return value
