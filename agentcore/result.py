@@ -16,10 +16,10 @@ from typing import Any
 
 import attrs
 
-from agentcore.caching import CacheReport
 from agentcore.engine.channel import Channel, StreamReader
 from agentcore.errors import Canceled, RunError
 from agentcore.types import (
+    CacheReport,
     FinishReason,
     Message,
     Reasoning,
@@ -45,7 +45,7 @@ class StepResult:
             produced them (empty for a model that does not reason).
         cache: how the step's request compared with the earlier request
             through the same model and, when it read less from the prompt
-            cache than it could have, why (:class:`agentcore.caching.CacheReport`;
+            cache than it could have, why (:class:`agentcore.types.CacheReport`;
             ``docs/caching.md``); None from a model that does not report it.
             Not compared by ``==``.
     """

@@ -83,6 +83,7 @@ def test_posts_a_streaming_body_and_reads_the_answer(mock: responses.RequestsMoc
         "max_tokens": DEFAULT_MAX_TOKENS,
         "stream": True,
         "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
+        "cache_control": {"type": "ephemeral"},  # automatic prompt caching, on by default
     }
     assert headers["x-api-key"] == KEY
     assert headers["anthropic-version"] == ANTHROPIC_VERSION == "2023-06-01"
@@ -126,6 +127,7 @@ def test_full_history_system_tools_and_max_tokens_override(mock: responses.Reque
         "model": "claude-test",
         "max_tokens": 123,
         "stream": True,
+        "cache_control": {"type": "ephemeral"},
         "system": "You are terse.",
         "messages": [
             {"role": "user", "content": [{"type": "text", "text": "Weather in Oslo?"}]},

@@ -1,4 +1,4 @@
-"""The provider-neutral cache bookkeeping of ``agentcore.caching``: digests,
+"""The provider-neutral cache bookkeeping of ``agentcore.providers.caching``: digests,
 prefix comparison, the diagnosis of each cause table by table, and the
 tracker's choice of the earlier request under concurrent runs."""
 
@@ -10,21 +10,19 @@ from collections.abc import Iterator
 import pytest
 
 from agentcore import ConfigError, FinishReason, StreamPart, Usage
-from agentcore.caching import (
-    CacheCause,
+from agentcore.providers.caching import (
     CachePolicy,
-    CacheReport,
     CacheTracker,
     Earlier,
     Fingerprint,
     Match,
-    PrefixChange,
     compare,
     diagnose,
     digest,
     fingerprint,
     tracker,
 )
+from agentcore.types import CacheCause, CacheReport, PrefixChange
 
 ANTHROPIC = CachePolicy("Anthropic", 300.0, 1024, reports_writes=True)
 OPENAI = CachePolicy("OpenAI", 300.0, 1024, reports_writes=False, granularity=128)
@@ -53,7 +51,12 @@ COMPARE_CASES = [
         Match(1, PrefixChange.MESSAGE, 1),
     ),
     ("first message edited", prompt("t", "s", "A"), prompt("t", "s", "a"), Match(0, PrefixChange.MESSAGE, 0)),
-    ("history cut", prompt("t", "s", "a"), prompt("t", "s", "a", "b", "c"), Match(1, PrefixChange.SHORTER, 1)),
+    (
+        "history cut",
+        prompt("t", "s", "a"),
+        prompt("t", "s", "a", "b", "c"),
+        Match(1, PrefixChange.SHORTER, 1),
+    ),
 ]
 
 
@@ -92,7 +95,8 @@ DIAGNOSE_CASES: list[tuple[str, Match, Earlier, Usage, CachePolicy, float, Cache
         130.0,
         CacheCause.PREFIX_CHANGED,
         2500,
-        "read 800 of the 2,500 cached tokens: message 1 changed (edited or replaced since the earlier request)",
+        "read 800 of the 2,500 cached tokens: "
+        "message 1 changed (edited or replaced since the earlier request)",
     ),
     (
         "Anthropic: the system prompt changed",
@@ -184,6 +188,17 @@ DIAGNOSE_CASES: list[tuple[str, Match, Earlier, Usage, CachePolicy, float, Cache
         CacheCause.NOT_SAID,
         3000,
         "read 0 of the 3,000 cached tokens: the prefix and the TTL allowed more; Anthropic did not say why",
+    ),
+    (
+        "the earlier request cached nothing, the model's minimum not known: no claim",
+        Match(3, None),
+        earlier(Usage(input=3000)),
+        Usage(input=3200),
+        CachePolicy("Anthropic", 300.0, None),
+        130.0,
+        None,
+        0,
+        "",
     ),
     (
         "caching off: nothing expected",
@@ -289,7 +304,9 @@ def test_interleaved_runs_are_each_compared_with_their_own_previous_step() -> No
 def test_a_request_that_extends_an_earlier_one_is_compared_with_it() -> None:
     cache = CacheTracker(clock=Clock())
     report_of(cache, prompt("t", "s", "a", "b"), Usage(input=10, cache_write=2000))
-    report_of(cache, prompt("t", "s", "a", "b", "c", "d"), Usage(input=2010, cache_read=2000, cache_write=300))
+    report_of(
+        cache, prompt("t", "s", "a", "b", "c", "d"), Usage(input=2010, cache_read=2000, cache_write=300)
+    )
     # back to the shorter history: the request that ended there is the one to read
     report = report_of(cache, prompt("t", "s", "a", "b"), Usage(input=2010, cache_read=2000))
     assert (report.previous_messages, report.change, report.miss) == (2, None, False)
@@ -304,7 +321,9 @@ def test_a_failed_attempt_is_not_remembered() -> None:
 
     with pytest.raises(ConnectionError):
         list(cache.watch(broken(), prompt("t", "s", "a"), ANTHROPIC))
-    assert report_of(cache, prompt("t", "s", "a"), Usage(input=10, cache_write=2000)).previous_messages is None
+    assert (
+        report_of(cache, prompt("t", "s", "a"), Usage(input=10, cache_write=2000)).previous_messages is None
+    )
 
 
 def test_concurrent_steps_are_all_remembered() -> None:
@@ -314,7 +333,9 @@ def test_concurrent_steps_are_all_remembered() -> None:
     def run(number: int) -> None:
         start.wait()
         for index in range(5):
-            report_of(cache, prompt("t", "s", f"run{number}", *[f"m{i}" for i in range(index)]), Usage(input=9))
+            report_of(
+                cache, prompt("t", "s", f"run{number}", *[f"m{i}" for i in range(index)]), Usage(input=9)
+            )
 
     threads = [threading.Thread(target=run, args=(n,)) for n in range(8)]
     for thread in threads:
@@ -323,7 +344,9 @@ def test_concurrent_steps_are_all_remembered() -> None:
         thread.join()
     # each run's last request extends its own fourth one, not another run's
     for number in range(8):
-        report = report_of(cache, prompt("t", "s", f"run{number}", "m0", "m1", "m2", "m3", "m4"), Usage(input=9))
+        report = report_of(
+            cache, prompt("t", "s", f"run{number}", "m0", "m1", "m2", "m3", "m4"), Usage(input=9)
+        )
         assert (report.shared_messages, report.previous_messages) == (5, 5)
 
 

@@ -8,6 +8,7 @@ one run per cause of a cache miss."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 from typing import Any
@@ -33,7 +34,6 @@ from agentcore import (
     tool_result_part,
     user_message,
 )
-from agentcore.caching import CacheCause, CacheTracker, PrefixChange
 from agentcore.providers.anthropic import (
     CACHE_TTL_SECONDS,
     MAX_CACHE_BREAKPOINTS,
@@ -44,6 +44,8 @@ from agentcore.providers.anthropic import (
     request_body,
 )
 from agentcore.providers.anthropic_stream import FORMAT
+from agentcore.providers.caching import CacheTracker
+from agentcore.types import CacheCause, PrefixChange
 from tests.localserver import LocalServer, Reply
 from tests.loop_helpers import FuncTool
 from tests.test_anthropic_mapping import (
@@ -124,7 +126,10 @@ def test_cache_points_mark_the_block_before_them() -> None:
     thinking = Reasoning(text="hm", signature="sig", format=FORMAT, origin="")
     messages = [
         user_message("A long document.", cache_point(), text_part("What does it say?")),
-        Message(role=Role.ASSISTANT, content=[text_part("It says hello."), reasoning_part(thinking), cache_point()]),
+        Message(
+            role=Role.ASSISTANT,
+            content=[text_part("It says hello."), reasoning_part(thinking), cache_point()],
+        ),
         user_message("And then?"),
     ]
     body = body_of(Request(messages=messages), cache_ttl="1h")
@@ -158,18 +163,23 @@ def test_a_cache_point_with_nothing_before_it_is_refused() -> None:
 def test_more_breakpoints_than_the_api_takes_are_refused_naming_them() -> None:
     messages = [user_message("one", cache_point()), user_message("two", cache_point())]
     request = Request(system="Be brief.", messages=messages, tools=TOOLS)
-    assert cache_breakpoints(body_of(request, cache_system=True, cache_tools=True)) == MAX_CACHE_BREAKPOINTS == 4
+    assert (
+        cache_breakpoints(body_of(request, cache_system=True, cache_tools=True)) == MAX_CACHE_BREAKPOINTS == 4
+    )
     with pytest.raises(ConfigError) as caught:
         body_of(request, cache=True, cache_system=True, cache_tools=True)
     assert str(caught.value) == (
-        "the request has 5 cache breakpoints (automatic caching, the system prompt, the tools, 2 cache points); "
+        "the request has 5 cache breakpoints "
+        "(automatic caching, the system prompt, the tools, 2 cache points); "
         "the Anthropic Messages API takes at most 4: remove cache points or set ModelSettings(cache=False) "
         "to drop the automatic one"
     )
 
 
 def test_a_ttl_without_anything_to_cache_is_refused() -> None:
-    with pytest.raises(ConfigError, match="ModelSettings.cache_ttl is '1h' but the request asks for no caching"):
+    with pytest.raises(
+        ConfigError, match=r"ModelSettings\.cache_ttl is '1h' but the request asks for no caching"
+    ):
         body_of(Request(messages=[user_message("Hi")]), cache=False, cache_ttl="1h")
 
 
@@ -178,7 +188,9 @@ def test_a_ttl_without_anything_to_cache_is_refused() -> None:
     [({"cache_key": "user-1"}, "cache_key"), ({"cache_retention": "24h"}, "cache_retention")],
 )
 def test_openai_cache_settings_are_refused(settings: dict[str, Any], field: str) -> None:
-    with pytest.raises(ConfigError, match=f"ModelSettings.{field} is not supported by the Anthropic Messages API"):
+    with pytest.raises(
+        ConfigError, match=f"ModelSettings.{field} is not supported by the Anthropic Messages API"
+    ):
         AnthropicModel("claude-sonnet-4-5", api_key=KEY, settings=ModelSettings(**settings))
 
 
@@ -297,7 +309,12 @@ class CachingServer:
                 message_delta("tool_use", output_tokens=5),
             ]
         else:
-            blocks = [text_start(0), text_delta(0, "Done."), block_stop(0), message_delta("end_turn", output_tokens=5)]
+            blocks = [
+                text_start(0),
+                text_delta(0, "Done."),
+                block_stop(0),
+                message_delta("end_turn", output_tokens=5),
+            ]
         return Reply(actions=[sse(message_start(**usage, output_tokens=1), *blocks, MESSAGE_STOP)])
 
 
@@ -319,7 +336,9 @@ def clock() -> Clock:
     return Clock()
 
 
-def model(server: LocalServer, clock: Clock, name: str = "claude-sonnet-4-5", **settings: Any) -> AnthropicModel:
+def model(
+    server: LocalServer, clock: Clock, name: str = "claude-sonnet-4-5", **settings: Any
+) -> AnthropicModel:
     return AnthropicModel(
         name,
         api_key=KEY,
@@ -330,10 +349,14 @@ def model(server: LocalServer, clock: Clock, name: str = "claude-sonnet-4-5", **
     )
 
 
-def loop(llm: AnthropicModel, messages: list[Message], *, tools: bool = True, system: str = SYSTEM) -> RunResult:
+def loop(
+    llm: AnthropicModel, messages: list[Message], *, tools: bool = True, system: str = SYSTEM
+) -> RunResult:
     lookup = FuncTool("lookup", lambda text, _ctx: "found " + text, description="Look a thing up.")
     return generate(
-        LoopOptions(model=llm, messages=messages, system=system, tools=[lookup] if tools else [], step_limit=12)
+        LoopOptions(
+            model=llm, messages=messages, system=system, tools=[lookup] if tools else [], step_limit=12
+        )
     )
 
 
@@ -356,7 +379,7 @@ def test_a_ten_step_loop_sends_the_cache_setting_every_step_and_reads_its_prefix
     ]
     assert usages[0].cache_read == 0
     assert usages[0].cache_write > 1024
-    for before, after in zip(usages, usages[1:], strict=False):
+    for before, after in itertools.pairwise(usages):
         assert after.cache_read == before.cache_read + before.cache_write  # the whole earlier prompt
         assert 0 < after.cache_write < 100  # only the new turn
     assert result.usage.cache_read == sum(u.cache_read for u in usages) > 9 * 1024
@@ -383,7 +406,9 @@ def test_an_edited_message_is_named_in_the_next_run(clock: Clock, caplog: pytest
         history = list(first.messages)
         assert len(history) == 20
         result = history[2].tool_results[0]
-        history[2] = Message(role=Role.TOOL, content=[tool_result_part(attrs.evolve(result, content="found none"))])
+        history[2] = Message(
+            role=Role.TOOL, content=[tool_result_part(attrs.evolve(result, content="found none"))]
+        )
         clock.now += 30
         with caplog.at_level(logging.INFO, logger="agentcore"):
             second = loop(llm, [*history, user_message("Thanks. Summarize.")])
@@ -402,8 +427,16 @@ def test_an_edited_message_is_named_in_the_next_run(clock: Clock, caplog: pytest
         f"read {report.cache_read:,} of the {report.expected_read:,} cached tokens: "
         "message 2 changed (edited or replaced since the earlier request)"
     )
-    assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records if r.name == "agentcore.caching"] == [
-        ("agentcore.caching", "INFO", f"agentcore: prompt cache miss (prefix-changed): {report.reason}")
+    assert [
+        (r.name, r.levelname, r.getMessage())
+        for r in caplog.records
+        if r.name == "agentcore.providers.caching"
+    ] == [
+        (
+            "agentcore.providers.caching",
+            "INFO",
+            f"agentcore: prompt cache miss (prefix-changed): {report.reason}",
+        )
     ]
 
 
@@ -412,7 +445,9 @@ def test_a_changed_system_prompt_is_named(clock: Clock) -> None:
     with Serving(cache) as server:
         llm = model(server, clock)
         first = loop(llm, [user_message("Hello there")], tools=False)
-        second = loop(llm, [*first.messages, user_message("Again")], tools=False, system=SYSTEM + "Today is Monday.")
+        second = loop(
+            llm, [*first.messages, user_message("Again")], tools=False, system=SYSTEM + "Today is Monday."
+        )
     report = second.steps[0].cache
     assert report is not None
     assert report.cause is CacheCause.PREFIX_CHANGED

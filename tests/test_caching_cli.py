@@ -8,9 +8,9 @@ import io
 import pytest
 
 from agentcore import FinishReason, LoopOptions, StreamPart, Usage, run, user_message
-from agentcore.caching import CacheCause, CacheReport
 from agentcore.integrations.cli_output import TextPrinter, cache_text
 from agentcore.testing import ScriptedModel
+from agentcore.types import CacheCause, CacheReport
 
 MISS = CacheReport(
     messages=3,
@@ -19,7 +19,8 @@ MISS = CacheReport(
     cache_read=0,
     expected_read=2012,
     cause=CacheCause.PREFIX_CHANGED,
-    reason="read 0 of the 2,012 cached tokens: message 1 changed (edited or replaced since the earlier request)",
+    reason="read 0 of the 2,012 cached tokens: "
+    "message 1 changed (edited or replaced since the earlier request)",
 )
 
 
@@ -42,8 +43,9 @@ MISS = CacheReport(
             3,
             Usage(input=10, output=5, cache_write=2100),
             MISS,
-            "cache: step 3 · read 0 of 2,110 prompt tokens (0%) · wrote 2,100 · miss: read 0 of the 2,012 cached "
-            "tokens: message 1 changed (edited or replaced since the earlier request)",
+            "cache: step 3 · read 0 of 2,110 prompt tokens (0%) · wrote 2,100 · miss: "
+            "read 0 of the 2,012 cached tokens: "
+            "message 1 changed (edited or replaced since the earlier request)",
         ),
         (1, Usage(input=770, output=130), None, None),
         (1, Usage(input=770, output=130), CacheReport(1), None),

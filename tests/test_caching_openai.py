@@ -18,10 +18,10 @@ from agentcore.providers.openai import (
     RETENTION_SECONDS,
     OpenAIChatModel,
     OpenAIResponsesModel,
-    cache_fields,
     cache_policy,
 )
 from agentcore.providers.openai import request_body as chat_body
+from agentcore.providers.responses import cache_fields
 from agentcore.providers.responses import request_body as responses_body
 from tests.localserver import LocalServer, sse_reply
 
@@ -103,9 +103,13 @@ def test_a_runs_settings_override_the_models(server: LocalServer) -> None:
 def test_anthropic_cache_settings_are_refused(field: str) -> None:
     settings = ModelSettings(**{field: "1h" if field == "cache_ttl" else True})
     request = Request(messages=[user_message("Hi")], settings=settings)
-    with pytest.raises(ConfigError, match=f"ModelSettings.{field} is not supported by the Chat Completions API"):
+    with pytest.raises(
+        ConfigError, match=f"ModelSettings.{field} is not supported by the Chat Completions API"
+    ):
         chat_body("gpt-4o-mini", request, origin="api.openai.com")
-    with pytest.raises(ConfigError, match=f"ModelSettings.{field} is not supported by the OpenAI Responses API"):
+    with pytest.raises(
+        ConfigError, match=f"ModelSettings.{field} is not supported by the OpenAI Responses API"
+    ):
         OpenAIResponsesModel("gpt-5", settings=settings)
 
 
@@ -126,14 +130,21 @@ def test_bad_cache_settings(settings: dict[str, Any], message: str) -> None:
 
 def test_cache_points_send_nothing() -> None:
     plain = Request(messages=[user_message("A long document."), user_message("What does it say?")])
-    marked = Request(messages=[user_message("A long document.", cache_point()), user_message("What does it say?")])
+    marked = Request(
+        messages=[user_message("A long document.", cache_point()), user_message("What does it say?")]
+    )
     assert chat_body("gpt-4o-mini", marked) == chat_body("gpt-4o-mini", plain)
     assert responses_body("gpt-5", marked, origin="") == responses_body("gpt-5", plain, origin="")
 
 
 def test_cache_policy() -> None:
     default = cache_policy(ModelSettings(), "api.openai.com")
-    assert (default.ttl, default.min_tokens, default.reports_writes, default.granularity) == (300.0, 1024, False, 128)
+    assert (default.ttl, default.min_tokens, default.reports_writes, default.granularity) == (
+        300.0,
+        1024,
+        False,
+        128,
+    )
     assert cache_policy(ModelSettings(cache_retention="24h"), "api.openai.com").ttl == 86400.0
     assert cache_policy(ModelSettings(cache_retention="24h"), "localhost:11434").ttl is None
     assert (MIN_CACHEABLE_TOKENS, CACHE_READ_GRANULARITY, RETENTION_SECONDS) == (
@@ -147,9 +158,16 @@ def test_each_step_reports_the_prefix_it_shares(server: LocalServer) -> None:
     server.add(sse_reply(CHAT_OK))
     model = chat(server)
     first = generate(LoopOptions(model=model, messages=[user_message("Hi")], system="Be brief."))
-    second = generate(LoopOptions(model=model, messages=[*first.messages, user_message("More")], system="Be brief."))
+    second = generate(
+        LoopOptions(model=model, messages=[*first.messages, user_message("More")], system="Be brief.")
+    )
     report = second.steps[0].cache
     assert report is not None
-    assert (report.messages, report.shared_messages, report.previous_messages, report.change) == (3, 1, 1, None)
+    assert (report.messages, report.shared_messages, report.previous_messages, report.change) == (
+        3,
+        1,
+        1,
+        None,
+    )
     assert not report.miss  # a server other than api.openai.com: no claim about its cache
     assert report.cache_read == 1920

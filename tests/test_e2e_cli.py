@@ -267,9 +267,10 @@ def test_reasoning_content_replay_shows_it_and_sends_it_back(server: LocalServer
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == second_expected["text"] + "\n"
     call = first_expected["tool_calls"][0]
-    assert proc.stderr.splitlines()[:3] == [
+    assert proc.stderr.splitlines()[:4] == [
         "thinking: " + thought,
         call_line(call),
+        "cache: step 1 · read 320 of 339 prompt tokens (94%)",  # the recording's cache hit
         "← " + UNKNOWN.format(name=call["name"]),
     ]
     assistant = server.requests[1]["body"]["messages"][1]

@@ -36,6 +36,7 @@ CORE_NAMES = {
     "ErrorClass",
     "ModelError",
     "classify_status",
+    "cache_point",
     "text_part",
     "user_message",
     "DEFAULT_STEP_LIMIT",

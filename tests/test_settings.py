@@ -25,6 +25,12 @@ FIELDS = (
     "reasoning_effort",
     "thinking",
     "thinking_budget",
+    "cache",
+    "cache_ttl",
+    "cache_system",
+    "cache_tools",
+    "cache_key",
+    "cache_retention",
     "extra_body",
 )
 

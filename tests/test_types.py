@@ -49,6 +49,7 @@ ERR = ModelError(ErrorClass.UPSTREAM, message="boom")
                 "TOOL_CALL": "tool-call",
                 "TOOL_RESULT": "tool-result",
                 "FILE": "file",
+                "CACHE_POINT": "cache-point",
             },
         ),
         (Role, {"USER": "user", "ASSISTANT": "assistant", "TOOL": "tool"}),

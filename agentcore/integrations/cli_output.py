@@ -6,7 +6,8 @@ standard error);
 :class:`JsonPrinter` writes one :func:`agentcore.integrations.web.part_to_dict` object
 per part (JSON Lines), the same objects a browser gets. :func:`describe_error`,
 :func:`usage_text`, :func:`cache_text`, :func:`call_text` and :func:`result_text`
-are the one-line forms they share with the command's error lines. Nothing here reads the environment or chooses a model.
+are the one-line forms they share with the command's error lines. Nothing here
+reads the environment or chooses a model.
 """
 
 from __future__ import annotations
@@ -14,10 +15,9 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from agentcore.caching import CacheReport
 from agentcore.errors import AgentcoreError
 from agentcore.integrations.web import part_to_dict
-from agentcore.types import StreamPart, StreamPartKind, ToolCall, ToolResult, Usage
+from agentcore.types import CacheReport, StreamPart, StreamPartKind, ToolCall, ToolResult, Usage
 
 _MAX_RESULT_CHARS = 300
 """Tool results longer than this are cut in the human-readable output."""
@@ -58,7 +58,7 @@ def cache_text(step: int, usage: Usage, report: CacheReport | None) -> str | Non
     """``cache: step 2 · read 1,800 of 2,012 prompt tokens (89%) · wrote 200``:
     a step's cache reads as a share of its prompt (input, cache reads
     included, plus the tokens written to the cache), then the cache miss
-    reason when there is one (:attr:`agentcore.caching.CacheReport.reason`).
+    reason when there is one (:attr:`agentcore.types.CacheReport.reason`).
     None for a step that neither read nor wrote the cache and was no miss
     (a provider without caching, the offline models): nothing to show."""
     miss = report is not None and report.miss

@@ -60,7 +60,7 @@ Decisions:
   :func:`agentcore.cache_point` parts add explicit breakpoints
   (:func:`cache_control`); more than :data:`MAX_CACHE_BREAKPOINTS` in one
   request is a :class:`ConfigError`. Each step's ``step-finish`` part carries
-  its :class:`agentcore.caching.CacheReport` (:func:`cache_policy`).
+  its :class:`agentcore.types.CacheReport` (:func:`cache_policy`).
 * An API key (8 characters or longer) that the server echoes in an error
   message is replaced with ``[REDACTED]``.
 """
@@ -77,10 +77,9 @@ from typing import Any
 import requests
 from requests.structures import CaseInsensitiveDict
 
-from agentcore import caching
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
-from agentcore.providers import attachments, config
+from agentcore.providers import attachments, caching, config
 from agentcore.providers.anthropic_stream import FORMAT, StepState
 from agentcore.providers.history import check_history
 from agentcore.schema.signature import rewrite_schema
@@ -344,7 +343,7 @@ def _messages(
     messages: tuple[Message, ...], origin: str, cache: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
     """The ``messages`` turns, and the blocks sent for each message (what
-    :func:`agentcore.caching.fingerprint` digests). A cache point puts
+    :func:`agentcore.providers.caching.fingerprint` digests). A cache point puts
     ``cache`` on the last block before it that is not a thinking block (the
     API does not cache those on their own)."""
     if not messages:
@@ -624,7 +623,7 @@ def min_cacheable_tokens(model: str) -> int | None:
 
 
 def cache_policy(settings: ModelSettings, model: str, body: Mapping[str, Any]) -> caching.CachePolicy:
-    """What a request asked of the cache (:class:`agentcore.caching.CachePolicy`):
+    """What a request asked of the cache (:class:`agentcore.providers.caching.CachePolicy`):
     the TTL of ``settings.cache_ttl`` (:data:`CACHE_TTL_SECONDS`) when the body
     holds a breakpoint, else no caching; the model's minimum
     (:func:`min_cacheable_tokens`); usage reports cache writes, and the cache
@@ -646,7 +645,13 @@ def request_body(
 ) -> dict[str, Any]:
     """The JSON body of a streaming ``POST /v1/messages`` (:func:`request_parts`'s body)."""
     body, _sent = request_parts(
-        request, model, max_tokens, settings=settings, extra_body=extra_body, origin=origin, interleaved=interleaved
+        request,
+        model,
+        max_tokens,
+        settings=settings,
+        extra_body=extra_body,
+        origin=origin,
+        interleaved=interleaved,
     )
     return body
 
@@ -821,7 +826,7 @@ class AnthropicModel:
         extra_body: fields merged into every request body after the
             settings (the settings' own ``extra_body`` goes last).
         cache_tracker: compares each request with the earlier ones for the
-            step's :class:`agentcore.caching.CacheReport`; by default one of
+            step's :class:`agentcore.types.CacheReport`; by default one of
             this instance's own. Pass one to share it between instances (a
             model made per request) or to give it a clock.
 

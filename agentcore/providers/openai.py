@@ -124,10 +124,9 @@ from typing import Any
 
 import requests
 
-from agentcore import caching
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
-from agentcore.providers import attachments, config, responses
+from agentcore.providers import attachments, caching, config, responses
 from agentcore.providers.history import check_history, marked_error
 from agentcore.providers.openai_stream import (
     MISTRAL_THINKING,
@@ -206,8 +205,8 @@ FILE_TYPES = (*attachments.IMAGE_TYPES, attachments.PDF, "text/*")
 """The media types sent (:func:`file_content`): images, PDFs, and text files as text."""
 _API = "the OpenAI Chat Completions API"
 CACHE_DOCS = "https://developers.openai.com/api/docs/guides/prompt-caching"
-"""OpenAI's prompt caching guide: the rules :func:`cache_fields` and
-:func:`cache_policy` follow."""
+"""OpenAI's prompt caching guide: the rules :func:`cache_policy` and
+:func:`agentcore.providers.responses.cache_fields` follow."""
 MIN_CACHEABLE_TOKENS = 1024
 """OpenAI caches prompts of 1,024 tokens or more (:data:`CACHE_DOCS`)."""
 CACHE_READ_GRANULARITY = 128
@@ -238,7 +237,6 @@ __all__ = [
     "RETENTION_SECONDS",
     "SYSTEM_ROLES",
     "OpenAIChatModel",
-    "cache_fields",
     "cache_policy",
     "file_content",
     "reasoning_dialect",
@@ -560,20 +558,6 @@ def _reasoning_settings(settings: ModelSettings, dialect: str) -> dict[str, Any]
     return fields
 
 
-def cache_fields(settings: ModelSettings) -> dict[str, Any]:
-    """``prompt_cache_key`` and ``prompt_cache_retention`` from
-    ``settings.cache_key`` and ``settings.cache_retention`` (each when set), the
-    fields of both Chat Completions and the Responses API (:data:`CACHE_DOCS`:
-    the key is combined with the prefix hash to route requests that share
-    a prefix to the same cache; the retention is ``"in_memory"`` or ``"24h"``)."""
-    fields: dict[str, Any] = {}
-    if settings.cache_key is not None:
-        fields["prompt_cache_key"] = settings.cache_key
-    if settings.cache_retention is not None:
-        fields["prompt_cache_retention"] = settings.cache_retention
-    return fields
-
-
 def cache_policy(settings: ModelSettings, origin: str) -> caching.CachePolicy:
     """What a request to ``origin`` asks of the cache: at api.openai.com,
     caching is automatic (:data:`CACHE_DOCS`) with the TTL of the retention
@@ -611,7 +595,7 @@ def settings_fields(
     thinking,              OpenRouter's ``reasoning`` (see
     thinking_budget        :func:`_reasoning_settings`)
     cache_key,             ``prompt_cache_key``, ``prompt_cache_retention``
-    cache_retention        (:func:`cache_fields`)
+    cache_retention        (:func:`agentcore.providers.responses.cache_fields`)
     =====================  =============================================
 
     ``cache``, ``cache_ttl``, ``cache_system`` and ``cache_tools`` have no
@@ -639,7 +623,7 @@ def settings_fields(
         fields["stop"] = list(settings.stop_sequences)
     fields.update(_tool_choice(settings, tools))
     fields.update(_reasoning_settings(settings, dialect))
-    fields.update(cache_fields(settings))
+    fields.update(responses.cache_fields(settings))
     return fields
 
 
@@ -907,7 +891,7 @@ class OpenAIChatModel(_OpenAIModel):
             None (the default) works it out from the server and the history
             (:func:`reasoning_dialect`).
         cache_tracker: compares each request with the earlier ones for the
-            step's :class:`agentcore.caching.CacheReport`; by default one of
+            step's :class:`agentcore.types.CacheReport`; by default one of
             this instance's own (pass one to share it between instances).
 
     Raises:
@@ -1088,7 +1072,7 @@ class OpenAIResponsesModel(_OpenAIModel):
         extra_body: fields merged into every request body (before the
             settings' ``extra_body``).
         cache_tracker: compares each request with the earlier ones for the
-            step's :class:`agentcore.caching.CacheReport`; by default one of
+            step's :class:`agentcore.types.CacheReport`; by default one of
             this instance's own (pass one to share it between instances).
 
     Raises:

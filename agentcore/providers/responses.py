@@ -295,9 +295,21 @@ def _tool_choice(choice: str, tools: Sequence[ToolDefinition]) -> Any:
     return {"type": "function", "name": choice}
 
 
-def _settings_fields(settings: ModelSettings, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
-    from agentcore.providers.openai import cache_fields  # the openai module imports this one
+def cache_fields(settings: ModelSettings) -> dict[str, Any]:
+    """``prompt_cache_key`` and ``prompt_cache_retention`` from
+    ``settings.cache_key`` and ``settings.cache_retention`` (each when set), the
+    fields of both Chat Completions and the Responses API (https://developers.openai.com/api/docs/guides/prompt-caching:
+    the key is combined with the prefix hash to route requests that share
+    a prefix to the same cache; the retention is ``"in_memory"`` or ``"24h"``)."""
+    fields: dict[str, Any] = {}
+    if settings.cache_key is not None:
+        fields["prompt_cache_key"] = settings.cache_key
+    if settings.cache_retention is not None:
+        fields["prompt_cache_retention"] = settings.cache_retention
+    return fields
 
+
+def _settings_fields(settings: ModelSettings, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
     out: dict[str, Any] = cache_fields(settings)
     if settings.temperature is not None:
         out["temperature"] = settings.temperature
@@ -529,7 +541,7 @@ def request_parts(
       temperature, top_p, tool_choice (a tool name as ``{"type":
       "function", "name"}``), parallel_tool_calls, ``prompt_cache_key`` and
       ``prompt_cache_retention``
-      (:func:`agentcore.providers.openai.cache_fields`) from ``settings``;
+      (:func:`cache_fields`) from ``settings``;
       ``extra_body``, then ``settings.extra_body``, merged in last.
 
     Args:

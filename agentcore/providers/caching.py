@@ -14,15 +14,15 @@ for the tools, one for the system prompt, one per history message) and hands
 the step's parts to its :class:`CacheTracker`, which compares the request with
 the earlier request through the same model instance that shares the longest
 prefix with it (within a run and across runs) and, once the step's usage is
-known, attaches a :class:`CacheReport` to its ``step-finish`` part
-(:func:`diagnose`); the loop puts it on :attr:`agentcore.StepResult.cache`.
+known, attaches a :class:`agentcore.types.CacheReport` to its
+``step-finish`` part (:func:`diagnose`); the loop puts it on
+:attr:`agentcore.StepResult.cache`.
 A step that read less than it could have is logged at INFO, naming the cause.
 """
 
 from __future__ import annotations
 
 import collections
-import enum
 import hashlib
 import json
 import logging
@@ -34,7 +34,7 @@ from typing import Any
 import attrs
 
 from agentcore.errors import ConfigError
-from agentcore.types import StreamPart, StreamPartKind, Usage
+from agentcore.types import CacheCause, CacheReport, PrefixChange, StreamPart, StreamPartKind, Usage
 
 DEFAULT_KEEP = 32
 """How many earlier requests a :class:`CacheTracker` remembers."""
@@ -72,19 +72,6 @@ def fingerprint(tools: Any, system: Any, messages: Sequence[Any]) -> Fingerprint
     return Fingerprint(digest(tools), digest(system), tuple(digest(message) for message in messages))
 
 
-class PrefixChange(str, enum.Enum):
-    """Where a request stopped matching the earlier request it is compared with."""
-
-    TOOLS = "tools"
-    """The tool definitions differ (nothing of the prefix is shared)."""
-    SYSTEM = "system"
-    """The system prompt differs (the tools are shared)."""
-    MESSAGE = "message"
-    """A message differs from the earlier request's message at the same index."""
-    SHORTER = "shorter"
-    """The history is a part of the earlier one's: it ends before it did."""
-
-
 @attrs.frozen
 class Match:
     """How a request compares with an earlier one.
@@ -112,26 +99,13 @@ def compare(current: Fingerprint, earlier: Fingerprint) -> Match:
     if current.system != earlier.system:
         return Match(0, PrefixChange.SYSTEM)
     shared = 0
-    for mine, theirs in zip(current.messages, earlier.messages):
+    for mine, theirs in zip(current.messages, earlier.messages, strict=False):
         if mine != theirs:
             return Match(shared, PrefixChange.MESSAGE, shared)
         shared += 1
     if shared < len(earlier.messages):
         return Match(shared, PrefixChange.SHORTER, shared)
     return Match(shared, None)
-
-
-class CacheCause(str, enum.Enum):
-    """Why a step read less from the prompt cache than it could have."""
-
-    PREFIX_CHANGED = "prefix-changed"
-    """The prompt differs from the earlier request's before that request's end."""
-    TTL_EXPIRED = "ttl-expired"
-    """More time passed since the earlier request than the cache's TTL."""
-    BELOW_MINIMUM = "below-minimum"
-    """The earlier request's prompt was shorter than the provider caches."""
-    NOT_SAID = "not-said"
-    """None of the above: the provider did not say why."""
 
 
 @attrs.frozen
@@ -158,52 +132,6 @@ class CachePolicy:
     min_tokens: int | None = None
     reports_writes: bool = True
     granularity: int = 1
-
-
-@attrs.frozen
-class CacheReport:
-    """How one step's request compared with the earlier request through the
-    same model instance, and why its cache read fell short when it did.
-
-    Attributes:
-        messages: the request's messages.
-        shared_messages: its leading messages byte-identical to the earlier
-            request's (0 when the tools or the system prompt differ, or when
-            there is no earlier request).
-        previous_messages: the earlier request's messages; None when there is
-            no earlier request (the first through this model instance).
-        change: where the prompt stopped matching the earlier request, or None.
-        changed_at: the message index :attr:`change` names, or None.
-        seconds_since_previous: seconds from the earlier request to this one;
-            None without one.
-        cache_read: the tokens this step read from the cache.
-        expected_read: the tokens it could have read: what the earlier request
-            left in the cache (its cache read and write where the provider
-            reports writes, else its whole prompt; that prompt when it cached
-            nothing while caching was on); 0 when caching was off or the
-            earlier prompt was below the provider's minimum.
-        cause: why :attr:`cache_read` fell short of :attr:`expected_read`
-            (or, :attr:`CacheCause.BELOW_MINIMUM`, why nothing could be
-            cached); None when it did not.
-        reason: one line saying what happened, for people and logs; "" when
-            there is no :attr:`cause`.
-    """
-
-    messages: int
-    shared_messages: int = 0
-    previous_messages: int | None = None
-    change: PrefixChange | None = None
-    changed_at: int | None = None
-    seconds_since_previous: float | None = None
-    cache_read: int = 0
-    expected_read: int = 0
-    cause: CacheCause | None = None
-    reason: str = ""
-
-    @property
-    def miss(self) -> bool:
-        """True when the step read less than it could have (:attr:`cause` is set)."""
-        return self.cause is not None
 
 
 @attrs.frozen
@@ -238,7 +166,9 @@ def diagnose(
 
     A step is a miss when caching was asked for (``policy.ttl`` set), an
     earlier request exists and the step read at least ``policy.granularity``
-    tokens less than that request left in the cache. The cause is, in this
+    tokens less than that request left in the cache (or than its prompt, when
+    it cached nothing although it reached ``policy.min_tokens``; with the
+    minimum not known, such a step is no miss). The cause is, in this
     order: the earlier prompt was below ``policy.min_tokens`` and nothing was
     read (:attr:`CacheCause.BELOW_MINIMUM`); the prompt changed before the
     earlier request's end (:attr:`CacheCause.PREFIX_CHANGED`, naming the tools,
@@ -279,6 +209,8 @@ def diagnose(
         )
         return attrs.evolve(report, cause=CacheCause.BELOW_MINIMUM, reason=reason)
     left = before.cache_read + before.cache_write if policy.reports_writes else before.input
+    if not left and policy.min_tokens is None:
+        return report  # nothing was cached, and whether the prompt was long enough is not known
     expected = left or prompt
     report = attrs.evolve(report, expected_read=expected)
     if expected - read < policy.granularity:
@@ -335,7 +267,9 @@ class CacheTracker:
                 best, best_score = entry, score
         return best
 
-    def watch(self, parts: Iterator[StreamPart], request: Fingerprint, policy: CachePolicy) -> Iterator[StreamPart]:
+    def watch(
+        self, parts: Iterator[StreamPart], request: Fingerprint, policy: CachePolicy
+    ) -> Iterator[StreamPart]:
         """``parts`` of one step as they come, the ``step-finish`` part with its
         :class:`CacheReport` (``cache``); logs a miss at INFO.
 
