@@ -131,7 +131,6 @@ __all__ = [
     "file_block",
     "reasoning_block",
     "request_body",
-    "request_parts",
     "settings_fields",
     "thinking_config",
     "tool_choice",
@@ -642,32 +641,9 @@ def request_body(
     extra_body: Mapping[str, Any] | None = None,
     origin: str = "",
     interleaved: bool = False,
+    sent: list[Any] | None = None,
 ) -> dict[str, Any]:
-    """The JSON body of a streaming ``POST /v1/messages`` (:func:`request_parts`'s body)."""
-    body, _sent = request_parts(
-        request,
-        model,
-        max_tokens,
-        settings=settings,
-        extra_body=extra_body,
-        origin=origin,
-        interleaved=interleaved,
-    )
-    return body
-
-
-def request_parts(
-    request: Request,
-    model: str,
-    max_tokens: int,
-    *,
-    settings: ModelSettings | None = None,
-    extra_body: Mapping[str, Any] | None = None,
-    origin: str = "",
-    interleaved: bool = False,
-) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
-    """The JSON body of a streaming ``POST /v1/messages``, and the blocks sent
-    for each message of ``request.messages`` (in the body, for fingerprints).
+    """The JSON body of a streaming ``POST /v1/messages``.
 
     Follows https://docs.anthropic.com/en/api/messages: ``system`` is a
     top-level string; ``messages`` alternate ``user`` and ``assistant`` (tool
@@ -711,9 +687,12 @@ def request_parts(
         extra_body: the adapter's extra body fields.
         origin: the service the request goes to (see :func:`reasoning_block`).
         interleaved: the request carries the ``interleaved-thinking`` beta.
+        sent: when given, gets the blocks sent for each message of
+            ``request.messages`` appended, one list per message (the same
+            objects as in the body; for :func:`agentcore.providers.caching.fingerprint`).
 
     Returns:
-        A JSON-ready dict with ``stream: true``, and one list of blocks per message.
+        A JSON-ready dict with ``stream: true``.
 
     Raises:
         ConfigError: more than :data:`MAX_CACHE_BREAKPOINTS` cache breakpoints
@@ -734,7 +713,9 @@ def request_parts(
     if request.system:
         system = {"type": "text", "text": request.system, "cache_control": cache}
         body["system"] = [system] if merged.cache_system else request.system
-    turns, sent = _messages(request.messages, origin, cache)
+    turns, blocks = _messages(request.messages, origin, cache)
+    if sent is not None:
+        sent.extend(blocks)
     body["messages"] = turns
     if request.tools:
         tools = []
@@ -765,7 +746,7 @@ def request_parts(
     body.update(extra_body or {})
     body.update(merged.extra_body or {})
     _check_breakpoints(body, merged)
-    return body, sent
+    return body
 
 
 def _check_breakpoints(body: Mapping[str, Any], settings: ModelSettings) -> None:
@@ -916,7 +897,8 @@ class AnthropicModel:
         """
         headers = self._headers(request)
         beta = headers.get("anthropic-beta", "")
-        body, sent = request_parts(
+        sent: list[Any] = []
+        body = request_body(
             request,
             self._model,
             self._max_tokens,
@@ -924,6 +906,7 @@ class AnthropicModel:
             extra_body=self._extra_body,
             origin=self._origin,
             interleaved="interleaved-thinking" in beta.lower(),
+            sent=sent,
         )
         plain = dict(headers)
         policy = cache_policy(self._settings.merged(request.settings), self._model, body)

@@ -242,7 +242,6 @@ __all__ = [
     "reasoning_dialect",
     "request_body",
     "request_headers",
-    "request_parts",
     "settings_fields",
 ]
 
@@ -654,37 +653,9 @@ def request_body(
     origin: str = "",
     reasoning_format: str | None = None,
     settings: ModelSettings | None = None,
+    sent: list[Any] | None = None,
 ) -> dict[str, Any]:
-    """The JSON body of one streamed Chat Completions request (:func:`request_parts`'s body)."""
-    body, _sent = request_parts(
-        model,
-        request,
-        system_role=system_role,
-        max_tokens_field=max_tokens_field,
-        include_usage=include_usage,
-        extra_body=extra_body,
-        origin=origin,
-        reasoning_format=reasoning_format,
-        settings=settings,
-    )
-    return body
-
-
-def request_parts(
-    model: str,
-    request: Request,
-    *,
-    system_role: str = "system",
-    max_tokens_field: str = "max_tokens",
-    include_usage: bool = True,
-    extra_body: Mapping[str, Any] | None = None,
-    origin: str = "",
-    reasoning_format: str | None = None,
-    settings: ModelSettings | None = None,
-) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
-    """The JSON body of one streamed Chat Completions request, and the
-    messages sent for each message of ``request.messages`` (its ``tool``
-    messages, its own, the ``user`` message of its tool results' files).
+    """The JSON body of one streamed Chat Completions request.
 
     Follows the OpenAI API reference ("Create chat completion"): the system
     prompt first, as a ``system_role`` message; user turns as text (with
@@ -721,9 +692,13 @@ def request_parts(
             :data:`REASONING_DIALECTS`), or None to work it out
             (:func:`reasoning_dialect`).
         settings: the adapter's :class:`agentcore.ModelSettings`.
+        sent: when given, gets the messages sent for each message of
+            ``request.messages`` appended, one list per message (its ``tool``
+            messages, its own, the ``user`` message of its tool results'
+            files; for :func:`agentcore.providers.caching.fingerprint`).
 
     Returns:
-        A JSON-serializable dict, and one list of messages per history message.
+        A JSON-serializable dict.
 
     Raises:
         ConfigError: before anything is sent: a history the server would
@@ -744,7 +719,6 @@ def request_parts(
     if request.system:
         messages.append({"role": system_role, "content": request.system})
     held: list[dict[str, Any]] = []  # tool results' files: sent after the step's last tool message
-    sent: list[list[dict[str, Any]]] = []
     for index, message in enumerate(request.messages):
         entries = _message_json(message, index, dialect, origin)
         if held and not (entries and entries[0]["role"] == "tool"):
@@ -753,7 +727,8 @@ def request_parts(
         messages += entries
         files = _tool_files_json(message, index)
         held += files
-        sent.append(entries + files)
+        if sent is not None:
+            sent.append(entries + files)
     messages += held
     body: dict[str, Any] = {"model": model, "messages": messages, "stream": True}
     if include_usage:
@@ -767,7 +742,7 @@ def request_parts(
     body.update(fields)
     body.update(extra_body or {})
     body.update(merged.extra_body or {})
-    return body, sent
+    return body
 
 
 def _merge_headers(target: dict[str, str], extra: Mapping[str, str]) -> None:
@@ -966,7 +941,8 @@ class OpenAIChatModel(_OpenAIModel):
                 transport failure, or a stream cut before the step completed.
             Canceled: ``ctx`` was cancelled.
         """
-        body, sent = request_parts(
+        sent: list[Any] = []
+        body = request_body(
             self._model,
             request,
             system_role=self._system_role,
@@ -976,6 +952,7 @@ class OpenAIChatModel(_OpenAIModel):
             origin=self._origin,
             reasoning_format=self._reasoning_format,
             settings=self._settings,
+            sent=sent,
         )
         headers = request_headers(self._api_key, self._headers, request.headers)
         system = body["messages"][0] if request.system else None
@@ -1146,7 +1123,8 @@ class OpenAIResponsesModel(_OpenAIModel):
             Canceled: ``ctx`` was cancelled.
         """
         settings = self._settings.merged(request.settings)
-        body, sent = responses.request_parts(
+        sent: list[Any] = []
+        body = responses.request_body(
             self._model,
             request,
             origin=self._origin,
@@ -1156,6 +1134,7 @@ class OpenAIResponsesModel(_OpenAIModel):
             reasoning_summary=self._reasoning_summary,
             server_state=self._server_state,
             extra_body=self._extra_body,
+            sent=sent,
         )
         headers = request_headers(self._api_key, self._headers, request.headers)
         system = body.get("instructions", body["input"][0] if request.system else None)

@@ -472,37 +472,9 @@ def request_body(
     reasoning_summary: str | None = "auto",
     server_state: bool = False,
     extra_body: Mapping[str, Any] | None = None,
+    sent: list[Any] | None = None,
 ) -> dict[str, Any]:
-    """The JSON body of one streamed Responses API request (:func:`request_parts`'s body)."""
-    body, _sent = request_parts(
-        model,
-        request,
-        origin=origin,
-        settings=settings,
-        system_role=system_role,
-        reasoning=reasoning,
-        reasoning_summary=reasoning_summary,
-        server_state=server_state,
-        extra_body=extra_body,
-    )
-    return body
-
-
-def request_parts(
-    model: str,
-    request: Request,
-    *,
-    origin: str,
-    settings: ModelSettings | None = None,
-    system_role: str = "instructions",
-    reasoning: bool = True,
-    reasoning_summary: str | None = "auto",
-    server_state: bool = False,
-    extra_body: Mapping[str, Any] | None = None,
-) -> tuple[dict[str, Any], list[list[dict[str, Any]] | None]]:
-    """The JSON body of one streamed Responses API request, and the input
-    items sent for each message of ``request.messages`` (None for a message
-    not sent: before ``previous_response_id``).
+    """The JSON body of one streamed Responses API request.
 
     Follows https://platform.openai.com/docs/api-reference/responses/create:
 
@@ -556,9 +528,13 @@ def request_parts(
             to ask for no summary.
         server_state: use the server's stored state (``store: true``).
         extra_body: the adapter's fields merged into the body.
+        sent: when given, gets the input items sent for each message of
+            ``request.messages`` appended, one list per message (None for a
+            message not sent, before ``previous_response_id``; for
+            :func:`agentcore.providers.caching.fingerprint`).
 
     Returns:
-        A JSON-serializable dict, and the items of each history message.
+        A JSON-serializable dict.
 
     Raises:
         ConfigError: a history the API refuses (see
@@ -586,11 +562,13 @@ def request_parts(
             body["instructions"] = request.system
         else:
             items.append({"type": "message", "role": "developer", "content": request.system})
-    sent: list[list[dict[str, Any]] | None] = [None] * start
+    per_message: list[list[dict[str, Any]] | None] = [None] * start
     for index in range(start, len(messages)):
         entries = _message_items(messages[index], index, origin, server_state)
         items += entries
-        sent.append(entries)
+        per_message.append(entries)
+    if sent is not None:
+        sent.extend(per_message)
     body["input"] = items
     if reasoning:
         body["include"] = [ENCRYPTED_CONTENT]
@@ -610,7 +588,7 @@ def request_parts(
     body.update(_settings_fields(settings, request.tools))
     body.update(extra_body or {})
     body.update(settings.extra_body or {})
-    return body, sent
+    return body
 
 
 # --- stream: usage, finish, errors -------------------------------------------
