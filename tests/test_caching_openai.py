@@ -101,7 +101,8 @@ def test_a_runs_settings_override_the_models(server: LocalServer) -> None:
 
 @pytest.mark.parametrize("field", ["cache", "cache_ttl", "cache_system", "cache_tools"])
 def test_anthropic_cache_settings_are_refused(field: str) -> None:
-    settings = ModelSettings(**{field: "1h" if field == "cache_ttl" else True})
+    value: dict[str, Any] = {field: "1h" if field == "cache_ttl" else True}
+    settings = ModelSettings(**value)
     request = Request(messages=[user_message("Hi")], settings=settings)
     with pytest.raises(
         ConfigError, match=f"ModelSettings.{field} is not supported by the Chat Completions API"
