@@ -355,4 +355,4 @@ def test_tracker_option() -> None:
     assert tracker(mine) is mine
     assert isinstance(tracker(None), CacheTracker)
     with pytest.raises(ConfigError, match="cache_tracker must be a CacheTracker or None, got dict"):
-        tracker({})  # type: ignore[arg-type]
+        tracker({})  # type: ignore[arg-type]  # a wrong type on purpose

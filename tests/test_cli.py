@@ -209,6 +209,7 @@ def test_text_of_a_tool_step_gets_its_own_line(capsys: pytest.CaptureFixture[str
     assert out == "Let me compute.\nIt is undefined.\n"
     assert err.splitlines() == [
         '→ calculator({"expression": "1 / 0"})',
+        "cache: step 1 · read 60 of 107 prompt tokens (56%) · wrote 7",
         "← Error: ToolInputError: division by zero",
         "finish: stop · usage: input 230, output 29, cache read 60, cache write 7",
     ]
