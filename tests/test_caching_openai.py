@@ -23,6 +23,7 @@ from agentcore.providers.openai import (
 from agentcore.providers.openai import request_body as chat_body
 from agentcore.providers.responses import cache_fields
 from agentcore.providers.responses import request_body as responses_body
+from agentcore.types import PrefixChange
 from tests.localserver import LocalServer, sse_reply
 
 CHAT_OK = (
@@ -172,3 +173,25 @@ def test_each_step_reports_the_prefix_it_shares(server: LocalServer) -> None:
     )
     assert not report.miss  # a server other than api.openai.com: no claim about its cache
     assert report.cache_read == 1920
+
+
+@pytest.mark.parametrize("system_role", ["instructions", "developer"])
+def test_a_changed_system_prompt_is_seen_through_the_responses_api(
+    server: LocalServer, system_role: str
+) -> None:
+    server.add(sse_reply(RESPONSES_OK))
+    model = OpenAIResponsesModel(
+        "gpt-5", base_url=server.url + "/v1", timeout=(5, 10), system_role=system_role
+    )
+    first = generate(LoopOptions(model=model, messages=[user_message("Hi")], system="Be brief."))
+    same = generate(
+        LoopOptions(model=model, messages=[*first.messages, user_message("More")], system="Be brief.")
+    )
+    other = generate(
+        LoopOptions(model=model, messages=[*first.messages, user_message("More")], system="Be long.")
+    )
+    kept, changed = same.steps[0].cache, other.steps[0].cache
+    assert kept is not None
+    assert changed is not None
+    assert (kept.shared_messages, kept.change) == (1, None)  # the first request had one message
+    assert (changed.shared_messages, changed.change) == (0, PrefixChange.SYSTEM)

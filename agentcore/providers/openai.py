@@ -1137,7 +1137,9 @@ class OpenAIResponsesModel(_OpenAIModel):
             sent=sent,
         )
         headers = request_headers(self._api_key, self._headers, request.headers)
-        system = body.get("instructions", body["input"][0] if request.system else None)
+        system = body.get("instructions")
+        if self._system_role == "developer" and request.system:
+            system = body["input"][0]  # the developer message comes first
         prompt = caching.fingerprint(body.get("tools"), system, sent)
         policy = cache_policy(settings, self._origin)
         yield from self._cache.watch(http.redacted(self._stream(body, headers, ctx), headers), prompt, policy)
