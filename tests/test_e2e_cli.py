@@ -207,6 +207,18 @@ def test_anthropic_json_lines_replay(server: LocalServer) -> None:
         "kind": "step-finish",
         "finish_reason": "tool-calls",
         "usage": first_expected["usage"],
+        "cache": {  # the first request through the model: nothing to compare with
+            "messages": 1,
+            "shared_messages": 0,
+            "previous_messages": None,
+            "change": None,
+            "changed_at": None,
+            "seconds_since_previous": None,
+            "cache_read": first_expected["usage"]["cache_read"],
+            "expected_read": 0,
+            "cause": None,
+            "reason": "",
+        },
     }
     assert parts[2]["tool_result"]["is_error"] is True
     assert "".join(p["text"] for p in parts if p["kind"] == "text-delta") == second_expected["text"]

@@ -45,6 +45,7 @@ from agentcore.integrations.web import (
 )
 from agentcore.testing import ScriptedModel
 from agentcore.transport.http import new_session
+from agentcore.types import CacheCause, CacheReport, PrefixChange
 from tests.conftest import wait_for_threads
 from tests.localserver import LocalServer, Pause, Reply, json_reply
 
@@ -358,6 +359,41 @@ def test_content_type_and_headers() -> None:
                 "kind": "step-finish",
                 "finish_reason": "length",
                 "usage": {"input": 1, "output": 2, "cache_read": 3, "cache_write": 4},
+            },
+        ),
+        (
+            StreamPart.step_finish(
+                FinishReason.STOP,
+                Usage(1, 2, 3, 4),
+                CacheReport(
+                    messages=5,
+                    shared_messages=2,
+                    previous_messages=3,
+                    change=PrefixChange.MESSAGE,
+                    changed_at=2,
+                    seconds_since_previous=1.5,
+                    cache_read=3,
+                    expected_read=900,
+                    cause=CacheCause.PREFIX_CHANGED,
+                    reason="message 2 changed",
+                ),
+            ),
+            {
+                "kind": "step-finish",
+                "finish_reason": "stop",
+                "usage": {"input": 1, "output": 2, "cache_read": 3, "cache_write": 4},
+                "cache": {
+                    "messages": 5,
+                    "shared_messages": 2,
+                    "previous_messages": 3,
+                    "change": "message",
+                    "changed_at": 2,
+                    "seconds_since_previous": 1.5,
+                    "cache_read": 3,
+                    "expected_read": 900,
+                    "cause": "prefix-changed",
+                    "reason": "message 2 changed",
+                },
             },
         ),
         (

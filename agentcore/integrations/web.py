@@ -107,6 +107,7 @@ Decisions:
 from __future__ import annotations
 
 import base64
+import enum
 import functools
 import json
 from collections.abc import Callable, Iterable, Iterator
@@ -200,6 +201,10 @@ def file_to_dict(file: File) -> dict[str, Any]:
     return out
 
 
+def _enum_value(_instance: object, _field: object, value: object) -> object:
+    return value.value if isinstance(value, enum.Enum) else value
+
+
 def part_to_dict(part: StreamPart) -> dict[str, Any]:
     """The JSON form of a stream part: ``kind`` (its string value) and the
     fields that kind carries.
@@ -217,7 +222,10 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
     ``tool-result``      ``tool_result``: ``{"tool_call_id", "name", "content", "is_error"}``,
                          plus ``files`` (each :func:`file_to_dict`) when the
                          tool returned files
-    ``step-finish``      ``finish_reason``, ``usage``
+    ``step-finish``      ``finish_reason``, ``usage``, and ``cache`` (the
+                         fields of :class:`agentcore.types.CacheReport`,
+                         enums as their values) when the adapter compared
+                         the request
     ``finish``           ``finish_reason``, ``total_usage``
     ``error``            ``finish_reason`` (``error`` or ``canceled``), ``total_usage``,
                          ``err``, ``error_type``, ``error_class``, ``status``, ``retry_after``
@@ -256,6 +264,8 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
         assert part.finish_reason is not None
         data["finish_reason"] = part.finish_reason.value
         data["usage"] = part.usage.to_dict()
+        if part.cache is not None:
+            data["cache"] = attrs.asdict(part.cache, value_serializer=_enum_value)
     else:
         assert part.finish_reason is not None
         data["finish_reason"] = part.finish_reason.value
