@@ -5,6 +5,8 @@ Start with :func:`run` and :class:`LoopOptions`; adapters live in
 doubles in ``agentcore.testing``.
 """
 
+import sys
+
 from agentcore.context import Context
 from agentcore.engine.channel import (
     DEFAULT_QUEUE_SIZE,
@@ -13,6 +15,7 @@ from agentcore.engine.channel import (
     stream_func,
 )
 from agentcore.engine.loop import generate, run
+from agentcore.engine.observer import RunObserver, set_observe
 from agentcore.engine.retry import DEFAULT_MAX_RETRIES, DEFAULT_RETRY_BASE_DELAY, DEFAULT_RETRY_MAX_DELAY
 from agentcore.errors import (
     AgentcoreError,
@@ -55,6 +58,22 @@ from agentcore.types import (
 )
 
 __version__ = "0.1.0"
+
+
+def _observe_with_opentelemetry(options: LoopOptions) -> RunObserver | None:
+    """Trace runs with OpenTelemetry (:mod:`agentcore.integrations.otel`) once
+    the application has imported its API: nobody can have set a provider
+    before that, so a process without it pays two dictionary lookups per run
+    and imports nothing."""
+    modules = sys.modules
+    if modules.get("opentelemetry.trace") is None and modules.get("opentelemetry.metrics") is None:
+        return None
+    from agentcore.integrations.otel import observe
+
+    return observe(options)
+
+
+set_observe(_observe_with_opentelemetry)
 
 __all__ = [
     "DEFAULT_MAX_RETRIES",

@@ -138,6 +138,12 @@ class LoopOptions:
             output field, whatever the server; ``"tool"``: a ``final_answer``
             tool whose arguments are the answer, for servers that refuse the
             native field.
+        agent_name: names the run in its trace (the ``invoke_agent`` span,
+            ``gen_ai.agent.name``; see :mod:`agentcore.integrations.otel`);
+            "" for none.
+        trace_content: record message contents (system prompt, messages,
+            model output, tool definitions, arguments and results) on the
+            run's OpenTelemetry spans; off by default, as the conventions ask.
 
     Raises:
         ConfigError: a value is out of range or of the wrong type.
@@ -165,6 +171,8 @@ class LoopOptions:
     output_type: Any = attrs.field(default=None)
     output_retries: int = attrs.field(default=1, validator=_count(0))
     output_mode: str = attrs.field(default="native")
+    agent_name: str = attrs.field(default="", validator=_of_type(str, "a str"))
+    trace_content: bool = attrs.field(default=False, validator=_of_type(bool, "True or False"))
 
     @model.validator
     def _check_model(self, _attribute: Any, value: object) -> None:

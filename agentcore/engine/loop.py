@@ -72,6 +72,7 @@ import attrs
 
 from agentcore.context import Context
 from agentcore.engine.channel import Channel, SendFunc, start_worker
+from agentcore.engine.observer import RunObserver, observer_for
 from agentcore.engine.retry import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_RETRY_BASE_DELAY,
@@ -157,7 +158,8 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     # while the worker is stuck in a tool or a model that ignores the context;
     # what the worker sends later is dropped.
     run_ctx.add_callback(lambda: _end(channel, _canceled(run_ctx)))
-    start_worker(_Loop(options, run_ctx, channel, tools, spec, final).run, channel)
+    observer = observer_for(options)
+    start_worker(_Loop(options, run_ctx, channel, tools, spec, final, observer).run, channel)
     return reader
 
 
@@ -274,8 +276,11 @@ class _Loop:
         tools: ToolSet,
         spec: OutputSpec | None,
         final: _FinalAnswer | None,
+        observer: RunObserver | None,
     ) -> None:
         self.options = options
+        self.observer = observer
+        """Traces the run (None: not traced)."""
         self.tools = tools
         self.spec = spec
         self.final = final
@@ -317,6 +322,8 @@ class _Loop:
                 terminal = StreamPart.error(exc, self.total, FinishReason.ERROR)
         finally:
             self.ctx.detach()
+        if self.observer is not None:  # before the reader can see the end: its spans have ended by then
+            self.observer.run_ended(self.channel.terminal or terminal, self.history)
         _end(self.channel, terminal)  # unless a cancel ended the run first, or the reader closed
         try:
             self._release_stream()
@@ -351,7 +358,11 @@ class _Loop:
                 settings=self.options.settings,
                 output=self.native,
             )
+            if self.observer is not None:
+                self.observer.step_started(request)
             step = self._stream_step(request)
+            if self.observer is not None:
+                self.observer.step_finished(step.finish, step.content)
             self.release = step.release  # once step-finish is forwarded (the last: after the terminal)
             usage = step.finish.usage
             reason = step.finish.finish_reason
@@ -459,6 +470,7 @@ class _Loop:
                 describe=f"step {len(self.steps) + 1} ({self.options.model.model_id})",
                 sleep=self.options.retry_sleep,
                 rand=self.options.retry_jitter or random.uniform,
+                on_retry=None if self.observer is None else self.observer.retried,
             )
 
         return call_with_retries(attempt, policy)
@@ -559,16 +571,16 @@ class _Loop:
         that ignores the context cannot hold the reader past a cancel or
         deadline: :func:`run` ends the run for the reader at once."""
         results: list[ToolResult] = []
-        tools, ctx = self.tools, self.ctx
+        tools, ctx, observer = self.tools, self.ctx, self.observer
         parallel = self.options.parallel_tools and len(calls) > 1
-        started = [_start(tools, call, ctx) for call in calls] if parallel else []
+        started = [_start(tools, call, ctx, observer) for call in calls] if parallel else []
         try:
             for index, call in enumerate(calls):
                 ctx.check()
                 result = (
                     _await(started[index], ctx)
                     if parallel
-                    else contextvars.copy_context().run(_execute, tools, call, ctx)
+                    else contextvars.copy_context().run(_execute, tools, call, ctx, observer)
                 )
                 results.append(result)
                 self._forward(StreamPart.tool_result_part(result))
@@ -583,7 +595,7 @@ class _Loop:
         return results
 
 
-def _start(tools: ToolSet, call: ToolCall, ctx: Context) -> Future[ToolResult]:
+def _start(tools: ToolSet, call: ToolCall, ctx: Context, observer: RunObserver | None) -> Future[ToolResult]:
     """Run :func:`_execute` on a new daemon thread (daemon: a stuck tool never
     keeps the interpreter from exiting), in a copy of the worker's
     :mod:`contextvars` context: what a tool sets stays its own."""
@@ -592,7 +604,7 @@ def _start(tools: ToolSet, call: ToolCall, ctx: Context) -> Future[ToolResult]:
     def work() -> None:
         future.set_running_or_notify_cancel()
         try:
-            future.set_result(_execute(tools, call, ctx))
+            future.set_result(_execute(tools, call, ctx, observer))
         except BaseException as exc:  # noqa: BLE001 - handed to the loop, which decides
             future.set_exception(exc)
 
@@ -660,8 +672,11 @@ def _not_run(call: ToolCall) -> ToolResult:
     return _failed(call, "the run ended before this tool call finished.")
 
 
-def _execute(tools: ToolSet, call: ToolCall, ctx: Context) -> ToolResult:
-    """Run one call; every ``Exception`` becomes an error result (loop rule 6)."""
+def _execute(tools: ToolSet, call: ToolCall, ctx: Context, observer: RunObserver | None) -> ToolResult:
+    """Run one call (under ``observer``'s span when traced); every
+    ``Exception`` becomes an error result (loop rule 6)."""
+    if observer is not None:
+        return observer.tool_call(call, functools.partial(_execute, tools, call, ctx, None))
     tool = tools.get(call.name)
     if tool is None:
         available = ", ".join(tools) or "none"

@@ -101,6 +101,7 @@ def retry_policy(
     describe: str = "model step",
     sleep: Callable[[float], object] | None = None,
     rand: Callable[[float, float], float] = random.uniform,
+    on_retry: Callable[[BaseException, int, float], object] | None = None,
 ) -> tenacity.Retrying:
     """Build the tenacity policy for one step.
 
@@ -115,6 +116,8 @@ def retry_policy(
         sleep: replaces the cancellable wait (``LoopOptions.retry_sleep``:
             tests record the sequence instead of sleeping).
         rand: ``rand(0.75, 1.0)`` gives the jitter factor (``LoopOptions.retry_jitter``).
+        on_retry: called with the error, the attempt that failed (from 1)
+            and the wait in seconds before each retry (the run's tracing).
 
     Returns:
         A ``tenacity.Retrying`` that re-raises the last error when it gives up.
@@ -148,6 +151,8 @@ def retry_policy(
             state.next_action.sleep,
             str(exc),  # text, not the exception: a record kept by a handler must not hold its traceback
         )
+        if on_retry is not None and exc is not None:
+            on_retry(exc, state.attempt_number, state.next_action.sleep)
 
     out_of_attempts = tenacity.stop_after_attempt(max_retries + 1)
     too_late = _StopBeforeDeadline(ctx)

@@ -865,6 +865,11 @@ class AnthropicModel:
         """The model id sent in every request."""
         return self._model
 
+    @property
+    def base_url(self) -> str:
+        """The API origin requests go to."""
+        return self._base_url
+
     def __repr__(self) -> str:
         return f"AnthropicModel(model={self._model!r}, base_url={self._base_url!r})"
 
