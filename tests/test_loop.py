@@ -584,6 +584,8 @@ def test_a_run_queues_at_most_queue_size_parts_for_a_reader_that_does_not_read()
         ({"retry_base_delay": "x"}, "retry_base_delay must be a number of seconds"),
         ({"retry_after_limit": True}, "retry_after_limit must be a number of seconds"),
         ({"parallel_tools": "yes"}, "parallel_tools must be True or False, got 'yes'"),
+        ({"trace_content": 1}, "trace_content must be True or False, got 1"),
+        ({"agent_name": None}, "agent_name must be a str, got None"),
         ({"on_step": 5}, "on_step must be callable or None"),
         ({"headers": ["x-a"]}, "headers must be a mapping"),
     ],

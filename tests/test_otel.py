@@ -477,6 +477,14 @@ def test_an_anthropic_run_over_http_names_the_provider_and_server(otel: Telemetr
     assert attributes(agent)["gen_ai.provider.name"] == "anthropic"
 
 
+def test_a_structured_answer_asks_for_json_output(otel: Telemetry) -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    reader = run(options(ScriptedModel([text_step('{"a": 1}')]), output_type=schema))
+    assert reader.result().output == {"a": 1}
+    chat, _agent = otel.wait_for("invoke_agent")
+    assert attributes(chat)["gen_ai.output.type"] == "json"
+
+
 def test_without_a_provider_a_run_is_not_observed() -> None:
     assert isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
     assert observe(options(ScriptedModel([text_step("hi")]))) is None
