@@ -42,6 +42,8 @@ class Context:
             :class:`DeadlineExceeded`; None for no deadline.
         parent: a context whose cancellation also cancels this one (with the
             parent's error). The link is removed by :meth:`detach`.
+        idempotency_key: see :attr:`idempotency_key`; None takes the
+            parent's ("" without a parent).
 
     Raises:
         TypeError: ``timeout`` is not a number.
@@ -50,7 +52,16 @@ class Context:
     Thread-safe: any thread may cancel, check or wait.
     """
 
-    def __init__(self, timeout: float | None = None, parent: Context | None = None) -> None:
+    def __init__(
+        self,
+        timeout: float | None = None,
+        parent: Context | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> None:
+        if idempotency_key is None:
+            idempotency_key = "" if parent is None else parent.idempotency_key
+        self._idempotency_key = idempotency_key
         self._lock = threading.Lock()
         self._event = threading.Event()
         self._err: Canceled | None = None
@@ -73,6 +84,18 @@ class Context:
             if parent.deadline is not None and (self._deadline is None or parent.deadline < self._deadline):
                 self._deadline = parent.deadline
             self._unlink = parent.add_callback(lambda: self.cancel(parent.err))
+
+    @property
+    def idempotency_key(self) -> str:
+        """The same text every time this tool call runs, "" outside one.
+
+        The context a tool gets in a run with ``LoopOptions.run_id`` carries
+        ``"<run id>:<step>:<call id>"``: a call that runs again after a crash
+        (tool calls are at-least-once, ``docs/durable.md``) has the same key,
+        so a tool can make its side effect exactly-once (a payment API's
+        ``Idempotency-Key`` header, a unique key in a database).
+        """
+        return self._idempotency_key
 
     @property
     def deadline(self) -> float | None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from agentcore.durable import CheckpointStore, StepRunner
 from agentcore.errors import ConfigError
 from agentcore.model import Model
 from agentcore.output import output_spec
@@ -58,6 +59,25 @@ def _messages(value: Iterable[Message]) -> tuple[Message, ...]:
         if not isinstance(message, Message):
             raise ConfigError(f"messages must be Message objects, got {type(message).__name__}")
     return messages
+
+
+def _run_id(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ConfigError(f"LoopOptions.run_id must be a non-empty str or None, got {value!r}")
+
+
+def _approvals(value: Mapping[str, bool | str] | None) -> Mapping[str, bool | str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"LoopOptions.approvals must be a mapping of call id to decision, got {value!r}")
+    for call_id, decision in value.items():
+        if not isinstance(call_id, str) or not isinstance(decision, (bool, str)):
+            raise ConfigError(
+                "LoopOptions.approvals maps a tool call's id to True (run it), or to False or a "
+                f"reason (str) to deny it; got {call_id!r}: {decision!r}"
+            )
+    return dict(value)
 
 
 def _count(minimum: int | None) -> Callable[[Any, attrs.Attribute[Any], object], None]:
@@ -144,13 +164,29 @@ class LoopOptions:
         trace_content: record message contents (system prompt, messages,
             model output, tool definitions, arguments and results) on the
             run's OpenTelemetry spans; off by default, as the conventions ask.
+        run_id: the run's id: with ``checkpoints``, the key its state is
+            saved under and resumed from; it also makes each tool call's
+            ``ctx.idempotency_key``. None: an anonymous run.
+        checkpoints: a :class:`~agentcore.durable.CheckpointStore`
+            (:class:`~agentcore.durable.SQLiteCheckpoints`): the run's state
+            is saved after each model step and each tool call, and a run
+            whose ``run_id`` has a saved state resumes from it; ``messages``
+            may then be empty. Needs ``run_id``.
+        approvals: decisions on tool calls that wait for approval, by call
+            id: True runs the call; False, or a reason (str) the model reads,
+            denies it. Given, a history that ends with an assistant message's
+            unanswered calls resumes them (without ``checkpoints``, pass the
+            history of the run that ended with ``approval-required``).
+        step_runner: runs each model step and tool call
+            (:class:`~agentcore.durable.StepRunner`), for durable-execution
+            engines; None: called directly.
 
     Raises:
         ConfigError: a value is out of range or of the wrong type.
     """
 
     model: Model = attrs.field()
-    messages: tuple[Message, ...] = attrs.field(converter=_messages)
+    messages: tuple[Message, ...] = attrs.field(default=(), converter=_messages)
     system: str = attrs.field(default="", validator=_of_type(str, "a str"))
     tools: ToolSet = attrs.field(factory=ToolSet, converter=_tool_set)
     step_limit: int = attrs.field(default=0, validator=_count(0))
@@ -173,15 +209,32 @@ class LoopOptions:
     output_mode: str = attrs.field(default="native")
     agent_name: str = attrs.field(default="", validator=_of_type(str, "a str"))
     trace_content: bool = attrs.field(default=False, validator=_of_type(bool, "True or False"))
+    run_id: str | None = attrs.field(default=None, validator=_run_id)
+    checkpoints: CheckpointStore | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(
+            _of_type(CheckpointStore, "a CheckpointStore (load, save) or None")
+        ),
+    )
+    approvals: Mapping[str, bool | str] | None = attrs.field(default=None, converter=_approvals)
+    step_runner: StepRunner | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(
+            _of_type(StepRunner, "a StepRunner (model_step, tool_call) or None")
+        ),
+    )
 
     @model.validator
     def _check_model(self, _attribute: Any, value: object) -> None:
         if not isinstance(value, Model):
             raise ConfigError(f"{value!r} is not a Model (it needs .model_id and .stream(request, ctx))")
 
-    @messages.validator
-    def _check_messages(self, _attribute: Any, value: tuple[Message, ...]) -> None:
-        if not value:
+    def __attrs_post_init__(self) -> None:
+        if self.checkpoints is not None and self.run_id is None:
+            raise ConfigError(
+                "LoopOptions.checkpoints needs a run_id: the key the run's state is saved under"
+            )
+        if not self.messages and self.checkpoints is None:
             raise ConfigError("LoopOptions.messages needs at least one message")
 
     @output_type.validator

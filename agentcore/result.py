@@ -11,7 +11,7 @@ and that snapshot into a :class:`RunResult` or raises :class:`RunError` (see
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -64,6 +64,32 @@ class StepResult:
         line ("" when the model did not reason or showed none)."""
         return "\n\n".join(block.text for block in self.reasoning if block.text)
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON: ``{"text", "tool_calls", "tool_results", "usage",
+        "finish_reason", "reasoning"}``, each value in its type's ``to_dict``
+        form; ``cache`` (a diagnosis for the process that ran the step) is
+        left out."""
+        return {
+            "text": self.text,
+            "tool_calls": [call.to_dict() for call in self.tool_calls],
+            "tool_results": [result.to_dict() for result in self.tool_results],
+            "usage": self.usage.to_dict(),
+            "finish_reason": self.finish_reason.value,
+            "reasoning": [block.to_dict() for block in self.reasoning],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> StepResult:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            text=data["text"],
+            tool_calls=tuple(ToolCall.from_dict(call) for call in data.get("tool_calls", ())),
+            tool_results=tuple(ToolResult.from_dict(result) for result in data.get("tool_results", ())),
+            usage=Usage.from_dict(data.get("usage", {})),
+            finish_reason=FinishReason(data["finish_reason"]),
+            reasoning=tuple(Reasoning.from_dict(block) for block in data.get("reasoning", ())),
+        )
+
 
 @attrs.frozen
 class RunResult:
@@ -79,6 +105,9 @@ class RunResult:
         output: the validated final answer of a run with
             ``LoopOptions(output_type=...)`` (an instance of that type, or the
             parsed JSON for a schema ``dict``); None without one.
+        pending: with ``approval-required``, the tool calls waiting for a
+            decision (the history ends with the assistant message holding
+            them, unanswered); empty otherwise.
     """
 
     text: str
@@ -87,6 +116,7 @@ class RunResult:
     finish_reason: FinishReason
     messages: tuple[Message, ...]
     output: Any = None
+    pending: tuple[ToolCall, ...] = ()
 
     @property
     def reasoning(self) -> tuple[str, ...]:
@@ -100,16 +130,19 @@ class RunSnapshot:
     """What a run's worker publishes as it goes, replaced whole (never half an update).
 
     Attributes:
-        messages: the history so far; every tool call in it has its result.
+        messages: the history so far; every tool call in it has its result
+            (but those of ``pending``).
         steps: the steps completed so far.
         usage: the total usage of those steps.
         output: the accepted structured answer, once there is one.
+        pending: the tool calls waiting for approval (the run ends).
     """
 
     messages: tuple[Message, ...]
     steps: tuple[StepResult, ...] = ()
     usage: Usage = attrs.field(factory=Usage)
     output: Any = None
+    pending: tuple[ToolCall, ...] = ()
 
 
 class RunReader(StreamReader):
@@ -184,6 +217,7 @@ class RunReader(StreamReader):
                 finish_reason=terminal.finish_reason,
                 messages=snapshot.messages,
                 output=snapshot.output,
+                pending=snapshot.pending,
             )
         assert terminal.err is not None
         if not isinstance(terminal.err, (Exception, Canceled)):

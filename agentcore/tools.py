@@ -30,7 +30,7 @@ import inspect
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload, runtime_checkable
+from typing import Any, Generic, ParamSpec, Protocol, TypeAlias, TypeVar, overload, runtime_checkable
 
 from agentcore.context import Context
 from agentcore.errors import AgentcoreError, ConfigError
@@ -41,6 +41,9 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+Approval: TypeAlias = bool | Callable[[Mapping[str, Any]], bool]
+"""``requires_approval``: True, False, or a function of a call's arguments."""
 
 
 @runtime_checkable
@@ -136,6 +139,11 @@ class FunctionTool(Generic[P, R]):
             letters, digits, ``_`` or ``-`` (what Anthropic and OpenAI accept).
         description: the tool's description; defaults to the docstring's
             summary (the text before its sections).
+        requires_approval: True: every call waits for a human's decision
+            before it runs (the run ends with ``approval-required``, see
+            :mod:`agentcore.durable`); or a function of the call's arguments
+            (a dict, before conversion) returning True for the calls that
+            must wait. Default False.
 
     Raises:
         ConfigError: the function is async or a generator, has ``*args``, a
@@ -151,15 +159,22 @@ class FunctionTool(Generic[P, R]):
     _extra: bool
     _extra_convert: signature.Convert | None
     _pass_ctx: bool
+    _approval: Approval
 
     def __init__(
-        self, func: Callable[P, R], *, name: str | None = None, description: str | None = None
+        self,
+        func: Callable[P, R],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        requires_approval: Approval = False,
     ) -> None:
         if isinstance(func, FunctionTool):
             func = func.func
         name = _tool_name(func, name)
         plan = signature.function_plan(func, f"tool {name!r}")
         self._setup(func, name, plan.summary if description is None else description, plan.schema)
+        self._approval = _approval(requires_approval, name)
         self._params = plan.params
         self._extra = plan.extra
         self._extra_convert = plan.extra_convert
@@ -171,6 +186,8 @@ class FunctionTool(Generic[P, R]):
         description: str,
         schema: Mapping[str, Any] | str,
         func: Callable[..., Any],
+        *,
+        requires_approval: Approval = False,
     ) -> FunctionTool[..., Any]:
         """A tool defined by a raw JSON Schema.
 
@@ -184,6 +201,7 @@ class FunctionTool(Generic[P, R]):
                 when it takes a second parameter, with the validated
                 arguments as a dict; its return value is encoded like a
                 function tool's.
+            requires_approval: as for :class:`FunctionTool`.
 
         Raises:
             ConfigError: the name or the schema is not valid.
@@ -203,6 +221,7 @@ class FunctionTool(Generic[P, R]):
         tool._extra = False
         tool._extra_convert = None
         tool._pass_ctx = takes_context(func)
+        tool._approval = _approval(requires_approval, name)
         return tool
 
     def _setup(self, func: Callable[..., Any], name: str, description: str, schema: dict[str, Any]) -> None:
@@ -222,6 +241,12 @@ class FunctionTool(Generic[P, R]):
     def func(self) -> Callable[..., Any]:
         """The wrapped function."""
         return self._func
+
+    def needs_approval(self, arguments: Mapping[str, Any]) -> bool:
+        """True when a call with these arguments (the JSON object the model
+        sent, as a dict) must wait for a human's decision before it runs."""
+        approval = self._approval
+        return bool(approval(arguments)) if callable(approval) else approval
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         result: R = self._func(*args, **kwargs)
@@ -308,23 +333,34 @@ class FunctionTool(Generic[P, R]):
 
 @overload
 def tool(
-    func: Callable[P, R], /, *, name: str | None = None, description: str | None = None
+    func: Callable[P, R],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_approval: Approval = False,
 ) -> FunctionTool[P, R]: ...
 
 
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None
+    *, name: str | None = None, description: str | None = None, requires_approval: Approval = False
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 
 def tool(
-    func: Callable[P, R] | None = None, /, *, name: str | None = None, description: str | None = None
+    func: Callable[P, R] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_approval: Approval = False,
 ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
     """Turn a typed function into a :class:`FunctionTool`.
 
     Use it bare (``@tool``) or with arguments
-    (``@tool(name="lookup", description="...")``); see :class:`FunctionTool`.
+    (``@tool(name="lookup", description="...")``,
+    ``@tool(requires_approval=True)``); see :class:`FunctionTool`.
 
     Example::
 
@@ -341,12 +377,20 @@ def tool(
         ConfigError: see :class:`FunctionTool`.
     """
     if func is not None:
-        return FunctionTool(func, name=name, description=description)
+        return FunctionTool(func, name=name, description=description, requires_approval=requires_approval)
 
     def decorate(f: Callable[P, R]) -> FunctionTool[P, R]:
-        return FunctionTool(f, name=name, description=description)
+        return FunctionTool(f, name=name, description=description, requires_approval=requires_approval)
 
     return decorate
+
+
+def _approval(value: object, name: str) -> Approval:
+    if isinstance(value, bool) or callable(value):
+        return value
+    raise ConfigError(
+        f"tool {name!r}: requires_approval must be True, False or a function of the arguments, got {value!r}"
+    )
 
 
 def _tool_name(func: Callable[..., Any], name: str | None) -> str:

@@ -54,6 +54,9 @@ class FinishReason(str, enum.Enum):
     TOOL_CALLS = "tool-calls"
     LENGTH = "length"
     STEP_LIMIT = "step-limit"
+    APPROVAL_REQUIRED = "approval-required"
+    """The run stopped before tool calls that wait for a human's decision
+    (``RunResult.pending``); resume it with ``LoopOptions(approvals=...)``."""
     CANCELED = "canceled"
     ERROR = "error"
 

@@ -71,6 +71,16 @@ from typing import Any
 import attrs
 
 from agentcore.context import Context
+from agentcore.durable import (
+    DirectRunner,
+    ReplayDiverged,
+    RunState,
+    StepRecord,
+    denied,
+    fingerprint,
+    needs_approval,
+    start_state,
+)
 from agentcore.engine.channel import Channel, SendFunc, start_worker
 from agentcore.engine.observer import RunObserver, observer_for
 from agentcore.engine.retry import (
@@ -96,7 +106,6 @@ from agentcore.types import (
     StreamPartKind,
     ToolCall,
     ToolResult,
-    Usage,
     reasoning_part,
     text_part,
     tool_call_part,
@@ -151,15 +160,16 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     spec = None if options.output_type is None else output_spec(options.output_type)
     final = _FinalAnswer(spec) if spec is not None and options.output_mode == "tool" else None
     tools = options.tools if final is None else ToolSet([*options.tools.values(), final])
+    state = start_state(options)
     run_ctx = Context(parent=ctx)
-    channel = Channel(options.queue_size, RunSnapshot(options.messages))
+    channel = Channel(options.queue_size, RunSnapshot(state.messages, state.steps, state.usage))
     reader = RunReader(channel, run_ctx.cancel)
     # A deadline or the caller's cancel ends the run for the reader now, even
     # while the worker is stuck in a tool or a model that ignores the context;
     # what the worker sends later is dropped.
     run_ctx.add_callback(lambda: _end(channel, _canceled(run_ctx)))
     observer = observer_for(options)
-    start_worker(_Loop(options, run_ctx, channel, tools, spec, final, observer).run, channel)
+    start_worker(_Loop(options, run_ctx, channel, tools, spec, final, observer, state).run, channel)
     return reader
 
 
@@ -222,17 +232,15 @@ _CUT_OFF = "(top level): the answer was cut off at the output token limit (finis
 
 class _FinalAnswer:
     """The ``final_answer`` tool of ``output_mode="tool"``: checks each
-    call's arguments and keeps them for the loop, which decides after the
-    step (an invalid answer is an error result the model reads)."""
+    call's arguments (an invalid answer is an error result the model reads);
+    the loop decides after the step, from the step's calls."""
 
     def __init__(self, spec: OutputSpec) -> None:
         self.spec = spec
         self.definition = spec.tool
-        self.answers: list[tuple[str, Any, list[str]]] = []
 
     def execute(self, input: str, ctx: Context) -> str:
-        value, problems = self.spec.parse(input, tool=True)
-        self.answers.append((input, value, problems))
+        _value, problems = self.spec.parse(input, tool=True)
         if problems:
             lines = "\n".join(f"- {p}" for p in problems)
             raise ToolInputError(
@@ -277,6 +285,7 @@ class _Loop:
         spec: OutputSpec | None,
         final: _FinalAnswer | None,
         observer: RunObserver | None,
+        state: RunState,
     ) -> None:
         self.options = options
         self.observer = observer
@@ -286,18 +295,39 @@ class _Loop:
         self.final = final
         self.native = spec.request_schema if spec is not None and final is None else None
         self.output: Any = None
-        self.attempts = 0
+        self.answer = (state.output, state.output_tool)
+        """The accepted answer's JSON text, and whether it came as ``final_answer``'s arguments."""
+        if state.output and spec is not None:
+            self.output = spec.parse(state.output, tool=state.output_tool)[0]
+        self.attempts = state.output_attempts
         """Structured answers checked so far."""
         self.rejected: tuple[str, list[str]] = ("", [])
         """The last rejected answer and its problems."""
         self.ctx = ctx
         self.channel = channel
         self.send: SendFunc = channel.send
-        self.history = list(options.messages)
-        self.messages = options.messages
+        self.state = state
+        """The state the run started from: saved by an earlier run, or new."""
+        self.history = list(state.messages)
+        self.messages = state.messages
         """The history as last published (without tool calls awaiting results)."""
-        self.total = Usage()
-        self.steps: list[StepResult] = []
+        self.total = state.usage
+        self.steps: list[StepResult] = list(state.steps)
+        self.pending = state.pending
+        """The calls of the last step that have yet to run (or be decided)."""
+        self.done = {result.tool_call_id: result for result in state.results}
+        """The results of the pending calls that completed, by call id."""
+        self.awaiting: tuple[ToolCall, ...] = ()
+        """The pending calls that wait for a human's decision (the run ends)."""
+        self.decisions = options.approvals or {}
+        """Decisions on the calls pending when the run starts (only those:
+        a later step may reuse a call id)."""
+        self.run_id = options.run_id or ""
+        self.runner = options.step_runner or DirectRunner()
+        self.fingerprints = list(state.fingerprints)
+        self.durable = options.run_id is not None or options.step_runner is not None
+        """Fingerprint each request: the run is saved, or recorded by a runner."""
+        self.revision = state.revision
         self.step_limit = options.step_limit or DEFAULT_STEP_LIMIT
         retries = options.max_retries
         self.max_retries = DEFAULT_MAX_RETRIES if retries == 0 else max(retries, 0)
@@ -313,6 +343,8 @@ class _Loop:
             model_id = self.options.model.model_id
             _log.debug("agentcore: run started (model %s, step limit %d)", model_id, self.step_limit)
             reason = self._steps()
+            if self.revision != self.state.revision or self.state.finish_reason is None:
+                self._save(reason)  # unless nothing happened since the state was saved
             terminal = StreamPart.finish(reason, self.total)
         except BaseException as exc:  # noqa: BLE001 - every failure becomes the terminal part
             if self.ctx.cancelled:
@@ -337,7 +369,32 @@ class _Loop:
     def _publish(self, history: bool = True) -> None:
         if history:
             self.messages = tuple(self.history)
-        self.channel.publish(RunSnapshot(self.messages, tuple(self.steps), self.total, self.output))
+        self.channel.publish(
+            RunSnapshot(self.messages, tuple(self.steps), self.total, self.output, self.awaiting)
+        )
+
+    def _save(self, finish: FinishReason | None = None) -> None:
+        """Save the run's state to ``LoopOptions.checkpoints``, when there is one."""
+        store = self.options.checkpoints
+        if store is None:
+            return
+        self.revision += 1
+        store.save(
+            RunState(
+                self.run_id,
+                tuple(self.history),
+                tuple(self.steps),
+                self.total,
+                self.pending,
+                tuple(self.done.values()),
+                tuple(call.id for call in self.awaiting),
+                tuple(self.fingerprints),
+                finish,
+                *self.answer,
+                output_attempts=self.attempts,
+                revision=self.revision,
+            )
+        )
 
     def _forward(self, part: StreamPart) -> None:
         if not self.send(part):
@@ -345,7 +402,16 @@ class _Loop:
             self.ctx.check()
 
     def _steps(self) -> FinishReason:
-        for number in range(1, self.step_limit + 1):
+        completed = len(self.steps)
+        ended = self.state.finish_reason
+        if ended is not None and ended is not FinishReason.APPROVAL_REQUIRED:
+            self._publish()  # a finished run: its result again, without a model call
+            return ended
+        if self.pending:  # resumed while the last step's calls ran, or waited for approval
+            outcome = self._tools(completed)
+            if outcome is not None:
+                return outcome
+        for number in range(completed + 1, self.step_limit + 1):
             self.ctx.check()
             request = Request(
                 system=self.options.system,
@@ -358,53 +424,98 @@ class _Loop:
                 settings=self.options.settings,
                 output=self.native,
             )
-            if self.observer is not None:
-                self.observer.step_started(request)
-            step = self._stream_step(request)
-            if self.observer is not None:
-                self.observer.step_finished(step.finish, step.content)
-            self.release = step.release  # once step-finish is forwarded (the last: after the terminal)
-            usage = step.finish.usage
-            reason = step.finish.finish_reason
-            assert reason is not None
-            self.total += usage  # billed: counted even if the reader is gone by now
-            runnable = [] if reason is FinishReason.LENGTH else step.calls
-            result = StepResult(
-                step.text, tuple(step.calls), (), usage, reason, step.reasoning, step.finish.cache
+            mark = fingerprint(request) if self.durable else ""
+            self.fingerprints.append(mark)
+            ran = [False]
+            record = self.runner.model_step(
+                f"{self.run_id}:step:{number}", functools.partial(self._model_step, request, mark, ran)
             )
+            if record.fingerprint != mark:
+                raise ReplayDiverged(
+                    f"run {self.run_id!r}: the recorded step {number} answered another request "
+                    "(the run's messages, or the code around it, changed since it was recorded)"
+                )
+            usage = record.usage
+            reason = record.finish_reason
+            self.total += usage  # billed: counted even if the reader is gone by now
+            calls = list(record.calls)
+            runnable = [] if reason is FinishReason.LENGTH else calls
+            result = StepResult(record.text, tuple(calls), (), usage, reason, record.reasoning, record.cache)
             self.steps.append(result)
-            message = _assistant_message(step.content, keep_calls=bool(runnable))
+            message = _assistant_message(list(record.content), keep_calls=bool(runnable))
             if message is not None:
                 self.history.append(message)
+            if runnable:
+                self.pending, self.done, self.decisions = tuple(runnable), {}, {}
+                self._save()  # before step-finish: a step the reader saw end is saved
             # Tool calls without their results are not a valid history: publish
             # the assistant message only together with the tool message.
             self._publish(history=not runnable)
-            self._forward(step.finish)
-            if self.options.on_step is not None:
-                self.options.on_step(usage)
+            if ran[0]:  # a step that a runner replayed was forwarded when it ran
+                self._forward(StreamPart.step_finish(reason, usage, record.cache))
+                if self.options.on_step is not None:
+                    self.options.on_step(usage)
             if reason is FinishReason.LENGTH:
                 if self.spec is not None:
                     self.attempts += 1
-                    raise OutputValidationError(step.text, [_CUT_OFF], self.total, self.attempts)
+                    raise OutputValidationError(record.text, [_CUT_OFF], self.total, self.attempts)
                 return FinishReason.LENGTH
             if not runnable:
-                if self.spec is None or self._accept_text(step.text):
+                if self.spec is None or self._accept_text(record.text):
                     return FinishReason.STOP if reason is FinishReason.TOOL_CALLS else reason
                 if number == self.step_limit:
                     raise self._out_of_steps()
+                self._save()
                 continue
-            self._release_stream()
-            results = self._run_tools(runnable)
-            self.steps[-1] = attrs.evolve(result, tool_results=tuple(results))
-            self.history.append(Message(role=Role.TOOL, content=[tool_result_part(r) for r in results]))
-            self._publish()
-            if self.final is not None and self._accept_call():
-                return FinishReason.STOP
-            if number == self.step_limit:
-                if self.spec is not None:
-                    raise self._out_of_steps()
-                return FinishReason.STEP_LIMIT
-        raise AssertionError("unreachable: the step loop always returns")
+            outcome = self._tools(number)
+            if outcome is not None:
+                return outcome
+        # Only a run resumed with a lower step limit than it has steps gets here.
+        if self.spec is not None:
+            raise self._out_of_steps()
+        return FinishReason.STEP_LIMIT
+
+    def _model_step(self, request: Request, mark: str, ran: list[bool]) -> StepRecord:
+        """Stream one step, with retries, as data (the call a step runner makes)."""
+        ran[0] = True
+        if self.observer is not None:
+            self.observer.step_started(request)
+        step = self._stream_step(request)
+        if self.observer is not None:
+            self.observer.step_finished(step.finish, step.content)
+        self.release = step.release  # once step-finish is forwarded (the last: after the terminal)
+        reason = step.finish.finish_reason
+        assert reason is not None
+        return StepRecord(step.content, step.finish.usage, reason, mark, step.finish.cache)
+
+    def _tools(self, number: int) -> FinishReason | None:
+        """Run the pending calls of step ``number`` and append their results;
+        None when the loop goes on. When a call needs a human's approval and
+        has no decision, none runs: the run ends with ``approval-required``."""
+        calls = self.pending
+        self.awaiting = tuple(
+            call
+            for call in calls
+            if call.id not in self.done and call.id not in self.decisions and needs_approval(self.tools, call)
+        )
+        if self.awaiting:
+            self._publish()  # the history ends with the calls that wait
+            return FinishReason.APPROVAL_REQUIRED
+        self._release_stream()
+        results = self._run_tools(list(calls), number)
+        if self.steps and self.steps[-1].tool_calls:
+            self.steps[-1] = attrs.evolve(self.steps[-1], tool_results=tuple(results))
+        self.history.append(Message(role=Role.TOOL, content=[tool_result_part(r) for r in results]))
+        self.pending, self.done, self.decisions = (), {}, {}
+        self._publish()
+        if self.final is not None and self._accept_call(calls):
+            return FinishReason.STOP
+        if number == self.step_limit:
+            if self.spec is not None:
+                raise self._out_of_steps()
+            return FinishReason.STEP_LIMIT
+        self._save()
+        return None
 
     def _accept_text(self, text: str) -> bool:
         """Check a text answer: True when it is the run's output; otherwise
@@ -413,7 +524,7 @@ class _Loop:
         assert self.spec is not None
         value, problems = self.spec.parse(text)
         if not problems:
-            return self._accepted(value)
+            return self._accepted(value, text, tool=False)
         if self.final is not None:  # tool mode: prose instead of the tool
             problems = [f"(top level): give the final answer by calling the {OUTPUT_TOOL} tool"]
         self._reject(text, problems)
@@ -421,23 +532,24 @@ class _Loop:
         self._publish()
         return False
 
-    def _accept_call(self) -> bool:
+    def _accept_call(self, calls: tuple[ToolCall, ...]) -> bool:
         """Check the step's ``final_answer`` calls: True when one is valid
         (the run's output); their error results told the model otherwise."""
-        assert self.final is not None
-        answers, self.final.answers = self.final.answers, []
-        if not answers:
-            return False
-        for _raw, value, problems in answers:
+        assert self.spec is not None
+        answers = [call.input for call in calls if call.name == OUTPUT_TOOL]
+        problems: list[str] = []
+        for raw in answers:
+            value, problems = self.spec.parse(raw, tool=True)
             if not problems:
-                return self._accepted(value)
-        raw, _value, problems = answers[-1]
-        self._reject(raw, problems)
+                return self._accepted(value, raw, tool=True)
+        if answers:
+            self._reject(answers[-1], problems)
         return False
 
-    def _accepted(self, value: Any) -> bool:
+    def _accepted(self, value: Any, raw: str, *, tool: bool) -> bool:
         self.attempts += 1
         self.output = value
+        self.answer = (raw, tool)
         self._publish()
         return True
 
@@ -565,46 +677,87 @@ class _Loop:
             finish = StreamPart.step_finish(FinishReason.TOOL_CALLS, finish.usage, finish.cache)
         return _Step("".join(content.texts), content.parts, calls, tuple(content.reasoning), finish, release)
 
-    def _run_tools(self, calls: list[ToolCall]) -> list[ToolResult]:
+    def _run_tools(self, calls: list[ToolCall], number: int) -> list[ToolResult]:
         """Run the step's calls one after another on this thread, or
-        (``parallel_tools``) all at once, each on its own daemon thread. A tool
+        (``parallel_tools``) all at once, each on its own daemon thread; a
+        call that completed before (a resumed run) is not run again. A tool
         that ignores the context cannot hold the reader past a cancel or
         deadline: :func:`run` ends the run for the reader at once."""
         results: list[ToolResult] = []
-        tools, ctx, observer = self.tools, self.ctx, self.observer
-        parallel = self.options.parallel_tools and len(calls) > 1
-        started = [_start(tools, call, ctx, observer) for call in calls] if parallel else []
+        ctx = self.ctx
+        todo = [call for call in calls if call.id not in self.done]
+        parallel = self.options.parallel_tools and len(todo) > 1
+        started = {call.id: _start(self._call, call, number) for call in todo} if parallel else {}
         try:
-            for index, call in enumerate(calls):
+            for call in calls:
                 ctx.check()
-                result = (
-                    _await(started[index], ctx)
-                    if parallel
-                    else contextvars.copy_context().run(_execute, tools, call, ctx, observer)
-                )
+                result = self.done.get(call.id)
+                ran = False  # a result saved or replayed was forwarded when it ran
+                if result is None:
+                    result, ran = (
+                        _await(started[call.id], ctx)
+                        if parallel
+                        else contextvars.copy_context().run(self._call, call, number)
+                    )
+                    self.done[call.id] = result
+                    self._save()
                 results.append(result)
-                self._forward(StreamPart.tool_result_part(result))
+                if ran:
+                    self._forward(StreamPart.tool_result_part(result))
         except BaseException:
             # Also when every call has its result (the reader went away while
             # the last one was sent): the calls in the history need their results.
             results.extend(_not_run(call) for call in calls[len(results) :])
-            self.steps[-1] = attrs.evolve(self.steps[-1], tool_results=tuple(results))
+            if self.steps and self.steps[-1].tool_calls:
+                self.steps[-1] = attrs.evolve(self.steps[-1], tool_results=tuple(results))
             self.history.append(Message(role=Role.TOOL, content=[tool_result_part(r) for r in results]))
             self._publish()
             raise
         return results
 
+    def _call(self, call: ToolCall, number: int) -> tuple[ToolResult, bool]:
+        """Run one call through the step runner, or deny it as decided; and
+        whether it ran here (False: the runner gave its recorded result).
 
-def _start(tools: ToolSet, call: ToolCall, ctx: Context, observer: RunObserver | None) -> Future[ToolResult]:
-    """Run :func:`_execute` on a new daemon thread (daemon: a stuck tool never
-    keeps the interpreter from exiting), in a copy of the worker's
-    :mod:`contextvars` context: what a tool sets stays its own."""
-    future: Future[ToolResult] = Future()
+        In a run with a ``run_id`` the tool gets a context of its own whose
+        ``idempotency_key`` is ``"<run id>:<step>:<call id>"``."""
+        decision = self.decisions.get(call.id, True)
+        if decision is not True:
+            return denied(call, decision or ""), True
+        key = f"{self.run_id}:{number}:{call.id}"
+        ctx = Context(parent=self.ctx, idempotency_key=key) if self.run_id else self.ctx
+        ran = [False]
+        try:
+            result = self.runner.tool_call(
+                key, functools.partial(_ran, ran, self.tools, call, ctx, self.observer)
+            )
+        finally:
+            if ctx is not self.ctx:
+                ctx.detach()
+        return result, ran[0]
+
+
+def _ran(
+    ran: list[bool], tools: ToolSet, call: ToolCall, ctx: Context, observer: RunObserver | None
+) -> ToolResult:
+    """:func:`_execute`, noting in ``ran`` that it was called."""
+    ran[0] = True
+    return _execute(tools, call, ctx, observer)
+
+
+def _start(
+    call_one: Callable[[ToolCall, int], tuple[ToolResult, bool]], call: ToolCall, number: int
+) -> Future[tuple[ToolResult, bool]]:
+    """Run ``call_one(call, number)`` (:meth:`_Loop._call`) on a new daemon
+    thread (daemon: a stuck tool never keeps the interpreter from exiting), in
+    a copy of the worker's :mod:`contextvars` context: what a tool sets stays
+    its own."""
+    future: Future[tuple[ToolResult, bool]] = Future()
 
     def work() -> None:
         future.set_running_or_notify_cancel()
         try:
-            future.set_result(_execute(tools, call, ctx, observer))
+            future.set_result(call_one(call, number))
         except BaseException as exc:  # noqa: BLE001 - handed to the loop, which decides
             future.set_exception(exc)
 
@@ -613,7 +766,7 @@ def _start(tools: ToolSet, call: ToolCall, ctx: Context, observer: RunObserver |
     return future
 
 
-def _await(future: Future[ToolResult], ctx: Context) -> ToolResult:
+def _await(future: Future[tuple[ToolResult, bool]], ctx: Context) -> tuple[ToolResult, bool]:
     """Wait for ``future`` or for ``ctx`` to be cancelled, whichever comes first."""
     ready = threading.Event()
     future.add_done_callback(lambda _f: ready.set())
