@@ -107,7 +107,8 @@ def test_the_page_has_the_form_and_the_event_source() -> None:
     assert response.status_code == 200
     assert response.headers["Content-Type"].startswith("text/html")
     assert '<form id="ask">' in response.text
-    assert 'new EventSource("stream?q=" + encodeURIComponent(q))' in response.text
+    assert 'listen(askFirst.checked ? openRun(q) : "stream?q=" + encodeURIComponent(q))' in response.text
+    assert "new EventSource(url)" in response.text
 
 
 def test_the_stream_carries_every_part_with_the_terminal_last() -> None:

@@ -1,0 +1,250 @@
+"""Human approval of tool calls: ``@tool(requires_approval=...)``, the
+``approval-required`` finish, and ``LoopOptions(approvals=...)`` to approve or
+deny, with and without a checkpoint store, and across a restart."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcore import (
+    ConfigError,
+    Context,
+    FinishReason,
+    LoopOptions,
+    Role,
+    StreamPart,
+    StreamPartKind,
+    ToolCall,
+    Usage,
+    generate,
+    run,
+    tool,
+    user_message,
+)
+from agentcore.durable import SQLiteCheckpoints
+from agentcore.testing import ScriptedModel
+from agentcore.tools import FunctionTool
+from tests.test_durable_kill import Child
+
+
+def calls(*items: ToolCall) -> list[StreamPart]:
+    return [
+        *(StreamPart.tool_call_part(item) for item in items),
+        StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=10, output=2)),
+    ]
+
+
+def answer(text: str = "done") -> list[StreamPart]:
+    return [StreamPart.text_delta(text), StreamPart.step_finish(FinishReason.STOP, Usage(input=20, output=3))]
+
+
+class Bank:
+    """A ``transfer`` tool that needs approval above 100, and a ``balance`` tool that does not."""
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+        @tool(requires_approval=lambda arguments: arguments["amount"] > 100)
+        def transfer(amount: int, ctx: Context) -> str:
+            """Transfer money."""
+            self.ran.append(f"transfer {amount}")
+            return f"sent {amount}"
+
+        @tool
+        def balance() -> str:
+            """The balance."""
+            self.ran.append("balance")
+            return "1000"
+
+        self.tools = [transfer, balance]
+
+
+BIG = ToolCall("t1", "transfer", '{"amount": 500}')
+SMALL = ToolCall("t2", "transfer", '{"amount": 5}')
+LOOK = ToolCall("b1", "balance", "{}")
+
+
+def test_a_call_that_needs_approval_ends_the_run_and_runs_nothing() -> None:
+    bank = Bank()
+    model = ScriptedModel([calls(LOOK, BIG, SMALL)])
+    reader = run(LoopOptions(model=model, messages=[user_message("pay")], tools=bank.tools))
+    parts = list(reader)
+    result = reader.result()
+    assert result.finish_reason is FinishReason.APPROVAL_REQUIRED
+    assert result.pending == (BIG,)  # the small transfer needs no approval
+    assert bank.ran == []  # no call of the step ran: they run together once decided
+    assert [p.kind for p in parts] == [
+        StreamPartKind.TOOL_CALL,
+        StreamPartKind.TOOL_CALL,
+        StreamPartKind.TOOL_CALL,
+        StreamPartKind.STEP_FINISH,
+        StreamPartKind.FINISH,
+    ]
+    assert parts[-1].finish_reason is FinishReason.APPROVAL_REQUIRED
+    assert result.messages[-1].role is Role.ASSISTANT
+    assert result.messages[-1].tool_calls == [LOOK, BIG, SMALL]
+    assert result.usage == Usage(input=10, output=2)
+
+
+def test_approving_from_the_history_runs_the_calls_and_the_run_goes_on() -> None:
+    bank = Bank()
+    first = generate(
+        LoopOptions(model=ScriptedModel([calls(LOOK, BIG)]), messages=[user_message("pay")], tools=bank.tools)
+    )
+    model = ScriptedModel([answer("paid")])
+    result = generate(
+        LoopOptions(model=model, messages=first.messages, tools=bank.tools, approvals={"t1": True})
+    )
+    assert bank.ran == ["balance", "transfer 500"]
+    assert result.finish_reason is FinishReason.STOP
+    assert result.text == "paid"
+    sent = model.requests[0].messages
+    assert [r.content for r in sent[-1].tool_results] == ["1000", "sent 500"]
+    assert result.usage == Usage(input=20, output=3)  # without a store: a new run
+
+
+def test_a_denial_sends_its_reason_to_the_model() -> None:
+    bank = Bank()
+    first = generate(
+        LoopOptions(model=ScriptedModel([calls(BIG)]), messages=[user_message("pay")], tools=bank.tools)
+    )
+    model = ScriptedModel([answer("not paid")])
+    generate(
+        LoopOptions(
+            model=model, messages=first.messages, tools=bank.tools, approvals={"t1": "over the daily limit"}
+        )
+    )
+    assert bank.ran == []
+    [result] = model.requests[0].messages[-1].tool_results
+    assert (result.content, result.is_error) == (
+        "Error: the user denied this call: over the daily limit",
+        True,
+    )
+    model = ScriptedModel([answer("not paid")])
+    generate(LoopOptions(model=model, messages=first.messages, tools=bank.tools, approvals={"t1": False}))
+    assert model.requests[0].messages[-1].tool_results[0].content == "Error: the user denied this call."
+
+
+def test_a_missing_decision_runs_nothing(tmp_path: Path) -> None:
+    bank = Bank()
+    other = ToolCall("t3", "transfer", '{"amount": 900}')
+    store = SQLiteCheckpoints(tmp_path / "runs.db")
+    options: dict[str, Any] = {"tools": bank.tools, "run_id": "r1", "checkpoints": store}
+    first = generate(
+        LoopOptions(model=ScriptedModel([calls(BIG, other)]), messages=[user_message("pay")], **options)
+    )
+    assert first.pending == (BIG, other)
+    idle = ScriptedModel([])
+    again = generate(LoopOptions(model=idle, approvals={"t1": True}, **options))
+    assert again.finish_reason is FinishReason.APPROVAL_REQUIRED
+    assert again.pending == (other,)
+    assert bank.ran == []
+    assert idle.requests == []
+
+
+def test_approvals_with_a_store_resume_the_run_by_its_id(tmp_path: Path) -> None:
+    bank = Bank()
+    store = SQLiteCheckpoints(tmp_path / "runs.db")
+    options: dict[str, Any] = {"tools": bank.tools, "run_id": "r1", "checkpoints": store}
+    first = generate(
+        LoopOptions(model=ScriptedModel([calls(BIG)]), messages=[user_message("pay")], **options)
+    )
+    state = store.load("r1")
+    assert state is not None
+    assert (state.finish_reason, state.awaiting_approval) == (FinishReason.APPROVAL_REQUIRED, ("t1",))
+    model = ScriptedModel([calls(ToolCall("t1", "transfer", '{"amount": 700}')), answer("paid twice")])
+    result = generate(LoopOptions(model=model, approvals={"t1": True}, **options))
+    # A decision is for the call waiting now: step 2's call with the same id waits again.
+    assert result.finish_reason is FinishReason.APPROVAL_REQUIRED
+    assert bank.ran == ["transfer 500"]
+    result = generate(LoopOptions(model=model, approvals={"t1": True}, **options))
+    assert result.finish_reason is FinishReason.STOP
+    assert bank.ran == ["transfer 500", "transfer 700"]
+    assert result.usage == Usage(input=40, output=7)  # the whole run's total
+    assert len(result.steps) == 3
+    assert first.usage == Usage(input=10, output=2)
+
+
+def test_a_decision_for_a_call_never_made_is_a_config_error() -> None:
+    bank = Bank()
+    first = generate(
+        LoopOptions(model=ScriptedModel([calls(BIG)]), messages=[user_message("pay")], tools=bank.tools)
+    )
+    with pytest.raises(ConfigError, match="never made: nope"):
+        run(
+            LoopOptions(
+                model=ScriptedModel([]), messages=first.messages, tools=bank.tools, approvals={"nope": True}
+            )
+        )
+
+
+def test_requires_approval_must_be_a_bool_or_a_function() -> None:
+    with pytest.raises(ConfigError, match="requires_approval"):
+
+        @tool(requires_approval="yes")  # type: ignore[call-overload]
+        def odd() -> str:
+            """Odd."""
+            return ""
+
+    always = FunctionTool(lambda: "x", name="always", requires_approval=True)
+    assert always.needs_approval({}) is True
+    assert FunctionTool(lambda: "x", name="never").needs_approval({}) is False
+
+
+def test_a_predicate_that_raises_makes_the_call_wait(caplog: pytest.LogCaptureFixture) -> None:
+    @tool(requires_approval=lambda arguments: arguments["missing"] > 1)
+    def fragile() -> str:
+        """Fragile."""
+        return "ran"
+
+    result = generate(
+        LoopOptions(
+            model=ScriptedModel([calls(ToolCall("f1", "fragile", "{}"))]),
+            messages=[user_message("go")],
+            tools=[fragile],
+        )
+    )
+    assert result.finish_reason is FinishReason.APPROVAL_REQUIRED
+    assert "the approval check of tool 'fragile' raised KeyError" in caplog.text
+
+
+def test_approval_survives_a_restart(tmp_path: Path) -> None:
+    """Run 1 (a process) stops for approval; run 2 (another process) approves
+    and finishes with the same history and usage as a run that never asked."""
+    approval = {"DURABLE_CHILD_APPROVAL": "1"}
+    first = Child(tmp_path, env=approval)
+    waiting = first.drive()
+    assert waiting is not None
+    assert (waiting["finish_reason"], waiting["pending"]) == ("approval-required", ["c2"])
+    assert first.points == ["stream:0:1", "stream:0:2", "saved:1", "saved:2"]
+    assert not (tmp_path / "log").exists()  # nothing ran
+    second = Child(tmp_path, "c2=yes", env=approval)
+    finished = second.drive()
+    assert finished is not None
+    never_asked_dir = tmp_path / "never-asked"
+    never_asked_dir.mkdir()
+    never_asked = Child(never_asked_dir).drive()
+    assert finished == never_asked
+    assert second.points[:2] == ["tool:a", "saved:3"]
+
+
+def test_a_denial_survives_a_restart(tmp_path: Path) -> None:
+    approval = {"DURABLE_CHILD_APPROVAL": "1"}
+    assert Child(tmp_path, env=approval).drive() is not None
+    finished = Child(tmp_path, "c2=no charts today", env=approval).drive()
+    assert finished is not None
+    assert finished["finish_reason"] == "stop"
+    results = [
+        part["tool_result"]
+        for message in finished["messages"]
+        for part in message["content"]
+        if part["kind"] == "tool-result"
+    ]
+    assert results[1]["content"] == "Error: the user denied this call: no charts today"
+    # Step 2 reuses the id c2 for a call that needs no approval: it runs.
+    assert results[3]["content"] == "recorded c"
+    assert os.path.exists(tmp_path / "log")

@@ -1,0 +1,162 @@
+"""A durable run in a real process, killed with SIGKILL at every point of a
+three-step run (mid-stream, mid-tool, right after each checkpoint), then
+resumed by a fresh process: the final history and usage equal those of a
+run never killed, and the log of tool executions shows every call whose
+result was saved ran once (tests/durable_child.py is the child; the parent
+and the child synchronise over its stdin and stdout, never by sleeping)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+POINTS = [
+    "stream:0:1",
+    "stream:0:2",
+    "saved:1",
+    "tool:a",
+    "saved:2",
+    "tool:chart",
+    "saved:3",
+    "saved:4",
+    "stream:1:1",
+    "stream:1:2",
+    "saved:5",
+    "tool:b",
+    "saved:6",
+    "tool:c",
+    "saved:7",
+    "saved:8",
+    "stream:2:1",
+    "stream:2:2",
+    "saved:9",
+]
+"""Every sync point of the run, in order (the uninterrupted run must pass exactly these)."""
+
+TAGS = ["a", "chart", "b", "c"]
+
+
+class Child:
+    """``python -m tests.durable_child`` driven through its sync points."""
+
+    def __init__(self, tmp: Path, *approve: str, env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.durable_child", str(tmp / "runs.db"), "run-1", str(tmp / "log")]
+            + [f"--approve={item}" for item in approve],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
+        self.points: list[str] = []
+
+    def drive(self, kill_at: str | None = None) -> dict[str, Any] | None:
+        """Answer every sync point, killing the child at ``kill_at``; the result, or None when killed."""
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
+        result = None
+        for line in self.proc.stdout:
+            if line.startswith("sync "):
+                point = line.removeprefix("sync ").strip()
+                self.points.append(point)
+                if point == kill_at:
+                    self.proc.send_signal(signal.SIGKILL)
+                    assert self.proc.wait(30) == -signal.SIGKILL
+                    self.proc.stdout.close()
+                    self.proc.stdin.close()
+                    return None
+                self.proc.stdin.write("go\n")
+                self.proc.stdin.flush()
+            elif line.startswith("result "):
+                result = json.loads(line.removeprefix("result "))
+        self.proc.stdin.close()
+        self.proc.stdout.close()
+        assert self.proc.wait(30) == 0
+        assert result is not None
+        return result
+
+
+def executions(tmp: Path) -> list[tuple[str, str]]:
+    """The tool executions logged so far: (idempotency key, tag)."""
+    lines = (tmp / "log").read_text(encoding="utf-8").splitlines() if (tmp / "log").exists() else []
+    return [tuple(line.split(" ")) for line in lines]  # type: ignore[misc]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("uninterrupted")
+    child = Child(tmp)
+    result = child.drive()
+    assert child.points == POINTS
+    assert result is not None
+    assert [tag for _key, tag in executions(tmp)] == TAGS
+    return result
+
+
+def last_checkpoint(points: list[str]) -> int:
+    """The index in POINTS after which a run killed after ``points`` resumes."""
+    saved = [index for index, point in enumerate(points) if point.startswith("saved:")]
+    return saved[-1] + 1 if saved else 0
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_a_run_killed_at_any_point_resumes_to_the_same_result(
+    point: str, uninterrupted: dict[str, Any], tmp_path: Path
+) -> None:
+    killed = Child(tmp_path)
+    assert killed.drive(kill_at=point) is None
+    resumed = Child(tmp_path)
+    result = resumed.drive()
+    # The resumed run starts at the last checkpoint: nothing saved is done again.
+    assert resumed.points == POINTS[last_checkpoint(killed.points) :]
+    assert result == uninterrupted  # history (reasoning, files), steps and usage total
+    runs = Counter(tag for _key, tag in executions(tmp_path))
+    again = point.removeprefix("tool:") if point.startswith("tool:") else None
+    # Each call ran once; the one killed before its result was saved ran twice (at least once).
+    assert runs == Counter(TAGS + ([again] if again else []))
+    keys: dict[str, set[str]] = {}
+    for key, tag in executions(tmp_path):
+        keys.setdefault(tag, set()).add(key)
+    assert {tag: len(k) for tag, k in keys.items()} == dict.fromkeys(TAGS, 1)  # the same key each time
+
+
+def test_a_run_killed_twice_at_random_points_resumes_to_the_same_result(
+    uninterrupted: dict[str, Any], tmp_path: Path
+) -> None:
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    first = rng.choice(POINTS)
+    child = Child(tmp_path)
+    assert child.drive(kill_at=first) is None
+    second = rng.choice(POINTS[last_checkpoint(child.points) :])
+    child = Child(tmp_path)
+    assert child.drive(kill_at=second) is None
+    assert Child(tmp_path).drive() == uninterrupted, f"seed {seed}: killed at {first}, then at {second}"
+
+
+def test_a_side_effect_keyed_by_the_idempotency_key_happens_once(
+    uninterrupted: dict[str, Any], tmp_path: Path
+) -> None:
+    killed = Child(tmp_path)
+    assert killed.drive(kill_at="tool:b") is None
+    assert Child(tmp_path).drive() == uninterrupted
+    assert [tag for _key, tag in executions(tmp_path)].count("b") == 2  # the tool ran twice...
+    effects = (tmp_path / "log.effects").read_text(encoding="utf-8").splitlines()
+    assert effects == [  # ...its effect, keyed by ctx.idempotency_key, happened once
+        "run-1:1:c1 a",
+        "run-1:1:c2 chart",
+        "run-1:2:c1 b",
+        "run-1:2:c2 c",
+    ]
