@@ -99,7 +99,8 @@ class RunResult:
         text: the final step's text (the answer).
         steps: every step, in order.
         usage: the total usage of all steps.
-        finish_reason: ``stop``, ``length`` or ``step-limit``.
+        finish_reason: ``stop``, ``length``, ``step-limit``, or
+            ``approval-required`` (see ``pending``).
         messages: the whole history (the caller's messages, then the
             assistant and tool messages), ready to continue the conversation.
         output: the validated final answer of a run with

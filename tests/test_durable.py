@@ -5,6 +5,7 @@ idempotency keys, the SQLite store and the step-runner seam
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -460,3 +461,19 @@ def test_a_replayed_step_for_another_request_is_refused() -> None:
             )
         )
     assert isinstance(info.value.err, ReplayDiverged)
+
+
+def test_each_row_of_the_guarantees_table_names_tests_that_exist() -> None:
+    from tests.test_durable_kill import POINTS
+
+    page = (ROOT / "docs" / "durable.md").read_text(encoding="utf-8")
+    table = page.split("## The guarantees", 1)[1].split("\n\n", 2)[1]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert len(rows) >= 10
+    for row in rows:
+        named = re.findall(r"`(test_\w+\.py)::(test_\w+)(?:\[([^\]]+)\])?`", row.split(" | ")[-1])
+        assert named, f"no test backs this row: {row}"
+        for module, function, point in named:
+            source = (ROOT / "tests" / module).read_text(encoding="utf-8")
+            assert f"def {function}(" in source, f"{module}::{function} does not exist"
+            assert not point or point in POINTS, f"{module}::{function}[{point}] is not a test id"

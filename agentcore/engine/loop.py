@@ -53,6 +53,16 @@ with the problems, or the tool's error result) and the loop goes on, up to
 ``output_retries`` times; then, or when the step limit or a ``length`` finish
 comes first, the run fails with :class:`OutputValidationError`. In the tool
 mode a text answer that is valid JSON of the type is accepted too.
+
+Durable runs (:mod:`agentcore.durable`, ``docs/durable.md``): the run starts
+from a :class:`~agentcore.durable.RunState` (new, or saved earlier under
+``LoopOptions.run_id``), saves one to ``LoopOptions.checkpoints`` after each
+model step with tool calls, each tool result and at each step boundary, and
+runs each model step and tool call through ``LoopOptions.step_runner``
+(a step or result the runner replayed is applied but not forwarded again). A
+step whose calls include one that needs approval runs none of them and ends
+the run with ``approval-required``; ``LoopOptions.approvals`` decides them
+when the run resumes.
 """
 
 from __future__ import annotations
