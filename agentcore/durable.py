@@ -95,6 +95,10 @@ def _tuple(value: Any) -> tuple[Any, ...]:
     return tuple(value)
 
 
+def _dict(value: Mapping[str, bool | str]) -> dict[str, bool | str]:
+    return dict(value)
+
+
 @attrs.frozen
 class StepRecord:
     """One completed model step as data: what :meth:`StepRunner.model_step` returns.
@@ -170,6 +174,9 @@ class RunState:
         results: the results of the pending calls that completed, in any order.
         awaiting_approval: the ids of the pending calls that wait for a
             decision (the run ended with ``approval-required``).
+        decisions: the decisions given on pending calls
+            (``LoopOptions.approvals``), kept until the calls ran: a run
+            resumed after a crash does not ask again.
         fingerprints: :func:`fingerprint` of each model request, in step order.
         finish_reason: set once the run finished (``stop``, ``length``,
             ``step-limit``, or ``approval-required`` until decisions come).
@@ -188,6 +195,7 @@ class RunState:
     pending: tuple[ToolCall, ...] = attrs.field(default=(), converter=_tuple)
     results: tuple[ToolResult, ...] = attrs.field(default=(), converter=_tuple)
     awaiting_approval: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    decisions: Mapping[str, bool | str] = attrs.field(factory=dict, converter=_dict)
     fingerprints: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     finish_reason: FinishReason | None = None
     output: str = ""
@@ -209,6 +217,7 @@ class RunState:
             "pending": [call.to_dict() for call in self.pending],
             "results": [result.to_dict() for result in self.results],
             "awaiting_approval": list(self.awaiting_approval),
+            "decisions": dict(self.decisions),
             "fingerprints": list(self.fingerprints),
             "finish_reason": None if self.finish_reason is None else self.finish_reason.value,
             "output": self.output,
@@ -241,6 +250,7 @@ class RunState:
             pending=[ToolCall.from_dict(call) for call in data.get("pending", ())],
             results=[ToolResult.from_dict(result) for result in data.get("results", ())],
             awaiting_approval=data.get("awaiting_approval", ()),
+            decisions=data.get("decisions", {}),
             fingerprints=data.get("fingerprints", ()),
             finish_reason=None if reason is None else FinishReason(reason),
             output=data.get("output", ""),

@@ -118,7 +118,8 @@ class LoopOptions:
     Attributes:
         model: the model to drive. Required.
         messages: the initial conversation, at least one message (typically
-            ``[user_message("...")]``). The loop works on a copy.
+            ``[user_message("...")]``). The loop works on a copy. May be
+            empty with ``checkpoints``, to resume the saved run ``run_id``.
         system: the system prompt for every step; "" for none.
         tools: the tools the model may call: a :class:`ToolSet`, an iterable
             of tools or a name -> tool mapping; empty for text only.

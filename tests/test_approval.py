@@ -248,3 +248,15 @@ def test_a_denial_survives_a_restart(tmp_path: Path) -> None:
     # Step 2 reuses the id c2 for a call that needs no approval: it runs.
     assert results[3]["content"] == "recorded c"
     assert os.path.exists(tmp_path / "log")
+
+
+def test_a_run_killed_after_the_decision_does_not_ask_again(tmp_path: Path) -> None:
+    approval = {"DURABLE_CHILD_APPROVAL": "1"}
+    assert Child(tmp_path, env=approval).drive() is not None
+    assert Child(tmp_path, "c2=yes", env=approval).drive(kill_at="tool:chart") is None
+    finished = Child(tmp_path, env=approval).drive()  # no decision given: the saved one holds
+    never_asked_dir = tmp_path / "never-asked"
+    never_asked_dir.mkdir()
+    assert finished == Child(never_asked_dir).drive()
+    tags = [line.split(" ")[1] for line in (tmp_path / "log").read_text(encoding="utf-8").splitlines()]
+    assert tags == ["a", "chart", "chart", "b", "c"]  # the call killed before its result was saved ran again

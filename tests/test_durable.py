@@ -115,6 +115,7 @@ def test_the_run_state_round_trips_through_json_byte_for_byte() -> None:
         pending=(call,),
         results=(result,),
         awaiting_approval=("t1",),
+        decisions={"t1": "not now", "t2": True},
         fingerprints=("ab" * 32,),
         finish_reason=FinishReason.APPROVAL_REQUIRED,
         output='{"v": 1}',
@@ -210,10 +211,11 @@ def test_a_finished_run_returns_its_result_again_without_a_model_call(tmp_path: 
     assert len(counter.keys) == 2
 
 
-def resumable_state(tmp_path: Path) -> tuple[SQLiteCheckpoints, RunState]:
-    """A store holding run "r1" killed after step 1 and its first call."""
+def resumable_state(tmp_path: Path, *more: ToolCall) -> tuple[SQLiteCheckpoints, RunState]:
+    """A store holding run "r1" killed after step 1 (which called ``count``
+    for x, y and ``more``) and its first call."""
     store = SQLiteCheckpoints(tmp_path / "runs.db")
-    calls = (ToolCall("c1", "count", '{"label": "x"}'), ToolCall("c2", "count", '{"label": "y"}'))
+    calls = (ToolCall("c1", "count", '{"label": "x"}'), ToolCall("c2", "count", '{"label": "y"}'), *more)
     first = (user_message("go"),)
     request = Request(messages=first)
     state = RunState(
@@ -230,17 +232,23 @@ def resumable_state(tmp_path: Path) -> tuple[SQLiteCheckpoints, RunState]:
     return store, state
 
 
-def test_a_resumed_run_runs_no_completed_tool_call(tmp_path: Path) -> None:
-    store, _state = resumable_state(tmp_path)
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_resumed_run_runs_no_completed_tool_call(tmp_path: Path, parallel: bool) -> None:
+    store, _state = resumable_state(tmp_path, ToolCall("c3", "count", '{"label": "z"}'))
     counter = Counter()
     model = ScriptedModel([text_step("done", Usage(input=30, output=4))])
     result = generate(
         LoopOptions(
-            model=model, messages=[user_message("go")], tools=[counter.tool], run_id="r1", checkpoints=store
+            model=model,
+            messages=[user_message("go")],
+            tools=[counter.tool],
+            run_id="r1",
+            checkpoints=store,
+            parallel_tools=parallel,
         )
     )
-    assert counter.keys == ["r1:1:c2"]  # c1's result was saved: only c2 runs
-    assert [r.content for r in result.messages[2].tool_results] == ["counted x", "counted y"]
+    assert sorted(counter.keys) == ["r1:1:c2", "r1:1:c3"]  # c1's result was saved: it does not run
+    assert [r.content for r in result.messages[2].tool_results] == ["counted x", "counted y", "counted z"]
     assert result.steps[0].tool_results == tuple(result.messages[2].tool_results)
     assert result.usage == Usage(input=40, output=6)  # the saved step's usage, then this one's
 

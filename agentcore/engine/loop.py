@@ -329,7 +329,7 @@ class _Loop:
         """The results of the pending calls that completed, by call id."""
         self.awaiting: tuple[ToolCall, ...] = ()
         """The pending calls that wait for a human's decision (the run ends)."""
-        self.decisions = options.approvals or {}
+        self.decisions = {**state.decisions, **(options.approvals or {})}
         """Decisions on the calls pending when the run starts (only those:
         a later step may reuse a call id)."""
         self.run_id = options.run_id or ""
@@ -398,6 +398,7 @@ class _Loop:
                 self.pending,
                 tuple(self.done.values()),
                 tuple(call.id for call in self.awaiting),
+                self.decisions,
                 tuple(self.fingerprints),
                 finish,
                 *self.answer,
