@@ -35,7 +35,6 @@ import hashlib
 import json
 import logging
 import os
-import sqlite3
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -60,6 +59,8 @@ from agentcore.types import (
 )
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from agentcore.options import LoopOptions
 
 RUN_STATE_VERSION = 1
@@ -367,6 +368,8 @@ class SQLiteCheckpoints:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+        import sqlite3  # here: `import agentcore` works on a Python built without it
+
         self.path = os.fspath(path)
         self.timeout = timeout
         try:
@@ -426,6 +429,8 @@ class _Connection:
     (taking the write lock at once when it writes), closed."""
 
     def __init__(self, path: str, timeout: float, write: bool) -> None:
+        import sqlite3
+
         self.db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
         self.begin = "BEGIN IMMEDIATE" if write else "BEGIN"
 
