@@ -205,6 +205,12 @@ class RunState:
     revision: int = 0
     version: int = RUN_STATE_VERSION
 
+    @property
+    def answered(self) -> tuple[Message, ...]:
+        """The history without the assistant message whose calls are pending:
+        every tool call in it has its result."""
+        return self.messages[:-1] if self.pending else self.messages
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON (``json.dumps`` takes it as is); files as base64,
         reasoning and provider data byte for byte."""

@@ -1,6 +1,6 @@
 """A durable run in a process of its own, for the kill-and-resume tests (tests/test_durable_kill.py).
 
-    python -m tests.durable_child DB RUN_ID LOG [--approve CALL_ID=DECISION]...
+    python -m tests.durable_child DB RUN_ID LOG [--approve CALL_ID=DECISION]... [--base-url URL]
 
 Runs (or resumes) run ``RUN_ID`` with its checkpoints in the SQLite file
 ``DB``: a deterministic three-step plan (:class:`PlanModel`) whose tools
@@ -14,7 +14,9 @@ the child is when it kills it:
   effect made in ``LOG.effects``, unless that file has its idempotency key);
 * ``saved:<revision>``: right after a checkpoint was saved.
 
-At the end it writes ``result <json>`` (finish reason, usage, history,
+With ``--base-url`` the model is :class:`OpenAIChatModel` at that URL (the
+parent's local server plays the plan, :func:`plan_reply`) instead, and the
+stream has no sync points. At the end it writes ``result <json>`` (finish reason, usage, history,
 pending call ids) and exits 0.
 """
 
@@ -27,6 +29,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from agentcore import (
     Context,
@@ -44,6 +47,7 @@ from agentcore import (
     user_message,
 )
 from agentcore.durable import RunState, SQLiteCheckpoints
+from agentcore.providers.openai import OpenAIChatModel
 
 PNG = bytes(range(256)) * 3
 """The bytes the ``chart`` tool returns (every byte value: kept exactly or not)."""
@@ -60,6 +64,59 @@ def sync(point: str) -> None:
             os._exit(3)  # the parent went away
 
 
+def plan(step: int) -> tuple[list[str], list[ToolCall], Usage]:
+    """Step ``step`` of the plan (from 0): its text in pieces, its calls, its usage."""
+    words = [f"Step {step}", " is", " streaming."] if step < 2 else ["Done:", " a, b", " and c."]
+    calls = {
+        0: [ToolCall("c1", "record", '{"tag": "a"}'), ToolCall("c2", "chart", "{}")],
+        1: [ToolCall("c1", "record", '{"tag": "b"}'), ToolCall("c2", "record", '{"tag": "c"}')],
+    }.get(step, [])
+    return words, calls, Usage(input=100 + 10 * step, output=7 + step, cache_read=step)
+
+
+def plan_reply(step: int) -> list[bytes]:
+    """Step ``step`` of the plan as Chat Completions stream events (one ``bytes`` each)."""
+    words, calls, usage = plan(step)
+    chunks: list[dict[str, Any]] = [
+        {"choices": [{"index": 0, "delta": {"reasoning_content": f"thinking {step}"}}]}
+    ]
+    chunks += [{"choices": [{"index": 0, "delta": {"content": word}}]} for word in words]
+    chunks += [
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [
+                            {
+                                "index": index,
+                                "id": call.id,
+                                "type": "function",
+                                "function": {"name": call.name, "arguments": call.input},
+                            }
+                        ]
+                    },
+                }
+            ]
+        }
+        for index, call in enumerate(calls)
+    ]
+    chunks.append(
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls" if calls else "stop"}]}
+    )
+    chunks.append(
+        {
+            "choices": [],
+            "usage": {
+                "prompt_tokens": usage.input,
+                "completion_tokens": usage.output,
+                "prompt_tokens_details": {"cached_tokens": usage.cache_read},
+            },
+        }
+    )
+    return [b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in chunks] + [b"data: [DONE]\n\n"]
+
+
 class PlanModel:
     """Step k of the run is the k-th entry of the plan, whatever process asks."""
 
@@ -67,7 +124,7 @@ class PlanModel:
 
     def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
         step = sum(1 for message in request.messages if message.role is Role.ASSISTANT)
-        words = [f"Step {step}", " is", " streaming."] if step < 2 else ["Done:", " a, b", " and c."]
+        words, calls, usage = plan(step)
         yield StreamPart.reasoning_part(
             Reasoning(text=f"thinking {step}", signature=f"sig-{step}==", format="plan", origin="local")
         )
@@ -75,14 +132,9 @@ class PlanModel:
             if index:
                 sync(f"stream:{step}:{index}")
             yield StreamPart.text_delta(word)
-        calls = {
-            0: [ToolCall("c1", "record", '{"tag": "a"}'), ToolCall("c2", "chart", "{}")],
-            1: [ToolCall("c1", "record", '{"tag": "b"}'), ToolCall("c2", "record", '{"tag": "c"}')],
-        }.get(step, [])
         for call in calls:
             yield StreamPart.tool_call_part(call)
-        reason = FinishReason.TOOL_CALLS if calls else FinishReason.STOP
-        yield StreamPart.step_finish(reason, Usage(input=100 + 10 * step, output=7 + step, cache_read=step))
+        yield StreamPart.step_finish(FinishReason.TOOL_CALLS if calls else FinishReason.STOP, usage)
 
 
 def log_execution(ctx: Context, tag: str, path: str) -> None:
@@ -117,6 +169,7 @@ def main() -> None:
     parser.add_argument("run_id")
     parser.add_argument("log")
     parser.add_argument("--approve", action="append", default=[])
+    parser.add_argument("--base-url")
     args = parser.parse_args()
 
     @tool
@@ -138,7 +191,7 @@ def main() -> None:
         decisions[call_id] = True if decision == "yes" else decision
     store = SyncedCheckpoints(args.db)
     options = LoopOptions(
-        model=PlanModel(),
+        model=PlanModel() if args.base_url is None else OpenAIChatModel("plan", base_url=args.base_url),
         messages=[user_message("Record a, b and c, and draw a chart.")],
         tools=[record, chart],
         run_id=args.run_id,

@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -485,3 +486,28 @@ def test_each_row_of_the_guarantees_table_names_tests_that_exist() -> None:
             source = (ROOT / "tests" / module).read_text(encoding="utf-8")
             assert f"def {function}(" in source, f"{module}::{function} does not exist"
             assert not point or point in POINTS, f"{module}::{function}[{point}] is not a test id"
+
+
+def test_a_resumed_run_shows_only_answered_calls_while_its_tools_run(tmp_path: Path) -> None:
+    store, state = resumable_state(tmp_path)
+    started, release = threading.Event(), threading.Event()
+
+    @tool
+    def count(label: str) -> str:
+        """Count, once released."""
+        started.set()
+        assert release.wait(5)
+        return f"counted {label}"
+
+    reader = run(
+        LoopOptions(model=ScriptedModel([text_step("done")]), tools=[count], run_id="r1", checkpoints=store)
+    )
+    assert started.wait(5)
+    assert reader.messages == [state.messages[0]]  # not the assistant message whose calls still run
+    release.set()
+    assert [m.role for m in reader.result().messages] == [
+        Role.USER,
+        Role.ASSISTANT,
+        Role.TOOL,
+        Role.ASSISTANT,
+    ]

@@ -13,11 +13,16 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.durable_child import plan_reply
+from tests.localserver import LocalServer, Reply, Stall
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,10 +55,13 @@ TAGS = ["a", "chart", "b", "c"]
 class Child:
     """``python -m tests.durable_child`` driven through its sync points."""
 
-    def __init__(self, tmp: Path, *approve: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, tmp: Path, *approve: str, env: dict[str, str] | None = None, base_url: str | None = None
+    ) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.durable_child", str(tmp / "runs.db"), "run-1", str(tmp / "log")]
-            + [f"--approve={item}" for item in approve],
+            + [f"--approve={item}" for item in approve]
+            + ([f"--base-url={base_url}"] if base_url else []),
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -62,10 +70,15 @@ class Child:
         )
         self.points: list[str] = []
 
-    def drive(self, kill_at: str | None = None) -> dict[str, Any] | None:
-        """Answer every sync point, killing the child at ``kill_at``; the result, or None when killed."""
+    def drive(
+        self, kill_at: str | None = None, kill_on: threading.Event | None = None
+    ) -> dict[str, Any] | None:
+        """Answer every sync point, killing the child at ``kill_at`` (or once
+        ``kill_on`` is set); the result, or None when killed."""
         assert self.proc.stdin is not None
         assert self.proc.stdout is not None
+        if kill_on is not None:
+            threading.Thread(target=self._kill_on, args=(kill_on,), daemon=True).start()
         result = None
         for line in self.proc.stdout:
             if line.startswith("sync "):
@@ -83,9 +96,15 @@ class Child:
                 result = json.loads(line.removeprefix("result "))
         self.proc.stdin.close()
         self.proc.stdout.close()
+        if kill_on is not None and self.proc.wait(30) == -signal.SIGKILL:
+            return None
         assert self.proc.wait(30) == 0
         assert result is not None
         return result
+
+    def _kill_on(self, event: threading.Event) -> None:
+        if event.wait(30):
+            self.proc.send_signal(signal.SIGKILL)
 
 
 def executions(tmp: Path) -> list[tuple[str, str]]:
@@ -160,3 +179,80 @@ def test_a_side_effect_keyed_by_the_idempotency_key_happens_once(
         "run-1:2:c1 b",
         "run-1:2:c2 c",
     ]
+
+
+# --- the same run through OpenAIChatModel against a local HTTP server -----------------
+
+HTTP_POINTS = [point for point in POINTS if not point.startswith("stream:")]
+"""Sync points of the HTTP run: the adapter's stream has none (the server stalls it instead)."""
+
+
+class PlanServer:
+    """A Chat Completions server playing the plan: the step is the number of
+    assistant messages in the request. ``stall`` makes the next request for
+    that step stop after its first half and set ``stalled``."""
+
+    def __init__(self) -> None:
+        self.server = LocalServer(responder=self.reply)
+        self.steps: list[int] = []
+        self.stall: int | None = None
+        self.stalled = threading.Event()
+
+    def reply(self, request: dict[str, Any]) -> Reply:
+        step = sum(1 for message in request["body"]["messages"] if message["role"] == "assistant")
+        self.steps.append(step)
+        events = plan_reply(step)
+        if step == self.stall:
+            self.stall = None
+            self.stalled.set()
+            return Reply(actions=[*events[: len(events) // 2], Stall()])
+        return Reply(actions=events)
+
+    def reset(self, stall: int | None = None) -> None:
+        self.server.reset()
+        self.steps.clear()
+        self.stall = stall
+        self.stalled.clear()
+
+
+@pytest.fixture(scope="module")
+def plan_server() -> Iterator[PlanServer]:
+    server = PlanServer()
+    try:
+        yield server
+    finally:
+        server.server.close()
+
+
+@pytest.fixture(scope="module")
+def uninterrupted_http(plan_server: PlanServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    plan_server.reset()
+    tmp = tmp_path_factory.mktemp("uninterrupted-http")
+    child = Child(tmp, base_url=plan_server.server.url + "/v1")
+    result = child.drive()
+    assert child.points == HTTP_POINTS
+    assert plan_server.steps == [0, 1, 2]
+    assert result is not None
+    return result
+
+
+@pytest.mark.parametrize("kill", ["stream:0", "stream:1", "stream:2", "tool:chart", "saved:4", "tool:c"])
+def test_a_run_against_an_http_server_killed_mid_stream_resumes_without_asking_again(
+    kill: str, plan_server: PlanServer, uninterrupted_http: dict[str, Any], tmp_path: Path
+) -> None:
+    url = plan_server.server.url + "/v1"
+    stalled_step = int(kill.removeprefix("stream:")) if kill.startswith("stream:") else None
+    plan_server.reset(stall=stalled_step)
+    killed = Child(tmp_path, base_url=url)
+    if stalled_step is None:
+        assert killed.drive(kill_at=kill) is None
+    else:
+        assert killed.drive(kill_on=plan_server.stalled) is None  # killed mid-response
+    asked = list(plan_server.steps)
+    result = Child(tmp_path, base_url=url).drive()
+    assert result == uninterrupted_http
+    # On the wire: the resumed run asks for the steps from the first one not
+    # completed on: the one cut mid-stream again, the completed ones never.
+    assert asked == list(range(len(asked)))
+    first = asked[-1] if stalled_step is not None else len(asked)
+    assert plan_server.steps[len(asked) :] == list(range(first, 3))

@@ -172,7 +172,7 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     tools = options.tools if final is None else ToolSet([*options.tools.values(), final])
     state = start_state(options)
     run_ctx = Context(parent=ctx)
-    channel = Channel(options.queue_size, RunSnapshot(state.messages, state.steps, state.usage))
+    channel = Channel(options.queue_size, RunSnapshot(state.answered, state.steps, state.usage))
     reader = RunReader(channel, run_ctx.cancel)
     # A deadline or the caller's cancel ends the run for the reader now, even
     # while the worker is stuck in a tool or a model that ignores the context;
@@ -319,7 +319,7 @@ class _Loop:
         self.state = state
         """The state the run started from: saved by an earlier run, or new."""
         self.history = list(state.messages)
-        self.messages = state.messages
+        self.messages = state.answered
         """The history as last published (without tool calls awaiting results)."""
         self.total = state.usage
         self.steps: list[StepResult] = list(state.steps)
