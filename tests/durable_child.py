@@ -172,6 +172,8 @@ def main() -> None:
     parser.add_argument("--base-url")
     args = parser.parse_args()
 
+    approval = os.environ.get("DURABLE_CHILD_APPROVAL") == "1"
+
     @tool
     def record(tag: str, ctx: Context) -> str:
         """Record a tag."""
@@ -184,7 +186,6 @@ def main() -> None:
         log_execution(ctx, "chart", args.log)
         return File("image/png", PNG, filename="chart.png")
 
-    approval = os.environ.get("DURABLE_CHILD_APPROVAL") == "1"
     decisions: dict[str, bool | str] = {}
     for item in args.approve:
         call_id, _, decision = item.partition("=")

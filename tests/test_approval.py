@@ -18,6 +18,7 @@ from agentcore import (
     Role,
     StreamPart,
     StreamPartKind,
+    Tool,
     ToolCall,
     Usage,
     generate,
@@ -60,7 +61,7 @@ class Bank:
             self.ran.append("balance")
             return "1000"
 
-        self.tools = [transfer, balance]
+        self.tools: list[Tool] = [transfer, balance]
 
 
 BIG = ToolCall("t1", "transfer", '{"amount": 500}')
@@ -183,12 +184,12 @@ def test_a_decision_for_a_call_never_made_is_a_config_error() -> None:
 
 
 def test_requires_approval_must_be_a_bool_or_a_function() -> None:
-    with pytest.raises(ConfigError, match="requires_approval"):
+    def odd() -> str:
+        """Odd."""
+        return ""
 
-        @tool(requires_approval="yes")  # type: ignore[call-overload]
-        def odd() -> str:
-            """Odd."""
-            return ""
+    with pytest.raises(ConfigError, match="requires_approval"):
+        FunctionTool(odd, requires_approval="yes")  # type: ignore[arg-type]  # the wrong type is the point
 
     always = FunctionTool(lambda: "x", name="always", requires_approval=True)
     assert always.needs_approval({}) is True

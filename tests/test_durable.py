@@ -173,7 +173,7 @@ def test_checkpoints_are_saved_after_each_step_and_each_tool_call(tmp_path: Path
         original(state)
         saved.append(state)
 
-    store.save = spy  # type: ignore[method-assign]
+    store.save = spy  # type: ignore[method-assign]  # spies on the saves the run makes
     counter = Counter()
     options = LoopOptions(
         model=ScriptedModel(two_step_script()),
@@ -297,9 +297,9 @@ def test_loop_options_check_the_durable_fields(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="run_id"):
         LoopOptions(model=model, messages=[user_message("x")], run_id="")
     with pytest.raises(ConfigError, match="CheckpointStore"):
-        LoopOptions(model=model, messages=[user_message("x")], run_id="r", checkpoints=object())  # type: ignore[arg-type]
+        LoopOptions(model=model, messages=[user_message("x")], run_id="r", checkpoints=object())  # type: ignore[arg-type]  # the wrong type is the point
     with pytest.raises(ConfigError, match="approvals"):
-        LoopOptions(model=model, messages=[user_message("x")], approvals={"c1": 1})  # type: ignore[dict-item]
+        LoopOptions(model=model, messages=[user_message("x")], approvals={"c1": 1})  # type: ignore[dict-item]  # the wrong type is the point
 
 
 def test_each_tool_call_gets_a_stable_idempotency_key(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from tests.durable_child import plan_reply
-from tests.localserver import LocalServer, Reply, Stall
+from tests.localserver import Action, LocalServer, Reply, Stall
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,7 +79,7 @@ class Child:
         assert self.proc.stdout is not None
         if kill_on is not None:
             threading.Thread(target=self._kill_on, args=(kill_on,), daemon=True).start()
-        result = None
+        result: dict[str, Any] | None = None
         for line in self.proc.stdout:
             if line.startswith("sync "):
                 point = line.removeprefix("sync ").strip()
@@ -110,7 +110,7 @@ class Child:
 def executions(tmp: Path) -> list[tuple[str, str]]:
     """The tool executions logged so far: (idempotency key, tag)."""
     lines = (tmp / "log").read_text(encoding="utf-8").splitlines() if (tmp / "log").exists() else []
-    return [tuple(line.split(" ")) for line in lines]  # type: ignore[misc]
+    return [(line.split(" ")[0], line.split(" ")[1]) for line in lines]
 
 
 @pytest.fixture(scope="module")
@@ -206,7 +206,7 @@ class PlanServer:
             self.stall = None
             self.stalled.set()
             return Reply(actions=[*events[: len(events) // 2], Stall()])
-        return Reply(actions=events)
+        return Reply(actions=list[Action](events))
 
     def reset(self, stall: int | None = None) -> None:
         self.server.reset()
