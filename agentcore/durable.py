@@ -26,7 +26,13 @@ Human approval: a tool made with ``@tool(requires_approval=...)`` (or any tool
 with a ``needs_approval(arguments) -> bool`` method) is not run when the model
 calls it. The run ends with ``FinishReason.APPROVAL_REQUIRED``, the calls
 waiting for a decision in ``RunResult.pending``; ``LoopOptions(approvals=
-{call_id: True | "reason"})`` resumes it (:func:`decide`).
+{call_id: True | "reason"})`` resumes it (:func:`start_state`,
+:func:`needs_approval`, :func:`denied`).
+
+Tool calls are at-least-once: a call that ran but whose result was not saved
+yet runs again on resume. Its context's ``idempotency_key`` (``"<run
+id>:<step>:<call id>"``) is the same each time, so a tool can make its side
+effect exactly-once.
 """
 
 from __future__ import annotations
@@ -248,6 +254,13 @@ class RunState:
                 f"the run state has version {version}, written by a newer agentcore; "
                 f"this one reads versions up to {RUN_STATE_VERSION}"
             )
+        try:
+            return cls._from_dict(data)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"not an agentcore run state: {type(exc).__name__}: {exc}") from exc
+
+    @classmethod
+    def _from_dict(cls, data: Mapping[str, Any]) -> RunState:
         reason = data.get("finish_reason")
         return cls(
             run_id=data["run_id"],
@@ -288,8 +301,9 @@ def fingerprint(request: Request) -> str:
 class CheckpointStore(Protocol):
     """Where a run's :class:`RunState` is saved (``LoopOptions.checkpoints``).
 
-    Both methods are called on the run's worker thread, many runs at once:
-    an implementation must be thread-safe.
+    :func:`agentcore.run` calls ``load`` on the caller's thread, and ``save``
+    on the run's worker thread, for many runs at once: an implementation
+    must be thread-safe.
     """
 
     def load(self, run_id: str) -> RunState | None:

@@ -511,3 +511,20 @@ def test_a_resumed_run_shows_only_answered_calls_while_its_tools_run(tmp_path: P
         Role.TOOL,
         Role.ASSISTANT,
     ]
+
+
+def test_a_saved_state_that_cannot_be_read_is_a_config_error(tmp_path: Path) -> None:
+    import sqlite3
+
+    store = SQLiteCheckpoints(tmp_path / "runs.db")
+    db = sqlite3.connect(tmp_path / "runs.db")
+    with db:
+        db.execute(
+            "INSERT INTO agentcore_runs (run_id, revision, state, updated) VALUES (?, ?, ?, ?)",
+            ("r1", 1, json.dumps({"version": 1, "run_id": "r1"}), 0.0),
+        )
+    db.close()
+    with pytest.raises(ValueError, match="not an agentcore run state: KeyError"):
+        store.load("r1")
+    with pytest.raises(ConfigError, match="run 'r1': the saved state cannot be read"):
+        run(LoopOptions(model=ScriptedModel([]), run_id="r1", checkpoints=store))

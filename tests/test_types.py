@@ -60,6 +60,7 @@ ERR = ModelError(ErrorClass.UPSTREAM, message="boom")
                 "TOOL_CALLS": "tool-calls",
                 "LENGTH": "length",
                 "STEP_LIMIT": "step-limit",
+                "APPROVAL_REQUIRED": "approval-required",
                 "CANCELED": "canceled",
                 "ERROR": "error",
             },
