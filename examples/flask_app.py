@@ -124,7 +124,7 @@ def create_app(
 
     @app.get("/")
     def index() -> Response:
-        return Response(PAGE, mimetype="text/html")
+        return Response(ASKING_PAGE, mimetype="text/html")
 
     @app.get("/stream")
     def stream() -> Response:
@@ -169,6 +169,9 @@ def bad_request(message: str) -> Response:
 
 # The page, shared with examples/django_app.
 PAGE = (Path(__file__).parent / "chat.html").read_text(encoding="utf-8")
+ASKING_PAGE = PAGE.replace('<div id="options" hidden>', '<div id="options">')
+"""The page with its "Ask before running tools" box shown: this app resumes
+runs from checkpoints (the other examples serve the page without it)."""
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 
 from agentcore import (
     ConfigError,
@@ -29,7 +30,8 @@ from agentcore import (
 from agentcore.durable import SQLiteCheckpoints
 from agentcore.testing import ScriptedModel
 from agentcore.tools import FunctionTool
-from tests.test_durable_kill import Child
+from tests.test_durable_kill import ROOT, Child
+from tests.test_flask_example import serve_flask
 
 
 def calls(*items: ToolCall) -> list[StreamPart]:
@@ -261,3 +263,28 @@ def test_a_run_killed_after_the_decision_does_not_ask_again(tmp_path: Path) -> N
     assert finished == Child(never_asked_dir).drive()
     tags = [line.split(" ")[1] for line in (tmp_path / "log").read_text(encoding="utf-8").splitlines()]
     assert tags == ["a", "chart", "chart", "b", "c"]  # the call killed before its result was saved ran again
+
+
+def test_only_the_flask_example_shows_the_ask_box(tmp_path: Path) -> None:
+    page = (ROOT / "examples" / "chat.html").read_text(encoding="utf-8")
+    assert '<div id="options" hidden>' in page  # the shared page: other examples cannot resume runs
+    with serve_flask(ScriptedModel([]), checkpoints=SQLiteCheckpoints(tmp_path / "runs.db")) as url:
+        served = requests.get(url + "/", timeout=10).text
+    assert served == page.replace('<div id="options" hidden>', '<div id="options">')
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("?q=hi&run=bad!", "a run id is 8 to 64 letters, digits or '-'"),
+        ("?decisions=%7B%7D", "decisions need the run id (run=...)"),
+        ("?run=abcdef123456&decisions=%5B%5D", "bad decisions: decisions must map call ids"),
+        ("?run=abcdef123456&decisions=nope", "bad decisions: Expecting value"),
+        ("?run=abcdef123456&decisions=%7B%7D", "run 'abcdef123456' has no saved state"),
+    ],
+)
+def test_the_flask_example_refuses_bad_resumes(tmp_path: Path, query: str, message: str) -> None:
+    with serve_flask(ScriptedModel([]), checkpoints=SQLiteCheckpoints(tmp_path / "runs.db")) as url:
+        response = requests.get(url + "/stream" + query, timeout=10)
+    assert response.status_code == 400
+    assert response.text.startswith(message)
