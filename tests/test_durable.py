@@ -528,3 +528,34 @@ def test_a_saved_state_that_cannot_be_read_is_a_config_error(tmp_path: Path) -> 
         store.load("r1")
     with pytest.raises(ConfigError, match="run 'r1': the saved state cannot be read"):
         run(LoopOptions(model=ScriptedModel([]), run_id="r1", checkpoints=store))
+
+
+@pytest.mark.parametrize("mode", ["native", "tool"])
+def test_a_finished_structured_run_gives_its_output_again(tmp_path: Path, mode: str) -> None:
+    from tests.test_structured_output import BAD, GOOD, OSLO, Weather
+
+    def answer(text: str) -> list[StreamPart]:
+        if mode == "tool":
+            return call_step(ToolCall(f"f{len(text)}", "final_answer", text))
+        return text_step(text)
+
+    store = SQLiteCheckpoints(tmp_path / "runs.db")
+    options: dict[str, Any] = {
+        "output_type": Weather,
+        "output_mode": mode,
+        "run_id": "r1",
+        "checkpoints": store,
+    }
+    first = generate(
+        LoopOptions(
+            model=ScriptedModel([answer(BAD), answer(GOOD)]), messages=[user_message("Oslo?")], **options
+        )
+    )
+    assert first.output == OSLO
+    state = store.load("r1")
+    assert state is not None
+    assert (state.output_tool, state.output_attempts) == (mode == "tool", 2)
+    idle = ScriptedModel([])
+    again = generate(LoopOptions(model=idle, **options))
+    assert idle.requests == []
+    assert again == first
