@@ -156,7 +156,7 @@ def test_a_run_killed_twice_at_random_points_resumes_to_the_same_result(
 ) -> None:
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
-    first = rng.choice(POINTS)
+    first = rng.choice(POINTS[:-1])  # killed at the last point, the run has finished: nothing to kill next
     child = Child(tmp_path)
     assert child.drive(kill_at=first) is None
     second = rng.choice(POINTS[last_checkpoint(child.points) :])
