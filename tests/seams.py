@@ -18,6 +18,7 @@ class Watch:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self.sleeps = {"reader": 0, "writer": 0}
+        self.wakeups = {"reader": 0, "writer": 0}
         self.asleep = {"reader": False, "writer": False}
 
     def pause(self, step: str) -> None:
@@ -31,6 +32,7 @@ class Watch:
 
     def woken(self, side: str) -> None:
         with self._cond:
+            self.wakeups[side] += 1
             self.asleep[side] = False
 
     def wait_asleep(self, side: str, when: Callable[[], bool] = lambda: True, timeout: float = 5.0) -> bool:

@@ -237,6 +237,23 @@ def test_an_idle_reader_and_a_worker_on_a_full_queue_sleep_without_waking() -> N
     assert sent == [True, False]
 
 
+def test_a_sleeping_reader_is_notified_once_per_sleep_not_once_per_part() -> None:
+    # Parts that come while a woken reader has not run yet need no notify of
+    # their own (a notify per part cost more than the rest of send).
+    watch = Watch()
+    channel: Channel[None] = Channel(64, None, watch)
+    parts: list[StreamPart] = []
+    reading = threading.Thread(target=lambda: parts.extend(StreamReader(channel, None)))
+    reading.start()
+    sent = [channel.send(text(str(n % 10))) for n in range(20_000)]
+    channel.finish()
+    reading.join(10)
+    assert all(sent)
+    assert len(parts) == 20_000
+    # one notify per sleep by a send, and at most one more by finish()
+    assert watch.wakeups["reader"] <= watch.sleeps["reader"] + 1, watch.wakeups
+
+
 @pytest.fixture
 def tiny_switch_interval() -> Iterator[None]:
     before = sys.getswitchinterval()

@@ -118,6 +118,10 @@ class Channel(Generic[S]):
         self._writable = threading.Condition(self._lock)
         self._readers_asleep = 0
         self._writers_asleep = 0
+        self._readers_woken = False
+        """True from a send's wakeup of the sleeping readers until one of them
+        runs: later sends need not notify again (a notify per part would cost
+        more than the rest of ``send``)."""
         self._terminal: StreamPart | None = None
         self._closed = False
         self._open = True
@@ -147,7 +151,8 @@ class Channel(Generic[S]):
             if not self._open:
                 return False
             self._items.append(part)
-            if self._readers_asleep:
+            if self._readers_asleep and not self._readers_woken:
+                self._readers_woken = True
                 self._wake(self._readable, "reader")
             return True
 
@@ -217,6 +222,7 @@ class Channel(Generic[S]):
                     self._sleep(self._readable, "reader")
                 finally:
                     self._readers_asleep -= 1
+                    self._readers_woken = False
             if self._closed:
                 return deque()
             items, self._items = self._items, deque()
@@ -245,6 +251,7 @@ class Channel(Generic[S]):
                     self._sleep(self._readable, "reader", min(left, threading.TIMEOUT_MAX))
                 finally:
                     self._readers_asleep -= 1
+                    self._readers_woken = False
             return True
 
     def close(self) -> None:
