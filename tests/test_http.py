@@ -652,6 +652,30 @@ def test_connection_is_reused_after_a_complete_drained_stream(
     assert server.connections == 1
 
 
+def test_the_drain_at_the_end_of_a_step_starts_no_deadline(
+    server: LocalServer, session: requests.Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every step ends with a drain; a deadline context per drain woke the
+    # deadline thread on every step. The socket's own timeout bounds it now.
+    deadlines: list[float | None] = []
+    init = Context.__init__
+
+    def recording(self: Context, timeout: float | None = None, parent: Context | None = None) -> None:
+        deadlines.append(timeout)
+        init(self, timeout, parent)
+
+    server.add(Reply(actions=[SSE, Pause(0.05)]), sse_reply(SSE))
+    with post(session, server) as stream:
+        assert next(iter_body(stream)) == SSE
+        stream.complete = True
+        monkeypatch.setattr(Context, "__init__", recording)
+    monkeypatch.undo()
+    assert deadlines == []
+    with post(session, server) as stream:
+        assert b"".join(iter_body(stream)) == SSE
+    assert server.connections == 1  # drained and reused
+
+
 def test_connection_is_reused_after_reading_to_the_end(
     server: LocalServer, session: requests.Session
 ) -> None:

@@ -39,6 +39,7 @@ import json
 import re
 import socket
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -235,9 +236,20 @@ class StreamResponse:
             self.response.close()
 
     def _drain(self) -> None:
-        with _time_limit(DRAIN_SECONDS, self._canceller), contextlib.suppress(*_READ_ERRORS):
+        """Read the rest of a complete body for at most :data:`DRAIN_SECONDS`,
+        so the connection goes back to the pool. Each read waits at most the
+        time left, through the socket's own timeout: the drain at the end of
+        every step starts no deadline and wakes no other thread."""
+        raw = self.response.raw
+        deadline = time.monotonic() + DRAIN_SECONDS
+        with contextlib.suppress(*_READ_ERRORS):
             for _ in range(16):
-                if not self.response.raw.read1(_READ_SIZE, decode_content=True):
+                sock = getattr(raw.connection, "sock", None)
+                left = deadline - time.monotonic()
+                if sock is None or left <= 0:  # back in the pool already, or out of time
+                    break
+                sock.settimeout(left)  # urllib3 sets the read timeout again for the next request
+                if not raw.read1(_READ_SIZE, decode_content=True):
                     break
 
 
