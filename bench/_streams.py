@@ -26,6 +26,7 @@ import json
 import math
 import os
 import platform
+import socket
 import statistics
 import sys
 import time
@@ -244,3 +245,46 @@ def machine() -> str:
         f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]} "
         f"({platform.python_implementation()}), {platform.system()} {platform.release()}"
     )
+
+
+# --- a server in its own process ---------------------------------------------
+
+
+def _serve(responder: Callable[[dict[str, Any]], Any], port: Any, stop: Any) -> None:
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from tests.localserver import LocalServer
+
+    server = quiet(LocalServer(responder=responder))
+    # Accepted sockets inherit TCP_NODELAY: without it a body written after the
+    # headers waits for the client's delayed ACK (about 40 ms a response).
+    server._httpd.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    port.send(server.port)
+    stop.wait()
+    server.close()
+
+
+class ProcessServer:
+    """``tests.localserver.LocalServer`` with ``responder`` (a module-level
+    function, so it can be sent to the child), run in a child process: the
+    benchmark's process then spends its CPU time on the client only, so
+    ``time.process_time()`` ratios are not diluted by the server's work.
+    Use as a context manager; ``url`` is ``http://127.0.0.1:<port>``."""
+
+    def __init__(self, responder: Callable[[dict[str, Any]], Any]) -> None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")
+        receive, send = context.Pipe(duplex=False)
+        self._stop = context.Event()
+        self._process = context.Process(target=_serve, args=(responder, send, self._stop), daemon=True)
+        self._process.start()
+        if not receive.poll(60):
+            raise RuntimeError("the benchmark's server process did not start")
+        self.url = f"http://127.0.0.1:{receive.recv()}"
+
+    def __enter__(self) -> ProcessServer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._process.join(10)
