@@ -258,6 +258,7 @@ def _serve(responder: Callable[[dict[str, Any]], Any], port: Any, stop: Any) -> 
     # Accepted sockets inherit TCP_NODELAY: without it a body written after the
     # headers waits for the client's delayed ACK (about 40 ms a response).
     server._httpd.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    server._httpd.socket.listen(4096)  # a backlog for a thousand clients connecting at once
     port.send(server.port)
     stop.wait()
     server.close()
