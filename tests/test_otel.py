@@ -27,7 +27,7 @@ from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricR
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.trace import Span, SpanKind, StatusCode
 
 from agentcore import (
     Canceled,
@@ -37,6 +37,7 @@ from agentcore import (
     DeadlineExceeded,
     ErrorClass,
     FinishReason,
+    LoopOptions,
     ModelError,
     Reasoning,
     RunError,
@@ -44,9 +45,11 @@ from agentcore import (
     ToolResult,
     Usage,
     file_part,
+    generate,
     reasoning_part,
     run,
     text_part,
+    tool,
     tool_call_part,
     tool_result_part,
     user_message,
@@ -629,6 +632,7 @@ def test_error_type(err: BaseException, expected: str) -> None:
         (FinishReason.STEP_LIMIT, "step_limit"),
         (FinishReason.CANCELED, "canceled"),
         (FinishReason.ERROR, "error"),
+        (FinishReason.APPROVAL_REQUIRED, "approval_required"),
         (None, "error"),
     ],
 )
@@ -670,3 +674,61 @@ def test_finish_reason(reason: FinishReason | None, expected: str) -> None:
 )
 def test_message_part(part: ContentPart, expected: dict[str, Any]) -> None:
     assert message_part(part) == expected
+
+
+def test_a_run_waiting_for_approval_is_traced_and_keeps_its_outcome(otel: Telemetry) -> None:
+    @tool(requires_approval=True)
+    def delete(path: str) -> str:
+        """Delete a file.
+
+        Args:
+            path: the file.
+        """
+        return path
+
+    model = ScriptedModel([tool_step(call("call_1", "delete", '{"path": "a"}'))])
+    result = generate(LoopOptions(model=model, messages=[user_message("tidy")], tools=[delete]))
+    assert result.finish_reason is FinishReason.APPROVAL_REQUIRED
+    assert [c.id for c in result.pending] == ["call_1"]
+    run_span = next(s for s in otel.wait_for("invoke_agent") if s.name == "invoke_agent")
+    assert attributes(run_span)["gen_ai.response.finish_reasons"] == ("approval_required",)
+
+
+class _Failing(SpanProcessor):
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def on_start(self, span: Span, parent_context: object = None) -> None:
+        if self.where == "start":
+            raise RuntimeError("exporter down")
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if self.where == "end":
+            raise RuntimeError("exporter down")
+
+
+@pytest.mark.parametrize(
+    ("where", "logged"),
+    [
+        ("start", ["agentcore: tracing this run failed to start; the run goes on untraced"]),
+        (
+            "end",
+            [
+                "agentcore: tracing failed in step_finished; the run goes on",
+                "agentcore: tracing failed in _tool_ended; the run goes on",
+                "agentcore: tracing failed in step_finished; the run goes on",
+                "agentcore: tracing failed in run_ended; the run goes on",
+            ],
+        ),
+    ],
+)
+def test_a_failing_span_processor_does_not_change_the_run(
+    otel: Telemetry, caplog: pytest.LogCaptureFixture, where: str, logged: list[str]
+) -> None:
+    otel.tracer_provider.add_span_processor(_Failing(where))
+    model = ScriptedModel([tool_step(call("call_1", "broken")), text_step("done")])
+    tools = [FuncTool("broken", broken)]
+    result = generate(LoopOptions(model=model, messages=[user_message("hi")], tools=tools))
+    assert (result.finish_reason, result.text) == (FinishReason.STOP, "done")
+    assert [r.is_error for r in result.steps[0].tool_results] == [True]
+    assert [r.getMessage() for r in caplog.records if r.name == "agentcore.integrations.otel"] == logged

@@ -36,12 +36,14 @@ arguments and results) are recorded only with ``LoopOptions(trace_content=True)`
 from __future__ import annotations
 
 import base64
+import functools
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
 from contextvars import Token
-from typing import Any
+from typing import Any, ParamSpec
 from urllib.parse import urlsplit
 
 from opentelemetry import context, metrics, trace
@@ -67,6 +69,8 @@ from agentcore.types import (
 
 __all__ = ["RunTelemetry", "observe"]
 
+_log = logging.getLogger(__name__)
+
 SCOPE = "agentcore"
 """The instrumentation scope name of agentcore's tracer and meter."""
 
@@ -91,6 +95,7 @@ _FINISH = {
     FinishReason.STEP_LIMIT: "step_limit",
     FinishReason.CANCELED: "canceled",
     FinishReason.ERROR: "error",
+    FinishReason.APPROVAL_REQUIRED: "approval_required",
 }
 """agentcore's finish reasons as the conventions' output messages spell them
 (``stop``, ``tool_call``, ``length``, ``error``; the run-only ``step_limit`` and
@@ -144,11 +149,32 @@ def observe(options: LoopOptions) -> RunTelemetry | None:
     application has imported OpenTelemetry; the global providers are read
     every time, so a provider set after the first run is used from the next.
     """
-    tracer_provider = trace.get_tracer_provider()
-    meter_provider = metrics.get_meter_provider()
-    if _unset(tracer_provider) and _unset(meter_provider):
+    try:
+        tracer_provider = trace.get_tracer_provider()
+        meter_provider = metrics.get_meter_provider()
+        if _unset(tracer_provider) and _unset(meter_provider):
+            return None
+        return RunTelemetry(_instruments_of(tracer_provider, meter_provider), options)
+    except Exception:  # noqa: BLE001 - tracing must never change a run's outcome
+        _log.warning("agentcore: tracing this run failed to start; the run goes on untraced", exc_info=True)
         return None
-    return RunTelemetry(_instruments_of(tracer_provider, meter_provider), options)
+
+
+_P = ParamSpec("_P")
+
+
+def _guarded(hook: Callable[_P, None]) -> Callable[_P, None]:
+    """``hook`` with its exceptions logged (WARNING, with the traceback) instead
+    of raised: an exporter or span processor that fails must not fail the run."""
+
+    @functools.wraps(hook)
+    def guarded(*args: _P.args, **kwargs: _P.kwargs) -> None:
+        try:
+            hook(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - logged; the run goes on
+            _log.warning("agentcore: tracing failed in %s; the run goes on", hook.__name__, exc_info=True)
+
+    return guarded
 
 
 def _unset(provider: object) -> bool:
@@ -213,7 +239,9 @@ def usage_attributes(usage: Usage) -> dict[str, int]:
 
 def finish_reason(reason: FinishReason | None) -> str:
     """A finish reason as the conventions spell it (see :data:`_FINISH`)."""
-    return "error" if reason is None else _FINISH[reason]
+    if reason is None:
+        return "error"
+    return _FINISH.get(reason) or reason.value.replace("-", "_")
 
 
 def _arguments(text: str) -> Any:
@@ -307,6 +335,7 @@ class RunTelemetry:
             attributes["gen_ai.system_instructions"] = _json([{"type": "text", "content": self._system}])
         return attributes
 
+    @_guarded
     def step_started(self, request: Request) -> None:
         """Start the step's ``chat`` span and make it current on the worker."""
         attributes: dict[str, Any] = {
@@ -337,6 +366,7 @@ class RunTelemetry:
         self._started = time.perf_counter()
         self._token = context.attach(trace.set_span_in_context(span, self._context))
 
+    @_guarded
     def retried(self, err: BaseException, attempt: int, delay: float) -> None:
         """Record a failed attempt that is retried after ``delay`` seconds."""
         if self._step is None:
@@ -351,6 +381,7 @@ class RunTelemetry:
             attributes["exception.message"] = str(err)
         self._step.add_event(RETRY_EVENT, attributes)
 
+    @_guarded
     def step_finished(self, finish: StreamPart, content: Sequence[ContentPart]) -> None:
         """End the step's span with its finish reason and usage, and record its metrics."""
         span = self._end_step()
@@ -389,24 +420,38 @@ class RunTelemetry:
             attributes["gen_ai.tool.description"] = description
         if self._content:
             attributes["gen_ai.tool.call.arguments"] = call.input
-        span = self._instruments.tracer.start_span(
-            f"execute_tool {call.name}", self._context, SpanKind.INTERNAL, attributes
-        )
-        token = context.attach(trace.set_span_in_context(span, self._context))
+        try:
+            span = self._instruments.tracer.start_span(
+                f"execute_tool {call.name}", self._context, SpanKind.INTERNAL, attributes
+            )
+            token = context.attach(trace.set_span_in_context(span, self._context))
+        except Exception:  # noqa: BLE001 - tracing must never change a run's outcome
+            _log.warning("agentcore: tracing failed in tool_call; the run goes on", exc_info=True)
+            return execute()
         try:
             result = execute()
-            if result.is_error:
-                _failed(span, TOOL_ERROR)
-            elif self._content:
-                span.set_attribute("gen_ai.tool.call.result", result.content)
-            return result
         except BaseException as exc:
-            _failed(span, error_type(exc))
+            self._tool_ended(span, token, error_type(exc), None)
             raise
+        self._tool_ended(span, token, TOOL_ERROR if result.is_error else None, result)
+        return result
+
+    @_guarded
+    def _tool_ended(
+        self, span: Span, token: Token[Context], failure: str | None, result: ToolResult | None
+    ) -> None:
+        """End a call's span: failed with ``failure``, or with the result's
+        content when contents are recorded."""
+        try:
+            if failure is not None:
+                _failed(span, failure)
+            elif self._content and result is not None:
+                span.set_attribute("gen_ai.tool.call.result", result.content)
         finally:
             context.detach(token)
             span.end()
 
+    @_guarded
     def run_ended(self, terminal: StreamPart, history: Sequence[Message]) -> None:
         """End the run: a step still open ends with the run's error, then the
         run span with the finish reason, the usage of the whole run and, with
