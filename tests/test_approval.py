@@ -149,6 +149,27 @@ def test_a_missing_decision_runs_nothing(tmp_path: Path) -> None:
     assert idle.requests == []
 
 
+def test_decisions_given_one_at_a_time_are_kept_until_every_call_has_one(tmp_path: Path) -> None:
+    bank = Bank()
+    other = ToolCall("t3", "transfer", '{"amount": 900}')
+    store = SQLiteCheckpoints(tmp_path / "runs.db")
+    options: dict[str, Any] = {"tools": bank.tools, "run_id": "r1", "checkpoints": store}
+    generate(LoopOptions(model=ScriptedModel([calls(BIG, other)]), messages=[user_message("pay")], **options))
+    model = ScriptedModel([answer("paid one")])
+    first = generate(LoopOptions(model=model, approvals={"t1": True}, **options))
+    assert first.pending == (other,)
+    state = store.load("r1")
+    assert state is not None
+    assert state.decisions == {"t1": True}
+    second = generate(LoopOptions(model=model, approvals={"t3": "too much"}, **options))
+    assert second.finish_reason is FinishReason.STOP
+    assert bank.ran == ["transfer 500"]
+    assert [(r.tool_call_id, r.is_error) for r in second.steps[0].tool_results] == [
+        ("t1", False),
+        ("t3", True),
+    ]
+
+
 def test_approvals_with_a_store_resume_the_run_by_its_id(tmp_path: Path) -> None:
     bank = Bank()
     store = SQLiteCheckpoints(tmp_path / "runs.db")

@@ -353,7 +353,8 @@ class _Loop:
             model_id = self.options.model.model_id
             _log.debug("agentcore: run started (model %s, step limit %d)", model_id, self.step_limit)
             reason = self._steps()
-            if self.revision != self.state.revision or self.state.finish_reason is None:
+            changed = self.revision != self.state.revision or self.decisions != self.state.decisions
+            if changed or self.state.finish_reason is None:
                 self._save(reason)  # unless nothing happened since the state was saved
             terminal = StreamPart.finish(reason, self.total)
         except BaseException as exc:  # noqa: BLE001 - every failure becomes the terminal part
