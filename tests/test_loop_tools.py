@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from agentcore import Message, Role, ToolCall, ToolResult, Usage, run, tool_result_part
+from agentcore import Message, Role, RunError, ToolCall, ToolResult, Usage, run, tool_result_part
 from agentcore.context import Context
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import (
@@ -294,3 +294,28 @@ def test_a_lone_surrogate_in_tool_call_arguments_is_replaced() -> None:
     collect(reader)
     assert search.calls == ['{"q": "caf\ufffd"}']
     assert reader.result().messages[1].tool_calls[0].input == '{"q": "caf\ufffd"}'
+
+
+def test_two_calls_with_one_id_end_the_run_before_either_runs() -> None:
+    ran: list[str] = []
+
+    def pay(arguments: str, _ctx: Context) -> str:
+        ran.append(arguments)
+        return "paid"
+
+    model = ScriptedModel(
+        [
+            tool_step(call("c1", "pay", '{"amount": 500}'), call("c1", "pay", '{"amount": 600}')),
+            text_step("ok"),
+        ]
+    )
+    reader = run(options(model, tools=[FuncTool("pay", pay)]))
+    collect(reader)
+    with pytest.raises(RunError) as caught:
+        reader.result()
+    assert str(caught.value.err) == (
+        "upstream error: the model sent two tool calls with the id 'c1' in one step; "
+        "each call needs its own id"
+    )
+    assert ran == []
+    assert len(model.requests) == 1

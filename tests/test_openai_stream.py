@@ -603,6 +603,25 @@ def test_index_zero_is_an_index_and_ids_are_synthesized_once() -> None:
     assert state.tool_calls() == [ToolCall("call_synth_1", "search", '{"q":"sse"}')]  # stable
 
 
+def test_a_second_call_with_the_first_calls_id_gets_its_own() -> None:
+    # A server that names every parallel call "call_0": two calls at indexes 0 and 1.
+    state = ChunkState(new_id=ids())
+    parts = feed_all(
+        [
+            tools(call(0, "call_0", "pay", '{"amount": 500}')),
+            tools(call(1, "call_0", "pay", '{"amount": 600}')),
+            chunk(finish="tool_calls"),
+        ],
+        state,
+    )
+    expected = [
+        ToolCall("call_0", "pay", '{"amount": 500}'),
+        ToolCall("call_synth_1", "pay", '{"amount": 600}'),
+    ]
+    assert calls_of(parts) == expected
+    assert state.tool_calls() == expected  # stable
+
+
 def test_explicit_nulls_and_empty_strings_mean_absent() -> None:
     parts = feed_all(
         [

@@ -685,6 +685,14 @@ class _Loop:
                 message=f"the model finished a step with {reason.value if reason else None!r}; "
                 "a step ends with stop, tool-calls or length",
             )
+        ids = [call.id for call in calls]
+        twice = next((i for n, i in enumerate(ids) if i in ids[:n]), None)
+        if twice is not None:  # before any call runs: their results could not be told apart
+            raise ModelError(
+                ErrorClass.UPSTREAM,
+                message=f"the model sent two tool calls with the id {twice!r} in one step; "
+                "each call needs its own id",
+            )
         if calls and reason is FinishReason.STOP:
             finish = StreamPart.step_finish(FinishReason.TOOL_CALLS, finish.usage, finish.cache)
         return _Step("".join(content.texts), content.parts, calls, tuple(content.reasoning), finish, release)

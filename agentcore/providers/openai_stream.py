@@ -684,13 +684,17 @@ class ChunkState:
     def tool_calls(self) -> list[ToolCall]:
         """The calls assembled so far, in index order (then arrival order).
 
-        Ids the server did not send are synthesized once and then kept.
+        Ids the server did not send, and an id an earlier call of the step
+        already has (servers that name every call ``call_0``), are
+        synthesized once and then kept.
         """
         ordered = sorted(enumerate(self._calls), key=lambda item: (item[1].index, item[0]))
         result = []
+        seen: set[str] = set()
         for _, call in ordered:
-            if not call.id:
+            if not call.id or call.id in seen:
                 call.id = self._new_id()
+            seen.add(call.id)
             if call.extra is None:
                 result.append(ToolCall(id=call.id, name=call.name, input=call.arguments()))
                 continue
