@@ -76,6 +76,10 @@ EXTRA_NAMES = {
     "File",
     "file_part",
     "file_part_from_path",
+    # The per-step prompt-cache report.
+    "CacheCause",
+    "CacheReport",
+    "PrefixChange",
 }
 
 
