@@ -243,21 +243,21 @@ class RunState:
         """Inverse of :meth:`to_dict`, for every version up to :data:`RUN_STATE_VERSION`.
 
         Raises:
-            ValueError: the state was written by a newer agentcore, or is not
-                a run state.
+            ConfigError: (a ``ValueError``) the state was written by a newer
+                agentcore, or is not a run state; the message says what is wrong.
         """
-        version = data.get("version")
+        version = data.get("version") if isinstance(data, Mapping) else None
         if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise ValueError(f"not an agentcore run state (version {version!r})")
+            raise ConfigError(f"not an agentcore run state (version {version!r})")
         if version > RUN_STATE_VERSION:
-            raise ValueError(
+            raise ConfigError(
                 f"the run state has version {version}, written by a newer agentcore; "
                 f"this one reads versions up to {RUN_STATE_VERSION}"
             )
         try:
             return cls._from_dict(data)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"not an agentcore run state: {type(exc).__name__}: {exc}") from exc
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise ConfigError(f"not an agentcore run state: {type(exc).__name__}: {exc}") from exc
 
     @classmethod
     def _from_dict(cls, data: Mapping[str, Any]) -> RunState:

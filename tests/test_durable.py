@@ -144,8 +144,27 @@ def test_a_run_state_of_version_1_loads() -> None:
 def test_a_run_state_from_a_newer_agentcore_is_refused() -> None:
     with pytest.raises(ValueError, match="newer agentcore"):
         RunState.from_dict({"version": RUN_STATE_VERSION + 1, "run_id": "r", "messages": []})
-    with pytest.raises(ValueError, match="not an agentcore run state"):
+    with pytest.raises(ConfigError, match="not an agentcore run state"):
         RunState.from_dict({"run_id": "r"})
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (None, "not an agentcore run state (version None)"),
+        ({}, "not an agentcore run state (version None)"),
+        ({"version": 1}, "not an agentcore run state: KeyError: 'run_id'"),
+        (
+            {"version": 1, "run_id": "r", "messages": [{"role": "boss", "content": []}]},
+            "not an agentcore run state: ConfigError: not a message in Message.to_dict() form: "
+            "ValueError: 'boss' is not a valid Role",
+        ),
+    ],
+)
+def test_a_malformed_run_state_is_one_config_error(data: Any, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        RunState.from_dict(data)
+    assert str(caught.value) == message
 
 
 def test_a_step_record_round_trips() -> None:
