@@ -36,6 +36,9 @@ OUTPUT_MODES = ("native", "tool")
 def _tool_set(value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None) -> ToolSet:
     if isinstance(value, ToolSet):
         return value
+    if isinstance(value, Tool):
+        name = type(value).__name__
+        raise ConfigError(f"LoopOptions.tools must be a list of tools, got one {name} (wrap it: [...])")
     if isinstance(value, (str, bytes)):
         raise ConfigError(
             "LoopOptions.tools must be tools (a list, a ToolSet or a name -> tool mapping), "

@@ -682,12 +682,12 @@ def file_part_from_path(
             ``max_bytes`` (nothing past ``max_bytes + 1`` bytes is read).
     """
     name = os.path.basename(os.fspath(path))
+    if not stat.S_ISREG(os.stat(path).st_mode):  # before open(): opening a pipe waits for a writer
+        raise ValueError(f"{name!r} is not a regular file")
     if media_type is None:
         media_type, _encoding = mimetypes.guess_type(name)
         if media_type is None:
             raise ValueError(f"cannot tell the media type of {name!r} from its extension; pass media_type=")
-    if not stat.S_ISREG(os.stat(path).st_mode):  # before open(): opening a pipe waits for a writer
-        raise ValueError(f"{name!r} is not a regular file")
     with open(path, "rb") as handle:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:

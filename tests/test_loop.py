@@ -564,6 +564,10 @@ def test_a_run_queues_at_most_queue_size_parts_for_a_reader_that_does_not_read()
         ({"tools": {"find": FuncTool("search")}}, "differs"),
         ({"tools": [object()]}, "not a Tool"),
         (
+            {"tools": FuncTool("search")},
+            r"tools must be a list of tools, got one FuncTool \(wrap it: \[\.\.\.\]\)",
+        ),
+        (
             {"tools": "calc"},
             r"tools must be tools \(a list, a ToolSet or a name -> tool mapping\), got the text 'calc'",
         ),
