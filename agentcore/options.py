@@ -34,10 +34,13 @@ OUTPUT_MODES = ("native", "tool")
 
 
 def _tool_set(value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None) -> ToolSet:
+    """``LoopOptions.tools`` as a :class:`ToolSet` (a lone tool and a ``str``,
+    easy mistakes, are ConfigErrors that say so)."""
     if isinstance(value, ToolSet):
         return value
-    if isinstance(value, Tool):
-        name = type(value).__name__
+    given: object = value  # the annotation says what is allowed, not what callers pass
+    if isinstance(given, Tool):
+        name = type(given).__name__
         raise ConfigError(f"LoopOptions.tools must be a list of tools, got one {name} (wrap it: [...])")
     if isinstance(value, (str, bytes)):
         raise ConfigError(
