@@ -1,0 +1,366 @@
+"""The DBOS integration with real processes and real databases.
+
+* A run inside a DBOS workflow on SQLite, its process killed with SIGKILL
+  mid-stream, mid-tool or between steps, is recovered by DBOS when the
+  program starts again: the final history and usage equal an uninterrupted
+  run's, every tool call that completed ran once (a counter file), and the
+  run's DBOS stream ends with the same terminal part.
+* Two worker processes on one Postgres share a queue of 20 runs; one is
+  killed mid-run and started again (same executor id): every run finishes
+  exactly once, with the same usage, and no completed tool call runs twice.
+  The test starts its own Postgres cluster (initdb and pg_ctl in a temporary
+  directory, on a free port) and skips, saying why, without the binaries.
+* ``durable_run`` outside a workflow is a ConfigError; ``import agentcore``
+  does not import dbos.
+
+The child program is this module run as ``python -m tests.test_dbos``: it
+declares the workflow, launches DBOS (which recovers what a killed process
+left) and, at a chosen point, prints where it is and waits on its standard
+input until the parent kills it: the two synchronise through the pipe.
+"""
+
+from __future__ import annotations
+
+import collections
+import glob
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcore import Context, LoopOptions, Role, StreamPart, ToolCall, Usage, tool, user_message
+from agentcore.errors import ConfigError
+from agentcore.types import FinishReason, Request
+
+ROOT = Path(__file__).resolve().parent.parent
+STEPS = 4
+"""Model steps of a run: three call the ``record`` tool, the fourth answers."""
+APP = "agentcore-test"
+WORKFLOW = "agentcore_test_run"
+QUEUE = "agentcore-test-runs"
+KILL_AT = "AGENTCORE_TEST_KILL_AT"
+COUNTER = "AGENTCORE_TEST_COUNTER"
+
+
+# --- the child program -------------------------------------------------------
+
+
+def kill_point(name: str) -> None:
+    """At the chosen point, say so on stdout and wait until the parent kills this process."""
+    if os.environ.get(KILL_AT) == name:
+        marker = os.environ.get("AGENTCORE_TEST_ONCE")
+        if marker:  # in a worker: only the first run to get here stops
+            try:
+                os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+            except FileExistsError:
+                return
+        print(f"at {name}", flush=True)
+        sys.stdin.readline()
+        raise SystemExit("the parent closed the pipe without killing this process")
+
+
+class CountingModel:
+    """Step N streams three text deltas, then (N < STEPS) calls ``record``
+    with ``{"n": N}``; usage 100*N in and 7*N out. N is read from the request
+    (the tool messages so far), so a replay asks for the same step."""
+
+    model_id = "counting"
+
+    def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
+        step = 1 + sum(1 for message in request.messages if message.role is Role.TOOL)
+        kill_point(f"between:{step}")
+        for index, text in enumerate((f"Step {step}", " is", " here.")):
+            yield StreamPart.text_delta(text)
+            if index == 1:
+                kill_point(f"stream:{step}")
+        usage = Usage(input=100 * step, output=7 * step)
+        if step < STEPS:
+            yield StreamPart.tool_call_part(ToolCall(f"call-{step}", "record", json.dumps({"n": step})))
+            yield StreamPart.step_finish(FinishReason.TOOL_CALLS, usage)
+        else:
+            yield StreamPart.step_finish(FinishReason.STOP, usage)
+
+
+@tool
+def record(n: int, ctx: Context) -> str:
+    """Append to the counter file when the call starts and when it completes.
+
+    Args:
+        n: the step number.
+    """
+    with open(os.environ[COUNTER], "a", encoding="utf-8") as counter:
+        counter.write(f"start {ctx.idempotency_key}\n")
+    kill_point(f"tool:{n}")
+    with open(os.environ[COUNTER], "a", encoding="utf-8") as counter:
+        counter.write(f"done {ctx.idempotency_key}\n")
+    return f"recorded {n}"
+
+
+def child(argv: list[str]) -> None:
+    """``run URL RUN_ID``: run one workflow (or attach to the one DBOS
+    recovered) and print its result and stream as JSON. ``worker URL
+    EXECUTOR``: serve the queue until stdin closes."""
+    from dbos import DBOS, SetWorkflowID
+
+    from agentcore.integrations.dbos import durable_run, read_parts
+
+    mode, url, name = argv
+    DBOS(
+        config={
+            "name": APP,
+            "system_database_url": url,
+            "executor_id": name if mode == "worker" else "local",
+            "log_level": "WARNING",
+            "notification_listener_polling_interval_sec": 0.01,
+        }
+    )
+
+    @DBOS.workflow(name=WORKFLOW)
+    def agent_run(question: str) -> dict[str, Any]:
+        options = LoopOptions(model=CountingModel(), messages=[user_message(question)], tools=[record])
+        result = durable_run(options)
+        return {
+            "text": result.text,
+            "usage": result.usage.to_dict(),
+            "messages": [message.to_dict() for message in result.messages],
+            "executor": DBOS.executor_id,
+        }
+
+    DBOS.launch()
+    if mode == "run":
+        with SetWorkflowID(name):
+            handle = DBOS.start_workflow(agent_run, "Count the steps.")
+        result = handle.get_result()
+        parts = list(read_parts(name, polling_interval=0.01))
+        print(json.dumps({"result": result, "parts": parts}), flush=True)
+    else:
+        DBOS.register_queue(QUEUE, worker_concurrency=3, polling_interval_sec=0.05)
+        print("ready", flush=True)
+        sys.stdin.read()
+    DBOS.destroy(workflow_completion_timeout_sec=0)
+
+
+# --- the parent --------------------------------------------------------------
+
+
+def start_child(args: list[str], counter: Path, kill_at: str = "", once: Path | None = None) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), COUNTER: str(counter), KILL_AT: kill_at}
+    if once is not None:
+        env["AGENTCORE_TEST_ONCE"] = str(once)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.test_dbos", *args],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(process: subprocess.Popen[str], timeout: float = 120) -> str:
+    out, err = process.communicate(timeout=timeout)
+    assert process.returncode == 0, err
+    return out
+
+
+def kill_when(process: subprocess.Popen[str], point: str) -> None:
+    """Wait for the child to reach ``point`` (its line on stdout), then SIGKILL it."""
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    if line.strip() != f"at {point}":
+        process.kill()
+        _, err = process.communicate(timeout=30)
+        pytest.fail(f"the child said {line!r} instead of reaching {point}: {err}")
+    process.send_signal(signal.SIGKILL)
+    process.communicate(timeout=30)  # closes the pipes
+    assert process.returncode == -signal.SIGKILL
+
+
+def counts(counter: Path) -> dict[str, collections.Counter[str]]:
+    """``{"start": Counter(key), "done": Counter(key)}`` from the counter file."""
+    found: dict[str, collections.Counter[str]] = {"start": collections.Counter(), "done": collections.Counter()}
+    for line in counter.read_text(encoding="utf-8").splitlines():
+        event, key = line.split(" ", 1)
+        found[event][key] += 1
+    return found
+
+
+def one_run(tmp: Path, run_id: str, kill_at: str = "") -> tuple[dict[str, Any], Path]:
+    """Run ``run_id`` on a fresh SQLite database, killed at ``kill_at`` and
+    then started again when given; its printed result and the counter file."""
+    url = f"sqlite:///{tmp / 'dbos.sqlite'}"
+    counter = tmp / "counter"
+    counter.touch()
+    if kill_at:
+        kill_when(start_child(["run", url, run_id], counter, kill_at), kill_at)
+    return json.loads(finish(start_child(["run", url, run_id], counter))), counter
+
+
+pytest.importorskip("dbos")
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    printed, counter = one_run(tmp_path_factory.mktemp("uninterrupted"), "run-1")
+    assert counts(counter)["done"] == {f"run-1:{n}:call-{n}": 1 for n in range(1, STEPS)}
+    return printed
+
+
+def test_an_uninterrupted_run_streams_every_part_and_ends_with_its_total(uninterrupted: dict[str, Any]) -> None:
+    result, parts = uninterrupted["result"], uninterrupted["parts"]
+    assert result["text"] == f"Step {STEPS} is here."
+    total = {"input": 100 * 10, "output": 7 * 10, "cache_read": 0, "cache_write": 0}
+    assert result["usage"] == total
+    assert [m["role"] for m in result["messages"]] == ["user", *["assistant", "tool"] * (STEPS - 1), "assistant"]
+    kinds = [part["kind"] for part in parts]
+    assert kinds.count("step-start") == STEPS
+    assert kinds.count("tool-result") == STEPS - 1
+    assert "".join(p["text"] for p in parts if p["kind"] == "text-delta") == "".join(
+        f"Step {n} is here." for n in range(1, STEPS + 1)
+    )
+    assert parts[-1] == {"kind": "finish", "finish_reason": "stop", "total_usage": total}
+
+
+@pytest.mark.parametrize("point", ["stream:2", "tool:2", "between:3", "stream:1", "tool:3"])
+def test_a_run_killed_mid_way_is_recovered_with_the_same_history_and_usage(
+    point: str, tmp_path: Path, uninterrupted: dict[str, Any]
+) -> None:
+    printed, counter = one_run(tmp_path, "run-1", point)
+    assert printed["result"] == uninterrupted["result"]
+    assert printed["parts"][-1] == uninterrupted["parts"][-1]
+    found = counts(counter)
+    # Every call completed once; the one the kill interrupted started twice.
+    assert found["done"] == {f"run-1:{n}:call-{n}": 1 for n in range(1, STEPS)}
+    started_twice = {key for key, count in found["start"].items() if count == 2}
+    assert started_twice == ({f"run-1:{point[5:]}:call-{point[5:]}"} if point.startswith("tool") else set())
+    # A model step the kill cut off (streaming, or just begun) streams again
+    # after a second step-start of its number.
+    starts = collections.Counter(p["step"] for p in printed["parts"] if p["kind"] == "step-start")
+    again = None if point.startswith("tool") else int(point.split(":")[1])
+    assert starts == {n: 2 if n == again else 1 for n in range(1, STEPS + 1)}
+
+
+def test_durable_run_outside_a_workflow_is_a_config_error() -> None:
+    from agentcore.integrations.dbos import durable_run
+
+    options = LoopOptions(model=CountingModel(), messages=[user_message("hi")])
+    with pytest.raises(ConfigError, match="inside a DBOS workflow"):
+        durable_run(options)
+
+
+def test_import_agentcore_does_not_import_dbos() -> None:
+    code = "import sys, agentcore, agentcore.durable; assert 'dbos' not in sys.modules, 'dbos imported'"
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+# --- Postgres ------------------------------------------------------------------
+
+
+def postgres_bin() -> Path | None:
+    """The directory of initdb and pg_ctl: on PATH, or Debian's /usr/lib/postgresql/N/bin."""
+    initdb, pg_ctl = shutil.which("initdb"), shutil.which("pg_ctl")
+    if initdb and pg_ctl:
+        return Path(initdb).resolve().parent
+    for directory in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
+        if (Path(directory) / "initdb").exists() and (Path(directory) / "pg_ctl").exists():
+            return Path(directory)
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def postgres() -> Iterator[str]:
+    """A throwaway Postgres cluster on a free port; yields a database URL.
+
+    initdb refuses to run as root: as root the cluster runs as Debian's
+    ``postgres`` user, in a directory of its own outside pytest's (which
+    only root may enter).
+    """
+    bindir = postgres_bin()
+    if bindir is None:
+        pytest.skip("no Postgres server binaries (initdb, pg_ctl): install Debian's postgresql")
+    prefix: list[str] = []
+    base = Path(tempfile.mkdtemp(prefix="agentcore-pg-"))
+    if os.geteuid() == 0:
+        if shutil.which("runuser") is None:
+            pytest.skip("running as root without runuser: initdb cannot run as root")
+        prefix = ["runuser", "-u", "postgres", "--"]
+        shutil.chown(base, "postgres")
+    data, port = base / "data", free_port()
+    try:
+        initdb = [str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"]
+        subprocess.run([*prefix, *initdb], check=True, capture_output=True, timeout=120)
+        settings = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off"
+        pg_ctl = [str(bindir / "pg_ctl"), "-D", str(data), "-l", str(base / "log"), "-w", "-o", settings]
+        subprocess.run([*prefix, *pg_ctl, "start"], check=True, capture_output=True, timeout=120)
+        try:
+            yield f"postgresql://postgres@127.0.0.1:{port}/agentcore_test"
+        finally:
+            subprocess.run([*prefix, *pg_ctl, "-m", "immediate", "stop"], check=False, capture_output=True, timeout=120)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+RUNS = 20
+
+
+def test_two_workers_on_postgres_share_a_queue_and_finish_every_run_once_after_one_is_killed(
+    postgres: str, tmp_path: Path
+) -> None:
+    from dbos import DBOSClient
+
+    counter, once = tmp_path / "counter", tmp_path / "killed-once"
+    counter.touch()
+    first = start_child(["worker", postgres, "worker-a"], counter, "tool:2", once)
+    assert first.stdout is not None
+    assert first.stdout.readline().strip() == "ready"
+    other = start_child(["worker", postgres, "worker-b"], counter)
+    assert other.stdout is not None
+    assert other.stdout.readline().strip() == "ready"
+    client = DBOSClient(system_database_url=postgres)
+    try:
+        handles = [
+            client.enqueue({"queue_name": QUEUE, "workflow_name": WORKFLOW, "workflow_id": f"run-{i}"}, "Count.")
+            for i in range(RUNS)
+        ]
+        kill_when(first, "tool:2")
+        # Started again with the same executor id, it puts the killed worker's runs back on the queue.
+        again = start_child(["worker", postgres, "worker-a"], counter)
+        assert again.stdout is not None
+        assert again.stdout.readline().strip() == "ready"
+        results = [handle.get_result() for handle in handles]
+        statuses = {w.workflow_id: w.status for w in client.list_workflows()}
+    finally:
+        client.destroy()
+        for process in (other, locals().get("again")):
+            if isinstance(process, subprocess.Popen):
+                process.stdin.close()  # type: ignore[union-attr]
+                finish(process)
+    assert statuses == {f"run-{i}": "SUCCESS" for i in range(RUNS)}
+    total = {"input": 100 * 10, "output": 7 * 10, "cache_read": 0, "cache_write": 0}
+    assert all(result["usage"] == total for result in results)
+    assert {result["executor"] for result in results} == {"worker-a", "worker-b"}
+    found = counts(counter)
+    expected = {f"run-{i}:{n}:call-{n}": 1 for i in range(RUNS) for n in range(1, STEPS)}
+    assert found["done"] == expected
+    # Only the call the kill interrupted started twice.
+    assert sorted(count for count in found["start"].values() if count > 1) == [2]
+
+
+if __name__ == "__main__":
+    child(sys.argv[1:])
