@@ -98,10 +98,10 @@ def record(n: int, ctx: Context) -> str:
         n: the step number.
     """
     with open(os.environ[COUNTER], "a", encoding="utf-8") as counter:
-        counter.write(f"start {ctx.idempotency_key}\n")
+        counter.write(f"start {ctx.idempotency_key} {os.getpid()}\n")
     kill_point(f"tool:{n}")
     with open(os.environ[COUNTER], "a", encoding="utf-8") as counter:
-        counter.write(f"done {ctx.idempotency_key}\n")
+        counter.write(f"done {ctx.idempotency_key} {os.getpid()}\n")
     return f"recorded {n}"
 
 
@@ -132,7 +132,6 @@ def child(argv: list[str]) -> None:
             "text": result.text,
             "usage": result.usage.to_dict(),
             "messages": [message.to_dict() for message in result.messages],
-            "executor": DBOS.executor_id,
         }
 
     DBOS.launch()
@@ -152,7 +151,9 @@ def child(argv: list[str]) -> None:
 # --- the parent --------------------------------------------------------------
 
 
-def start_child(args: list[str], counter: Path, kill_at: str = "", once: Path | None = None) -> subprocess.Popen[str]:
+def start_child(
+    args: list[str], counter: Path, kill_at: str = "", once: Path | None = None
+) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), COUNTER: str(counter), KILL_AT: kill_at}
     if once is not None:
         env["AGENTCORE_TEST_ONCE"] = str(once)
@@ -187,11 +188,18 @@ def kill_when(process: subprocess.Popen[str], point: str) -> None:
 
 
 def counts(counter: Path) -> dict[str, collections.Counter[str]]:
-    """``{"start": Counter(key), "done": Counter(key)}`` from the counter file."""
-    found: dict[str, collections.Counter[str]] = {"start": collections.Counter(), "done": collections.Counter()}
+    """``{"start": Counter(key), "done": Counter(key), "pids": Counter(pid)}``
+    from the counter file (``pids`` counts the calls each process completed)."""
+    found: dict[str, collections.Counter[str]] = {
+        "start": collections.Counter(),
+        "done": collections.Counter(),
+        "pids": collections.Counter(),
+    }
     for line in counter.read_text(encoding="utf-8").splitlines():
-        event, key = line.split(" ", 1)
+        event, key, pid = line.split(" ")
         found[event][key] += 1
+        if event == "done":
+            found["pids"][pid] += 1
     return found
 
 
@@ -216,12 +224,18 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return printed
 
 
-def test_an_uninterrupted_run_streams_every_part_and_ends_with_its_total(uninterrupted: dict[str, Any]) -> None:
+def test_an_uninterrupted_run_streams_every_part_and_ends_with_its_total(
+    uninterrupted: dict[str, Any],
+) -> None:
     result, parts = uninterrupted["result"], uninterrupted["parts"]
     assert result["text"] == f"Step {STEPS} is here."
     total = {"input": 100 * 10, "output": 7 * 10, "cache_read": 0, "cache_write": 0}
     assert result["usage"] == total
-    assert [m["role"] for m in result["messages"]] == ["user", *["assistant", "tool"] * (STEPS - 1), "assistant"]
+    assert [m["role"] for m in result["messages"]] == [
+        "user",
+        *["assistant", "tool"] * (STEPS - 1),
+        "assistant",
+    ]
     kinds = [part["kind"] for part in parts]
     assert kinds.count("step-start") == STEPS
     assert kinds.count("tool-result") == STEPS - 1
@@ -303,7 +317,18 @@ def postgres() -> Iterator[str]:
         shutil.chown(base, "postgres")
     data, port = base / "data", free_port()
     try:
-        initdb = [str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"]
+        initdb = [
+            str(bindir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            "postgres",
+            "-A",
+            "trust",
+            "--no-sync",
+            "-E",
+            "UTF8",
+        ]
         subprocess.run([*prefix, *initdb], check=True, capture_output=True, timeout=120)
         settings = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off"
         pg_ctl = [str(bindir / "pg_ctl"), "-D", str(data), "-l", str(base / "log"), "-w", "-o", settings]
@@ -311,7 +336,9 @@ def postgres() -> Iterator[str]:
         try:
             yield f"postgresql://postgres@127.0.0.1:{port}/agentcore_test"
         finally:
-            subprocess.run([*prefix, *pg_ctl, "-m", "immediate", "stop"], check=False, capture_output=True, timeout=120)
+            subprocess.run(
+                [*prefix, *pg_ctl, "-m", "immediate", "stop"], check=False, capture_output=True, timeout=120
+            )
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
@@ -333,29 +360,32 @@ def test_two_workers_on_postgres_share_a_queue_and_finish_every_run_once_after_o
     assert other.stdout is not None
     assert other.stdout.readline().strip() == "ready"
     client = DBOSClient(system_database_url=postgres)
+    workers = [other]
     try:
         handles = [
-            client.enqueue({"queue_name": QUEUE, "workflow_name": WORKFLOW, "workflow_id": f"run-{i}"}, "Count.")
+            client.enqueue(
+                {"queue_name": QUEUE, "workflow_name": WORKFLOW, "workflow_id": f"run-{i}"}, "Count."
+            )
             for i in range(RUNS)
         ]
         kill_when(first, "tool:2")
         # Started again with the same executor id, it puts the killed worker's runs back on the queue.
         again = start_child(["worker", postgres, "worker-a"], counter)
+        workers.append(again)
         assert again.stdout is not None
         assert again.stdout.readline().strip() == "ready"
         results = [handle.get_result() for handle in handles]
         statuses = {w.workflow_id: w.status for w in client.list_workflows()}
     finally:
         client.destroy()
-        for process in (other, locals().get("again")):
-            if isinstance(process, subprocess.Popen):
-                process.stdin.close()  # type: ignore[union-attr]
-                finish(process)
+        for worker in workers:
+            finish(worker)  # closes its stdin: the worker shuts down
     assert statuses == {f"run-{i}": "SUCCESS" for i in range(RUNS)}
     total = {"input": 100 * 10, "output": 7 * 10, "cache_read": 0, "cache_write": 0}
     assert all(result["usage"] == total for result in results)
-    assert {result["executor"] for result in results} == {"worker-a", "worker-b"}
     found = counts(counter)
+    # The killed worker had completed calls before it was killed: both shared the queue.
+    assert set(found["pids"]) >= {str(first.pid), str(other.pid)}
     expected = {f"run-{i}:{n}:call-{n}": 1 for i in range(RUNS) for n in range(1, STEPS)}
     assert found["done"] == expected
     # Only the call the kill interrupted started twice.
