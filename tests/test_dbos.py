@@ -49,6 +49,8 @@ WORKFLOW = "agentcore_test_run"
 QUEUE = "agentcore-test-runs"
 KILL_AT = "AGENTCORE_TEST_KILL_AT"
 COUNTER = "AGENTCORE_TEST_COUNTER"
+PARALLEL = "AGENTCORE_TEST_PARALLEL"
+"""Set: each tool step calls ``record`` twice and the run has ``parallel_tools``."""
 
 
 # --- the child program -------------------------------------------------------
@@ -84,7 +86,10 @@ class CountingModel:
                 kill_point(f"stream:{step}")
         usage = Usage(input=100 * step, output=7 * step)
         if step < STEPS:
-            yield StreamPart.tool_call_part(ToolCall(f"call-{step}", "record", json.dumps({"n": step})))
+            for suffix in ("-a", "-b") if os.environ.get(PARALLEL) else ("",):
+                yield StreamPart.tool_call_part(
+                    ToolCall(f"call-{step}{suffix}", "record", json.dumps({"n": step}))
+                )
             yield StreamPart.step_finish(FinishReason.TOOL_CALLS, usage)
         else:
             yield StreamPart.step_finish(FinishReason.STOP, usage)
@@ -126,7 +131,12 @@ def child(argv: list[str]) -> None:
 
     @DBOS.workflow(name=WORKFLOW)
     def agent_run(question: str) -> dict[str, Any]:
-        options = LoopOptions(model=CountingModel(), messages=[user_message(question)], tools=[record])
+        options = LoopOptions(
+            model=CountingModel(),
+            messages=[user_message(question)],
+            tools=[record],
+            parallel_tools=bool(os.environ.get(PARALLEL)),
+        )
         result = durable_run(options)
         return {
             "text": result.text,
@@ -152,9 +162,15 @@ def child(argv: list[str]) -> None:
 
 
 def start_child(
-    args: list[str], counter: Path, kill_at: str = "", once: Path | None = None
+    args: list[str], counter: Path, kill_at: str = "", once: Path | None = None, parallel: bool = False
 ) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), COUNTER: str(counter), KILL_AT: kill_at}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        COUNTER: str(counter),
+        KILL_AT: kill_at,
+        PARALLEL: "1" * parallel,
+    }
     if once is not None:
         env["AGENTCORE_TEST_ONCE"] = str(once)
     return subprocess.Popen(
@@ -203,15 +219,16 @@ def counts(counter: Path) -> dict[str, collections.Counter[str]]:
     return found
 
 
-def one_run(tmp: Path, run_id: str, kill_at: str = "") -> tuple[dict[str, Any], Path]:
+def one_run(tmp: Path, run_id: str, kill_at: str = "", parallel: bool = False) -> tuple[dict[str, Any], Path]:
     """Run ``run_id`` on a fresh SQLite database, killed at ``kill_at`` and
     then started again when given; its printed result and the counter file."""
+    tmp.mkdir(exist_ok=True)
     url = f"sqlite:///{tmp / 'dbos.sqlite'}"
     counter = tmp / "counter"
     counter.touch()
     if kill_at:
-        kill_when(start_child(["run", url, run_id], counter, kill_at), kill_at)
-    return json.loads(finish(start_child(["run", url, run_id], counter))), counter
+        kill_when(start_child(["run", url, run_id], counter, kill_at, parallel=parallel), kill_at)
+    return json.loads(finish(start_child(["run", url, run_id], counter, parallel=parallel))), counter
 
 
 pytest.importorskip("dbos")
@@ -262,6 +279,23 @@ def test_a_run_killed_mid_way_is_recovered_with_the_same_history_and_usage(
     starts = collections.Counter(p["step"] for p in printed["parts"] if p["kind"] == "step-start")
     again = None if point.startswith("tool") else int(point.split(":")[1])
     assert starts == {n: 2 if n == again else 1 for n in range(1, STEPS + 1)}
+
+
+def test_parallel_tool_calls_killed_mid_tool_replay_in_call_order(tmp_path: Path) -> None:
+    """Each call's DBOS step id is reserved in call order: the recovered run
+    gets every recorded result back for its own call (a mix-up would be a
+    ReplayDiverged), whichever thread finished first."""
+    plain, _ = one_run(tmp_path / "plain", "run-p", parallel=True)
+    printed, counter = one_run(tmp_path / "killed", "run-p", "tool:2", parallel=True)
+    assert printed["result"] == plain["result"]
+    assert plain["result"]["messages"][2]["content"][0]["tool_result"]["tool_call_id"] == "call-1-a"
+    found = counts(counter)
+    keys = {f"run-p:{n}:call-{n}{suffix}" for n in range(1, STEPS) for suffix in ("-a", "-b")}
+    assert found["done"] == dict.fromkeys(keys, 1)
+    assert {key for key, count in found["start"].items() if count > 1} <= {
+        "run-p:2:call-2-a",
+        "run-p:2:call-2-b",
+    }
 
 
 def test_durable_run_outside_a_workflow_is_a_config_error() -> None:
@@ -349,7 +383,7 @@ RUNS = 20
 def test_two_workers_on_postgres_share_a_queue_and_finish_every_run_once_after_one_is_killed(
     postgres: str, tmp_path: Path
 ) -> None:
-    from dbos import DBOSClient
+    from dbos import DBOSClient, WorkflowHandle
 
     counter, once = tmp_path / "counter", tmp_path / "killed-once"
     counter.touch()
@@ -362,7 +396,7 @@ def test_two_workers_on_postgres_share_a_queue_and_finish_every_run_once_after_o
     client = DBOSClient(system_database_url=postgres)
     workers = [other]
     try:
-        handles = [
+        handles: list[WorkflowHandle[dict[str, Any]]] = [
             client.enqueue(
                 {"queue_name": QUEUE, "workflow_name": WORKFLOW, "workflow_id": f"run-{i}"}, "Count."
             )
