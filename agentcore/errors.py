@@ -227,3 +227,9 @@ class RunError(AgentcoreError):
         self.finish_reason = finish_reason
         self.messages = messages
         self.__cause__ = err
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # BaseException pickles as ``cls(*args)``, and args holds only the
+        # message: a durable-execution engine records a failed run's RunError
+        # and raises it again in another process.
+        return type(self), (self.err, self.usage, self.finish_reason, self.messages)

@@ -38,7 +38,7 @@ from typing import Any
 import pytest
 
 from agentcore import Context, LoopOptions, Role, StreamPart, ToolCall, Usage, tool, user_message
-from agentcore.errors import ConfigError
+from agentcore.errors import ConfigError, ErrorClass, ModelError, RunError
 from agentcore.types import FinishReason, Request
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,6 +49,8 @@ WORKFLOW = "agentcore_test_run"
 QUEUE = "agentcore-test-runs"
 KILL_AT = "AGENTCORE_TEST_KILL_AT"
 COUNTER = "AGENTCORE_TEST_COUNTER"
+FAIL_AT = "AGENTCORE_TEST_FAIL_AT"
+"""A step number: that model step fails with an authentication error."""
 PARALLEL = "AGENTCORE_TEST_PARALLEL"
 """Set: each tool step calls ``record`` twice and the run has ``parallel_tools``."""
 
@@ -80,6 +82,8 @@ class CountingModel:
     def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
         step = 1 + sum(1 for message in request.messages if message.role is Role.TOOL)
         kill_point(f"between:{step}")
+        if os.environ.get(FAIL_AT) == str(step):
+            raise ModelError(ErrorClass.AUTH, message="invalid key", status=401)
         for index, text in enumerate((f"Step {step}", " is", " here.")):
             yield StreamPart.text_delta(text)
             if index == 1:
@@ -148,7 +152,10 @@ def child(argv: list[str]) -> None:
     if mode == "run":
         with SetWorkflowID(name):
             handle = DBOS.start_workflow(agent_run, "Count the steps.")
-        result = handle.get_result()
+        try:
+            result = handle.get_result()
+        except RunError as exc:  # recorded by DBOS, raised again here
+            result = {"error": str(exc), "cause": type(exc.err).__name__, "usage": exc.usage.to_dict()}
         parts = list(read_parts(name, polling_interval=0.01))
         print(json.dumps({"result": result, "parts": parts}), flush=True)
     else:
@@ -162,7 +169,12 @@ def child(argv: list[str]) -> None:
 
 
 def start_child(
-    args: list[str], counter: Path, kill_at: str = "", once: Path | None = None, parallel: bool = False
+    args: list[str],
+    counter: Path,
+    kill_at: str = "",
+    once: Path | None = None,
+    parallel: bool = False,
+    fail_at: str = "",
 ) -> subprocess.Popen[str]:
     env = {
         **os.environ,
@@ -170,6 +182,7 @@ def start_child(
         COUNTER: str(counter),
         KILL_AT: kill_at,
         PARALLEL: "1" * parallel,
+        FAIL_AT: fail_at,
     }
     if once is not None:
         env["AGENTCORE_TEST_ONCE"] = str(once)
@@ -296,6 +309,24 @@ def test_parallel_tool_calls_killed_mid_tool_replay_in_call_order(tmp_path: Path
         "run-p:2:call-2-a",
         "run-p:2:call-2-b",
     }
+
+
+def test_a_failed_run_is_recorded_and_its_run_error_raised_again_in_another_process(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'dbos.sqlite'}"
+    counter = tmp_path / "counter"
+    counter.touch()
+    first = json.loads(finish(start_child(["run", url, "run-f"], counter, fail_at="2")))
+    # Started again without the failure, the program attaches to the recorded outcome.
+    again = json.loads(finish(start_child(["run", url, "run-f"], counter)))
+    expected = {
+        "error": "run error: authentication failed: invalid key (HTTP 401)",
+        "cause": "ModelError",
+        "usage": {"input": 100, "output": 7, "cache_read": 0, "cache_write": 0},
+    }
+    assert first["result"] == again["result"] == expected
+    assert first["parts"][-1]["kind"] == "error"
+    assert first["parts"][-1]["status"] == 401
+    assert counts(counter)["done"] == {"run-f:1:call-1": 1}
 
 
 def test_durable_run_outside_a_workflow_is_a_config_error() -> None:
