@@ -27,13 +27,13 @@ agentcore run inside a workflow of yours that way::
 What is recorded, and what a recovery does:
 
 * Each model step is the DBOS step ``agentcore.model_step``, whose output is
-  the step's :class:`~agentcore.durable.StepRecord` as JSON (text, reasoning
+  the step's :class:`~agentcore.durable.StepRecord` as plain data (text, reasoning
   byte for byte, tool calls, usage, the request's fingerprint). A recovered
   run gets completed steps from the record: they are not sent again, and the
   usage total of the recovered run equals an uninterrupted run's. A step
   that was streaming when the process died is sent again from its start.
 * Each tool call is the DBOS step ``agentcore.tool_call``, whose output is the
-  :class:`~agentcore.ToolResult`. A completed call is not run again; a call
+  :class:`~agentcore.ToolResult` as plain data. A completed call is not run again; a call
   that was running when the process died runs again (at least once: give a
   tool with side effects an idempotent target, ``ctx.idempotency_key`` is
   ``"<run id>:<step>:<call id>"``). The calls of a step take their DBOS
@@ -50,7 +50,8 @@ written to the workflow's DBOS stream :data:`STREAM_KEY`, as the JSON object
 database reads it with :func:`read_parts` or serves it as Server-Sent Events
 with :func:`sse_events` (``examples/dbos_app.py``). A step that a crash cut
 off streams again from its start after a second ``step-start`` with the
-same number: a page drops what it showed of that step.
+same number: a page drops what it showed of that step. Each part is one
+write to the system database; ``stream=False`` writes none.
 
 Importing this module imports ``dbos`` (``pip install 'agentcore[dbos]'``);
 ``import agentcore`` never does.
@@ -164,9 +165,17 @@ class _StreamedModel:
         return self.model.model_id
 
     def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
-        for part in self.model.stream(request, ctx):
-            _write(part_to_dict(part))
-            yield part
+        parts = self.model.stream(request, ctx)
+        try:
+            for part in parts:
+                _write(part_to_dict(part))
+                yield part
+        finally:
+            # The loop closes a step's stream on its worker thread (the adapter
+            # releases its HTTP response there): pass that on.
+            close = getattr(parts, "close", None)
+            if close is not None:
+                close()
 
 
 def durable_run(options: LoopOptions, ctx: Context | None = None, *, stream: bool = True) -> RunResult:
