@@ -59,15 +59,16 @@ PARALLEL = "AGENTCORE_TEST_PARALLEL"
 
 
 def kill_point(name: str) -> None:
-    """At the chosen point, say so on stdout and wait until the parent kills this process."""
+    """At the chosen point, say so on stdout and wait until the parent kills
+    this process. In a worker every run that gets there waits; the first says so."""
     if os.environ.get(KILL_AT) == name:
         marker = os.environ.get("AGENTCORE_TEST_ONCE")
-        if marker:  # in a worker: only the first run to get here stops
-            try:
+        try:
+            if marker:
                 os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
-            except FileExistsError:
-                return
-        print(f"at {name}", flush=True)
+            print(f"at {name}", flush=True)
+        except FileExistsError:
+            pass
         sys.stdin.readline()
         raise SystemExit("the parent closed the pipe without killing this process")
 
@@ -203,14 +204,23 @@ def finish(process: subprocess.Popen[str], timeout: float = 120) -> str:
     return out
 
 
-def kill_when(process: subprocess.Popen[str], point: str) -> None:
-    """Wait for the child to reach ``point`` (its line on stdout), then SIGKILL it."""
+def reach(process: subprocess.Popen[str], line: str) -> None:
+    """Wait for the child to say ``line`` on stdout."""
     assert process.stdout is not None
-    line = process.stdout.readline()
-    if line.strip() != f"at {point}":
+    said = process.stdout.readline()
+    if said.strip() != line:
         process.kill()
         _, err = process.communicate(timeout=30)
-        pytest.fail(f"the child said {line!r} instead of reaching {point}: {err}")
+        pytest.fail(f"the child said {said!r} instead of {line!r}: {err}")
+
+
+def kill_when(process: subprocess.Popen[str], point: str) -> None:
+    """Wait for the child to reach ``point``, then SIGKILL it."""
+    reach(process, f"at {point}")
+    kill(process)
+
+
+def kill(process: subprocess.Popen[str]) -> None:
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=30)  # closes the pipes
     assert process.returncode == -signal.SIGKILL
@@ -419,13 +429,9 @@ def test_two_workers_on_postgres_share_a_queue_and_finish_every_run_once_after_o
     counter, once = tmp_path / "counter", tmp_path / "killed-once"
     counter.touch()
     first = start_child(["worker", postgres, "worker-a"], counter, "tool:2", once)
-    assert first.stdout is not None
-    assert first.stdout.readline().strip() == "ready"
-    other = start_child(["worker", postgres, "worker-b"], counter)
-    assert other.stdout is not None
-    assert other.stdout.readline().strip() == "ready"
+    reach(first, "ready")
     client = DBOSClient(system_database_url=postgres)
-    workers = [other]
+    workers: list[subprocess.Popen[str]] = []
     try:
         handles: list[WorkflowHandle[dict[str, Any]]] = [
             client.enqueue(
@@ -433,12 +439,18 @@ def test_two_workers_on_postgres_share_a_queue_and_finish_every_run_once_after_o
             )
             for i in range(RUNS)
         ]
-        kill_when(first, "tool:2")
+        # The first worker stops in the middle of its runs' second tool calls
+        # (up to its limit of 3 runs); the second joins and takes the other
+        # runs from the queue; then the first is killed.
+        reach(first, "at tool:2")
+        other = start_child(["worker", postgres, "worker-b"], counter)
+        workers.append(other)
+        reach(other, "ready")
+        kill(first)
         # Started again with the same executor id, it puts the killed worker's runs back on the queue.
         again = start_child(["worker", postgres, "worker-a"], counter)
         workers.append(again)
-        assert again.stdout is not None
-        assert again.stdout.readline().strip() == "ready"
+        reach(again, "ready")
         results = [handle.get_result() for handle in handles]
         statuses = {w.workflow_id: w.status for w in client.list_workflows()}
     finally:
@@ -450,11 +462,14 @@ def test_two_workers_on_postgres_share_a_queue_and_finish_every_run_once_after_o
     assert all(result["usage"] == total for result in results)
     found = counts(counter)
     # The killed worker had completed calls before it was killed: both shared the queue.
-    assert set(found["pids"]) >= {str(first.pid), str(other.pid)}
+    assert set(found["pids"]) >= {str(first.pid), str(workers[0].pid)}
     expected = {f"run-{i}:{n}:call-{n}": 1 for i in range(RUNS) for n in range(1, STEPS)}
     assert found["done"] == expected
-    # Only the call the kill interrupted started twice.
-    assert sorted(count for count in found["start"].values() if count > 1) == [2]
+    # Only the calls the kill interrupted (the killed worker's second calls) started twice.
+    twice = {key for key, count in found["start"].items() if count == 2}
+    assert 1 <= len(twice) <= 3
+    assert all(key.endswith(":2:call-2") for key in twice)
+    assert max(found["start"].values()) == 2
 
 
 if __name__ == "__main__":
