@@ -25,6 +25,7 @@ import collections
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -345,6 +346,19 @@ def test_durable_run_outside_a_workflow_is_a_config_error() -> None:
     options = LoopOptions(model=CountingModel(), messages=[user_message("hi")])
     with pytest.raises(ConfigError, match="inside a DBOS workflow"):
         durable_run(options)
+
+
+def test_each_row_of_the_dbos_guarantees_table_names_tests_that_exist() -> None:
+    page = (ROOT / "docs" / "durable.md").read_text(encoding="utf-8")
+    table = page.split("### What DBOS guarantees here", 1)[1].split("\n\n", 2)[1]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert len(rows) >= 8
+    for row in rows:
+        named = re.findall(r"`(test_\w+\.py)::(test_\w+)`", row.split(" | ")[-1])
+        assert named, f"no test backs this row: {row}"
+        for module, function in named:
+            source = (ROOT / "tests" / module).read_text(encoding="utf-8")
+            assert f"def {function}(" in source, f"{module}::{function} does not exist"
 
 
 def test_import_agentcore_does_not_import_dbos() -> None:
