@@ -38,7 +38,7 @@ from typing import Any
 
 import pytest
 
-from agentcore import Context, LoopOptions, Role, StreamPart, ToolCall, Usage, tool, user_message
+from agentcore import Context, LoopOptions, Message, Role, StreamPart, ToolCall, Usage, tool, user_message
 from agentcore.errors import ConfigError, ErrorClass, ModelError, RunError
 from agentcore.types import FinishReason, Request
 
@@ -101,8 +101,7 @@ class CountingModel:
             yield StreamPart.step_finish(FinishReason.STOP, usage)
 
 
-@tool
-def record(n: int, ctx: Context) -> str:
+def count_call(n: int, ctx: Context) -> str:
     """Append to the counter file when the call starts and when it completes.
 
     Args:
@@ -114,6 +113,11 @@ def record(n: int, ctx: Context) -> str:
     with open(os.environ[COUNTER], "a", encoding="utf-8") as counter:
         counter.write(f"done {ctx.idempotency_key} {os.getpid()}\n")
     return f"recorded {n}"
+
+
+record = tool(count_call, name="record")
+guarded = tool(count_call, name="record", requires_approval=lambda arguments: arguments["n"] == 2)
+"""``record`` asking for approval before its call of step 2."""
 
 
 def child(argv: list[str]) -> None:
@@ -150,8 +154,31 @@ def child(argv: list[str]) -> None:
             "messages": [message.to_dict() for message in result.messages],
         }
 
+    @DBOS.workflow(name="agentcore_test_ask")
+    def ask(messages: list[dict[str, Any]], approvals: dict[str, bool | str] | None) -> dict[str, Any]:
+        options = LoopOptions(
+            model=CountingModel(),
+            messages=[Message.from_dict(message) for message in messages],
+            tools=[guarded],
+            approvals=approvals,
+        )
+        result = durable_run(options)
+        return {
+            "finish_reason": result.finish_reason.value,
+            "pending": [call.id for call in result.pending],
+            "text": result.text,
+            "usage": result.usage.to_dict(),
+            "messages": [message.to_dict() for message in result.messages],
+        }
+
     DBOS.launch()
-    if mode == "run":
+    if mode == "approval":
+        with SetWorkflowID(f"{name}-asked"):
+            asked = DBOS.start_workflow(ask, [user_message("Count.").to_dict()], None).get_result()
+        with SetWorkflowID(f"{name}-approved"):
+            approved = DBOS.start_workflow(ask, asked["messages"], {"call-2": True}).get_result()
+        print(json.dumps({"asked": asked, "approved": approved}), flush=True)
+    elif mode == "run":
         with SetWorkflowID(name):
             handle = DBOS.start_workflow(agent_run, "Count the steps.")
         try:
@@ -338,6 +365,37 @@ def test_a_failed_run_is_recorded_and_its_run_error_raised_again_in_another_proc
     assert first["parts"][-1]["kind"] == "error"
     assert first["parts"][-1]["status"] == 401
     assert counts(counter)["done"] == {"run-f:1:call-1": 1}
+
+
+def test_a_run_waiting_for_approval_goes_on_in_a_second_workflow_with_the_decision(tmp_path: Path) -> None:
+    """A durable run that ends with approval-required returns its pending
+    calls; a second workflow, given the history and the decision, runs the
+    approved call once and finishes the run."""
+    counter = tmp_path / "counter"
+    counter.touch()
+    printed = json.loads(
+        finish(start_child(["approval", f"sqlite:///{tmp_path / 'db.sqlite'}", "run-q"], counter))
+    )
+    asked, approved = printed["asked"], printed["approved"]
+    assert asked["finish_reason"] == "approval-required"
+    assert asked["pending"] == ["call-2"]
+    assert asked["usage"] == {"input": 300, "output": 21, "cache_read": 0, "cache_write": 0}  # steps 1 and 2
+    assert approved["finish_reason"] == "stop"
+    assert approved["text"] == f"Step {STEPS} is here."
+    assert approved["usage"] == {
+        "input": 700,
+        "output": 49,
+        "cache_read": 0,
+        "cache_write": 0,
+    }  # steps 3 and 4
+    found = counts(counter)
+    # The second run counts its steps from the history it was given: the
+    # approved call belongs to no step of its own (0), step 3 is its first.
+    assert found["done"] == {
+        "run-q-asked:1:call-1": 1,
+        "run-q-approved:0:call-2": 1,
+        "run-q-approved:1:call-3": 1,
+    }
 
 
 def test_durable_run_outside_a_workflow_is_a_config_error() -> None:
