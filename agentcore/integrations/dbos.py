@@ -182,9 +182,11 @@ def durable_run(options: LoopOptions, ctx: Context | None = None, *, stream: boo
     """Run the loop inside the current DBOS workflow, each model step and
     tool call a DBOS step, and return its result.
 
-    Call it from a function decorated with ``@DBOS.workflow()`` (not from a
-    step), with the same options each time the workflow runs: on recovery
-    DBOS runs the workflow again and the recorded steps replay.
+    Call it once, from a function decorated with ``@DBOS.workflow()`` (not
+    from a step), with the same options each time the workflow runs: on
+    recovery DBOS runs the workflow again and the recorded steps replay. A
+    run that ends with ``approval-required`` ends here; a second workflow
+    given its ``messages`` and ``approvals`` goes on with it.
 
     Args:
         options: what to run; ``run_id`` None (it becomes the workflow's id)
