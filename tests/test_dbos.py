@@ -61,7 +61,8 @@ PARALLEL = "AGENTCORE_TEST_PARALLEL"
 
 def kill_point(name: str) -> None:
     """At the chosen point, say so on stdout and wait until the parent kills
-    this process. In a worker every run that gets there waits; the first says so."""
+    this process. Every thread that gets there waits; the first to create
+    the marker file (when one is given) says so."""
     if os.environ.get(KILL_AT) == name:
         marker = os.environ.get("AGENTCORE_TEST_ONCE")
         try:
@@ -278,7 +279,8 @@ def one_run(tmp: Path, run_id: str, kill_at: str = "", parallel: bool = False) -
     counter = tmp / "counter"
     counter.touch()
     if kill_at:
-        kill_when(start_child(["run", url, run_id], counter, kill_at, parallel=parallel), kill_at)
+        # The marker file lets one thread say where it is: parallel calls reach the point together.
+        kill_when(start_child(["run", url, run_id], counter, kill_at, tmp / "killed-once", parallel), kill_at)
     return json.loads(finish(start_child(["run", url, run_id], counter, parallel=parallel))), counter
 
 
