@@ -4,6 +4,7 @@ validity check and a thread census."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -166,3 +167,24 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
             return False
         time.sleep(0.002)
     return True
+
+
+def asleep_in(thread_name: str, function: str) -> bool:
+    """True if a live thread called ``thread_name`` sleeps in a
+    ``threading`` wait (a condition or an event) that ``function`` called,
+    directly or not: what a test checks instead of sleeping and hoping that
+    the thread got there."""
+    frames = sys._current_frames()
+    for thread in threading.enumerate():
+        frame = frames.get(thread.ident or -1) if thread.name == thread_name else None
+        if (
+            frame is None
+            or frame.f_code.co_name != "wait"
+            or not frame.f_code.co_filename.endswith("threading.py")
+        ):
+            continue
+        while frame is not None:
+            if frame.f_code.co_name == function:
+                return True
+            frame = frame.f_back
+    return False

@@ -8,6 +8,7 @@ a change of imports."""
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 import sys
 
@@ -112,7 +113,8 @@ def test_the_layer_table_sorts_known_modules() -> None:
     assert layer("agentcore.options") == "public"
 
 
-def defined_names(path: pathlib.Path) -> set[str]:
+@functools.cache
+def defined_names(path: pathlib.Path) -> frozenset[str]:
     """Names a module binds itself: functions, classes and assignments, at the
     top level or under a top-level ``if``/``try``; not the names it imports."""
     names = set()
@@ -123,7 +125,7 @@ def defined_names(path: pathlib.Path) -> set[str]:
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
-    return names
+    return frozenset(names)
 
 
 def import_problems(path: pathlib.Path, known: dict[str, pathlib.Path]) -> list[str]:
@@ -136,7 +138,7 @@ def import_problems(path: pathlib.Path, known: dict[str, pathlib.Path]) -> list[
         if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in known):
             continue
         source = known[node.module]
-        names = defined_names(source) if node.module != "agentcore" else set()
+        names = defined_names(source) if node.module != "agentcore" else frozenset()
         for alias in node.names:
             name = alias.name
             if name.startswith("_") and not name.endswith("__") and source != path:

@@ -5,12 +5,16 @@
   continued conversation, a reasoning model's thoughts and an image going
   into and out of a tool, and match the outputs saved in the file.
 * ``examples/script.py``, ``examples/testing_with_scripted_model.py`` (under
-  pytest) and ``examples/typed_usage.py`` run as subprocesses, offline.
+  pytest) and ``examples/typed_usage.py`` run in processes of their own, offline.
 * ``mypy --strict`` passes over the examples, as a user's type checker sees
   the public API.
-* Every ```python block of README.md and docs/*.md runs in a fresh
-  interpreter, unless an HTML comment right before it says otherwise (see
+* Every ```python block of README.md and docs/*.md runs in a process of its
+  own, unless an HTML comment right before it says otherwise (see
   :func:`code_blocks`).
+
+Those processes are forks of one interpreter that imported agentcore already
+(:mod:`tests.forkrun`): each runs as ``python script.py`` would, without
+paying for a new interpreter.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from typing import Any, NamedTuple
 import pytest
 import requests
 
+from tests.forkrun import ForkRunner, Ran
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 NOTEBOOK = EXAMPLES / "notebook.ipynb"
@@ -46,16 +52,19 @@ def offline_env() -> dict[str, str]:
     return env
 
 
-def run_python(args: list[str], cwd: Path = ROOT, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=cwd,
-        env=offline_env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+@pytest.fixture(scope="module")
+def python(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ForkRunner]:
+    """Runs ``python args...``: each script in a process of its own, forked
+    from one that imported agentcore already (:mod:`tests.forkrun`)."""
+    runner = ForkRunner(tmp_path_factory.mktemp("forkrun"))
+    try:
+        yield runner
+    finally:
+        runner.close()
+
+
+def run_python(python: ForkRunner, args: list[str], cwd: Path = ROOT, timeout: float = 120) -> Ran:
+    return python.run(args, cwd=cwd, env=offline_env(), timeout=timeout)
 
 
 # --- the notebook ---------------------------------------------------------------
@@ -187,24 +196,24 @@ def test_the_saved_notebook_outputs_are_current(executed_notebook: Any) -> None:
 # --- the example scripts -------------------------------------------------------------
 
 
-def test_script_runs_offline() -> None:
-    proc = run_python(["examples/script.py", "What is 12.5 * 4?"])
+def test_script_runs_offline(python: ForkRunner) -> None:
+    proc = run_python(python, ["examples/script.py", "What is 12.5 * 4?"])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "[multiply -> 50.0]" in proc.stdout
     assert "multiply returned: 50.0" in proc.stdout
     assert "finish: stop; usage: Usage(input=" in proc.stdout
 
 
-def test_testing_example_passes_under_pytest() -> None:
+def test_testing_example_passes_under_pytest(python: ForkRunner) -> None:
     proc = run_python(
-        ["-m", "pytest", "-q", "-p", "no:cacheprovider", "examples/testing_with_scripted_model.py"]
+        python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", "examples/testing_with_scripted_model.py"]
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert re.search(r"^8 passed", proc.stdout, re.MULTILINE), proc.stdout
 
 
-def test_typed_usage_runs_offline() -> None:
-    proc = run_python(["examples/typed_usage.py"])
+def test_typed_usage_runs_offline(python: ForkRunner) -> None:
+    proc = run_python(python, ["examples/typed_usage.py"])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Here is what the tools said." in proc.stdout
 
@@ -286,7 +295,7 @@ def test_the_documents_have_code_blocks() -> None:
 
 
 @pytest.mark.parametrize("block", ALL_BLOCKS, ids=[f"{b.document}:{b.line}" for b in ALL_BLOCKS])
-def test_a_documented_python_block_runs(block: Block, tmp_path: Path) -> None:
+def test_a_documented_python_block_runs(block: Block, tmp_path: Path, python: ForkRunner) -> None:
     compile(block.code, f"{block.document}:{block.line}", "exec")
     if block.skip:
         return
@@ -298,7 +307,7 @@ def test_a_documented_python_block_runs(block: Block, tmp_path: Path) -> None:
         parts.append(named[need].code)
     script = tmp_path / "block.py"
     script.write_text("\n".join([*parts, block.code]), encoding="utf-8")
-    proc = run_python([str(script)], cwd=tmp_path, timeout=60)
+    proc = run_python(python, [str(script)], cwd=tmp_path, timeout=60)
     assert proc.returncode == 0, f"{block.document}:{block.line}\n{proc.stdout}{proc.stderr}"
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -46,6 +45,7 @@ from tests.loop_helpers import (
     STOP,
     TOOL_CALLS,
     FuncTool,
+    asleep_in,
     assert_valid_history,
     call,
     collect,
@@ -541,9 +541,10 @@ def test_a_run_queues_at_most_queue_size_parts_for_a_reader_that_does_not_read()
         # The reader takes the whole queue at once; the worker fills it again
         # while the reader holds that batch, and then waits.
         assert [next(reader).text for _ in range(3)] == ["t1", "t2", "t3"]
-        assert wait_until(lambda: model.offered == 2 * agentcore.DEFAULT_RUN_QUEUE_SIZE + 1)
-        time.sleep(0.05)
-        assert model.offered == 2049  # not one more: the worker sleeps on a full queue
+        # Not one more: the worker sleeps on the full queue, holding part 2049.
+        full = 2 * agentcore.DEFAULT_RUN_QUEUE_SIZE + 1
+        assert wait_until(lambda: model.offered == full and asleep_in("agentcore-stream", "send"))
+        assert model.offered == full
     finally:
         reader.close()
 

@@ -536,18 +536,29 @@ def test_a_run_ended_by_a_deadline_still_logs_its_end(
 
 
 CTRL_C_CHILD = """
-import sys, time
+import sys, threading, time
 from agentcore import LoopOptions, StreamPart, ToolCall, generate, tool, user_message
 from agentcore.testing import ScriptedModel
 
 calls = []
+
+def main_thread_in_result():
+    frame = sys._current_frames().get(threading.main_thread().ident)
+    while frame is not None:
+        if frame.f_code.co_name == "result" and "agentcore" in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
 
 @tool
 def tick() -> str:
     'Count a call, slowly.'
     calls.append(time.monotonic())
     if len(calls) == 1:
-        print("ready", flush=True)  # the run is under way: generate() / result() is waiting
+        deadline = time.monotonic() + 10
+        while not main_thread_in_result() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        print("ready", flush=True)  # the run is under way and result() waits for it
     time.sleep(0.1)
     return "ok"
 
@@ -564,7 +575,13 @@ try:
 except KeyboardInterrupt as exc:
     kept = exc  # held, as a REPL or Jupyter keeps sys.last_value: the run must stop anyway
     at_interrupt = len(calls)
-    time.sleep(1.0)
+    # Once the run's worker and tool threads are gone no call can come any more
+    # (a run that went on would take its 30 steps, 3 s, before they end).
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(
+        t.name in ("agentcore-stream", "agentcore-tool") for t in threading.enumerate()
+    ):
+        time.sleep(0.01)
     print("calls", at_interrupt, len(calls), flush=True)
 """
 
@@ -579,7 +596,6 @@ def test_ctrl_c_while_waiting_for_the_result_stops_the_run(how: str) -> None:
     try:
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "ready"
-        time.sleep(0.25)
         child.send_signal(signal.SIGINT)
         out, _ = child.communicate(timeout=20)
     finally:
