@@ -93,6 +93,11 @@ def json_reply(status: int, payload: Any, headers: dict[str, str] | None = None)
 class _QuietServer(ThreadingHTTPServer):
     """A client that leaves mid-request (the tests do it on purpose) is not an error to print."""
 
+    # The listen backlog: socketserver's 5 overflows when tests open tens of
+    # connections at once on a loaded machine (the kernel then drops or
+    # resets the connections past it).
+    request_queue_size = 128
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         if not isinstance(sys.exc_info()[1], OSError):
             super().handle_error(request, client_address)
@@ -124,6 +129,10 @@ class LocalServer:
 
             def setup(self) -> None:
                 super().setup()
+                # Each action goes out when it is written, as a streaming server's
+                # would (Nagle's algorithm would hold a small write back until the
+                # client acknowledged the last, up to 40 ms with delayed ACKs).
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 with server._lock:
                     server.connections += 1
 

@@ -51,7 +51,7 @@ def test_kept_run_errors_pin_no_session_and_no_socket(
         options = LoopOptions(
             model=model, messages=[user_message("hi")], max_retries=2, retry_base_delay=0.001
         )
-        ctx = Context(timeout=0.3) if scenario.startswith("deadline") else None
+        ctx = Context(timeout=0.1) if scenario.startswith("deadline") else None
         with pytest.raises(RunError) as info:
             generate(options, ctx)
         kept.append(info.value)
