@@ -169,11 +169,18 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
     return True
 
 
-def asleep_in(thread_name: str, function: str) -> bool:
-    """True if a live thread called ``thread_name`` sleeps in a
-    ``threading`` wait (a condition or an event) that ``function`` called,
-    directly or not: what a test checks instead of sleeping and hoping that
-    the thread got there."""
+SEND = "agentcore/engine/channel.py:send"
+"""Where a run's worker sleeps while the queue to its reader is full (see :func:`asleep_in`)."""
+RETRY_WAIT = "agentcore/engine/retry.py:call_with_retries"
+"""Where a run's worker sleeps before a retry (see :func:`asleep_in`)."""
+
+
+def asleep_in(thread_name: str, where: str) -> bool:
+    """True if a live thread called ``thread_name`` sleeps in a ``threading``
+    wait (a condition or an event) that the function ``where`` called,
+    directly or not; ``where`` is ``"path/of/module.py:function"``. What a
+    test checks instead of sleeping and hoping that the thread got there."""
+    path, _, function = where.rpartition(":")
     frames = sys._current_frames()
     for thread in threading.enumerate():
         frame = frames.get(thread.ident or -1) if thread.name == thread_name else None
@@ -184,7 +191,7 @@ def asleep_in(thread_name: str, function: str) -> bool:
         ):
             continue
         while frame is not None:
-            if frame.f_code.co_name == function:
+            if frame.f_code.co_name == function and frame.f_code.co_filename.endswith(path):
                 return True
             frame = frame.f_back
     return False

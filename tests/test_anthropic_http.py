@@ -25,6 +25,7 @@ from agentcore.providers.anthropic import AnthropicModel
 from agentcore.testing import check_model
 from agentcore.types import FinishReason, Request, StreamPart, StreamPartKind, Usage, user_message
 from tests.localserver import Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
+from tests.loop_helpers import wait_until
 from tests.test_anthropic_mapping import (
     MESSAGE_STOP,
     PING,
@@ -67,15 +68,6 @@ def failure(model: AnthropicModel, request: Request = REQUEST) -> tuple[list[Str
 def collect_into(parts: list[StreamPart], stream: Iterator[StreamPart]) -> None:
     for part in stream:
         parts.append(part)
-
-
-def wait_until(predicate: Any, timeout: float = 2.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def test_passes_the_model_conformance_check(server: LocalServer) -> None:

@@ -35,6 +35,7 @@ from agentcore.providers.anthropic import AnthropicModel
 from agentcore.testing import ScriptedModel
 from tests.conftest import wait_for_threads
 from tests.localserver import LocalServer
+from tests.loop_helpers import wait_until
 from tests.test_flask_example import calculator_script, free_port, get_events, open_stream
 from tests.test_web import (
     EXPECTED_ADD_RUN,
@@ -43,7 +44,6 @@ from tests.test_web import (
     add_options,
     read_events,
     slow_anthropic_reply,
-    wait_until,
 )
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,6 @@ import json
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -39,6 +38,7 @@ from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from agentcore.settings import unsupported
 from agentcore.testing import ScriptedModel, TestModel
 from tests.conftest import wait_for_threads
+from tests.loop_helpers import asleep_in, wait_until
 
 FIXED_NOW = datetime.datetime(2025, 1, 31, 12, 0, 0, tzinfo=datetime.timezone.utc)
 NOTICE = (
@@ -878,11 +878,12 @@ def test_sigint_exits_130_and_cancels_the_run(capsys: pytest.CaptureFixture[str]
     assert threading.current_thread() is threading.main_thread()
 
     def interrupt() -> None:
-        if started.wait(5):
-            # Let the main thread settle in its wait: CPython loses the wake-up of a
-            # signal that lands just before a blocking lock wait starts (it is then
-            # handled at the next part), which would make this test flaky.
-            time.sleep(0.2)
+        # Ctrl-C while the command waits for the run: the main thread sleeps in a
+        # wait of cli.main (a signal that lands just before such a wait starts is
+        # seen at its next time slice).
+        if started.wait(5) and wait_until(
+            lambda: asleep_in("MainThread", "agentcore/integrations/cli.py:main")
+        ):
             signal.pthread_kill(main_thread, signal.SIGINT)
 
     killer = threading.Thread(target=interrupt)

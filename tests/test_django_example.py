@@ -24,8 +24,9 @@ from agentcore import ErrorClass, Model, ModelError
 from agentcore.testing import ScriptedModel
 from tests.conftest import wait_for_threads
 from tests.localserver import LocalServer
+from tests.loop_helpers import wait_until
 from tests.test_flask_example import calculator_script, free_port, get_events, load_flask_example, open_stream
-from tests.test_web import Endless, KeepStreams, read_events, slow_anthropic_reply, wait_until
+from tests.test_web import Endless, KeepStreams, read_events, slow_anthropic_reply
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = ROOT / "examples" / "django_app"

@@ -24,6 +24,7 @@ import pytest
 
 from tests.conftest import FIXTURES
 from tests.localserver import LocalServer, Reply, Stall, json_reply, sse_reply
+from tests.loop_helpers import wait_until
 
 UNKNOWN = "Error: unknown tool {name!r}. Available tools: calculator, utc_now, word_count, color_swatch."
 
@@ -427,12 +428,13 @@ def test_ctrl_c_exits_130(server: LocalServer, where: str) -> None:
         text=True,
         encoding="utf-8",
     )
+    shown = "I'll update the issue list for you."
     try:
-        deadline = time.monotonic() + 30
-        while server.hits == 0 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.02)
-        assert server.hits == 1
-        time.sleep(0.3)  # let the client block in its read
+        assert wait_until(lambda: server.hits == 1 or proc.poll() is not None, timeout=30)
+        assert server.hits == 1  # the request is read: the client waits for the response
+        if where == "body":
+            assert proc.stdout is not None
+            assert proc.stdout.read(len(shown)) == shown  # the delta came: the client reads on
         started = time.monotonic()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=10)
@@ -446,11 +448,8 @@ def test_ctrl_c_exits_130(server: LocalServer, where: str) -> None:
     assert "Traceback" not in err
     assert err.splitlines()[-1] == "agentcore: interrupted"
     if where == "body":
-        assert out == "I'll update the issue list for you.\n"
-    deadline = time.monotonic() + 5
-    while server.disconnects == 0 and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert server.disconnects >= 1
+        assert out == "\n"  # the line of the delta ends
+    assert wait_until(lambda: server.disconnects >= 1)
 
 
 def test_timeout_bounds_the_run_against_a_server_that_never_answers(server: LocalServer) -> None:
@@ -468,7 +467,4 @@ def test_timeout_bounds_the_run_against_a_server_that_never_answers(server: Loca
     assert proc.stdout == ""
     assert proc.stderr == "agentcore: timed out after 1 s (--timeout)\n"
     assert server.hits == 1
-    deadline = time.monotonic() + 5
-    while server.disconnects == 0 and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert server.disconnects >= 1
+    assert wait_until(lambda: server.disconnects >= 1)

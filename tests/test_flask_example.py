@@ -29,13 +29,13 @@ from agentcore.integrations.demo_tools import COLORS, swatch_png
 from agentcore.testing import ScriptedModel
 from tests.conftest import wait_for_threads
 from tests.localserver import LocalServer
+from tests.loop_helpers import wait_until
 from tests.test_web import (
     Endless,
     KeepStreams,
     read_events,
     read_raw_events,
     slow_anthropic_reply,
-    wait_until,
 )
 
 ROOT = Path(__file__).resolve().parent.parent

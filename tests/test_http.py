@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -39,17 +39,9 @@ from agentcore.transport.http import (
 )
 from tests.faults.measure import socket_inodes
 from tests.localserver import Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
+from tests.loop_helpers import wait_until
 
 SSE = b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\ndata: [DONE]\n\n'
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 3.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 @pytest.fixture
@@ -487,7 +479,7 @@ def test_stall_mid_body_times_out_as_transient(server: LocalServer, session: req
     assert 0.4 <= elapsed < 3.0
     assert info.value.error_class is ErrorClass.TRANSIENT
     assert "timed out" in str(info.value)
-    assert wait_for(lambda: server.disconnects == 1)
+    assert wait_until(lambda: server.disconnects == 1)
 
 
 def test_no_foreign_exception_escapes(server: LocalServer, session: requests.Session) -> None:
@@ -534,7 +526,7 @@ def test_cancel_while_waiting_for_headers(server: LocalServer, session: requests
     timer.join()
     assert returned - when[0] < 0.5
     assert server.hits == 1
-    assert wait_for(lambda: server.disconnects == 1)
+    assert wait_until(lambda: server.disconnects == 1)
 
 
 def test_cancel_while_blocked_reading_the_body(server: LocalServer, session: requests.Session) -> None:
@@ -551,7 +543,7 @@ def test_cancel_while_blocked_reading_the_body(server: LocalServer, session: req
     timer.join()
     assert got == [b"data: 1\n\n"]
     assert returned - when[0] < 0.5
-    assert wait_for(lambda: server.disconnects == 1)
+    assert wait_until(lambda: server.disconnects == 1)
 
 
 def test_cancel_while_reading_a_plain_body(server: LocalServer, session: requests.Session) -> None:
@@ -565,7 +557,7 @@ def test_cancel_while_reading_a_plain_body(server: LocalServer, session: request
             next(body)
         assert time.monotonic() - when[0] < 0.5
     timer.join()
-    assert wait_for(lambda: server.disconnects == 1)
+    assert wait_until(lambda: server.disconnects == 1)
 
 
 def test_cancel_on_a_plain_requests_session_while_reading_the_body(server: LocalServer) -> None:
@@ -586,7 +578,7 @@ def test_cancel_on_a_plain_requests_session_while_reading_the_body(server: Local
         timer.join()
     finally:
         plain.close()
-    assert wait_for(lambda: server.disconnects == 1)
+    assert wait_until(lambda: server.disconnects == 1)
 
 
 def test_deadline_while_waiting_for_headers(server: LocalServer, session: requests.Session) -> None:
@@ -595,7 +587,7 @@ def test_deadline_while_waiting_for_headers(server: LocalServer, session: reques
     with pytest.raises(DeadlineExceeded):
         post(session, server, Context(timeout=0.3), read_timeout=30)
     assert 0.25 <= time.monotonic() - started < 1.0
-    assert wait_for(lambda: server.disconnects == 1)
+    assert wait_until(lambda: server.disconnects == 1)
 
 
 def test_already_cancelled_context_sends_nothing(server: LocalServer, session: requests.Session) -> None:
@@ -909,8 +901,8 @@ def test_cancelled_requests_leave_no_open_socket(server: LocalServer) -> None:
         assert canceled == 50
         assert server.hits == 50
         assert min(during) >= 2  # the client's and the server's end of the open request
-        assert wait_for(lambda: server.disconnects == 50, 5.0)
-        assert wait_for(lambda: not socket_inodes() - baseline, 5.0), socket_inodes() - baseline
+        assert wait_until(lambda: server.disconnects == 50, 5.0)
+        assert wait_until(lambda: not socket_inodes() - baseline, 5.0), socket_inodes() - baseline
     finally:
         session.close()
 
@@ -1408,4 +1400,4 @@ def test_cancel_while_a_200_is_checked_for_a_document_is_canceled(
         post(new_session(), server, ctx)
     timer.join()
     assert time.monotonic() - started < 1.5
-    assert wait_for(lambda: server.disconnects == 1)
+    assert wait_until(lambda: server.disconnects == 1)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import gc
 import logging
 import threading
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -34,7 +33,7 @@ from tests.faults.measure import (
     wait_for_workers,
 )
 from tests.faults.server import RemoteServer
-from tests.loop_helpers import asleep_in, wait_until
+from tests.loop_helpers import RETRY_WAIT, SEND, asleep_in, wait_until
 
 MB = 1024 * 1024
 
@@ -69,13 +68,13 @@ def drive(reader: RunReader, scenario: str) -> None:
             pass
     elif scenario == "flood":
         next(reader)
-        assert wait_until(lambda: asleep_in("agentcore-stream", "send"))  # blocked on the queue of 1
+        assert wait_until(lambda: asleep_in("agentcore-stream", SEND))  # blocked on the queue of 1
     elif scenario == "tool":
         while next(reader).kind is not StreamPartKind.STEP_FINISH:
             pass
     elif scenario == "retry":
         # The 429 came back; the loop waits out its 30 s Retry-After.
-        assert wait_until(lambda: asleep_in("agentcore-stream", "call_with_retries"))
+        assert wait_until(lambda: asleep_in("agentcore-stream", RETRY_WAIT))
 
 
 @pytest.mark.parametrize("scenario", ["stall", "flood", "tool", "retry"])
@@ -144,7 +143,7 @@ def test_a_kept_retry_log_record_does_not_keep_a_socket_open(remote: RemoteServe
         session = new_session()
         model = d.model(remote.base_url(d.name, "retry"), session=session)
         with run(LoopOptions(model=model, messages=[user_message("go")])):
-            assert wait_until_retry_logged(kept)
+            assert wait_until(lambda: bool(kept))
         assert wait_for_workers(2.0) == 0
         session.close()
         del model, session
@@ -152,12 +151,3 @@ def test_a_kept_retry_log_record_does_not_keep_a_socket_open(remote: RemoteServe
         assert socket_inodes() - sockets == set()
     finally:
         logger.removeHandler(handler)
-
-
-def wait_until_retry_logged(kept: list[logging.LogRecord], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not kept:
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.005)
-    return True

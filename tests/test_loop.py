@@ -42,6 +42,7 @@ from agentcore.result import StepResult
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import (
     LENGTH,
+    SEND,
     STOP,
     TOOL_CALLS,
     FuncTool,
@@ -543,7 +544,7 @@ def test_a_run_queues_at_most_queue_size_parts_for_a_reader_that_does_not_read()
         assert [next(reader).text for _ in range(3)] == ["t1", "t2", "t3"]
         # Not one more: the worker sleeps on the full queue, holding part 2049.
         full = 2 * agentcore.DEFAULT_RUN_QUEUE_SIZE + 1
-        assert wait_until(lambda: model.offered == full and asleep_in("agentcore-stream", "send"))
+        assert wait_until(lambda: model.offered == full and asleep_in("agentcore-stream", SEND))
         assert model.offered == full
     finally:
         reader.close()

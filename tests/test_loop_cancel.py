@@ -37,8 +37,10 @@ from agentcore import (
 )
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import (
+    SEND,
     FuncTool,
     alive_threads,
+    asleep_in,
     assert_valid_history,
     call,
     collect,
@@ -194,9 +196,8 @@ def test_close_while_the_producer_is_blocked_on_a_full_queue(threads: Threads) -
     model = ScriptedModel([endless])
     reader = run(options(model, queue_size=1))
     assert [next(reader).text, next(reader).text] == ["x1", "x2"]
-    # x3 waits in the queue of one; x4 is produced and its send() blocks.
-    assert wait_until(lambda: produced[0] >= 4)
-    time.sleep(0.05)
+    # x3 waits in the queue of one; x4 is produced and its send() sleeps.
+    assert wait_until(lambda: produced[0] == 4 and asleep_in("agentcore-stream", SEND))
     assert produced[0] == 4  # the producer is stuck, not spinning
     assert timed_close(reader) < CLOSE_BOUND
     assert threads.wait_gone() == []

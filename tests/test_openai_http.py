@@ -35,6 +35,7 @@ from agentcore.testing import check_model
 from agentcore.transport.errors import error_from_body
 from agentcore.transport.http import CancellableHTTPAdapter
 from tests.localserver import Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
+from tests.loop_helpers import wait_until
 
 HELLO = (
     b'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}\n\n'
@@ -103,15 +104,6 @@ def failure(server: LocalServer, *replies: Reply, **kwargs: Any) -> ModelError:
     assert parts == []
     assert isinstance(error, ModelError)
     return error
-
-
-def wait_until(predicate: Any, timeout: float = 2.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 # --- context overflow (fault 13) and other statuses ---------------------------

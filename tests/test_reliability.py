@@ -37,6 +37,7 @@ from agentcore import (
 from tests.faults import DIALECTS, U1, U2, Dialect
 from tests.faults.measure import back_pressure, million_parts
 from tests.localserver import LocalServer, Pause, Reply, Stall, json_reply
+from tests.loop_helpers import SEND, asleep_in, wait_until
 
 DIALECT_IDS = [d.name for d in DIALECTS]
 
@@ -226,7 +227,7 @@ def test_retry_after_limit_waits_for_a_shorter_hint(server: LocalServer, d: Dial
 
 @pytest.mark.parametrize("queue_size", [1, 8, 64])
 def test_a_reader_that_stops_holds_the_producer_at_the_queue_bound(queue_size: int) -> None:
-    figures = back_pressure(queue_size, pause=0.2)
+    figures = back_pressure(queue_size, pause=0.05)
     # A full queue and one part waiting in send(), plus the batch the reader
     # took with the part it read (the whole queue of that moment: 0 to
     # queue_size parts).
@@ -241,9 +242,9 @@ def test_the_producer_resumes_when_the_reader_does() -> None:
     offer = Offer(limit=1000)
     reader = run(LoopOptions(model=ScriptedModel([offer]), messages=[user_message("go")], queue_size=4))
     next(reader)
-    time.sleep(0.05)
-    held = offer.offered
-    assert held <= 9
+    # Held at the bound: asleep on the queue it filled again after the reader's take.
+    assert wait_until(lambda: offer.offered >= 4 + 2 and asleep_in("agentcore-stream", SEND))
+    assert offer.offered <= 9
     parts = list(reader)
     assert offer.offered == 1000
     assert len(parts) == 1000 - 1 + 2  # the rest of the deltas, step-finish, finish

@@ -38,6 +38,7 @@ from agentcore.providers.openai import OpenAIResponsesModel
 from agentcore.testing import check_model
 from agentcore.transport.http import CancellableHTTPAdapter
 from tests.localserver import Action, Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
+from tests.loop_helpers import wait_until
 
 REQUEST = Request(messages=(user_message("hi"),))
 
@@ -94,15 +95,6 @@ def failure(server: LocalServer, *replies: Reply, **kwargs: Any) -> ModelError:
     assert parts == []
     assert isinstance(error, ModelError)
     return error
-
-
-def wait_until(predicate: Any, timeout: float = 2.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def test_a_stream_posts_to_responses_and_yields_its_parts(server: LocalServer) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -48,6 +48,7 @@ from agentcore.transport.http import new_session
 from agentcore.types import CacheCause, CacheReport, PrefixChange
 from tests.conftest import wait_for_threads
 from tests.localserver import LocalServer, Pause, Reply, json_reply
+from tests.loop_helpers import wait_until
 
 # --- shared helpers -----------------------------------------------------------
 
@@ -178,16 +179,6 @@ class KeepStreams:
         stream = sse_stream(reader, **options)
         self.streams.append(stream)
         return stream
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
-    """Poll ``condition`` until it holds or ``timeout`` seconds pass; return its last value."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return condition()
-        time.sleep(0.01)
-    return True
 
 
 TEXT_BLOCK = {"type": "text", "text": ""}

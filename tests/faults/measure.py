@@ -51,7 +51,7 @@ from agentcore.testing import ScriptedModel
 from agentcore.transport.http import new_session
 from tests.faults import DIALECTS
 from tests.faults.server import RemoteServer, echo_usage
-from tests.loop_helpers import assert_valid_history
+from tests.loop_helpers import SEND, asleep_in, assert_valid_history, wait_until
 
 SCENARIOS = ("stream", "stall", "tool", "retry", "flood", "done")
 CLOSE_POINTS = {
@@ -386,14 +386,20 @@ class BackPressureFigures:
 
 
 def back_pressure(queue_size: int = 8, pause: float = 0.3) -> BackPressureFigures:
-    """The reader takes one part and stops; how many parts did the model get to offer?"""
+    """The reader takes one part and stops; how many parts did the model get to
+    offer by the time the worker sleeps on the full queue, and ``pause``
+    seconds later?"""
     offer = Offer()
     reader = run(
         LoopOptions(model=ScriptedModel([offer]), messages=[user_message("go")], queue_size=queue_size)
     )
     try:
         next(reader)
-        time.sleep(0.05)
+        # The reader took a batch of 1 to queue_size parts, so the worker offers
+        # at least queue_size + 2 before it sleeps on the queue it filled again
+        # (asleep with queue_size + 1 offered, it has not woken from before the take).
+        if not wait_until(lambda: offer.offered >= queue_size + 2 and asleep_in("agentcore-stream", SEND)):
+            raise AssertionError("the worker never slept on the full queue")
         first = offer.offered
         time.sleep(pause)
         return BackPressureFigures(queue_size, first, offer.offered)
