@@ -606,3 +606,28 @@ def test_ctrl_c_while_waiting_for_the_result_stops_the_run(how: str) -> None:
     at_interrupt, later = int(words[1]), int(words[2])
     assert 1 <= at_interrupt < 30
     assert later <= at_interrupt + 1  # at most the call already running when Ctrl-C came
+
+
+def test_ctrl_c_in_result_on_this_thread_cancels_the_run(threads: Threads) -> None:
+    # The same as the child above, in this process (where coverage sees it):
+    # result() closes the reader when KeyboardInterrupt reaches its wait.
+    started, released = threading.Event(), threading.Event()
+    reader = run(options(ScriptedModel([blocking_step(started, released, text("partial"))])))
+    main_thread = threading.main_thread().ident
+    assert main_thread is not None
+    assert threading.current_thread() is threading.main_thread()
+
+    def interrupt() -> None:
+        if started.wait(5) and wait_until(lambda: asleep_in("MainThread", "agentcore/result.py:result")):
+            signal.pthread_kill(main_thread, signal.SIGINT)
+
+    killer = threading.Thread(target=interrupt)
+    killer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            reader.result()
+    finally:
+        killer.join()
+    assert reader.closed is True
+    assert released.wait(5)  # the run's context was cancelled: the blocked step let go
+    assert threads.wait_gone() == []
