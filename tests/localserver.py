@@ -224,10 +224,10 @@ class LocalServer:
 
     def _act(self, sock: socket.socket, action: Action, *, chunked: bool) -> str | None:
         if isinstance(action, bytes):
-            if chunked:
-                sock.sendall(b"%x\r\n%s\r\n" % (len(action), action))
-            else:
+            if not chunked:
                 sock.sendall(action)
+            elif action:  # an empty chunk would end the body early: nothing is sent for it
+                sock.sendall(b"%x\r\n%s\r\n" % (len(action), action))
         elif isinstance(action, Pause):
             time.sleep(action.seconds)
         elif isinstance(action, Stall):

@@ -29,6 +29,7 @@ import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -198,6 +199,14 @@ def child(argv: list[str]) -> None:
 # --- the parent --------------------------------------------------------------
 
 
+needs_dbos_sqlite = pytest.mark.skipif(
+    sys.version_info >= (3, 12) and sqlite3.sqlite_version_info < (3, 42),
+    reason="DBOS on SQLite under Python 3.12+ needs SQLite 3.42 or later (its schema uses "
+    f"unixepoch('subsec')); this Python links SQLite {sqlite3.sqlite_version}",
+)
+"""DBOS chooses its SQLite schema by the Python version, not by the SQLite it finds."""
+
+
 def start_child(
     args: list[str],
     counter: Path,
@@ -294,6 +303,7 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return printed
 
 
+@needs_dbos_sqlite
 def test_an_uninterrupted_run_streams_every_part_and_ends_with_its_total(
     uninterrupted: dict[str, Any],
 ) -> None:
@@ -315,6 +325,7 @@ def test_an_uninterrupted_run_streams_every_part_and_ends_with_its_total(
     assert parts[-1] == {"kind": "finish", "finish_reason": "stop", "total_usage": total}
 
 
+@needs_dbos_sqlite
 @pytest.mark.parametrize("point", ["stream:2", "tool:2", "between:3", "stream:1", "tool:3"])
 def test_a_run_killed_mid_way_is_recovered_with_the_same_history_and_usage(
     point: str, tmp_path: Path, uninterrupted: dict[str, Any]
@@ -334,6 +345,7 @@ def test_a_run_killed_mid_way_is_recovered_with_the_same_history_and_usage(
     assert starts == {n: 2 if n == again else 1 for n in range(1, STEPS + 1)}
 
 
+@needs_dbos_sqlite
 def test_parallel_tool_calls_killed_mid_tool_replay_in_call_order(tmp_path: Path) -> None:
     """Each call's DBOS step id is reserved in call order: the recovered run
     gets every recorded result back for its own call (a mix-up would be a
@@ -351,6 +363,7 @@ def test_parallel_tool_calls_killed_mid_tool_replay_in_call_order(tmp_path: Path
     }
 
 
+@needs_dbos_sqlite
 def test_a_failed_run_is_recorded_and_its_run_error_raised_again_in_another_process(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'dbos.sqlite'}"
     counter = tmp_path / "counter"
@@ -369,6 +382,7 @@ def test_a_failed_run_is_recorded_and_its_run_error_raised_again_in_another_proc
     assert counts(counter)["done"] == {"run-f:1:call-1": 1}
 
 
+@needs_dbos_sqlite
 def test_a_run_waiting_for_approval_goes_on_in_a_second_workflow_with_the_decision(tmp_path: Path) -> None:
     """A durable run that ends with approval-required returns its pending
     calls; a second workflow, given the history and the decision, runs the

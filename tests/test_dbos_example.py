@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 import requests
 
+from tests.test_dbos import needs_dbos_sqlite
+
 pytest.importorskip("dbos")
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,6 +71,7 @@ def events(url: str) -> list[dict[str, Any]]:
     return parts
 
 
+@needs_dbos_sqlite
 def test_a_posted_question_runs_on_the_queue_and_streams_from_the_dbos_stream(app_url: str) -> None:
     page = requests.get(app_url + "/", timeout=30)
     assert "EventSource" in page.text
@@ -91,6 +94,7 @@ def test_a_posted_question_runs_on_the_queue_and_streams_from_the_dbos_stream(ap
     assert events(f"{app_url}/runs/{run_id}/events") == parts
 
 
+@needs_dbos_sqlite
 def test_an_unknown_run_is_404_and_an_empty_question_400(app_url: str) -> None:
     assert requests.get(app_url + "/runs/nope/events", timeout=30).status_code == 404
     assert requests.post(app_url + "/runs", data={"q": " "}, timeout=30).status_code == 400
