@@ -1,6 +1,6 @@
-"""``python -m agentcore``: the same as the ``agentcore`` command (see :mod:`agentcore.integrations.cli`)."""
+"""``python -m agentcore``: the same as the ``agentcore`` command (see :mod:`agentcore.cli`)."""
 
-from agentcore.integrations.cli import main
+from agentcore.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

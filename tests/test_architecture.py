@@ -50,8 +50,10 @@ def layer(module: str) -> str:
     parts = module.split(".")
     if len(parts) > 2 or module in {"agentcore.engine", "agentcore.providers", "agentcore.transport"}:
         return parts[1]
-    if module in {"agentcore", "agentcore.__main__"}:
-        return "integrations"  # the package's face and its command import what they show
+    if module in {"agentcore", "agentcore.__main__", "agentcore.cli"}:
+        # The package's face and its command (agentcore/cli.py, the one module
+        # that reads the environment) import what they show.
+        return "integrations"
     return "base" if parts[-1] in BASE else "public"
 
 
@@ -108,7 +110,7 @@ def test_the_layer_table_sorts_known_modules() -> None:
     assert layer("agentcore.engine.loop") == "engine"
     assert layer("agentcore.transport.http") == "transport"
     assert layer("agentcore.providers.anthropic") == "providers"
-    assert layer("agentcore.integrations.cli") == "integrations"
+    assert layer("agentcore.cli") == "integrations"
     assert layer("agentcore.types") == "base"
     assert layer("agentcore.options") == "public"
 

@@ -28,9 +28,10 @@ from agentcore import (
     StreamPart,
     ToolCall,
     Usage,
+    cli,
     user_message,
 )
-from agentcore.integrations import cli, cli_output, demo_tools
+from agentcore.integrations import cli_output, demo_tools
 from agentcore.integrations.cli_output import TextPrinter
 from agentcore.integrations.demo_tools import COLORS, ToolInputError, count_words, evaluate, swatch_png
 from agentcore.providers.anthropic import AnthropicModel
@@ -881,9 +882,7 @@ def test_sigint_exits_130_and_cancels_the_run(capsys: pytest.CaptureFixture[str]
         # Ctrl-C while the command waits for the run: the main thread sleeps in a
         # wait of cli.main (a signal that lands just before such a wait starts is
         # seen at its next time slice).
-        if started.wait(5) and wait_until(
-            lambda: asleep_in("MainThread", "agentcore/integrations/cli.py:main")
-        ):
+        if started.wait(5) and wait_until(lambda: asleep_in("MainThread", "agentcore/cli.py:main")):
             signal.pthread_kill(main_thread, signal.SIGINT)
 
     killer = threading.Thread(target=interrupt)

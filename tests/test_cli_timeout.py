@@ -21,8 +21,8 @@ from agentcore import (
     ToolCall,
     ToolDefinition,
     Usage,
+    cli,
 )
-from agentcore.integrations import cli
 from agentcore.testing import ScriptedModel, TestModel
 from tests.conftest import wait_for_threads
 

@@ -21,12 +21,12 @@ from agentcore import (
     LoopOptions,
     StreamPart,
     ToolResult,
+    cli,
     file_part,
     generate,
     tool,
     user_message,
 )
-from agentcore.integrations import cli
 from agentcore.integrations.cli_output import result_text
 from agentcore.integrations.demo_tools import COLORS, color_swatch, swatch_png
 from agentcore.integrations.web import INLINE_FILE_LIMIT, part_to_dict, sse_event

@@ -1,4 +1,4 @@
-"""The agentcore command's --mcp and --mcp-url options (integrations/cli.py, mcp.open_servers)."""
+"""The agentcore command's --mcp and --mcp-url options (agentcore/cli.py, mcp.open_servers)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentcore.integrations.cli import main
+from agentcore.cli import main
 from agentcore.testing import ScriptedModel
 from tests.localserver import LocalServer, Reply
 from tests.loop_helpers import call, text_step, tool_step, wait_until

@@ -307,7 +307,7 @@ def test_combine_refuses_what_is_not_a_tool() -> None:
 
 def test_import_agentcore_does_not_import_the_sdk() -> None:
     code = (
-        "import sys, agentcore, agentcore.engine.loop, agentcore.integrations.cli, agentcore.testing; "
+        "import sys, agentcore, agentcore.engine.loop, agentcore.cli, agentcore.testing; "
         "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'anyio', 'httpx2'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

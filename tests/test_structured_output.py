@@ -40,11 +40,11 @@ from agentcore import (
     StreamPartKind,
     ToolCall,
     Usage,
+    cli,
     run,
     tool,
     user_message,
 )
-from agentcore.integrations import cli
 from agentcore.model import Model
 from agentcore.output import OUTPUT_TOOL, OutputValidationError, partial_json
 from agentcore.providers import anthropic, openai

@@ -1,4 +1,4 @@
-"""What the ``agentcore`` command prints: the formats :mod:`agentcore.integrations.cli` documents.
+"""What the ``agentcore`` command prints: the formats :mod:`agentcore.cli` documents.
 
 :class:`TextPrinter` writes the human-readable output (the model's text on
 standard output; its reasoning, tool calls, results and the usage line on
