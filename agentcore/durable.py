@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import attrs
 
 from agentcore.errors import AgentcoreError, ConfigError
-from agentcore.result import StepResult
+from agentcore.result import StepResult, approval_key
 from agentcore.tools import ToolSet
 from agentcore.types import (
     CacheReport,
@@ -494,11 +494,12 @@ def start_state(options: LoopOptions) -> RunState:
     if state is None:
         if not options.messages:
             raise ConfigError(
-                f"run {run_id!r} has no saved state in {options.checkpoints!r} and LoopOptions.messages "
-                "is empty: there is nothing to run"
+                f"run {run_id!r} has no saved state and LoopOptions.messages is empty: nothing to run"
             )
-        pending = unanswered(options.messages) if options.approvals is not None else ()
-        state = RunState(run_id, options.messages, pending=pending)
+        # A history ending with unanswered calls (a run that ended with approval-required,
+        # passed back without a store) resumes them: the calls that need no approval run, the
+        # others wait for a decision; sent to a model as is, the API would refuse it.
+        state = RunState(run_id, options.messages, pending=unanswered(options.messages))
     elif options.messages and state.fingerprints:
         first = fingerprint(Request(system=options.system, messages=options.messages))
         if first != state.fingerprints[0]:
@@ -506,14 +507,53 @@ def start_state(options: LoopOptions) -> RunState:
                 f"run {run_id!r} was saved for another conversation: LoopOptions.messages or system "
                 "differ from its first request (pass no messages to resume it)"
             )
-    if options.approvals:
-        made = {call.id for message in state.messages for call in message.tool_calls}
-        unknown = sorted(set(options.approvals) - made)
-        if unknown:
-            raise ConfigError(
-                f"LoopOptions.approvals name tool calls that run {run_id!r} never made: {', '.join(unknown)}"
-            )
     return state
+
+
+def resolve_approvals(options: LoopOptions, state: RunState) -> dict[str, bool | str]:
+    """``options.approvals`` as decisions on the calls ``state`` has pending, by call id.
+
+    A plain call id decides the pending call with that id. A step-qualified
+    key (:func:`approval_key`) decides the pending call only if that step made
+    it; a key naming an earlier step's call is a decision already used, and is
+    ignored (logged at INFO). Without saved steps (no store: the history was
+    passed back) the step of the pending calls is not known, and a qualified
+    key is taken for the pending call with its id.
+
+    Raises:
+        ConfigError: a key names a call the run never made.
+    """
+    if not options.approvals:
+        return {}
+    pending = {call.id for call in state.pending}
+    step = len(state.steps) if state.steps else None
+    made = {
+        approval_key(number, call) for number, done in enumerate(state.steps, 1) for call in done.tool_calls
+    }
+    decisions: dict[str, bool | str] = {}
+    unknown = []
+    for key, decision in options.approvals.items():
+        if key in pending:
+            decisions[key] = decision
+            continue
+        head, _, call_id = key.partition(":")
+        if head.isdigit() and call_id in pending and (step is None or int(head) == step):
+            decisions[call_id] = decision
+        elif head.isdigit() and (key in made or call_id in pending):
+            _log.info(
+                "agentcore: run %r: the decision %r is for a call already decided; ignored", state.run_id, key
+            )
+        elif any(call.id == key for message in state.messages for call in message.tool_calls):
+            continue  # a call that has its result: nothing left to decide
+        else:
+            unknown.append(key)
+    if unknown:
+        run = f"run {state.run_id!r}" if state.run_id else "this run"
+        raise ConfigError(
+            f"LoopOptions.approvals name tool calls that {run} never made: {', '.join(sorted(unknown))} "
+            "(a key is a pending call's id, or a key from RunResult.approval_keys)"
+        )
+    return decisions
 
 
 def needs_approval(tools: ToolSet, call: ToolCall) -> bool:

@@ -180,10 +180,13 @@ class LoopOptions:
             whose ``run_id`` has a saved state resumes from it; ``messages``
             may then be empty. Needs ``run_id``.
         approvals: decisions on tool calls that wait for approval, by call
-            id: True runs the call; False, or a reason (str) the model reads,
-            denies it. Given, a history that ends with an assistant message's
-            unanswered calls resumes them (without ``checkpoints``, pass the
-            history of the run that ended with ``approval-required``).
+            id or by step-qualified key (``RunResult.approval_keys``: a key
+            given again once the run moved on is ignored): True runs the
+            call; False, or a reason (str) the model reads, denies it.
+            Without ``checkpoints``, pass the history of the run that ended
+            with ``approval-required`` (a history ending with an assistant
+            message's unanswered calls resumes them, with or without
+            decisions).
         step_runner: runs each model step and tool call
             (:class:`~agentcore.durable.StepRunner`), for durable-execution
             engines; None: called directly.

@@ -91,6 +91,19 @@ class StepResult:
         )
 
 
+def approval_key(step: int, call: ToolCall) -> str:
+    """The step-qualified key of a decision on ``call``, made in step ``step`` (1-based).
+
+    ``LoopOptions.approvals`` takes a call's plain id, which decides the call
+    waiting under that id now, or this key, which decides only the call made
+    in that step: a decision delivered twice (a queue's at-least-once
+    delivery, a double click) cannot then approve a later call that reuses
+    the id, as some servers' ids repeat from step to step.
+    :attr:`RunResult.approval_keys` gives the keys of a waiting run.
+    """
+    return f"{step}:{call.id}"
+
+
 @attrs.frozen
 class RunResult:
     """The outcome of a finished run, for blocking code.
@@ -124,6 +137,13 @@ class RunResult:
         """The visible reasoning of each step, in step order (see
         :attr:`StepResult.reasoning_text`)."""
         return tuple(step.reasoning_text for step in self.steps)
+
+    @property
+    def approval_keys(self) -> dict[str, ToolCall]:
+        """The calls of :attr:`pending` by their step-qualified key
+        (:func:`approval_key`): a decision given under such a key in
+        ``LoopOptions.approvals`` decides that call and no later one."""
+        return {approval_key(len(self.steps), call): call for call in self.pending}
 
 
 @attrs.frozen

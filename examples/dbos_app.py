@@ -12,7 +12,9 @@ Events (``agentcore.integrations.dbos.sse_events``) from the start, so a
 reloaded page, or another browser, sees the whole run. The run belongs to
 its workflow, not to the request: closing the page does not stop it, and a
 process killed mid-run finishes it after its restart (DBOS recovers it at
-launch; the page, reloaded, shows the step the crash cut off again).
+launch; the page, reloaded, shows the step the crash cut off again), also
+after a deploy that changed this file, since the application version is
+pinned (see ``main``).
 
 The system database is ``sqlite:///agentcore_dbos.sqlite`` in the working
 directory, or ``DBOS_SYSTEM_DATABASE_URL`` (a Postgres URL for several
@@ -103,6 +105,11 @@ def main() -> None:
                 "DBOS_SYSTEM_DATABASE_URL", "sqlite:///agentcore_dbos.sqlite"
             ),
             "executor_id": os.environ.get("DBOS_EXECUTOR_ID", "local"),
+            # Pinned, so a deploy that edits this file still recovers the runs in flight
+            # (DBOS's default version is a hash of the workflow code, and runs of another
+            # version are never recovered). Change it with the system prompt: a run
+            # recovered under another prompt fails with ReplayDiverged.
+            "application_version": "1",
         }
     )
     DBOS.launch()  # recovers the runs a crash interrupted

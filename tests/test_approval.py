@@ -206,6 +206,76 @@ def test_a_decision_for_a_call_never_made_is_a_config_error() -> None:
         )
 
 
+def test_a_decision_for_an_unknown_call_of_an_anonymous_run_says_this_run() -> None:
+    first = generate(
+        LoopOptions(model=ScriptedModel([calls(BIG)]), messages=[user_message("pay")], tools=Bank().tools)
+    )
+    with pytest.raises(ConfigError, match=r"that this run never made: nope \(a key is a pending call's id"):
+        run(
+            LoopOptions(
+                model=ScriptedModel([]),
+                messages=first.messages,
+                tools=Bank().tools,
+                approvals={"nope": 1 > 0},
+            )
+        )
+
+
+def test_the_history_passed_back_without_decisions_waits_again() -> None:
+    bank = Bank()
+    first = generate(
+        LoopOptions(model=ScriptedModel([calls(LOOK, BIG)]), messages=[user_message("pay")], tools=bank.tools)
+    )
+    idle = ScriptedModel([])
+    again = generate(LoopOptions(model=idle, messages=first.messages, tools=bank.tools))
+    assert (again.finish_reason, again.pending) == (FinishReason.APPROVAL_REQUIRED, (BIG,))
+    assert again.messages == first.messages  # no second assistant message, no unanswered call sent
+    assert (idle.requests, bank.ran) == ([], [])
+
+
+def test_a_step_qualified_decision_delivered_twice_does_not_approve_a_later_call(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    bank = Bank()
+    store = SQLiteCheckpoints(tmp_path / "runs.db")
+    options: dict[str, Any] = {"tools": bank.tools, "run_id": "r1", "checkpoints": store}
+    again = ToolCall("t1", "transfer", '{"amount": 5000}')  # a server that reuses call ids
+    model = ScriptedModel([calls(BIG), calls(again), answer("paid")])
+    first = generate(LoopOptions(model=model, messages=[user_message("pay")], **options))
+    assert first.approval_keys == {"1:t1": BIG}
+    decision = {key: True for key in first.approval_keys}
+    second = generate(LoopOptions(model=model, approvals=decision, **options))
+    assert (second.finish_reason, second.approval_keys) == (FinishReason.APPROVAL_REQUIRED, {"2:t1": again})
+    with caplog.at_level("INFO", logger="agentcore"):
+        redelivered = generate(LoopOptions(model=model, approvals=decision, **options))
+    assert (redelivered.finish_reason, redelivered.pending) == (FinishReason.APPROVAL_REQUIRED, (again,))
+    assert "the decision '1:t1' is for a call already decided; ignored" in caplog.text
+    assert bank.ran == ["transfer 500"]  # the 5000 transfer nobody saw did not run
+    done = generate(LoopOptions(model=model, approvals={"2:t1": True}, **options))
+    assert (done.finish_reason, bank.ran) == (FinishReason.STOP, ["transfer 500", "transfer 5000"])
+
+
+def test_the_decisions_are_saved_before_the_first_approved_call_runs(tmp_path: Path) -> None:
+    store = SQLiteCheckpoints(tmp_path / "runs.db")
+    seen: list[object] = []
+
+    @tool(requires_approval=True)
+    def wire(amount: int) -> str:
+        """Wire money."""
+        state = store.load("w1")
+        assert state is not None
+        seen.append(dict(state.decisions))  # what a process killed here would resume from
+        return "wired"
+
+    options: dict[str, Any] = {"tools": [wire], "run_id": "w1", "checkpoints": store}
+    call = ToolCall("c1", "wire", '{"amount": 5}')
+    model = ScriptedModel([calls(call), answer("wired")])
+    generate(LoopOptions(model=model, messages=[user_message("wire it")], **options))
+    result = generate(LoopOptions(model=model, approvals={"c1": True}, **options))
+    assert result.finish_reason is FinishReason.STOP
+    assert seen == [{"c1": True}]
+
+
 def test_requires_approval_must_be_a_bool_or_a_function() -> None:
     def odd() -> str:
         """Odd."""
@@ -253,7 +323,8 @@ def test_approval_survives_a_restart(tmp_path: Path) -> None:
     never_asked_dir.mkdir()
     never_asked = Child(never_asked_dir).drive()
     assert finished == never_asked
-    assert second.points[:2] == ["tool:a", "saved:3"]
+    # The decision is saved before any call runs, then each result.
+    assert second.points[:3] == ["saved:3", "tool:a", "saved:4"]
 
 
 def test_a_denial_survives_a_restart(tmp_path: Path) -> None:

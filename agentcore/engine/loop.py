@@ -89,6 +89,7 @@ from agentcore.durable import (
     denied,
     fingerprint,
     needs_approval,
+    resolve_approvals,
     start_state,
 )
 from agentcore.engine.channel import Channel, SendFunc, start_worker
@@ -329,7 +330,7 @@ class _Loop:
         """The results of the pending calls that completed, by call id."""
         self.awaiting: tuple[ToolCall, ...] = ()
         """The pending calls that wait for a human's decision (the run ends)."""
-        self.decisions = {**state.decisions, **(options.approvals or {})}
+        self.decisions = {**state.decisions, **resolve_approvals(options, state)}
         """Decisions on the calls pending when the run starts (only those:
         a later step may reuse a call id)."""
         self.run_id = options.run_id or ""
@@ -513,6 +514,8 @@ class _Loop:
         if self.awaiting:
             self._publish()  # the history ends with the calls that wait
             return FinishReason.APPROVAL_REQUIRED
+        if self.decisions and self.decisions != self.state.decisions:
+            self._save()  # the decisions first: a run killed in the first call does not ask again
         self._release_stream()
         results = self._run_tools(list(calls), number)
         if self.steps and self.steps[-1].tool_calls:
