@@ -244,8 +244,12 @@ class FunctionTool(Generic[P, R]):
 
     def needs_approval(self, arguments: Mapping[str, Any]) -> bool:
         """True when a call with these arguments (the JSON object the model
-        sent, as a dict) must wait for a human's decision before it runs."""
+        sent, as a dict) must wait for a human's decision before it runs.
+        Arguments that fail the tool's schema need none: the call becomes an
+        error result without running, and the model can try again."""
         approval = self._approval
+        if approval is False or self._validator.problems(arguments):
+            return False
         return bool(approval(arguments)) if callable(approval) else approval
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:

@@ -276,6 +276,21 @@ def test_the_decisions_are_saved_before_the_first_approved_call_runs(tmp_path: P
     assert seen == [{"c1": True}]
 
 
+def test_a_call_whose_arguments_fail_the_schema_fails_without_waiting_for_a_person(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    bank = Bank()
+    broken = ToolCall("t9", "transfer", "{}")  # no amount: the predicate would raise KeyError
+    model = ScriptedModel([calls(broken), answer("sorry")])
+    with caplog.at_level("WARNING", logger="agentcore"):
+        result = generate(LoopOptions(model=model, messages=[user_message("pay")], tools=bank.tools))
+    assert result.finish_reason is FinishReason.STOP
+    [error] = result.steps[0].tool_results
+    assert error.is_error
+    assert "invalid arguments for tool 'transfer'; it was not run" in error.content
+    assert (bank.ran, caplog.text) == ([], "")
+
+
 def test_requires_approval_must_be_a_bool_or_a_function() -> None:
     def odd() -> str:
         """Odd."""
