@@ -1,44 +1,37 @@
-"""The ``agentcore`` command: run the tool-use loop from a shell.
+"""The ``agentcore`` command: run the tool-use loop from a shell. This module
+handles the command's arguments and environment (the only part of agentcore
+that reads the environment) and runs the loop; which model runs is
+:mod:`agentcore.integrations.cli_model`'s, what is printed
+:mod:`agentcore.integrations.cli_output`'s.
 
 Usage::
 
     agentcore [--model PROVIDER:MODEL] [--base-url URL] [--system TEXT]
               [--max-steps N] [--max-output-tokens N] [--temperature T]
               [--reasoning-effort LEVEL] [--thinking-budget N | --no-thinking]
-              [--hide-reasoning] [--mcp COMMAND]... [--mcp-url URL]...
-              [--json] [--file PATH]... [--output-schema FILE]
+              [--hide-reasoning] [--mcp COMMAND [--mcp-prefix PREFIX]]...
+              [--mcp-url URL [--mcp-prefix PREFIX]]... [--json]
+              [--file PATH [--file-type MEDIA/TYPE]]... [--output-schema FILE]
               [--timeout SECONDS] [--version] PROMPT...
 
 The words of PROMPT are joined with spaces; ``-`` reads the prompt from
 standard input. Each ``--file PATH`` attaches a file to the prompt (an
-image, a PDF, a text file: :func:`agentcore.file_part_from_path`, its type
-from the extension); a file that cannot be read or whose type cannot be told
-is a usage error (exit status 2), and one the provider does not take is
-refused before any request (``docs/files.md``). The model may call four
-built-in demo tools (:mod:`agentcore.integrations.demo_tools`): ``calculator``, ``utc_now``,
-``word_count`` and ``color_swatch`` (which returns a small PNG).
+image, a PDF, a text file: :func:`agentcore.file_part_from_path`), its type
+from the extension, or from a ``--file-type MEDIA/TYPE`` right after it; a
+file that cannot be read or whose type cannot be told is a usage error (exit
+status 2), and one the provider does not take is refused before any request
+(``docs/files.md``). The model may call four built-in demo tools
+(:mod:`agentcore.integrations.demo_tools`): ``calculator``, ``utc_now``,
+``word_count`` and ``color_swatch`` (which returns a small PNG). ``--mcp
+COMMAND`` (split like a shell) and ``--mcp-url URL`` add the tools of an MCP
+server (:class:`agentcore.integrations.mcp.MCPTools`), each with the tool
+name prefix of a ``--mcp-prefix PREFIX`` right after it.
 
-Choosing the model (this module is the only part of agentcore that reads the
-environment):
-
-* ``--model anthropic:NAME`` uses the Anthropic Messages API and needs
-  ``ANTHROPIC_API_KEY``; ``--model openai:NAME`` uses OpenAI Chat Completions
-  and ``--model openai-responses:NAME`` the OpenAI Responses API (for OpenAI's
-  reasoning models: their reasoning is kept across tool calls), both with
-  ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL``. A bare provider name means its
-  default model (:data:`DEFAULT_ANTHROPIC_MODEL`, :data:`DEFAULT_OPENAI_MODEL`,
-  :data:`DEFAULT_OPENAI_RESPONSES_MODEL`).
-* With ``--base-url`` the key is optional (sent when set): point ``openai:``
-  at any compatible server (``--model openai:llama3.2 --base-url
-  http://localhost:11434/v1`` for Ollama), or ``anthropic:`` at a gateway.
-  Without it, ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL`` are used when set,
-  as the vendor SDKs do.
-* Without ``--model``: Anthropic's default model when ``ANTHROPIC_API_KEY`` is
-  set, else OpenAI's when ``OPENAI_API_KEY`` is set, else (and with no
-  ``--base-url``) the offline :class:`agentcore.testing.TestModel` (with
-  ``reasoning=True``: it thinks one sentence before each step), which is
-  announced in one line on stderr. ``--model test`` always picks TestModel.
-* An empty variable counts as unset.
+Environment: ``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``
+and ``OPENAI_BASE_URL`` choose the model (:func:`agentcore.integrations.cli_model.choose_model`);
+``NO_COLOR`` (and ``TERM=dumb``) keep the reasoning plain on a terminal; an
+MCP stdio server gets the locale variables
+(:func:`agentcore.integrations.mcp.servers.server_environment`).
 
 Model settings (each maps to a field of :class:`agentcore.ModelSettings`,
 passed as the run's ``LoopOptions(settings=...)``; a flag not given leaves the
@@ -52,20 +45,6 @@ counts inside it on Anthropic). A setting the chosen provider's API does not
 support is a usage error naming it (exit status 2), raised before any
 request is sent.
 
-Output: standard output carries only the model's text, streamed as it
-arrives (a line break is added where a step's text is followed by tool calls,
-and at the end), so it can be piped. Everything else goes to standard error:
-the TestModel notice, the model's reasoning as it streams (each block
-starting with ``thinking: ``, dimmed with ANSI escapes when standard error is
-a terminal, plain when it is not or when ``NO_COLOR`` is set; a block with no
-visible text, redacted or encrypted by the provider, shows as ``thinking:
-(not shown by the provider)``), each tool call (``→ calculator({"expression":
-"6 * 7"})``), each tool result (``← 42``; shown on one line, long results
-cut), and a last line with the finish reason and the total usage (``finish:
-stop · usage: input 120, output 30, cache read 0, cache write 0``).
-``--hide-reasoning`` leaves the reasoning out (of ``--json`` too); the model
-still reasons (``--no-thinking`` asks it not to).
-
 ``--output-schema FILE`` asks for a structured final answer matching the
 JSON Schema in FILE (``LoopOptions(output_type=schema)``, see
 ``docs/structured-output.md``): the answer's text is not streamed, and
@@ -75,32 +54,6 @@ that still fails validation after the retry ends the run in error (exit
 status 1); a file that cannot be read or is not a JSON object, or a schema
 that is not valid, is a usage error (exit status 2). The offline TestModel
 answers with JSON generated from the schema.
-
-``--json`` prints one JSON object per stream part on standard output (JSON
-Lines) and nothing else there:
-
-* ``{"kind": "text-delta", "text": ...}``
-* ``{"kind": "reasoning-delta", "text": ...}`` (reasoning as it streams)
-* ``{"kind": "reasoning", "reasoning": {"text", "signature", "data", "id",
-  "format", "origin", "provider_data"}}`` (one whole block, as
-  :meth:`agentcore.Reasoning.to_dict` writes it: ``text`` always, the other
-  fields when set)
-* ``{"kind": "tool-call", "tool_call": {"id", "name", "input"}}`` (``input``
-  is the arguments' JSON text, as the model sent it; ``provider_data`` and
-  ``origin`` are added when set)
-* ``{"kind": "tool-result", "tool_result": {"tool_call_id", "name",
-  "content", "is_error"}}`` (and ``files``, a description of each file, when
-  the tool returned files)
-* ``{"kind": "step-finish", "finish_reason": ..., "usage": {...}}``
-* ``{"kind": "finish", "finish_reason": ..., "total_usage": {...}}``
-* ``{"kind": "error", "finish_reason": "error" | "canceled", "total_usage":
-  {...}, "err": str(err), "error_type": "ModelError", "error_class":
-  "auth" | ... | null, "status": HTTP status or null, "retry_after": seconds
-  or null}`` (the objects of :func:`agentcore.integrations.web.part_to_dict`)
-
-Usage dicts are ``{"input", "output", "cache_read", "cache_write"}`` token
-counts (normalized as design.md, "Usage", says). The TestModel notice and error lines
-still go to standard error.
 
 ``--timeout SECONDS`` bounds the whole run, retries, their waits and tool
 calls included (``run(options, Context(timeout=SECONDS))``, counted from the
@@ -120,23 +73,21 @@ and prints ``agentcore: interrupted``.
 
 Seams for tests and embedding: :func:`main` takes ``argv``, a ready ``model``
 (skipping provider selection), the ``env`` mapping to read, and the output
-streams; :func:`choose_model` is the pure provider decision and
-:func:`build_model` constructs the adapter. The output formats above are
-written by :mod:`agentcore.integrations.cli_output`.
+streams.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import json
 import logging
 import math
 import os
+import shlex
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
 
@@ -144,11 +95,22 @@ from agentcore import __version__
 from agentcore.context import Context
 from agentcore.engine.loop import run
 from agentcore.errors import AgentcoreError, ConfigError, DeadlineExceeded
+from agentcore.integrations.cli_model import (
+    DEFAULT_ANTHROPIC_MODEL,
+    DEFAULT_OPENAI_MODEL,
+    build_model,
+    choose_model,
+)
 from agentcore.integrations.cli_output import (
+    Discard,
     JsonPrinter,
     TextPrinter,
     describe_error,
     one_line,
+    open_or_discard,
+    output_text,
+    silence_stdout,
+    tolerate_unencodable,
     write_line,
 )
 from agentcore.integrations.demo_tools import demo_tools
@@ -156,15 +118,11 @@ from agentcore.model import Model
 from agentcore.options import LoopOptions
 from agentcore.result import RunReader
 from agentcore.settings import REASONING_EFFORTS, ModelSettings
+from agentcore.tools import Tool, ToolSet
 from agentcore.types import StreamPart, StreamPartKind, file_part_from_path, user_message
 
-DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
-"""The model ``anthropic`` (without a name), or no ``--model`` with ``ANTHROPIC_API_KEY``, uses."""
-DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
-"""The model ``openai`` (without a name), or no ``--model`` with only ``OPENAI_API_KEY``, uses."""
-
-DEFAULT_OPENAI_RESPONSES_MODEL = "gpt-5-mini"
-"""The model ``openai-responses`` (without a name) uses."""
+if TYPE_CHECKING:
+    from agentcore.integrations.mcp import MCPTools
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -173,41 +131,19 @@ EXIT_TIMEOUT = 124
 """The run passed ``--timeout`` (the status GNU ``timeout`` exits with)."""
 EXIT_INTERRUPTED = 130
 
-PROVIDERS = ("anthropic", "openai", "openai-responses", "test")
-_KEY_VARS = {
-    "anthropic": "ANTHROPIC_API_KEY",
-    "openai": "OPENAI_API_KEY",
-    "openai-responses": "OPENAI_API_KEY",
-}
-_BASE_URL_VARS = {
-    "anthropic": "ANTHROPIC_BASE_URL",
-    "openai": "OPENAI_BASE_URL",
-    "openai-responses": "OPENAI_BASE_URL",
-}
-_DEFAULT_MODELS = {
-    "anthropic": DEFAULT_ANTHROPIC_MODEL,
-    "openai": DEFAULT_OPENAI_MODEL,
-    "openai-responses": DEFAULT_OPENAI_RESPONSES_MODEL,
-    "test": "test-model",
-}
-
 __all__ = [
-    "DEFAULT_ANTHROPIC_MODEL",
-    "DEFAULT_OPENAI_MODEL",
-    "DEFAULT_OPENAI_RESPONSES_MODEL",
     "EXIT_ERROR",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_TIMEOUT",
     "EXIT_USAGE",
-    "PROVIDERS",
-    "ModelChoice",
+    "Attachment",
+    "MCPServerOption",
     "UsageError",
-    "build_model",
     "build_parser",
     "build_settings",
-    "choose_model",
     "main",
+    "open_mcp_servers",
 ]
 
 
@@ -216,117 +152,54 @@ class UsageError(AgentcoreError):
 
 
 @attrs.frozen
-class ModelChoice:
-    """Which model the command runs, as decided by :func:`choose_model`.
+class Attachment:
+    """A ``--file`` option: the path, and the media type a ``--file-type``
+    after it gave (None: guessed from the extension)."""
 
-    Attributes:
-        provider: ``"anthropic"``, ``"openai"``, ``"openai-responses"`` or ``"test"``.
-        model: the model id.
-        base_url: the API root, or None for the provider's default.
-        api_key: the key to send ("" for none); never shown in ``repr``.
-        notice: a line for stderr about the choice (the TestModel notice), or "".
-    """
-
-    provider: str
-    model: str
-    base_url: str | None = None
-    api_key: str = attrs.field(default="", repr=False)
-    notice: str = ""
+    path: str
+    media_type: str | None = None
 
 
-def _env(env: Mapping[str, str], name: str) -> str:
-    return env.get(name, "").strip()
+@attrs.frozen
+class MCPServerOption:
+    """An ``--mcp`` (``kind`` ``"stdio"``, ``target`` a command line) or
+    ``--mcp-url`` (``kind`` ``"http"``, ``target`` a URL) option, and the
+    tool name prefix a ``--mcp-prefix`` after it gave (None: no prefix)."""
+
+    kind: str
+    target: str
+    prefix: str | None = None
 
 
-def choose_model(spec: str | None, base_url: str | None, env: Mapping[str, str]) -> ModelChoice:
-    """Decide the provider, model, base URL and key (see the module docstring).
+class _SetOnLast(argparse.Action):
+    """An option that completes the option given just before it: sets
+    ``field`` of the last entry of the list ``dest`` (``--file-type`` of a
+    ``--file``, ``--mcp-prefix`` of an ``--mcp`` or ``--mcp-url``)."""
 
-    Args:
-        spec: the ``--model`` value, or None.
-        base_url: the ``--base-url`` value, or None.
-        env: the environment to read the keys (and base URLs) from.
+    def __init__(self, option_strings: Sequence[str], dest: str, *, field: str, after: str, **kwargs: Any):
+        super().__init__(option_strings, dest, default=[], **kwargs)
+        self.field = field
+        self.after = after
 
-    Returns:
-        The choice; nothing is constructed and no network is touched.
-
-    Raises:
-        UsageError: an unknown provider, an empty model name, or a missing key
-            for an explicitly chosen provider.
-    """
-    if spec is None:
-        for provider in ("anthropic", "openai"):
-            if _env(env, _KEY_VARS[provider]):
-                return _provider_choice(provider, _DEFAULT_MODELS[provider], base_url, env)
-        if base_url:
-            raise UsageError(
-                "--base-url needs --model anthropic:NAME or openai:NAME to say which API the server speaks"
-            )
-        return ModelChoice(
-            provider="test",
-            model=_DEFAULT_MODELS["test"],
-            notice=(
-                "agentcore: no ANTHROPIC_API_KEY or OPENAI_API_KEY set; using the offline TestModel "
-                "(see --help to use a real model)"
-            ),
-        )
-    provider, _, name = spec.partition(":")
-    provider = provider.strip().lower()
-    name = name.strip()
-    if provider not in PROVIDERS:
-        raise UsageError(
-            f"--model must be anthropic:MODEL, openai:MODEL, openai-responses:MODEL or test, got {spec!r} "
-            f"(unknown provider {provider!r})"
-        )
-    if provider == "test":
-        if base_url:
-            raise UsageError("--base-url does not apply to the offline test model")
-        return ModelChoice(provider="test", model=name or _DEFAULT_MODELS["test"])
-    if ":" in spec and not name:
-        raise UsageError(f"--model {spec!r} names no model; use {provider}:MODEL or just {provider}")
-    return _provider_choice(provider, name or _DEFAULT_MODELS[provider], base_url, env)
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        entries = list(getattr(namespace, self.dest))
+        if not entries:
+            parser.error(f"{option_string} must follow {self.after}")
+        last = entries[-1]
+        if getattr(last, self.field) is not None:
+            parser.error(f"{option_string} given twice for {self.after} {_target(last)}")
+        entries[-1] = attrs.evolve(last, **{self.field: values})
+        setattr(namespace, self.dest, entries)
 
 
-def _provider_choice(provider: str, model: str, base_url: str | None, env: Mapping[str, str]) -> ModelChoice:
-    key_var = _KEY_VARS[provider]
-    key = _env(env, key_var)
-    if base_url is None:
-        base_url = _env(env, _BASE_URL_VARS[provider]) or None
-    if not key and not base_url:
-        raise UsageError(
-            f"--model {provider}:{model} needs the {key_var} environment variable "
-            f"(or --base-url for a server that needs no key)"
-        )
-    return ModelChoice(provider=provider, model=model, base_url=base_url, api_key=key)
-
-
-def build_model(choice: ModelChoice) -> Model:
-    """Construct the model a :class:`ModelChoice` names (no network is touched).
-
-    The provider modules are imported here, so the offline path needs neither.
-    """
-    if choice.provider == "anthropic":
-        from agentcore.providers.anthropic import AnthropicModel
-
-        if choice.base_url:
-            return AnthropicModel(choice.model, api_key=choice.api_key, base_url=choice.base_url)
-        return AnthropicModel(choice.model, api_key=choice.api_key)
-    if choice.provider == "openai":
-        from agentcore.providers.openai import OpenAIChatModel
-
-        key = choice.api_key or None
-        if choice.base_url:
-            return OpenAIChatModel(choice.model, api_key=key, base_url=choice.base_url)
-        return OpenAIChatModel(choice.model, api_key=key)
-    if choice.provider == "openai-responses":
-        from agentcore.providers.openai import OpenAIResponsesModel
-
-        key = choice.api_key or None
-        if choice.base_url:
-            return OpenAIResponsesModel(choice.model, api_key=key, base_url=choice.base_url)
-        return OpenAIResponsesModel(choice.model, api_key=key)
-    from agentcore.testing import TestModel
-
-    return TestModel(model_id=choice.model, reasoning=True)
+def _target(entry: Attachment | MCPServerOption) -> str:
+    return entry.path if isinstance(entry, Attachment) else entry.target
 
 
 def _positive_int(text: str) -> int:
@@ -451,7 +324,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--mcp",
         metavar="COMMAND",
         action="append",
+        type=lambda line: MCPServerOption("stdio", line),
         default=[],
+        dest="mcp_servers",
         help="also offer the tools of the MCP server this command line starts, over stdio (split like a "
         "shell: --mcp 'npx -y @modelcontextprotocol/server-everything'); repeatable; needs agentcore[mcp]",
     )
@@ -459,9 +334,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--mcp-url",
         metavar="URL",
         action="append",
+        type=lambda url: MCPServerOption("http", url),
         default=[],
+        dest="mcp_servers",
         help="also offer the tools of the MCP server at this streamable HTTP URL; repeatable; "
         "needs agentcore[mcp]",
+    )
+    parser.add_argument(
+        "--mcp-prefix",
+        metavar="PREFIX",
+        action=_SetOnLast,
+        dest="mcp_servers",
+        field="prefix",
+        after="--mcp or --mcp-url",
+        help="put PREFIX before the tool names of the --mcp or --mcp-url server given just before it "
+        "(up to 63 letters, digits, '_' or '-'), to tell servers apart or avoid a clash",
     )
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object per stream part (JSON Lines)"
@@ -470,10 +357,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--file",
         metavar="PATH",
         action="append",
+        type=Attachment,
         default=[],
         dest="files",
         help="attach a file to the prompt (an image, a PDF, a text file; the type from its extension); "
         "repeatable",
+    )
+    parser.add_argument(
+        "--file-type",
+        metavar="MEDIA/TYPE",
+        action=_SetOnLast,
+        dest="files",
+        field="media_type",
+        after="--file",
+        help="the media type of the --file given just before it (e.g. application/pdf), "
+        "for a name whose extension does not tell it",
     )
     parser.add_argument(
         "--output-schema",
@@ -514,9 +412,9 @@ def main(
     Returns:
         0 finished, 1 run error, 2 usage error, 124 timed out, 130 interrupted.
     """
-    out = _open_or_devnull(stdout if stdout is not None else sys.stdout)
-    err = _open_or_devnull(stderr if stderr is not None else sys.stderr)
-    _tolerate_unencodable(out, err)
+    out = open_or_discard(stdout if stdout is not None else sys.stdout)
+    err = open_or_discard(stderr if stderr is not None else sys.stderr)
+    tolerate_unencodable(out, err)
     parser = build_parser()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -526,14 +424,14 @@ def main(
     environ = env if env is not None else os.environ
     ctx = Context()  # cancelled on Ctrl-C even when it lands before run() returned its reader
     reader: RunReader | None = None
-    servers: list[Any] = []  # agentcore.integrations.mcp.MCPTools, when --mcp or --mcp-url is given
+    servers: list[MCPTools] = []
     terminal: StreamPart | None = None
     show = not args.hide_reasoning
     structured = args.output_schema is not None
     printer = (
         JsonPrinter(out, reasoning=show)
         if args.json
-        else TextPrinter(_Discard() if structured else out, err, reasoning=show, color=_color(err, environ))
+        else TextPrinter(Discard() if structured else out, err, reasoning=show, color=_color(err, environ))
     )
     try:
         prompt = " ".join(args.prompt)
@@ -547,18 +445,18 @@ def main(
             except UnicodeEncodeError:
                 raise UsageError(f"the {name} is not valid UTF-8 text") from None
         attached = []
-        for path in args.files:
+        for file in args.files:
             try:
-                attached.append(file_part_from_path(path))
+                attached.append(file_part_from_path(file.path, file.media_type))
             except (OSError, ValueError) as exc:
-                raise UsageError(f"cannot attach {path}: {exc}") from None
+                raise UsageError(f"cannot attach {file.path}: {exc}") from None
         schema = _read_schema(args.output_schema) if structured else None
         if model is None:
             choice = choose_model(args.model, args.base_url, environ)
             if choice.notice:
                 write_line(err, choice.notice)
             model = build_model(choice)
-        servers = open_mcp_servers(args.mcp, args.mcp_url, environ)
+        servers = open_mcp_servers(args.mcp_servers, environ)
         options = LoopOptions(
             model=model,
             messages=[user_message(prompt, *attached)],
@@ -576,13 +474,7 @@ def main(
                 terminal = part
         printer.end()
         if structured and terminal is not None and terminal.kind is StreamPartKind.FINISH:
-            answer = reader.result().output
-            line = (
-                json.dumps({"kind": "output", "output": answer}, ensure_ascii=False)
-                if args.json
-                else json.dumps(answer, ensure_ascii=False, indent=2)
-            )
-            write_line(out, line)
+            write_line(out, output_text(reader.result().output, json_lines=args.json))
     except KeyboardInterrupt:
         ctx.cancel()
         if reader is not None:
@@ -596,12 +488,12 @@ def main(
     except BrokenPipeError:
         if reader is not None:
             reader.close()
-        _silence_stdout(out)
+        silence_stdout(out)
         return EXIT_ERROR
     except ConfigError as exc:  # from a model's constructor, ModelSettings or LoopOptions: a bad option value
         write_line(err, f"agentcore: error: {one_line(str(exc))}")
         return EXIT_USAGE
-    except AgentcoreError as exc:  # mcp.MCPServerError: an MCP server cannot be started or reached
+    except AgentcoreError as exc:  # MCPServerError: an MCP server cannot be started or reached
         write_line(err, f"agentcore: error: {one_line(str(exc))}")
         return EXIT_ERROR
     except OSError as exc:  # the output cannot be written (a full disk, a closed file)
@@ -609,7 +501,7 @@ def main(
             reader.close()
         with contextlib.suppress(OSError, ValueError):
             write_line(err, f"agentcore: error: cannot write the output: {one_line(str(exc))}")
-        _silence_stdout(out)
+        silence_stdout(out)
         return EXIT_ERROR
     finally:
         if reader is not None:
@@ -649,37 +541,64 @@ def _read_schema(path: str) -> dict[str, object]:
     return schema
 
 
-def open_mcp_servers(commands: Sequence[str], urls: Sequence[str], env: Mapping[str, str]) -> list[Any]:
-    """The MCP servers of ``--mcp`` and ``--mcp-url``, opened
-    (:func:`agentcore.integrations.mcp.open_servers`); a stdio server gets the SDK's
-    allowlist and, from ``env``, the locale (:func:`agentcore.integrations.mcp.server_environment`).
-    ``agentcore.integrations.mcp``, and with it the MCP SDK, is imported only when one is given.
+def open_mcp_servers(servers: Sequence[MCPServerOption], env: Mapping[str, str]) -> list[MCPTools]:
+    """The MCP servers of ``--mcp`` and ``--mcp-url``, opened in the order
+    given: a command line is split as a POSIX shell would (:func:`shlex.split`)
+    and started with :meth:`~agentcore.integrations.mcp.MCPTools.stdio`, with
+    the SDK's allowlist and, from ``env``, the locale
+    (:func:`~agentcore.integrations.mcp.servers.server_environment`); a URL is
+    connected with :meth:`~agentcore.integrations.mcp.MCPTools.http`. The MCP
+    package, and with it the SDK, is imported only when a server is given.
     The SDK's own log records (it logs failures that it then raises, and the
     command reports those on one line) are kept off the terminal unless its
     ``mcp`` logger was given a handler.
 
     Raises:
-        UsageError: the MCP SDK is not installed.
-        ConfigError: a command line cannot be split, or a URL is not http(s).
-        MCPServerError: a server cannot be started or reached.
+        UsageError: the MCP SDK is not installed, or a command line is empty
+            or cannot be split (an unclosed quote).
+        ConfigError: a URL is not http(s), or a prefix is not valid.
+        MCPServerError: a server cannot be started or reached; the ones
+            opened before it are closed first.
     """
-    if not commands and not urls:
+    if not servers:
         return []
     try:
-        from agentcore.integrations import mcp
+        from agentcore.integrations.mcp import MCPTools
+        from agentcore.integrations.mcp.servers import server_environment
     except ImportError as exc:
         raise UsageError(str(exc)) from None
     sdk_log = logging.getLogger("mcp")
     if not sdk_log.handlers:
         sdk_log.addHandler(logging.NullHandler())
         sdk_log.propagate = False
-    return mcp.open_servers(commands, urls, env=mcp.server_environment(env))
+    stdio_env = server_environment(env)
+    opened: list[MCPTools] = []
+    try:
+        for server in servers:
+            prefix = server.prefix or ""
+            if server.kind == "http":
+                opened.append(MCPTools.http(server.target, prefix=prefix))
+                continue
+            try:
+                words = shlex.split(server.target)
+            except ValueError as exc:
+                raise UsageError(
+                    f"cannot split the MCP server command line {server.target!r}: {exc}"
+                ) from None
+            if not words:
+                raise UsageError("an MCP server command line is empty")
+            opened.append(MCPTools.stdio(words[0], words[1:], env=stdio_env, prefix=prefix))
+    except BaseException:
+        for tools in opened:
+            tools.close()
+        raise
+    return opened
 
 
-def _with_servers(tools: Any, servers: list[Any]) -> Any:
+def _with_servers(tools: list[Tool], servers: list[MCPTools]) -> ToolSet:
     """The demo tools joined with the servers' tools (a name clash is a ConfigError naming both)."""
     if not servers:
-        return tools
+        return ToolSet(tools)
     from agentcore.integrations.mcp import combine
 
     return combine(tools, *servers)
@@ -695,36 +614,3 @@ def _color(stream: TextIO, env: Mapping[str, str]) -> bool:
         return bool(isatty()) if isatty is not None else False
     except (OSError, ValueError):  # a closed stream
         return False
-
-
-class _Discard(io.StringIO):
-    """Where output goes when the process was started with that stream closed."""
-
-    def write(self, text: str) -> int:
-        return len(text)
-
-
-def _open_or_devnull(stream: TextIO | None) -> TextIO:
-    """The stream, or a sink that discards, when the process was started with it closed."""
-    return stream if stream is not None else _Discard()
-
-
-def _tolerate_unencodable(*streams: TextIO) -> None:
-    """Print characters the terminal's encoding lacks as escapes instead of failing."""
-    for stream in streams:
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
-            with contextlib.suppress(ValueError, OSError):  # a stream that cannot change it
-                reconfigure(errors="backslashreplace")
-
-
-def _silence_stdout(out: TextIO) -> None:
-    """After a broken pipe, point stdout at devnull so the exit flush does not fail again."""
-    if out is sys.stdout:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        finally:
-            os.close(devnull)

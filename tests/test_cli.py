@@ -31,7 +31,7 @@ from agentcore import (
     cli,
     user_message,
 )
-from agentcore.integrations import cli_output, demo_tools
+from agentcore.integrations import cli_model, cli_output, demo_tools
 from agentcore.integrations.cli_output import TextPrinter
 from agentcore.integrations.demo_tools import COLORS, ToolInputError, count_words, evaluate, swatch_png
 from agentcore.providers.anthropic import AnthropicModel
@@ -674,7 +674,7 @@ def test_utc_now_and_word_count() -> None:
 def test_choose_model(
     spec: str | None, base_url: str | None, env: dict[str, str], expected: tuple[str, str, str | None, str]
 ) -> None:
-    choice = cli.choose_model(spec, base_url, env)
+    choice = cli_model.choose_model(spec, base_url, env)
     assert (choice.provider, choice.model, choice.base_url, choice.api_key) == expected
     assert bool(choice.notice) == (spec is None and expected[0] == "test")
     assert "ak" not in repr(choice)
@@ -684,44 +684,44 @@ def test_choose_model(
     ("choice", "cls", "text"),
     [
         (
-            cli.ModelChoice("test", "test-model"),
+            cli_model.ModelChoice("test", "test-model"),
             TestModel,
             "TestModel(model_id='test-model', reasoning=True)",
         ),
         (
-            cli.ModelChoice("anthropic", "claude-x", None, "sk-secret"),
+            cli_model.ModelChoice("anthropic", "claude-x", None, "sk-secret"),
             AnthropicModel,
             "AnthropicModel(model='claude-x', base_url='https://api.anthropic.com')",
         ),
         (
-            cli.ModelChoice("anthropic", "claude-x", "http://127.0.0.1:9/", ""),
+            cli_model.ModelChoice("anthropic", "claude-x", "http://127.0.0.1:9/", ""),
             AnthropicModel,
             "AnthropicModel(model='claude-x', base_url='http://127.0.0.1:9')",
         ),
         (
-            cli.ModelChoice("openai", "gpt-4o-mini", None, "sk-secret"),
+            cli_model.ModelChoice("openai", "gpt-4o-mini", None, "sk-secret"),
             OpenAIChatModel,
             "OpenAIChatModel(model='gpt-4o-mini', base_url='https://api.openai.com/v1')",
         ),
         (
-            cli.ModelChoice("openai", "llama3.2", "http://localhost:11434/v1", ""),
+            cli_model.ModelChoice("openai", "llama3.2", "http://localhost:11434/v1", ""),
             OpenAIChatModel,
             "OpenAIChatModel(model='llama3.2', base_url='http://localhost:11434/v1')",
         ),
         (
-            cli.ModelChoice("openai-responses", "gpt-5", None, "sk-secret"),
+            cli_model.ModelChoice("openai-responses", "gpt-5", None, "sk-secret"),
             OpenAIResponsesModel,
             "OpenAIResponsesModel(model='gpt-5', base_url='https://api.openai.com/v1')",
         ),
         (
-            cli.ModelChoice("openai-responses", "gpt-oss", "http://127.0.0.1:9/v1", ""),
+            cli_model.ModelChoice("openai-responses", "gpt-oss", "http://127.0.0.1:9/v1", ""),
             OpenAIResponsesModel,
             "OpenAIResponsesModel(model='gpt-oss', base_url='http://127.0.0.1:9/v1')",
         ),
     ],
 )
-def test_build_model(choice: cli.ModelChoice, cls: type, text: str) -> None:
-    model = cli.build_model(choice)
+def test_build_model(choice: cli_model.ModelChoice, cls: type, text: str) -> None:
+    model = cli_model.build_model(choice)
     assert type(model) is cls
     assert model.model_id == choice.model
     assert repr(model) == text
@@ -731,16 +731,16 @@ def test_build_model(choice: cli.ModelChoice, cls: type, text: str) -> None:
 def test_main_builds_the_chosen_model(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    built: list[cli.ModelChoice] = []
+    built: list[cli_model.ModelChoice] = []
     monkeypatch.setenv("OPENAI_API_KEY", "ok")
 
-    def fake_build(choice: cli.ModelChoice) -> agentcore.Model:
+    def fake_build(choice: cli_model.ModelChoice) -> agentcore.Model:
         built.append(choice)
         return ScriptedModel([[StreamPart.text_delta("hi"), finish(FinishReason.STOP)]])
 
     monkeypatch.setattr(cli, "build_model", fake_build)
     assert cli.main(["hello"]) == 0
-    assert built == [cli.ModelChoice("openai", "gpt-4o-mini", None, "ok")]
+    assert built == [cli_model.ModelChoice("openai", "gpt-4o-mini", None, "ok")]
     out, err = capsys.readouterr()
     assert out == "hi\n"
     assert "TestModel" not in err
@@ -806,7 +806,7 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_a_bad_option_value_from_a_model_constructor_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    def broken(choice: cli.ModelChoice) -> agentcore.Model:
+    def broken(choice: cli_model.ModelChoice) -> agentcore.Model:
         raise agentcore.ConfigError("model must be a non-empty string")
 
     with pytest.MonkeyPatch.context() as mp:
@@ -1043,3 +1043,4 @@ def test_bad_base_urls_are_usage_errors(argv: list[str], message: str) -> None:
     err = io.StringIO()
     assert cli.main(argv, stdout=io.StringIO(), stderr=err, env={}) == 2
     assert err.getvalue() == message
+

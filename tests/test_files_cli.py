@@ -114,6 +114,47 @@ def test_a_file_the_command_cannot_attach_is_a_usage_error(
     assert words in err
 
 
+def test_file_type_gives_the_media_type_of_the_file_before_it(
+    files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    image, _notes = files
+    report = tmp_path / "report.bin"  # an extension that tells no type
+    report.write_bytes(b"%PDF-1.4 tiny")
+    model = ScriptedModel([[StreamPart.text_delta("ok"), StreamPart.step_finish(FinishReason.STOP)]])
+    argv = ["--file", str(image), "--file", str(report), "--file-type", "application/pdf", "Read"]
+    assert cli.main(argv, model=model) == 0
+    (message,) = model.requests[0].messages
+    assert message.files == [
+        File("image/png", DOT, filename="dot.png"),
+        File("application/pdf", b"%PDF-1.4 tiny", filename="report.bin"),
+    ]
+    assert capsys.readouterr().out == "ok\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--file-type", "text/plain", "--file", "{notes}", "hi"], "--file-type must follow --file"),
+        (
+            ["--file", "{notes}", "--file-type", "text/plain", "--file-type", "text/csv", "hi"],
+            "--file-type given twice for --file {notes}",
+        ),
+        (
+            ["--file", "{notes}", "--file-type", "plain", "hi"],
+            "agentcore: error: cannot attach {notes}: media_type must be a MIME type",
+        ),
+    ],
+)
+def test_a_file_type_the_command_cannot_use_is_a_usage_error(
+    files: tuple[Path, Path], capsys: pytest.CaptureFixture[str], argv: list[str], words: str
+) -> None:
+    _image, notes = files
+    model = ScriptedModel([])
+    assert cli.main([a.format(notes=notes) for a in argv], model=model) == 2
+    assert words.format(notes=notes) in capsys.readouterr().err
+    assert model.requests == []
+
+
 def test_test_model_acknowledges_a_tools_files() -> None:
     @tool
     def draw(shape: str) -> list[object]:

@@ -1,15 +1,20 @@
-"""The agentcore command's --mcp and --mcp-url options (agentcore/cli.py, mcp.open_servers)."""
+"""The agentcore command's --mcp, --mcp-url and --mcp-prefix options (agentcore/cli.py, open_mcp_servers)."""
 
 from __future__ import annotations
 
 import io
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
-from agentcore.cli import main
+import pytest
+
+from agentcore import Context
+from agentcore.cli import MCPServerOption, UsageError, main, open_mcp_servers
+from agentcore.integrations.mcp.session import MCPServerError
 from agentcore.testing import ScriptedModel
 from tests.localserver import LocalServer, Reply
 from tests.loop_helpers import call, text_step, tool_step, wait_until
@@ -48,6 +53,94 @@ def test_mcp_and_mcp_url_add_the_servers_tools_to_the_demo_tools() -> None:
         assert status == 2
         assert "two tools are named 'add'" in err
         assert children() == []
+    finally:
+        server.stop()
+
+
+def test_mcp_prefix_names_the_tools_of_the_server_before_it() -> None:
+    server = HttpMCPServer()
+    try:
+        model = ScriptedModel(
+            [
+                tool_step(call("1", "local_add", '{"a": 2, "b": 3}'), call("2", "add", '{"a": 1, "b": 1}')),
+                text_step("done"),
+            ]
+        )
+        command = f"{shlex.quote(PYTHON)} {shlex.quote(TOOLS_SERVER)}"
+        argv = ["--mcp", command, "--mcp-prefix", "local_", "--mcp-url", server.url, "hi"]
+        status, out, err = run_cli(argv, model)  # without the prefix: two tools named 'add'
+        assert status == 0, err
+        assert out.strip() == "done"
+        offered = [d.name for d in model.requests[0].tools]
+        assert "local_add" in offered
+        assert "add" in offered
+        assert "local_echo" in offered
+        assert "echo" in offered
+        assert model.requests[1].messages[-1].tool_results[0].content == '{"result": 5}'
+        assert model.requests[1].messages[-1].tool_results[1].content == '{"result": 2}'
+        assert children() == []
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["--mcp-prefix", "x_", "--mcp", "server", "hi"],
+            "agentcore: error: --mcp-prefix must follow --mcp or --mcp-url",
+        ),
+        (
+            ["--mcp-url", "http://127.0.0.1:9/mcp", "--mcp-prefix", "a_", "--mcp-prefix", "b_", "hi"],
+            "agentcore: error: --mcp-prefix given twice for --mcp or --mcp-url http://127.0.0.1:9/mcp",
+        ),
+        (
+            ["--mcp-url", "http://127.0.0.1:9/mcp", "--mcp-prefix", "a b", "hi"],
+            "agentcore: error: prefix must be up to 63 letters, digits, '_' or '-', got 'a b'",
+        ),
+    ],
+)
+def test_an_mcp_prefix_the_command_cannot_use_is_a_usage_error(argv: list[str], line: str) -> None:
+    status, out, err = run_cli(argv, ScriptedModel([]))
+    assert status == 2
+    assert out == ""
+    assert err.splitlines()[-1] == line
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_open_mcp_servers_opens_them_in_order_with_the_locale_and_closes_them_on_failure() -> None:
+    server = HttpMCPServer()
+    before = {pid for pid, _ in children()}
+    command = MCPServerOption("stdio", f"{shlex.quote(PYTHON)} {shlex.quote(TOOLS_SERVER)}")
+    try:
+        servers = open_mcp_servers(
+            [MCPServerOption("http", server.url, "web_"), command], {"LC_ALL": "C.UTF-8", "MY_KEY": "k"}
+        )
+        try:
+            assert [repr(s) for s in servers] == [
+                f"MCPTools.http({server.url!r})",
+                f"MCPTools.stdio({PYTHON + ' ' + TOOLS_SERVER!r})",
+            ]
+            assert servers[0]["web_echo"].execute('{"text": "hi"}', Context()) == "hi"
+            environment = servers[1]["environment"]
+            assert environment.execute('{"name": "LC_ALL"}', Context()) == "C.UTF-8"
+            assert environment.execute('{"name": "MY_KEY"}', Context()) == "<unset>"  # not on the allowlist
+        finally:
+            for opened in servers:
+                opened.close()
+        with pytest.raises(UsageError, match="cannot split the MCP server command line"):
+            open_mcp_servers([MCPServerOption("stdio", "python 'unclosed")], {})
+        with pytest.raises(UsageError, match="an MCP server command line is empty"):
+            open_mcp_servers([MCPServerOption("stdio", "  ")], {})
+        with pytest.raises(MCPServerError, match="could not connect"):
+            open_mcp_servers([command, MCPServerOption("http", f"http://127.0.0.1:{closed_port()}/mcp")], {})
+        assert children(before) == []  # the server opened before the failure was closed
     finally:
         server.stop()
 

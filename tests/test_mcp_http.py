@@ -6,7 +6,6 @@ tools, surviving a server crash mid-run and leaving nothing behind.
 
 from __future__ import annotations
 
-import shlex
 import socket
 import threading
 import time
@@ -15,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from agentcore import ConfigError, Context, FinishReason, RunError, generate, run, tool
-from agentcore.integrations.mcp import MCPServerError, MCPToolError, MCPTools, combine, open_servers
+from agentcore import Context, FinishReason, RunError, generate, run, tool
+from agentcore.integrations.mcp import MCPToolError, MCPTools, combine
+from agentcore.integrations.mcp.session import MCPServerError
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import call, options, text_step, tool_step, wait_until
 from tests.mcp_servers.in_thread import HttpMCPServer
@@ -242,28 +242,3 @@ def test_a_run_uses_a_stdio_and_an_http_server_survives_a_crash_and_leaves_nothi
     assert wait_until(lambda: set(threading.enumerate()) <= threads_before), (
         set(threading.enumerate()) - threads_before
     )
-
-
-def test_open_servers_starts_command_lines_and_connects_urls(server: HttpMCPServer) -> None:
-    before = {pid for pid, _ in children()}
-    command = f"{shlex.quote(PYTHON)} {shlex.quote(TOOLS_SERVER)}"
-    servers = open_servers([command], [server.url], env={"GIVEN": "to stdio"})
-    try:
-        assert servers[0]["environment"].execute('{"name": "GIVEN"}', Context()) == "to stdio"
-        assert [repr(s) for s in servers] == [
-            f"MCPTools.stdio({PYTHON + ' ' + TOOLS_SERVER!r})",
-            f"MCPTools.http({server.url!r})",
-        ]
-        assert servers[1]["echo"].execute('{"text": "hi"}', Context()) == "hi"
-        with pytest.raises(ConfigError, match="two tools are named 'add'"):
-            combine(*servers)  # the same tools twice
-    finally:
-        for opened in servers:
-            opened.close()
-    with pytest.raises(ConfigError, match="cannot split the MCP server command line"):
-        open_servers(["python 'unclosed"])
-    with pytest.raises(ConfigError, match="an MCP server command line is empty"):
-        open_servers(["  "])
-    with pytest.raises(MCPServerError, match="could not connect"):
-        open_servers([command], [f"http://127.0.0.1:{closed_port()}/mcp"])
-    assert children(before) == []  # the server opened before the failure was closed

@@ -24,17 +24,15 @@ from mcp.types import (
 from mcp.types import Tool as SDKTool
 
 from agentcore import ConfigError, File, ToolSet, tool
-from agentcore.integrations.mcp import (
-    ENVIRONMENT_ALLOWLIST,
-    MCPTools,
+from agentcore.integrations.mcp import MCPTools, combine
+from agentcore.integrations.mcp.mapping import (
     block_file,
-    combine,
     describe_block,
     result_content,
-    server_environment,
     tool_definition,
     tool_name,
 )
+from agentcore.integrations.mcp.servers import ENVIRONMENT_ALLOWLIST, server_environment
 from agentcore.types import ToolDefinition
 
 

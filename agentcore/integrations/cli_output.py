@@ -1,18 +1,65 @@
-"""What the ``agentcore`` command prints: the formats :mod:`agentcore.cli` documents.
+"""What the ``agentcore`` command prints, and how it treats its output streams.
 
-:class:`TextPrinter` writes the human-readable output (the model's text on
-standard output; its reasoning, tool calls, results and the usage line on
-standard error);
-:class:`JsonPrinter` writes one :func:`agentcore.integrations.web.part_to_dict` object
-per part (JSON Lines), the same objects a browser gets. :func:`describe_error`,
-:func:`usage_text`, :func:`cache_text`, :func:`call_text` and :func:`result_text`
-are the one-line forms they share with the command's error lines. Nothing here
-reads the environment or chooses a model.
+Standard output carries only the model's text, streamed as it
+arrives (a line break is added where a step's text is followed by tool calls,
+and at the end), so it can be piped. Everything else goes to standard error:
+the TestModel notice, the model's reasoning as it streams (each block
+starting with ``thinking: ``, dimmed with ANSI escapes when standard error is
+a terminal, plain when it is not or when ``NO_COLOR`` is set; a block with no
+visible text, redacted or encrypted by the provider, shows as ``thinking:
+(not shown by the provider)``), each tool call (``→ calculator({"expression":
+"6 * 7"})``), each tool result (``← 42``; shown on one line, long results
+cut), and a last line with the finish reason and the total usage (``finish:
+stop · usage: input 120, output 30, cache read 0, cache write 0``).
+``--hide-reasoning`` leaves the reasoning out (of ``--json`` too); the model
+still reasons (``--no-thinking`` asks it not to).
+
+``--json`` prints one JSON object per stream part on standard output (JSON
+Lines) and nothing else there:
+
+* ``{"kind": "text-delta", "text": ...}``
+* ``{"kind": "reasoning-delta", "text": ...}`` (reasoning as it streams)
+* ``{"kind": "reasoning", "reasoning": {"text", "signature", "data", "id",
+  "format", "origin", "provider_data"}}`` (one whole block, as
+  :meth:`agentcore.Reasoning.to_dict` writes it: ``text`` always, the other
+  fields when set)
+* ``{"kind": "tool-call", "tool_call": {"id", "name", "input"}}`` (``input``
+  is the arguments' JSON text, as the model sent it; ``provider_data`` and
+  ``origin`` are added when set)
+* ``{"kind": "tool-result", "tool_result": {"tool_call_id", "name",
+  "content", "is_error"}}`` (and ``files``, a description of each file, when
+  the tool returned files)
+* ``{"kind": "step-finish", "finish_reason": ..., "usage": {...}}``
+* ``{"kind": "finish", "finish_reason": ..., "total_usage": {...}}``
+* ``{"kind": "error", "finish_reason": "error" | "canceled", "total_usage":
+  {...}, "err": str(err), "error_type": "ModelError", "error_class":
+  "auth" | ... | null, "status": HTTP status or null, "retry_after": seconds
+  or null}`` (the objects of :func:`agentcore.integrations.web.part_to_dict`)
+
+Usage dicts are ``{"input", "output", "cache_read", "cache_write"}`` token
+counts (normalized as design.md, "Usage", says). The TestModel notice and error lines
+still go to standard error.
+
+With ``--output-schema``, standard output carries only the validated answer
+(:func:`output_text`).
+
+:class:`TextPrinter` writes the human-readable output and :class:`JsonPrinter`
+the JSON Lines (the :func:`agentcore.integrations.web.part_to_dict` objects a
+browser gets too). :func:`describe_error`, :func:`usage_text`,
+:func:`cache_text`, :func:`call_text` and :func:`result_text` are the one-line
+forms they share with the command's error lines. :func:`open_or_discard`,
+:func:`tolerate_unencodable` and :func:`silence_stdout` keep a closed stream,
+a terminal's narrow encoding and a closed pipe from failing the command.
+Nothing here reads the environment or chooses a model.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
+import sys
 from typing import TextIO
 
 from agentcore.errors import AgentcoreError
@@ -226,3 +273,47 @@ class JsonPrinter:
 
     def interrupted(self) -> None:
         pass
+
+
+def output_text(output: object, *, json_lines: bool) -> str:
+    """The validated structured answer as the command prints it: indented
+    JSON, or with ``--json`` (``json_lines``) one more line,
+    ``{"kind": "output", "output": ...}``."""
+    if json_lines:
+        return json.dumps({"kind": "output", "output": output}, ensure_ascii=False)
+    return json.dumps(output, ensure_ascii=False, indent=2)
+
+
+class Discard(io.StringIO):
+    """A stream that drops what is written: for a stream the process was
+    started without, or text that is not shown (``--output-schema``)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+def open_or_discard(stream: TextIO | None) -> TextIO:
+    """``stream``, or a :class:`Discard` when the process was started with it closed (None)."""
+    return stream if stream is not None else Discard()
+
+
+def tolerate_unencodable(*streams: TextIO) -> None:
+    """Print characters the terminal's encoding lacks as escapes instead of failing."""
+    for stream in streams:
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
+            with contextlib.suppress(ValueError, OSError):  # a stream that cannot change it
+                reconfigure(errors="backslashreplace")
+
+
+def silence_stdout(out: TextIO) -> None:
+    """After a broken pipe, point the process's stdout at devnull so the exit
+    flush does not fail again (when ``out`` is ``sys.stdout``)."""
+    if out is sys.stdout:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        finally:
+            os.close(devnull)

@@ -1,0 +1,185 @@
+"""Which model the ``agentcore`` command runs: the provider, model, base URL
+and key its options and environment name (:func:`choose_model`), and the
+adapter built from that choice (:func:`build_model`).
+
+* ``--model anthropic:NAME`` uses the Anthropic Messages API and needs
+  ``ANTHROPIC_API_KEY``; ``--model openai:NAME`` uses OpenAI Chat Completions
+  and ``--model openai-responses:NAME`` the OpenAI Responses API (for OpenAI's
+  reasoning models: their reasoning is kept across tool calls), both with
+  ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL``. A bare provider name means its
+  default model (:data:`DEFAULT_ANTHROPIC_MODEL`, :data:`DEFAULT_OPENAI_MODEL`,
+  :data:`DEFAULT_OPENAI_RESPONSES_MODEL`).
+* With ``--base-url`` the key is optional (sent when set): point ``openai:``
+  at any compatible server (``--model openai:llama3.2 --base-url
+  http://localhost:11434/v1`` for Ollama), or ``anthropic:`` at a gateway.
+  Without it, ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL`` are used when set,
+  as the vendor SDKs do.
+* Without ``--model``: Anthropic's default model when ``ANTHROPIC_API_KEY`` is
+  set, else OpenAI's when ``OPENAI_API_KEY`` is set, else (and with no
+  ``--base-url``) the offline :class:`agentcore.testing.TestModel` (with
+  ``reasoning=True``: it thinks one sentence before each step), which is
+  announced in one line on stderr. ``--model test`` always picks TestModel.
+* An empty variable counts as unset.
+
+The environment is the mapping the command passes (:mod:`agentcore.cli`
+reads it); nothing here reads the process's environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from agentcore.errors import ConfigError
+from agentcore.model import Model
+
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
+"""The model ``anthropic`` (without a name), or no ``--model`` with ``ANTHROPIC_API_KEY``, uses."""
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+"""The model ``openai`` (without a name), or no ``--model`` with only ``OPENAI_API_KEY``, uses."""
+
+DEFAULT_OPENAI_RESPONSES_MODEL = "gpt-5-mini"
+"""The model ``openai-responses`` (without a name) uses."""
+
+PROVIDERS = ("anthropic", "openai", "openai-responses", "test")
+_KEY_VARS = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "openai-responses": "OPENAI_API_KEY",
+}
+_BASE_URL_VARS = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "openai": "OPENAI_BASE_URL",
+    "openai-responses": "OPENAI_BASE_URL",
+}
+_DEFAULT_MODELS = {
+    "anthropic": DEFAULT_ANTHROPIC_MODEL,
+    "openai": DEFAULT_OPENAI_MODEL,
+    "openai-responses": DEFAULT_OPENAI_RESPONSES_MODEL,
+    "test": "test-model",
+}
+
+__all__ = [
+    "DEFAULT_ANTHROPIC_MODEL",
+    "DEFAULT_OPENAI_MODEL",
+    "DEFAULT_OPENAI_RESPONSES_MODEL",
+    "PROVIDERS",
+    "ModelChoice",
+    "build_model",
+    "choose_model",
+]
+
+
+@attrs.frozen
+class ModelChoice:
+    """Which model the command runs, as decided by :func:`choose_model`.
+
+    Attributes:
+        provider: ``"anthropic"``, ``"openai"``, ``"openai-responses"`` or ``"test"``.
+        model: the model id.
+        base_url: the API root, or None for the provider's default.
+        api_key: the key to send ("" for none); never shown in ``repr``.
+        notice: a line for stderr about the choice (the TestModel notice), or "".
+    """
+
+    provider: str
+    model: str
+    base_url: str | None = None
+    api_key: str = attrs.field(default="", repr=False)
+    notice: str = ""
+
+
+def _env(env: Mapping[str, str], name: str) -> str:
+    return env.get(name, "").strip()
+
+
+def choose_model(spec: str | None, base_url: str | None, env: Mapping[str, str]) -> ModelChoice:
+    """Decide the provider, model, base URL and key (see the module docstring).
+
+    Args:
+        spec: the ``--model`` value, or None.
+        base_url: the ``--base-url`` value, or None.
+        env: the environment to read the keys (and base URLs) from.
+
+    Returns:
+        The choice; nothing is constructed and no network is touched.
+
+    Raises:
+        ConfigError: an unknown provider, an empty model name, or a missing key
+            for an explicitly chosen provider.
+    """
+    if spec is None:
+        for provider in ("anthropic", "openai"):
+            if _env(env, _KEY_VARS[provider]):
+                return _provider_choice(provider, _DEFAULT_MODELS[provider], base_url, env)
+        if base_url:
+            raise ConfigError(
+                "--base-url needs --model anthropic:NAME or openai:NAME to say which API the server speaks"
+            )
+        return ModelChoice(
+            provider="test",
+            model=_DEFAULT_MODELS["test"],
+            notice=(
+                "agentcore: no ANTHROPIC_API_KEY or OPENAI_API_KEY set; using the offline TestModel "
+                "(see --help to use a real model)"
+            ),
+        )
+    provider, _, name = spec.partition(":")
+    provider = provider.strip().lower()
+    name = name.strip()
+    if provider not in PROVIDERS:
+        raise ConfigError(
+            f"--model must be anthropic:MODEL, openai:MODEL, openai-responses:MODEL or test, got {spec!r} "
+            f"(unknown provider {provider!r})"
+        )
+    if provider == "test":
+        if base_url:
+            raise ConfigError("--base-url does not apply to the offline test model")
+        return ModelChoice(provider="test", model=name or _DEFAULT_MODELS["test"])
+    if ":" in spec and not name:
+        raise ConfigError(f"--model {spec!r} names no model; use {provider}:MODEL or just {provider}")
+    return _provider_choice(provider, name or _DEFAULT_MODELS[provider], base_url, env)
+
+
+def _provider_choice(provider: str, model: str, base_url: str | None, env: Mapping[str, str]) -> ModelChoice:
+    key_var = _KEY_VARS[provider]
+    key = _env(env, key_var)
+    if base_url is None:
+        base_url = _env(env, _BASE_URL_VARS[provider]) or None
+    if not key and not base_url:
+        raise ConfigError(
+            f"--model {provider}:{model} needs the {key_var} environment variable "
+            f"(or --base-url for a server that needs no key)"
+        )
+    return ModelChoice(provider=provider, model=model, base_url=base_url, api_key=key)
+
+
+def build_model(choice: ModelChoice) -> Model:
+    """Construct the model a :class:`ModelChoice` names (no network is touched).
+
+    The provider modules are imported here, so the offline path needs neither.
+    """
+    if choice.provider == "anthropic":
+        from agentcore.providers.anthropic import AnthropicModel
+
+        if choice.base_url:
+            return AnthropicModel(choice.model, api_key=choice.api_key, base_url=choice.base_url)
+        return AnthropicModel(choice.model, api_key=choice.api_key)
+    if choice.provider == "openai":
+        from agentcore.providers.openai import OpenAIChatModel
+
+        key = choice.api_key or None
+        if choice.base_url:
+            return OpenAIChatModel(choice.model, api_key=key, base_url=choice.base_url)
+        return OpenAIChatModel(choice.model, api_key=key)
+    if choice.provider == "openai-responses":
+        from agentcore.providers.openai import OpenAIResponsesModel
+
+        key = choice.api_key or None
+        if choice.base_url:
+            return OpenAIResponsesModel(choice.model, api_key=key, base_url=choice.base_url)
+        return OpenAIResponsesModel(choice.model, api_key=key)
+    from agentcore.testing import TestModel
+
+    return TestModel(model_id=choice.model, reasoning=True)
