@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import agentcore
+import agentcore_command
 from agentcore import (
     Context,
     ErrorClass,
@@ -1044,3 +1045,7 @@ def test_bad_base_urls_are_usage_errors(argv: list[str], message: str) -> None:
     assert cli.main(argv, stdout=io.StringIO(), stderr=err, env={}) == 2
     assert err.getvalue() == message
 
+
+def test_the_entry_point_exits_with_the_commands_interrupted_status() -> None:
+    # agentcore_command cannot import it: it runs before the package is imported.
+    assert agentcore_command.EXIT_INTERRUPTED == cli.EXIT_INTERRUPTED == 130

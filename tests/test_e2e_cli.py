@@ -452,6 +452,72 @@ def test_ctrl_c_exits_130(server: LocalServer, where: str) -> None:
     assert wait_until(lambda: server.disconnects >= 1)
 
 
+IMPORT_LINE = re.compile(r"^import time:.*\|\s*(?P<module>[\w.]+)$")
+"""A line ``PYTHONPROFILEIMPORTTIME`` makes Python write to stderr as an import ends (or fails)."""
+
+
+def package_modules(stderr: str) -> set[str]:
+    """The modules of the package that the import lines in ``stderr`` name."""
+    found = (m["module"] for m in map(IMPORT_LINE.match, stderr.splitlines()) if m)
+    return {name for name in found if name == "agentcore" or name.startswith("agentcore.")}
+
+
+@pytest.fixture(scope="module")
+def command_imports() -> set[str]:
+    """The package modules that importing the command's module imports."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import agentcore.cli"],
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return package_modules(done.stderr)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
+@pytest.mark.parametrize("attempt", [1, 2, 3])
+def test_ctrl_c_while_the_command_is_still_importing_exits_130_without_a_traceback(
+    attempt: int, command_imports: set[str]
+) -> None:
+    """A Ctrl-C in the first moments of the command, while ``import agentcore``
+    runs (about 0.2 s), ends it as a later Ctrl-C does. The signal is sent
+    once Python reports (``PYTHONPROFILEIMPORTTIME``) that a first module of
+    the package was imported."""
+    command = agentcore_command()
+    assert command[0] != sys.executable, "run `pip install -e .` so the agentcore script exists"
+    proc = subprocess.Popen(
+        [*command, "--model", "test", "hi"],
+        env=clean_env(PYTHONPROFILEIMPORTTIME="1"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+    try:
+        assert proc.stderr is not None
+        first = ""
+        for line in proc.stderr:
+            if package_modules(line):
+                first = line
+                break
+        proc.send_signal(signal.SIGINT)
+        out, rest = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert first, "the package's import was never reported"
+    # Imports cut short are reported too; the ones never started are not: fewer
+    # modules than a whole import of the command's module means the Ctrl-C came during it.
+    assert package_modules(first + rest) < command_imports
+    assert "Traceback" not in rest
+    assert proc.returncode == 130, rest
+    assert rest.splitlines()[-1] == "agentcore: interrupted"
+    assert out == ""
+
+
 def test_timeout_bounds_the_run_against_a_server_that_never_answers(server: LocalServer) -> None:
     """Without --timeout this server would hold the command for three
     attempts of the 300 s read timeout; with it the command exits 124."""
