@@ -16,8 +16,8 @@ Hierarchy::
             |                          (agentcore.tools; becomes an error result)
             +-- OutputValidationError  a structured answer failed validation
             |                          (agentcore.output; the cause of a RunError)
-            +-- MCPServerError, MCPToolError  an MCP server failed (agentcore.integrations.mcp;
-                                       become error results)
+            +-- MCPServerError, MCPToolError  an MCP server failed (agentcore.integrations.mcp.session,
+                                       agentcore.integrations.mcp; become error results)
 
 :class:`Canceled` derives from ``BaseException`` (as ``asyncio.CancelledError``
 and trio's ``Cancelled`` do) so that tool and model code with a broad
