@@ -17,7 +17,7 @@ Usage::
 The words of PROMPT are joined with spaces; ``-`` reads the prompt from
 standard input. Each ``--file PATH`` attaches a file to the prompt (an
 image, a PDF, a text file: :func:`agentcore.file_part_from_path`), its type
-from the extension, or from a ``--file-type MEDIA/TYPE`` right after it; a
+from the extension, or from a ``--file-type MEDIA/TYPE`` after it; a
 file that cannot be read or whose type cannot be told is a usage error (exit
 status 2), and one the provider does not take is refused before any request
 (``docs/files.md``). The model may call four built-in demo tools
@@ -25,7 +25,8 @@ status 2), and one the provider does not take is refused before any request
 ``word_count`` and ``color_swatch`` (which returns a small PNG). ``--mcp
 COMMAND`` (split like a shell) and ``--mcp-url URL`` add the tools of an MCP
 server (:class:`agentcore.integrations.mcp.MCPTools`), each with the tool
-name prefix of a ``--mcp-prefix PREFIX`` right after it.
+name prefix of a ``--mcp-prefix PREFIX`` after it (each of these applies to
+the last ``--file``, or ``--mcp`` or ``--mcp-url``, before it).
 
 Environment: ``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``
 and ``OPENAI_BASE_URL`` choose the model (:func:`agentcore.integrations.cli_model.choose_model`);
@@ -172,11 +173,13 @@ class MCPServerOption:
 
 
 class _SetOnLast(argparse.Action):
-    """An option that completes the option given just before it: sets
+    """An option that completes the last of another option given before it: sets
     ``field`` of the last entry of the list ``dest`` (``--file-type`` of a
     ``--file``, ``--mcp-prefix`` of an ``--mcp`` or ``--mcp-url``)."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str, *, field: str, after: str, **kwargs: Any):
+    def __init__(
+        self, option_strings: Sequence[str], dest: str, *, field: str, after: str, **kwargs: Any
+    ) -> None:
         super().__init__(option_strings, dest, default=[], **kwargs)
         self.field = field
         self.after = after
@@ -347,7 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
         dest="mcp_servers",
         field="prefix",
         after="--mcp or --mcp-url",
-        help="put PREFIX before the tool names of the --mcp or --mcp-url server given just before it "
+        help="put PREFIX before the tool names of the last --mcp or --mcp-url server before it "
         "(up to 63 letters, digits, '_' or '-'), to tell servers apart or avoid a clash",
     )
     parser.add_argument(
@@ -370,7 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
         dest="files",
         field="media_type",
         after="--file",
-        help="the media type of the --file given just before it (e.g. application/pdf), "
+        help="the media type of the last --file before it (e.g. application/pdf), "
         "for a name whose extension does not tell it",
     )
     parser.add_argument(
@@ -490,7 +493,8 @@ def main(
             reader.close()
         silence_stdout(out)
         return EXIT_ERROR
-    except ConfigError as exc:  # from a model's constructor, ModelSettings or LoopOptions: a bad option value
+    except ConfigError as exc:  # a bad option value: the model choice, a model's constructor, ModelSettings,
+        # LoopOptions, an MCP server's prefix or URL
         write_line(err, f"agentcore: error: {one_line(str(exc))}")
         return EXIT_USAGE
     except AgentcoreError as exc:  # MCPServerError: an MCP server cannot be started or reached

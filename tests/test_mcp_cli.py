@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from tests.localserver import LocalServer, Reply
 from tests.loop_helpers import call, text_step, tool_step, wait_until
 from tests.mcp_servers.in_thread import HttpMCPServer
 from tests.mcp_servers.support import PYTHON, TOOLS_SERVER, children
+from tests.test_mcp_http import closed_port
 
 
 def run_cli(argv: list[str], model: ScriptedModel) -> tuple[int, str, str]:
@@ -105,13 +105,6 @@ def test_an_mcp_prefix_the_command_cannot_use_is_a_usage_error(argv: list[str], 
     assert status == 2
     assert out == ""
     assert err.splitlines()[-1] == line
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 def test_open_mcp_servers_opens_them_in_order_with_the_locale_and_closes_them_on_failure() -> None:
