@@ -67,6 +67,7 @@ Decisions:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -611,6 +612,7 @@ def cache_breakpoints(body: Mapping[str, Any]) -> int:
     return ("cache_control" in body) + sum("cache_control" in block for block in blocks)
 
 
+@functools.lru_cache(maxsize=64)  # every step asks, of a handful of model ids
 def min_cacheable_tokens(model: str) -> int | None:
     """The minimum cacheable prompt length of ``model`` from
     :data:`MIN_CACHEABLE_TOKENS` (its id, or its id and a ``-YYYYMMDD``
@@ -850,6 +852,7 @@ class AnthropicModel:
         self._settings = DEFAULT_SETTINGS.merged(settings)
         unsupported(self._settings, set(SETTINGS), _API)
         self._cache = caching.tracker(cache_tracker)
+        self._digests = caching.MessageDigests()
         self._extra_body = extra_body_dict(extra_body)
         self._model = model
         self._api_key = api_key
@@ -915,7 +918,7 @@ class AnthropicModel:
         )
         plain = dict(headers)
         policy = cache_policy(self._settings.merged(request.settings), self._model, body)
-        prompt = caching.fingerprint(body.get("tools"), body.get("system"), sent)
+        prompt = self._digests.fingerprint(body.get("tools"), body.get("system"), request.messages, sent)
         yield from self._cache.watch(http.redacted(self._stream(body, plain, ctx), plain), prompt, policy)
 
     def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:

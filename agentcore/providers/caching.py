@@ -41,13 +41,16 @@ DEFAULT_KEEP = 32
 
 _log = logging.getLogger(__name__)
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""One encoder for every digest: ``json.dumps`` with options builds a new
+encoder per call, which costs more than encoding a small message."""
+
 
 def digest(value: Any) -> str:
     """A stable digest of ``value`` as the adapters send it: SHA-256 of its
     compact JSON text (keys in the order given, non-ASCII kept), as 32 hex
     characters. Equal JSON text gives the same digest in every process."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256(_COMPACT.encode(value).encode("utf-8")).hexdigest()[:32]
 
 
 @attrs.frozen
@@ -70,6 +73,59 @@ def fingerprint(tools: Any, system: Any, messages: Sequence[Any]) -> Fingerprint
     """The :class:`Fingerprint` of a request from the JSON values sent for its
     tools, its system prompt and each of its messages (None: not sent)."""
     return Fingerprint(digest(tools), digest(system), tuple(digest(message) for message in messages))
+
+
+DEFAULT_KEEP_MESSAGES = 1024
+"""How many messages' digests a :class:`MessageDigests` remembers."""
+
+
+class MessageDigests:
+    """:func:`fingerprint` for an adapter that sends the same history
+    messages again at every step: a message digested before is not encoded
+    and hashed again.
+
+    The JSON an adapter sends for a message depends on more than the message
+    (a cache point in the next message adds ``cache_control`` to its last
+    block), so a remembered digest is reused only for the same
+    :class:`~agentcore.types.Message` object (held here, so its ``id`` is not
+    given to another) whose JSON value compares equal to the one digested:
+    one adapter builds a message's blocks in one key order, so equal values
+    are equal text. The least recently used entries go beyond ``keep``.
+    Safe for concurrent runs: one lock guards the entries.
+
+    Args:
+        keep: how many messages to remember.
+    """
+
+    def __init__(self, keep: int = DEFAULT_KEEP_MESSAGES) -> None:
+        self._lock = threading.Lock()
+        self._keep = keep
+        self._known: collections.OrderedDict[int, tuple[object, Any, str]] = collections.OrderedDict()
+
+    def fingerprint(
+        self, tools: Any, system: Any, messages: Sequence[object], sent: Sequence[Any]
+    ) -> Fingerprint:
+        """:func:`fingerprint` of ``tools``, ``system`` and ``sent`` (the JSON
+        value sent for each of ``messages``, in order)."""
+        with self._lock:
+            known = [self._known.get(id(message)) for message in messages]
+        digests: list[str] = []
+        fresh: list[tuple[object, Any, str]] = []
+        for message, value, entry in zip(messages, sent, known, strict=True):
+            if entry is not None and entry[0] is message and entry[1] == value:
+                digests.append(entry[2])
+            else:
+                fresh.append((message, value, digest(value)))
+                digests.append(fresh[-1][2])
+        with self._lock:
+            for entry in fresh:
+                self._known[id(entry[0])] = entry
+            for message in messages:
+                if id(message) in self._known:
+                    self._known.move_to_end(id(message))
+            while len(self._known) > self._keep:
+                self._known.popitem(last=False)
+        return Fingerprint(digest(tools), digest(system), tuple(digests))
 
 
 @attrs.frozen
@@ -231,9 +287,23 @@ def diagnose(
 
 
 def _score(current: Fingerprint, earlier: Fingerprint) -> tuple[int, bool]:
-    match = compare(current, earlier)
-    segments = 0 if match.change is PrefixChange.TOOLS else 1 if match.change is PrefixChange.SYSTEM else 2
-    return segments + match.shared, match.change is None
+    """How much of ``earlier`` ``current`` shares (tools and system prompt
+    count one each, then each leading message), and whether it holds all of
+    it: :func:`compare` without building a :class:`Match`, for every
+    remembered request at every step."""
+    if current.tools != earlier.tools:
+        return 0, False
+    if current.system != earlier.system:
+        return 1, False
+    mine, theirs = current.messages, earlier.messages
+    if mine[: len(theirs)] == theirs:  # the usual case, a request that extends an earlier one
+        return 2 + len(theirs), True
+    shared = 0
+    for a, b in zip(mine, theirs, strict=False):
+        if a != b:
+            break
+        shared += 1
+    return 2 + shared, False
 
 
 class CacheTracker:

@@ -820,6 +820,7 @@ class _OpenAIModel:
         self._origin = config.origin(self._base_url)
         self._session = session if session is not None else http.new_session()
         self._cache = caching.tracker(cache_tracker)
+        self._digests = caching.MessageDigests()
 
     @property
     def model_id(self) -> str:
@@ -956,7 +957,7 @@ class OpenAIChatModel(_OpenAIModel):
         )
         headers = request_headers(self._api_key, self._headers, request.headers)
         system = body["messages"][0] if request.system else None
-        prompt = caching.fingerprint(body.get("tools"), system, sent)
+        prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
         policy = cache_policy(self._settings.merged(request.settings), self._origin)
         yield from self._cache.watch(http.redacted(self._stream(body, headers, ctx), headers), prompt, policy)
 
@@ -1140,7 +1141,7 @@ class OpenAIResponsesModel(_OpenAIModel):
         system = body.get("instructions")
         if self._system_role == "developer" and request.system:
             system = body["input"][0]  # the developer message comes first
-        prompt = caching.fingerprint(body.get("tools"), system, sent)
+        prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
         policy = cache_policy(settings, self._origin)
         yield from self._cache.watch(http.redacted(self._stream(body, headers, ctx), headers), prompt, policy)
 
