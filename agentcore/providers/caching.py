@@ -34,6 +34,7 @@ from typing import Any
 import attrs
 
 from agentcore.errors import ConfigError
+from agentcore.providers.memo import MessageMemo
 from agentcore.types import CacheCause, CacheReport, PrefixChange, StreamPart, StreamPartKind, Usage
 
 DEFAULT_KEEP = 32
@@ -75,56 +76,36 @@ def fingerprint(tools: Any, system: Any, messages: Sequence[Any]) -> Fingerprint
     return Fingerprint(digest(tools), digest(system), tuple(digest(message) for message in messages))
 
 
-DEFAULT_KEEP_MESSAGES = 1024
-"""How many messages' digests a :class:`MessageDigests` remembers."""
-
-
 class MessageDigests:
     """:func:`fingerprint` for an adapter that sends the same history
     messages again at every step: a message digested before is not encoded
-    and hashed again.
+    and hashed again (:class:`agentcore.providers.memo.MessageMemo`).
 
     The JSON an adapter sends for a message depends on more than the message
     (a cache point in the next message adds ``cache_control`` to its last
-    block), so a remembered digest is reused only for the same
-    :class:`~agentcore.types.Message` object (held here, so its ``id`` is not
-    given to another) whose JSON value compares equal to the one digested:
-    one adapter builds a message's blocks in one key order, so equal values
-    are equal text. The least recently used entries go beyond ``keep``.
-    Safe for concurrent runs: one lock guards the entries.
-
-    Args:
-        keep: how many messages to remember.
+    block), so a remembered digest is reused only while the message's JSON
+    value compares equal to the one digested: one adapter builds a message's
+    blocks in one key order, so equal values are equal text.
     """
 
-    def __init__(self, keep: int = DEFAULT_KEEP_MESSAGES) -> None:
-        self._lock = threading.Lock()
-        self._keep = keep
-        self._known: collections.OrderedDict[int, tuple[object, Any, str]] = collections.OrderedDict()
+    def __init__(self) -> None:
+        self._memo: MessageMemo[tuple[Any, str]] = MessageMemo()
 
     def fingerprint(
         self, tools: Any, system: Any, messages: Sequence[object], sent: Sequence[Any]
     ) -> Fingerprint:
         """:func:`fingerprint` of ``tools``, ``system`` and ``sent`` (the JSON
         value sent for each of ``messages``, in order)."""
-        with self._lock:
-            known = [self._known.get(id(message)) for message in messages]
         digests: list[str] = []
-        fresh: list[tuple[object, Any, str]] = []
+        fresh: list[tuple[object, tuple[Any, str]]] = []
+        known = self._memo.find(messages, None)
         for message, value, entry in zip(messages, sent, known, strict=True):
-            if entry is not None and entry[0] is message and entry[1] == value:
-                digests.append(entry[2])
+            if entry is not None and entry[0] == value:
+                digests.append(entry[1])
             else:
-                fresh.append((message, value, digest(value)))
-                digests.append(fresh[-1][2])
-        with self._lock:
-            for entry in fresh:
-                self._known[id(entry[0])] = entry
-            for message in messages:
-                if id(message) in self._known:
-                    self._known.move_to_end(id(message))
-            while len(self._known) > self._keep:
-                self._known.popitem(last=False)
+                fresh.append((message, (value, digest(value))))
+                digests.append(fresh[-1][1][1])
+        self._memo.store(fresh, None)
         return Fingerprint(digest(tools), digest(system), tuple(digests))
 
 

@@ -13,11 +13,10 @@ would come after a network round trip and with a less precise message.
 
 from __future__ import annotations
 
-import collections
-import threading
 from collections.abc import Sequence
 
 from agentcore.errors import ConfigError
+from agentcore.providers.memo import MessageMemo
 from agentcore.types import Message, Role, ToolResult
 
 ERROR_PREFIX = "Error: "
@@ -93,46 +92,29 @@ def check_history(messages: Sequence[Message]) -> None:
     _no_missing_results(pending, len(history))
 
 
-PASSED_KEEP = 256
-"""How many checked histories :func:`check_history` remembers."""
-
-
 class _Passed:
     """The histories :func:`check_history` went through, each with the calls
     still awaiting a result at its end and the calls answered since the last
-    assistant message: a longer history that starts with one of them is
-    checked from there on.
-
-    An entry is found by the identity of a history's last message and used
-    only when the history starts with the very same message objects
-    (messages are immutable, and the entry holds them, so no ``id`` is
-    reused while it is kept). The least recently used entries go beyond
-    :data:`PASSED_KEEP`; one lock guards them (runs check from many threads).
+    assistant message, kept by its last message
+    (:class:`agentcore.providers.memo.MessageMemo`): a longer history that
+    starts with the same messages is checked from there on.
     """
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._known: collections.OrderedDict[int, tuple[tuple[Message, ...], dict[str, int], set[str]]] = (
-            collections.OrderedDict()
-        )
+        self._memo: MessageMemo[tuple[tuple[Message, ...], dict[str, int], set[str]]] = MessageMemo()
 
     def resume(self, history: tuple[Message, ...]) -> tuple[int, dict[str, int], set[str]]:
         """Where to go on checking ``history``: the number of leading
         messages checked before, and copies of the state after them."""
-        with self._lock:
-            for end in range(len(history), 0, -1):
-                entry = self._known.get(id(history[end - 1]))
-                if entry is not None and len(entry[0]) == end and entry[0] == history[:end]:
-                    self._known.move_to_end(id(history[end - 1]))
-                    return end, dict(entry[1]), set(entry[2])
+        found = self._memo.find(history, None)
+        for end in range(len(history), 0, -1):
+            entry = found[end - 1]
+            if entry is not None and len(entry[0]) == end and entry[0] == history[:end]:
+                return end, dict(entry[1]), set(entry[2])
         return 0, {}, set()
 
     def remember(self, history: tuple[Message, ...], pending: dict[str, int], answered: set[str]) -> None:
-        with self._lock:
-            self._known[id(history[-1])] = (history, dict(pending), set(answered))
-            self._known.move_to_end(id(history[-1]))
-            while len(self._known) > PASSED_KEEP:
-                self._known.popitem(last=False)
+        self._memo.store([(history[-1], (history, dict(pending), set(answered)))], None)
 
 
 _passed = _Passed()

@@ -128,6 +128,7 @@ from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.providers import attachments, caching, config, responses
 from agentcore.providers.history import check_history, marked_error
+from agentcore.providers.memo import MessageMemo
 from agentcore.providers.openai_stream import (
     MISTRAL_THINKING,
     REASONING,
@@ -708,6 +709,41 @@ def request_body(
             message, or a file :func:`file_content` refuses), or a setting it
             cannot send (:func:`settings_fields`).
     """
+    return _request_body(
+        model,
+        request,
+        system_role=system_role,
+        max_tokens_field=max_tokens_field,
+        include_usage=include_usage,
+        extra_body=extra_body,
+        origin=origin,
+        reasoning_format=reasoning_format,
+        settings=settings,
+        sent=sent,
+        memo=None,
+    )
+
+
+def _request_body(
+    model: str,
+    request: Request,
+    *,
+    system_role: str,
+    max_tokens_field: str,
+    include_usage: bool,
+    extra_body: Mapping[str, Any] | None,
+    origin: str,
+    reasoning_format: str | None,
+    settings: ModelSettings | None,
+    sent: list[Any] | None,
+    memo: MessageMemo[tuple[list[dict[str, Any]], list[dict[str, Any]]]] | None,
+) -> dict[str, Any]:
+    """:func:`request_body`, taking each message's wire JSON from ``memo``
+    when it was mapped before (by an earlier step) under the same reasoning
+    dialect and origin, and keeping there what it maps now. The body then
+    shares those values with the memo: only the adapter's own, never
+    changed after, may be built this way.
+    """
     check_history(request.messages)
     attachments.check_places(request.messages)
     dialect = reasoning_dialect(origin, request.messages, reasoning_format)
@@ -719,17 +755,24 @@ def request_body(
     if request.system:
         messages.append({"role": system_role, "content": request.system})
     held: list[dict[str, Any]] = []  # tool results' files: sent after the step's last tool message
+    known = memo.find(request.messages, (dialect, origin)) if memo is not None else ()
+    fresh: list[tuple[object, tuple[list[dict[str, Any]], list[dict[str, Any]]]]] = []
     for index, message in enumerate(request.messages):
-        entries = _message_json(message, index, dialect, origin)
+        mapped = known[index] if known else None
+        if mapped is None:
+            mapped = (_message_json(message, index, dialect, origin), _tool_files_json(message, index))
+            fresh.append((message, mapped))
+        entries, files = mapped
         if held and not (entries and entries[0]["role"] == "tool"):
             messages += held
             held = []
         messages += entries
-        files = _tool_files_json(message, index)
         held += files
         if sent is not None:
             sent.append(entries + files)
     messages += held
+    if memo is not None:
+        memo.store(fresh, (dialect, origin))
     body: dict[str, Any] = {"model": model, "messages": messages, "stream": True}
     if include_usage:
         body["stream_options"] = {"include_usage": True}
@@ -922,6 +965,8 @@ class OpenAIChatModel(_OpenAIModel):
             cache_tracker=cache_tracker,
         )
         self._reasoning_format = reasoning_format
+        self._mapped: MessageMemo[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = MessageMemo()
+        """Each history message's Chat Completions JSON, mapped at an earlier step."""
         self._system_role = system_role
         self._max_tokens_field = max_tokens_field
         self._include_usage = include_usage
@@ -943,7 +988,7 @@ class OpenAIChatModel(_OpenAIModel):
             Canceled: ``ctx`` was cancelled.
         """
         sent: list[Any] = []
-        body = request_body(
+        body = _request_body(
             self._model,
             request,
             system_role=self._system_role,
@@ -954,6 +999,7 @@ class OpenAIChatModel(_OpenAIModel):
             reasoning_format=self._reasoning_format,
             settings=self._settings,
             sent=sent,
+            memo=self._mapped,
         )
         headers = request_headers(self._api_key, self._headers, request.headers)
         system = body["messages"][0] if request.system else None
