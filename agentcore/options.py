@@ -39,7 +39,9 @@ def _tool_set(value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None) -> To
     if isinstance(value, ToolSet):
         return value
     given: object = value  # the annotation says what is allowed, not what callers pass
-    if isinstance(given, Tool):
+    # A list or tuple is no Tool: isinstance() against the Tool protocol (its
+    # members listed again at each call) costs more than the rest of the options.
+    if not isinstance(given, (list, tuple)) and isinstance(given, Tool):
         name = type(given).__name__
         raise ConfigError(f"LoopOptions.tools must be a list of tools, got one {name} (wrap it: [...])")
     if isinstance(value, (str, bytes)):
@@ -236,7 +238,13 @@ class LoopOptions:
 
     @model.validator
     def _check_model(self, _attribute: Any, value: object) -> None:
-        if not isinstance(value, Model):
+        # The protocol's own test (every member present, the method not None)
+        # spelled out: isinstance() against a runtime-checkable protocol lists
+        # its members again at each call; it still decides what this does not
+        # accept (a class registered as a Model).
+        if (getattr(value, "stream", None) is None or not hasattr(value, "model_id")) and not isinstance(
+            value, Model
+        ):
             raise ConfigError(f"{value!r} is not a Model (it needs .model_id and .stream(request, ctx))")
 
     def __attrs_post_init__(self) -> None:

@@ -846,7 +846,7 @@ class AnthropicModel:
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
             raise ConfigError(f"max_tokens must be a positive int, got {max_tokens!r}")
         self._timeout, self._idle_timeout = config.timeouts(timeout, idle_timeout)
-        self._extra_headers = header_dict(headers)
+        extra_headers = header_dict(headers)
         if settings is not None and not isinstance(settings, ModelSettings):
             raise ConfigError(f"settings must be a ModelSettings or None, got {type(settings).__name__}")
         self._settings = DEFAULT_SETTINGS.merged(settings)
@@ -855,13 +855,18 @@ class AnthropicModel:
         self._digests = caching.MessageDigests()
         self._extra_body = extra_body_dict(extra_body)
         self._model = model
-        self._api_key = api_key
         self._base_url = config.check_base_url(base_url)
         self._origin = config.origin(self._base_url)
         self._url = f"{self._base_url}/v1/messages"
         self._session = session if session is not None else http.new_session()
         self._max_tokens = max_tokens
-        self._version = anthropic_version
+        self._default_headers: CaseInsensitiveDict[str] = CaseInsensitiveDict()
+        if api_key:
+            self._default_headers["x-api-key"] = api_key
+        self._default_headers["anthropic-version"] = anthropic_version
+        self._default_headers["content-type"] = "application/json"
+        self._default_headers["accept"] = "text/event-stream"
+        self._default_headers.update(extra_headers)
 
     @property
     def model_id(self) -> str:
@@ -877,13 +882,11 @@ class AnthropicModel:
         return f"AnthropicModel(model={self._model!r}, base_url={self._base_url!r})"
 
     def _headers(self, request: Request) -> CaseInsensitiveDict[str]:
-        headers: CaseInsensitiveDict[str] = CaseInsensitiveDict()
-        if self._api_key:
-            headers["x-api-key"] = self._api_key
-        headers["anthropic-version"] = self._version
-        headers["content-type"] = "application/json"
-        headers["accept"] = "text/event-stream"
-        headers.update(self._extra_headers)
+        """The request's headers (not to be changed: without headers of its
+        own, a request gets the adapter's, built once)."""
+        if not request.headers:
+            return self._default_headers
+        headers = self._default_headers.copy()
         headers.update(request.headers)
         return headers
 

@@ -85,6 +85,8 @@ PEEK_READS = 8
 no longer searched for a document's first byte (the body is then streamed)."""
 
 _local = threading.local()
+_JSON = json.JSONEncoder(ensure_ascii=False)
+"""The request bodies' encoder (``json.dumps`` with an option builds one per call)."""
 
 
 class _SocketCanceller:
@@ -303,7 +305,7 @@ def open_stream(
     """
     ctx.check()
     try:
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        data = _JSON.encode(body).encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ModelError(
             ErrorClass.INVALID_REQUEST,
