@@ -6,12 +6,15 @@ messages of each step)."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from typing import Any
 
 from agentcore import Message, Reasoning, Request, Role, user_message
 from agentcore.context import Context
 from agentcore.providers import config
 from agentcore.providers.caching import MessageDigests, digest, fingerprint
+from agentcore.providers.history import check_history
 from agentcore.providers.memo import MessageMemo
 from agentcore.providers.openai import OpenAIChatModel
 from agentcore.providers.openai import request_body as chat_body
@@ -76,3 +79,28 @@ def test_each_step_sends_the_messages_request_body_maps(server: LocalServer) -> 
     ]
     assert sent[0][1]["reasoning_content"] == "Think."
     assert "reasoning_content" not in sent[1][1]
+
+
+class Mapped:
+    """A stored result whose collection a weak reference can tell."""
+
+
+def test_a_result_goes_with_its_message() -> None:
+    memo: MessageMemo[Mapped] = MessageMemo()
+    message = user_message("a large file, say")
+    memo.store([(message, Mapped())], None)
+    [found] = memo.find([message], None)
+    assert found is not None
+    result = weakref.ref(found)
+    del found, message
+    gc.collect()
+    assert result() is None  # the memo kept neither the message nor its result
+
+
+def test_a_passed_history_keeps_no_message_alive() -> None:
+    history = [user_message("hi"), Message(Role.ASSISTANT, [text_part("hello")])]
+    check_history(history)
+    last = weakref.ref(history[-1])
+    del history
+    gc.collect()
+    assert last() is None

@@ -13,6 +13,7 @@ would come after a network round trip and with a less precise message.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
 from agentcore.errors import ConfigError
@@ -97,11 +98,14 @@ class _Passed:
     still awaiting a result at its end and the calls answered since the last
     assistant message, kept by its last message
     (:class:`agentcore.providers.memo.MessageMemo`): a longer history that
-    starts with the same messages is checked from there on.
+    starts with the very same message objects is checked from there on.
+    An entry refers to its messages weakly: it keeps none alive.
     """
 
     def __init__(self) -> None:
-        self._memo: MessageMemo[tuple[tuple[Message, ...], dict[str, int], set[str]]] = MessageMemo()
+        self._memo: MessageMemo[tuple[tuple[weakref.ref[Message], ...], dict[str, int], set[str]]] = (
+            MessageMemo()
+        )
 
     def resume(self, history: tuple[Message, ...]) -> tuple[int, dict[str, int], set[str]]:
         """Where to go on checking ``history``: the number of leading
@@ -109,12 +113,17 @@ class _Passed:
         found = self._memo.find(history, None)
         for end in range(len(history), 0, -1):
             entry = found[end - 1]
-            if entry is not None and len(entry[0]) == end and entry[0] == history[:end]:
+            if (
+                entry is not None
+                and len(entry[0]) == end
+                and all(ref() is message for ref, message in zip(entry[0], history, strict=False))
+            ):
                 return end, dict(entry[1]), set(entry[2])
         return 0, {}, set()
 
     def remember(self, history: tuple[Message, ...], pending: dict[str, int], answered: set[str]) -> None:
-        self._memo.store([(history[-1], (history, dict(pending), set(answered)))], None)
+        refs = tuple(weakref.ref(message) for message in history)
+        self._memo.store([(history[-1], (refs, dict(pending), set(answered)))], None)
 
 
 _passed = _Passed()
