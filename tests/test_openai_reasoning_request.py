@@ -643,3 +643,24 @@ def test_openai_origin_refuses_thinking() -> None:
         request_body(
             "m", Request(messages=[user_message("hi")]), origin=where, settings=ModelSettings(thinking=True)
         )
+
+
+@pytest.mark.parametrize(
+    ("settings", "base_url", "match"),
+    [
+        (
+            ModelSettings(thinking=True),
+            "https://api.openai.com/v1",
+            r"ModelSettings\.thinking is not supported",
+        ),
+        (ModelSettings(cache=True), "http://127.0.0.1:9/v1", r"ModelSettings\.cache is not supported"),
+        (ModelSettings(thinking_budget=10, thinking=False), "http://127.0.0.1:9/v1", "thinking is False"),
+    ],
+)
+def test_the_adapters_own_settings_are_checked_when_it_is_made(
+    settings: ModelSettings, base_url: str, match: str
+) -> None:
+    """A setting the server cannot take in any request fails at construction,
+    not at the first request (after the caller has started a run)."""
+    with pytest.raises(ConfigError, match=match):
+        OpenAIChatModel("m", base_url=base_url, api_key="k", settings=settings)

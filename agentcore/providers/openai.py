@@ -578,6 +578,18 @@ def cache_policy(settings: ModelSettings, origin: str) -> caching.CachePolicy:
     )
 
 
+def check_settings(settings: ModelSettings, dialect: str, origin: str) -> None:
+    """Raise :class:`ConfigError` for ``settings`` the Chat Completions API at
+    ``origin`` (speaking the reasoning ``dialect``) cannot take, whatever the
+    request: see :func:`settings_fields`, which calls it for every request
+    (the adapter also calls it at construction, for its own settings)."""
+    supported = set(CHAT_SETTINGS)
+    if origin == OPENAI_ORIGIN or dialect == GEMINI:
+        supported -= {"thinking", "thinking_budget"}
+    unsupported(settings, supported, f"the Chat Completions API at {origin or 'this server'}")
+    _reasoning_settings(settings, dialect)
+
+
 def settings_fields(
     settings: ModelSettings, tools: Sequence[ToolDefinition], dialect: str, origin: str
 ) -> dict[str, Any]:
@@ -610,10 +622,7 @@ def settings_fields(
             ``reasoning_effort``, https://ai.google.dev/gemini-api/docs/openai);
             and as :func:`_tool_choice` and :func:`_reasoning_settings`.
     """
-    supported = set(CHAT_SETTINGS)
-    if origin == OPENAI_ORIGIN or dialect == GEMINI:
-        supported -= {"thinking", "thinking_budget"}
-    unsupported(settings, supported, f"the Chat Completions API at {origin or 'this server'}")
+    check_settings(settings, dialect, origin)
     fields: dict[str, Any] = {}
     for name in ("temperature", "top_p", "seed"):
         value = getattr(settings, name)
@@ -919,7 +928,8 @@ class OpenAIChatModel(_OpenAIModel):
             seconds, ``headers`` that are not a mapping of ``str`` to ``str``,
             an ``extra_body`` that is not a mapping of ``str`` keys to JSON
             values, ``settings`` that are not a ``ModelSettings``, an unknown
-            ``reasoning_format``.
+            ``reasoning_format``; ``settings`` the server cannot take
+            (:func:`check_settings`: ``thinking`` at api.openai.com, say).
     """
 
     _path = "/chat/completions"
@@ -965,6 +975,7 @@ class OpenAIChatModel(_OpenAIModel):
             cache_tracker=cache_tracker,
         )
         self._reasoning_format = reasoning_format
+        check_settings(self._settings, reasoning_dialect(self._origin, (), reasoning_format), self._origin)
         self._mapped: MessageMemo[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = MessageMemo()
         """Each history message's Chat Completions JSON, mapped at an earlier step."""
         self._system_role = system_role
