@@ -25,6 +25,7 @@ from typing import Any
 
 from agentcore.context import Context
 from agentcore.errors import Canceled, ModelError
+from agentcore.providers.history import check_history
 from agentcore.tools import takes_context
 from agentcore.types import (
     File,
@@ -125,7 +126,11 @@ class TestModel:
     (``Request.output``), the answer is instead a value generated from that
     schema (:func:`example_value`), as JSON text. Usage
     counts about four characters a token.
-    Stateless, so one instance may serve concurrent runs.
+    Stateless, so one instance may serve concurrent runs. A history every
+    provider would refuse (a tool call without its result, a result with no
+    call, ...) is a :class:`~agentcore.ConfigError` before any part, as the
+    adapters raise it (:func:`agentcore.providers.history.check_history`),
+    so a test with ``TestModel`` catches it.
 
     Args:
         model_id: what :attr:`model_id` reports.
@@ -154,6 +159,7 @@ class TestModel:
 
     def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
         ctx.check()
+        check_history(request.messages)  # what every provider would refuse, refused here too
         prompt = json.dumps([m.to_dict() for m in request.messages]) + request.system
         usage_in = _tokens(prompt) + sum(_tokens(t.input_schema) for t in request.tools)
         last = request.messages[-1] if request.messages else None

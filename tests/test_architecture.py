@@ -50,9 +50,10 @@ def layer(module: str) -> str:
     parts = module.split(".")
     if len(parts) > 2 or module in {"agentcore.engine", "agentcore.providers", "agentcore.transport"}:
         return parts[1]
-    if module in {"agentcore", "agentcore.__main__", "agentcore.cli"}:
+    if module in {"agentcore", "agentcore.__main__", "agentcore.cli", "agentcore.testing"}:
         # The package's face and its command (agentcore/cli.py, the one module
-        # that reads the environment) import what they show.
+        # that reads the environment) import what they show; the test kit's
+        # models check a history as the adapters do.
         return "integrations"
     return "base" if parts[-1] in BASE else "public"
 

@@ -11,6 +11,7 @@ import pytest
 
 from agentcore import (
     Canceled,
+    ConfigError,
     Context,
     ErrorClass,
     FinishReason,
@@ -21,6 +22,7 @@ from agentcore import (
     Reasoning,
     Request,
     Role,
+    RunError,
     StreamPart,
     StreamPartKind,
     ToolCall,
@@ -355,7 +357,14 @@ def test_test_model_answers_from_the_tool_results() -> None:
             tool_result_part(ToolResult("call_2", "get_time", "no clock", is_error=True)),
         ],
     )
-    request = Request(messages=(user_message("weather?"), results), tools=(WEATHER, TIME))
+    calls = Message(
+        role=Role.ASSISTANT,
+        content=[
+            tool_call_part(ToolCall("call_1", "get_weather", "{}")),
+            tool_call_part(ToolCall("call_2", "get_time", "{}")),
+        ],
+    )
+    request = Request(messages=(user_message("weather?"), calls, results), tools=(WEATHER, TIME))
     parts = list(TestModel().stream(request, Context()))
     answer = "".join(p.text for p in parts[:-1])
     assert answer == "Here is what the tools said. get_weather returned: -3C get_time failed: no clock"
@@ -425,6 +434,9 @@ def test_test_model_reasons_before_its_tool_calls() -> None:
         (
             (
                 user_message("weather?"),
+                Message(
+                    role=Role.ASSISTANT, content=[tool_call_part(ToolCall("call_1", "get_weather", "{}"))]
+                ),
                 Message(
                     role=Role.TOOL, content=[tool_result_part(ToolResult("call_1", "get_weather", "-3C"))]
                 ),
@@ -622,3 +634,18 @@ def test_check_model_wants_a_closable_stream() -> None:
 
     with pytest.raises(AssertionError, match="the stream has no close"):
         check_model(ListModel())
+
+
+def test_test_model_refuses_a_history_the_providers_refuse() -> None:
+    """A tool call without its result: every API answers 400, so TestModel
+    raises the adapters' ConfigError too, naming the message and the call."""
+    broken = (
+        user_message("hi"),
+        Message(role=Role.ASSISTANT, content=[tool_call_part(ToolCall("c1", "add", "{}"))]),
+        user_message("and?"),
+    )
+    with pytest.raises(ConfigError, match=r"messages\[1\] has the tool call 'c1' without a result"):
+        next(iter(TestModel().stream(Request(messages=broken), Context())))
+    with pytest.raises(RunError) as caught:
+        generate(LoopOptions(model=TestModel(), messages=broken))
+    assert isinstance(caught.value.err, ConfigError)
