@@ -221,6 +221,30 @@ def test_stream(name: str, events: list[dict[str, Any]], expected: list[StreamPa
     assert feed(*events) == expected
 
 
+@pytest.mark.parametrize(("name", "events", "expected"), STREAM_CASES, ids=[c[0] for c in STREAM_CASES])
+def test_stream_through_the_short_paths(
+    name: str, events: list[dict[str, Any]], expected: list[StreamPart]
+) -> None:
+    """``StepState.parts`` (its short paths for text and thinking deltas) gives what ``feed`` gives."""
+    state = StepState(ORIGIN)
+    finished: list[bool] = []
+    parts = list(state.parts(((e["type"], e) for e in events), lambda: finished.append(True)))
+    if not finished:
+        parts += state.end_of_stream()
+    assert parts == expected
+
+
+def test_a_thinking_delta_with_an_odd_index_or_no_open_block_goes_through_feed() -> None:
+    odd = {**thinking_delta(0, "x"), "index": [0]}  # unhashable: the short path must not look it up
+    events = [thinking_start(0), odd, thinking_delta(5, "no block"), thinking_delta(0, "kept"), block_stop(0)]
+    events += [message_delta("end_turn"), MESSAGE_STOP]
+    state = StepState(ORIGIN)
+    parts = list(state.parts(((e["type"], e) for e in events), lambda: None))
+    assert parts == feed(*events)
+    assert [p.text for p in parts if p.text] == ["kept"]
+    assert [p.reasoning.text for p in parts if p.reasoning is not None] == ["kept"]
+
+
 def test_the_origin_given_to_the_state_machine_is_recorded() -> None:
     parts = feed(thinking_start(0, "t", "s"), block_stop(0), MESSAGE_STOP, origin="127.0.0.1:8080")
     assert parts[1].reasoning == Reasoning(

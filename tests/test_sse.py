@@ -459,3 +459,36 @@ def test_idle_timeout_still_counts_a_slow_read_after_a_slow_consumer() -> None:
         next(events)
     assert info.value.error_class is ErrorClass.TRANSIENT
     assert "idle timeout" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        '{"a": 1}',
+        '  {"a": [1, 2.5, null, true]}  ',  # whitespace around: the scanner leaves it, json.loads takes it
+        "[1, 2]",
+        '"just a string"',
+        "42",
+        "-0.5e3",
+        "NaN",
+        '{"a": "\\ud83d"}',  # a lone surrogate escape decodes as json.loads decodes it
+        "\ufeff{}",  # a byte order mark inside the data: json.loads refuses it
+        '{"a": 1} {"b": 2}',  # two values: json.loads refuses the extra data
+        '{"a": 1',
+        "nul",
+        "",
+    ],
+)
+def test_an_event_decodes_as_json_loads_decodes_it(data: str) -> None:
+    """The scanner short path gives json.loads' value, or the error json.loads raises."""
+    body = f"data: {data}\n\ndata: [DONE]\n\n".encode()
+    try:
+        expected: list[Any] = [json.loads(data), DONE] if data else [DONE]
+    except ValueError:
+        with pytest.raises(ModelError) as info:
+            events([body])
+        assert info.value.error_class is ErrorClass.UPSTREAM
+        assert "malformed JSON" in str(info.value)
+        return
+    got = [event.data for event in events([body])]
+    assert repr(got) == repr(expected)  # repr: NaN != NaN

@@ -613,6 +613,7 @@ class _Loop:
         ctx = self.ctx
         send = self.send
         text_delta = StreamPartKind.TEXT_DELTA
+        reasoning_delta = StreamPartKind.REASONING_DELTA  # the per-part kinds, bound once
         keep = texts.append
         held = ""  # a high surrogate that ended the last text delta: the next may open with its pair
         stream = self.options.model.stream(request, ctx)
@@ -620,7 +621,7 @@ class _Loop:
         try:
             for part in stream:
                 kind = part.kind
-                if held and kind is not text_delta and kind is not StreamPartKind.REASONING_DELTA:
+                if held and kind is not text_delta and kind is not reasoning_delta:
                     held = ""  # its pair never came
                     keep(_REPLACEMENT)
                     forwarded[0] = True
@@ -636,7 +637,7 @@ class _Loop:
                     if len(texts) >= _JOIN_EVERY:  # a long answer: few strings, not a million small ones
                         blocks.append("".join(texts))
                         texts.clear()
-                elif kind is StreamPartKind.REASONING_DELTA:
+                elif kind is reasoning_delta:
                     pass  # for the reader only: the complete block follows as a reasoning part
                 elif kind is StreamPartKind.REASONING or kind is StreamPartKind.TOOL_CALL:
                     content.close_text(blocks, texts)

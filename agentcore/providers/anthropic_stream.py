@@ -312,8 +312,9 @@ class StepState:
         ``step-finish`` part; ``on_finish()`` is called just before that part
         is yielded. Returns early only then; otherwise when ``events`` ends.
 
-        The same as :meth:`feed` per event, with a short path for a text
-        delta (the hot path: most events are one).
+        The same as :meth:`feed` per event, with short paths for a text
+        delta and a thinking delta (the hot paths: nearly every event of a
+        long answer or a long reasoning is one).
 
         Raises:
             ModelError: an ``error`` event, a second message in the body, or
@@ -321,14 +322,27 @@ class StepState:
                 ``events`` pass through.
         """
         text_delta = StreamPart.text_delta
+        reasoning_delta = StreamPart.reasoning_delta
         for name, data in events:
             if type(data) is dict and data.get("type") == "content_block_delta":
                 delta = data.get("delta")
-                if type(delta) is dict and delta.get("type") == "text_delta":
+                if type(delta) is not dict:
+                    delta = {}
+                kind = delta.get("type")
+                if kind == "text_delta":
                     text = delta.get("text")
                     if type(text) is str:
                         if text:
                             yield text_delta(text)
+                        continue
+                elif kind == "thinking_delta":
+                    index = data.get("index")
+                    block = self._open.get(index) if type(index) is int else None
+                    text = delta.get("thinking")
+                    if type(block) is _ThinkingBlock and type(text) is str:  # else feed() decides
+                        if text:
+                            block.texts.append(text)
+                            yield reasoning_delta(text)
                         continue
             try:
                 parts = self.feed(name, data)

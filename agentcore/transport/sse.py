@@ -52,8 +52,8 @@ class Event(NamedTuple):
 _event = tuple.__new__
 """``_event(Event, (name, data))``: an Event without the generated ``__new__``'s call (hot path)."""
 
-_scan = json.JSONDecoder().scan_once
-"""The C scanner under ``json.loads``: ``_scan(text, 0)`` returns ``(value, end)``.
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+"""The (C) scanner under ``json.loads``: ``_scan(text, 0)`` returns ``(value, end)``.
 
 ``json.loads`` wraps it in two Python calls and two whitespace regex matches,
 which cost more than the scan of a short event. :func:`iter_events` calls it
