@@ -529,6 +529,7 @@ class ChunkState:
             ModelError: as :meth:`feed`; errors raised by ``events`` pass through.
         """
         text_delta = StreamPart.text_delta
+        reasoning_delta = StreamPart.reasoning_delta
         plain = _PLAIN_KEYS
         reasoning = False  # a reasoning block is open: text goes through feed(), which closes it
         for event in events:
@@ -558,6 +559,13 @@ class ChunkState:
                         if delta.keys() <= plain:
                             content = delta.get("content")
                             if not content:
+                                block = self._block
+                                fragment = delta.get(REASONING_CONTENT)
+                                if block is not None and type(fragment) is str and fragment:
+                                    # the reasoning hot path: one more fragment of the open block
+                                    block.texts.append(fragment)
+                                    yield reasoning_delta(fragment)
+                                    continue
                                 part = self._plain_reasoning(delta)
                                 if part is not None:
                                     reasoning = True
