@@ -21,6 +21,7 @@ from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.providers.anthropic import reasoning_block, request_body, tool_use_id
 from agentcore.providers.anthropic_stream import FORMAT, StepState, merge_usage, usage_from
 from agentcore.settings import ModelSettings
+from agentcore.transport.sse import Event
 from agentcore.types import (
     FinishReason,
     Message,
@@ -228,7 +229,7 @@ def test_stream_through_the_short_paths(
     """``StepState.parts`` (its short paths for text and thinking deltas) gives what ``feed`` gives."""
     state = StepState(ORIGIN)
     finished: list[bool] = []
-    parts = list(state.parts(((e["type"], e) for e in events), lambda: finished.append(True)))
+    parts = list(state.parts([Event(e["type"], e) for e in events], lambda: finished.append(True)))
     if not finished:
         parts += state.end_of_stream()
     assert parts == expected
@@ -239,7 +240,7 @@ def test_a_thinking_delta_with_an_odd_index_or_no_open_block_goes_through_feed()
     events = [thinking_start(0), odd, thinking_delta(5, "no block"), thinking_delta(0, "kept"), block_stop(0)]
     events += [message_delta("end_turn"), MESSAGE_STOP]
     state = StepState(ORIGIN)
-    parts = list(state.parts(((e["type"], e) for e in events), lambda: None))
+    parts = list(state.parts([Event(e["type"], e) for e in events], lambda: None))
     assert parts == feed(*events)
     assert [p.text for p in parts if p.text] == ["kept"]
     assert [p.reasoning.text for p in parts if p.reasoning is not None] == ["kept"]
