@@ -11,6 +11,11 @@ heap of deadlines and holds contexts only through weak references, so a
 context that is dropped before its deadline is collected. The heap entries
 of contexts that were cancelled or collected are removed (in bulk, once they
 are half the heap), so they do not pile up until their deadlines pass.
+
+A :class:`ManualClock` replaces that clock and thread for a context that is
+given one (``Context(timeout=5, clock=clock)``): its deadline passes when
+:meth:`ManualClock.advance` moves the clock past it, so a test of a deadline
+does not wait for one.
 """
 
 from __future__ import annotations
@@ -44,10 +49,15 @@ class Context:
             parent's error). The link is removed by :meth:`detach`.
         idempotency_key: see :attr:`idempotency_key`; None takes the
             parent's ("" without a parent).
+        clock: the clock of the deadline: a :class:`ManualClock` (tests),
+            whose :meth:`~ManualClock.advance` expires the context; None
+            takes the parent's clock, or ``time.monotonic()`` with the shared
+            deadline thread without a parent.
 
     Raises:
         TypeError: ``timeout`` is not a number.
-        ValueError: ``timeout`` is negative or NaN.
+        ValueError: ``timeout`` is negative or NaN, or ``clock`` is not the
+            parent's clock.
 
     Thread-safe: any thread may cancel, check or wait.
     """
@@ -58,7 +68,16 @@ class Context:
         parent: Context | None = None,
         *,
         idempotency_key: str | None = None,
+        clock: ManualClock | None = None,
     ) -> None:
+        if parent is not None:
+            if clock is None:
+                clock = parent._clock
+            elif clock is not parent._clock:
+                raise ValueError("a child context must use its parent's clock")
+        self._clock: ManualClock | None = clock
+        self._now: Callable[[], float] = time.monotonic if clock is None else clock
+        self._scheduler = _scheduler if clock is None else clock._deadlines
         if idempotency_key is None:
             idempotency_key = "" if parent is None else parent.idempotency_key
         self._idempotency_key = idempotency_key
@@ -77,9 +96,9 @@ class Context:
                 raise TypeError(f"timeout must be a number of seconds, got {timeout!r}")
             if not timeout >= 0:
                 raise ValueError(f"timeout must be >= 0 seconds, got {timeout!r}")
-            self._deadline = time.monotonic() + timeout
+            self._deadline = self._now() + timeout
             self._scheduled = True
-            _scheduler.add(self._deadline, self)
+            self._scheduler.add(self._deadline, self)
         if parent is not None:
             if parent.deadline is not None and (self._deadline is None or parent.deadline < self._deadline):
                 self._deadline = parent.deadline
@@ -99,7 +118,8 @@ class Context:
 
     @property
     def deadline(self) -> float | None:
-        """The deadline on the ``time.monotonic()`` clock, or None."""
+        """The deadline on the context's clock (``time.monotonic()`` unless a
+        :class:`ManualClock` was given), or None."""
         return self._deadline
 
     @property
@@ -112,7 +132,7 @@ class Context:
         """
         if self._event.is_set():
             return True
-        if self._deadline is not None and time.monotonic() >= self._deadline:
+        if self._deadline is not None and self._now() >= self._deadline:
             with self._lock:
                 if self._err is None:
                     self._err = DeadlineExceeded("context deadline exceeded")
@@ -130,7 +150,7 @@ class Context:
         """Seconds left before the deadline (>= 0), or None without one."""
         if self._deadline is None:
             return None
-        return max(0.0, self._deadline - time.monotonic())
+        return max(0.0, self._deadline - self._now())
 
     def check(self) -> None:
         """Raise :attr:`err` if the context is cancelled.
@@ -175,7 +195,7 @@ class Context:
         self._event.set()
         self._unlink()
         if self._scheduled:
-            _scheduler.discard()
+            self._scheduler.discard()
         for callback in callbacks:
             _run_callback(callback)
 
@@ -214,7 +234,8 @@ def _run_callback(callback: Callable[[], object]) -> None:
 
 
 class _DeadlineScheduler:
-    """One daemon thread that expires contexts at their deadlines.
+    """The pending deadlines of one clock; with ``threaded``, one daemon
+    thread that expires contexts at their deadlines on ``time.monotonic()``.
 
     Entries of contexts that were cancelled (:meth:`discard`) or collected
     (the weak reference's callback) are counted, and the heap is rebuilt
@@ -224,7 +245,8 @@ class _DeadlineScheduler:
     rebuilds when the lock is free.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, threaded: bool = True) -> None:
+        self._threaded = threaded
         self._cond = threading.Condition()
         self._heap: list[tuple[float, int, weakref.ref[Context]]] = []
         self._removed: deque[None] = deque()
@@ -235,7 +257,7 @@ class _DeadlineScheduler:
     def add(self, deadline: float, ctx: Context) -> None:
         with self._cond:
             heapq.heappush(self._heap, (deadline, next(self._seq), weakref.ref(ctx, self._collected)))
-            if self._thread is None or not self._thread.is_alive():
+            if self._threaded and (self._thread is None or not self._thread.is_alive()):
                 self._thread = threading.Thread(target=self._loop, name="agentcore-deadlines", daemon=True)
                 self._thread.start()
             self._compact()
@@ -263,6 +285,16 @@ class _DeadlineScheduler:
         self._heap = [entry for entry in self._heap if _pending(entry[2])]
         heapq.heapify(self._heap)
 
+    def pop_due(self, now: float) -> list[Context]:
+        """Take the contexts whose deadline is at or before ``now``, earliest first."""
+        due = []
+        with self._cond:
+            while self._heap and self._heap[0][0] <= now:
+                ctx = heapq.heappop(self._heap)[2]()
+                if ctx is not None:
+                    due.append(ctx)
+        return due
+
     def _loop(self) -> None:
         while True:
             with self._cond:
@@ -285,3 +317,43 @@ def _pending(ref: weakref.ref[Context]) -> bool:
 
 
 _scheduler = _DeadlineScheduler()
+
+
+class ManualClock:
+    """A clock for deadlines that moves only when told to, for tests.
+
+    A context made with ``Context(timeout=seconds, clock=clock)`` (and its
+    children) has its deadline on this clock instead of ``time.monotonic()``:
+    it passes when :meth:`advance` moves the clock to it, never by itself,
+    so a test of a deadline needs no real wait. Calling the clock returns
+    its time in seconds (``start`` at first). ``Context.wait(seconds)``
+    still waits real seconds.
+
+    Thread-safe: any thread may read or advance it.
+    """
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._lock = threading.Lock()
+        self._time = start
+        self._deadlines = _DeadlineScheduler(threaded=False)
+
+    def __call__(self) -> float:
+        """The clock's time in seconds."""
+        with self._lock:
+            return self._time
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock ``seconds`` forward and expire the contexts whose
+        deadline it reached, earliest first: their callbacks run on this
+        thread, as they would on the deadline thread.
+
+        Raises:
+            ValueError: ``seconds`` is negative or NaN.
+        """
+        if not seconds >= 0:
+            raise ValueError(f"a clock only moves forward: seconds must be >= 0, got {seconds!r}")
+        with self._lock:
+            self._time += seconds
+            now = self._time
+        for ctx in self._deadlines.pop_due(now):
+            ctx._expire()
