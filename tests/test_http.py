@@ -609,6 +609,40 @@ def test_cancel_during_an_error_response_is_canceled(server: LocalServer, sessio
     timer.join()
 
 
+class InterruptedAdapter(CancellableHTTPAdapter):
+    """Ctrl-C arrives inside ``session.post`` once the response headers are
+    in, when the request's canceller already holds the socket."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sockets: list[socket.socket] = []
+        self.responses: list[requests.Response] = []
+
+    def send(self, *args: Any, **kwargs: Any) -> requests.Response:
+        response = super().send(*args, **kwargs)
+        self.responses.append(response)
+        self.sockets.append(response.raw.connection.sock)
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_while_sending_leaves_no_canceller_on_the_context(server: LocalServer) -> None:
+    """A KeyboardInterrupt inside ``session.post`` goes up unchanged, and the
+    request's canceller is detached on the way: cancelling the (longer lived)
+    context afterwards does not shut down the socket the request left."""
+    server.add(Reply(actions=[b"data: 1\n\n", Stall()]))
+    adapter = InterruptedAdapter()
+    with requests.Session() as interrupted:
+        interrupted.mount("http://", adapter)
+        ctx = Context()
+        with pytest.raises(KeyboardInterrupt):
+            post(interrupted, server, ctx)
+        ctx.cancel()
+        [sock] = adapter.sockets
+        assert sock.send(b"\r\n") == 2  # still open: a shut down socket raises BrokenPipeError
+        adapter.responses[0].close()
+    assert wait_until(lambda: server.disconnects == 1)
+
+
 def test_cancel_after_the_response_is_closed_does_nothing(
     server: LocalServer, session: requests.Session
 ) -> None:

@@ -35,6 +35,7 @@ from agentcore import (
     Usage,
     run,
 )
+from agentcore.context import ManualClock
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import (
     SEND,
@@ -506,7 +507,8 @@ def test_a_run_ended_by_a_deadline_still_logs_its_end(
     caplog: pytest.LogCaptureFixture, threads: Threads
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="agentcore")
-    release, logged = threading.Event(), threading.Event()
+    release, logged, started = threading.Event(), threading.Event(), threading.Event()
+    clock = ManualClock()
 
     class OnEnd(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
@@ -514,6 +516,7 @@ def test_a_run_ended_by_a_deadline_still_logs_its_end(
                 logged.set()
 
     def stubborn(_input: str, _ctx: Context) -> str:
+        started.set()
         release.wait(10)
         return "late"
 
@@ -521,9 +524,13 @@ def test_a_run_ended_by_a_deadline_still_logs_its_end(
     handler = OnEnd()
     logging.getLogger("agentcore").addHandler(handler)
     try:
-        collect(run(options(model, tools=[FuncTool("stubborn", stubborn)]), Context(timeout=0.2)))
-        # The deadline's thread logs right after it queued the terminal part;
-        # the worker, whose own end comes later, must not log a second end.
+        reader = run(options(model, tools=[FuncTool("stubborn", stubborn)]), Context(timeout=5, clock=clock))
+        assert started.wait(5)
+        clock.advance(5)  # the deadline passes while the tool holds the worker
+        collect(reader)
+        # The deadline's thread (here: the one that moved the clock) logs right
+        # after it queued the terminal part; the worker, whose own end comes
+        # later, must not log a second end.
         assert logged.wait(5)
     finally:
         release.set()
@@ -534,6 +541,76 @@ def test_a_run_ended_by_a_deadline_still_logs_its_end(
         "agentcore: run ended (canceled) after 1 step; "
         "usage Usage(input=7, output=3, cache_read=0, cache_write=0)"
     ]
+
+
+class CloseRaises:
+    """A step's parts whose ``close()`` raises, as a body that fails to drain."""
+
+    def __init__(self, parts: list[StreamPart]) -> None:
+        self.parts = iter(parts)
+        self.closed = threading.Event()
+
+    def __iter__(self) -> CloseRaises:
+        return self
+
+    def __next__(self) -> StreamPart:
+        return next(self.parts)
+
+    def close(self) -> None:
+        self.closed.set()
+        raise RuntimeError("the body did not drain")
+
+
+def test_a_stream_whose_close_fails_after_the_run_is_logged_and_the_result_stands(
+    caplog: pytest.LogCaptureFixture, threads: Threads
+) -> None:
+    """The last step's stream is closed after the terminal part (so the reader
+    never waits for a drain); its failure there is tidying up: one warning,
+    the run's result unchanged, no exception escaping the worker thread."""
+    caplog.set_level(logging.WARNING, logger="agentcore")
+    step = CloseRaises(text_step("done", usage=Usage(2, 1)))
+    result = run(options(ScriptedModel([step]))).result()
+    assert (result.text, result.usage) == ("done", Usage(2, 1))
+    assert step.closed.wait(5)
+    assert threads.wait_gone() == []
+    warnings = [r.getMessage() for r in caplog.records if r.name == "agentcore"]
+    assert warnings == ["agentcore: closing the model's stream failed after the run: RuntimeError"]
+
+
+def test_text_yields_only_the_text_deltas_and_raises_a_failed_runs_error() -> None:
+    model = ScriptedModel(
+        [tool_step(call("c1", "echo"), usage=Usage(1, 1)), text_step("Hel", "lo", usage=Usage(2, 2))]
+    )
+    echo = FuncTool("echo", lambda _input, _ctx: "ok")
+    assert list(run(options(model, tools=[echo])).text()) == ["Hel", "lo"]
+
+    failing = ScriptedModel([[text("partial"), ModelError(ErrorClass.INVALID_REQUEST, message="bad")]])
+    chunks: list[str] = []
+    with pytest.raises(RunError) as info:
+        chunks.extend(run(options(failing)).text())
+    assert chunks == ["partial"]
+    assert isinstance(info.value.err, ModelError)
+    assert info.value.finish_reason is FinishReason.ERROR
+
+
+def test_leaving_text_early_closes_the_reader_and_cancels_the_run(threads: Threads) -> None:
+    release = threading.Event()
+
+    def slow_parts(_request: Request, ctx: Context) -> Iterator[StreamPart]:
+        yield text("first")
+        ctx.wait(10)  # until the close cancels the run
+        release.set()
+        yield text("never")
+
+    reader = run(options(ScriptedModel([slow_parts])))
+    for chunk in reader.text():
+        assert chunk == "first"
+        break
+    assert release.wait(5)  # the break closed the reader, which cancelled the run
+    with pytest.raises(RunError) as info:
+        reader.result()
+    assert info.value.finish_reason is FinishReason.CANCELED
+    assert threads.wait_gone() == []
 
 
 CTRL_C_CHILD = """
