@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,6 +10,15 @@ import pytest
 from tests.localserver import LocalServer
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """The number of workers for ``-n auto`` (pyproject.toml's addopts): two
+    per CPU, at most eight. Much of the suite waits rather than computes (for
+    a subprocess to start, a browser to render, a server to answer), so two
+    workers per CPU keep the CPUs busy; every worker also collects the whole
+    suite (seconds of CPU), which is what the cap bounds."""
+    return min(2 * len(os.sched_getaffinity(0)), 8)
 
 
 @pytest.fixture

@@ -205,8 +205,20 @@ def test_script_runs_offline(python: ForkRunner) -> None:
 
 
 def test_testing_example_passes_under_pytest(python: ForkRunner) -> None:
+    # "-o addopts=": as in a user's project, without this repository's
+    # options (its parallel workers, pyproject.toml).
     proc = run_python(
-        python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", "examples/testing_with_scripted_model.py"]
+        python,
+        [
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=",
+            "examples/testing_with_scripted_model.py",
+        ],
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert re.search(r"^8 passed", proc.stdout, re.MULTILINE), proc.stdout

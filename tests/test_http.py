@@ -621,7 +621,9 @@ class InterruptedAdapter(CancellableHTTPAdapter):
     def send(self, *args: Any, **kwargs: Any) -> requests.Response:
         response = super().send(*args, **kwargs)
         self.responses.append(response)
-        self.sockets.append(response.raw.connection.sock)
+        connection = response.raw.connection
+        assert connection is not None and connection.sock is not None
+        self.sockets.append(connection.sock)
         raise KeyboardInterrupt
 
 

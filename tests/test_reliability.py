@@ -4,7 +4,8 @@ Through :func:`agentcore.run`, both adapters, against the real local server:
 
 * ``idle_timeout`` ends a stream that sends only pings as ``TRANSIENT``;
 * ``Context(timeout=...)`` bounds a whole run: retry waits (a server hint or
-  the computed backoff), a stalled read, many steps, a slow tool;
+  the computed backoff), a stalled read, many steps, a slow tool (the
+  deadlines are on a ManualClock that the test moves, so none is waited for);
 * ``retry_after_limit`` refuses a hint longer than the limit, in each
   Retry-After form, at once and with the error; a shorter hint is waited;
 * a consumer that stops reading holds the producer at the queue bound, and a
@@ -14,6 +15,8 @@ Through :func:`agentcore.run`, both adapters, against the real local server:
 from __future__ import annotations
 
 import email.utils
+import sys
+import threading
 import time
 from typing import Any
 
@@ -34,6 +37,7 @@ from agentcore import (
     run,
     user_message,
 )
+from agentcore.context import ManualClock
 from tests.faults import DIALECTS, U1, U2, Dialect
 from tests.faults.measure import back_pressure, million_parts
 from tests.localserver import LocalServer, Pause, Reply, Stall, json_reply
@@ -61,12 +65,30 @@ def failed(reader: Any) -> RunError:
     return info.value
 
 
+def blocked_reading() -> bool:
+    """True while the run's worker is blocked in a socket read."""
+    frames = sys._current_frames()
+    for thread in threading.enumerate():
+        frame = frames.get(thread.ident or -1) if thread.name == "agentcore-stream" else None
+        if (
+            frame is not None
+            and frame.f_code.co_name == "readinto"
+            and frame.f_code.co_filename.endswith("socket.py")
+        ):
+            return True
+    return False
+
+
 class Sleeper:
     """A tool that waits on the context for up to 30 s."""
 
     definition = ToolDefinition(name="sleep", description="Sleep.", input_schema='{"type":"object"}')
 
+    def __init__(self) -> None:
+        self.started = threading.Event()
+
     def execute(self, input: str, ctx: Context) -> str:
+        self.started.set()
         return "interrupted" if ctx.wait(30.0) else "slept"
 
 
@@ -113,18 +135,21 @@ def test_idle_timeout_is_retried_like_any_transient_failure(server: LocalServer,
 def test_deadline_bounds_retry_waits_on_server_hints(server: LocalServer, d: Dialect) -> None:
     server.add(json_reply(503, d.error_body("overloaded_error", "busy"), {"retry-after-ms": "300"}))
     model = d.model(server.url, timeout=(2.0, 5.0))
-    start = time.monotonic()
-    reader = run(
-        LoopOptions(model=model, messages=[user_message("hi")], max_retries=50), Context(timeout=1.0)
-    )
-    error = failed(reader)
-    elapsed = time.monotonic() - start
-    assert elapsed < 1.8
-    assert 2 <= server.hits <= 4  # it retried within the deadline, and no more
-    # The run gives up with the server's error when the next wait would outlast the deadline.
-    assert isinstance(error.err, (ModelError, DeadlineExceeded))
-    if isinstance(error.err, ModelError):
-        assert error.err.error_class is ErrorClass.OVERLOADED
+    clock = ManualClock()
+    waits: list[float] = []
+
+    def wait(seconds: float) -> None:  # each retry wait moves the deadline's clock instead of sleeping
+        waits.append(seconds)
+        clock.advance(seconds)
+
+    options = LoopOptions(model=model, messages=[user_message("hi")], max_retries=50, retry_sleep=wait)
+    error = failed(run(options, Context(timeout=1.0, clock=clock)))
+    # Three 0.3 s hints fit in the 1 s deadline; a fourth would outlast it, so
+    # the run gives up with the server's error at once, without that wait.
+    assert waits == [0.3, 0.3, 0.3]
+    assert server.hits == 4
+    assert isinstance(error.err, ModelError)
+    assert error.err.error_class is ErrorClass.OVERLOADED
 
 
 @pytest.mark.parametrize("d", DIALECTS, ids=DIALECT_IDS)
@@ -144,26 +169,33 @@ def test_deadline_bounds_the_computed_backoff(server: LocalServer, d: Dialect) -
 def test_deadline_interrupts_a_stalled_read(server: LocalServer, d: Dialect) -> None:
     server.add(stream(d.head(U2), d.text("Hi"), Stall()))
     model = d.model(server.url, timeout=(2.0, 30.0), idle_timeout=30.0)
+    clock = ManualClock()
+    reader = run(LoopOptions(model=model, messages=[user_message("hi")]), Context(timeout=0.5, clock=clock))
+    assert next(reader).text == "Hi"
+    assert wait_until(blocked_reading)
+    clock.advance(0.5)  # the deadline passes while the worker is blocked reading
     start = time.monotonic()
-    error = failed(run(LoopOptions(model=model, messages=[user_message("hi")]), Context(timeout=0.5)))
-    assert 0.5 <= time.monotonic() - start < 1.5
+    error = failed(reader)
+    assert time.monotonic() - start < 1.0
     assert isinstance(error.err, DeadlineExceeded)
     assert error.finish_reason is FinishReason.CANCELED
 
 
 @pytest.mark.parametrize("d", DIALECTS, ids=DIALECT_IDS)
 def test_deadline_bounds_a_run_of_many_steps_and_keeps_their_usage(server: LocalServer, d: Dialect) -> None:
-    # Every step takes 0.1 s and calls a tool, forever; the deadline ends the run.
-    server.add(stream(Pause(0.1), d.tool_step("call_x", "echo", ["{}"], U1)))
+    # Every step calls a tool, forever; the deadline passes after the third step.
+    server.add(stream(d.tool_step("call_x", "echo", ["{}"], U1)))
     model = d.model(server.url, timeout=(2.0, 5.0))
     options = LoopOptions(model=model, messages=[user_message("hi")], tools=[Quick()], step_limit=100)
-    start = time.monotonic()
-    reader = run(options, Context(timeout=0.8))
-    parts = list(reader)
-    elapsed = time.monotonic() - start
-    assert 0.8 <= elapsed < 1.8
+    clock = ManualClock()
+    reader = run(options, Context(timeout=0.8, clock=clock))
+    parts = []
+    for part in reader:
+        parts.append(part)
+        if sum(p.kind is StreamPartKind.STEP_FINISH for p in parts) == 3:
+            clock.advance(0.8)
     steps = [p for p in parts if p.kind is StreamPartKind.STEP_FINISH]
-    assert len(steps) >= 3
+    assert 3 <= len(steps) < 100
     terminal = parts[-1]
     assert terminal.finish_reason is FinishReason.CANCELED
     assert isinstance(terminal.err, DeadlineExceeded)
@@ -173,10 +205,15 @@ def test_deadline_bounds_a_run_of_many_steps_and_keeps_their_usage(server: Local
 def test_deadline_interrupts_a_slow_tool(server: LocalServer) -> None:
     d = DIALECTS[0]
     server.add(stream(d.tool_step("call_s", "sleep", ["{}"], U1)))
-    options = LoopOptions(model=d.model(server.url), messages=[user_message("hi")], tools=[Sleeper()])
+    sleeper = Sleeper()
+    options = LoopOptions(model=d.model(server.url), messages=[user_message("hi")], tools=[sleeper])
+    clock = ManualClock()
+    reader = run(options, Context(timeout=0.5, clock=clock))
+    assert sleeper.started.wait(5)
+    clock.advance(0.5)  # the deadline passes while the tool waits
     start = time.monotonic()
-    error = failed(run(options, Context(timeout=0.5)))
-    assert 0.5 <= time.monotonic() - start < 1.5
+    error = failed(reader)
+    assert time.monotonic() - start < 1.0
     assert isinstance(error.err, Canceled)
     assert error.usage == U1  # step 1 completed before the tool ran
 
