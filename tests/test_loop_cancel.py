@@ -269,9 +269,11 @@ def test_close_during_step_two_keeps_the_usage_of_step_one(threads: Threads) -> 
 def test_deadline_ends_the_run_as_canceled_with_deadline_exceeded(threads: Threads) -> None:
     started, released = threading.Event(), threading.Event()
     model = ScriptedModel([blocking_step(started, released, text("a"))])
-    start = time.monotonic()
-    parts = collect(run(options(model), Context(timeout=0.2)))
-    assert time.monotonic() - start < 5
+    clock = ManualClock()
+    reader = run(options(model), Context(timeout=0.2, clock=clock))
+    assert started.wait(5)
+    clock.advance(0.2)  # the deadline passes while the model blocks
+    parts = collect(reader)
     assert summary(parts)[:1] == [("text-delta", "a")]
     terminal = parts[-1]
     assert (terminal.kind.value, terminal.finish_reason) == ("error", FinishReason.CANCELED)
@@ -372,18 +374,23 @@ def test_result_after_close_while_a_tool_ignores_the_context_is_valid(threads: T
 
 @pytest.mark.parametrize("parallel", [False, True])
 def test_a_deadline_ends_the_run_while_a_tool_ignores_the_context(threads: Threads, parallel: bool) -> None:
-    release = threading.Event()
+    release, entered = threading.Event(), threading.Event()
 
     def stubborn(_input: str, _ctx: Context) -> str:
+        entered.set()
         assert release.wait(10)
         return "late"
 
     calls = [call("c1", "stubborn"), call("c2", "stubborn")] if parallel else [call("c1", "stubborn")]
     model = ScriptedModel([tool_step(*calls), text_step("never")])
     opts = options(model, tools=[FuncTool("stubborn", stubborn)], parallel_tools=parallel)
-    start = time.monotonic()
+    clock = ManualClock()
     try:
-        parts = collect(run(opts, Context(timeout=0.3)))
+        reader = run(opts, Context(timeout=0.3, clock=clock))
+        assert entered.wait(5)
+        clock.advance(0.3)  # the deadline passes while a tool holds on
+        start = time.monotonic()
+        parts = collect(reader)
         waited = time.monotonic() - start
     finally:
         release.set()
