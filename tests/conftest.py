@@ -18,7 +18,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     a subprocess to start, a browser to render, a server to answer), so two
     workers per CPU keep the CPUs busy; every worker also collects the whole
     suite (seconds of CPU), which is what the cap bounds."""
-    return min(2 * len(os.sched_getaffinity(0)), 8)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(2 * cpus, 8)
 
 
 @pytest.fixture
