@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -516,6 +516,12 @@ def cancel_later(ctx: Context, delay: float) -> tuple[threading.Timer, list[floa
     return timer, when
 
 
+def cancel_when(ctx: Context, condition: Callable[[], bool]) -> None:
+    """Cancel ``ctx`` as soon as ``condition()`` holds (within 5 s)."""
+    assert wait_until(condition)
+    ctx.cancel()
+
+
 def test_cancel_while_waiting_for_headers(server: LocalServer, session: requests.Session) -> None:
     server.add(Reply(before_headers=[Stall()]))
     ctx = Context()
@@ -622,7 +628,8 @@ class InterruptedAdapter(CancellableHTTPAdapter):
         response = super().send(*args, **kwargs)
         self.responses.append(response)
         connection = response.raw.connection
-        assert connection is not None and connection.sock is not None
+        assert connection is not None
+        assert connection.sock is not None
         self.sockets.append(connection.sock)
         raise KeyboardInterrupt
 
@@ -914,11 +921,14 @@ def test_cancelled_requests_leave_no_open_socket(server: LocalServer) -> None:
     server.script = [Reply(before_headers=[Stall()]), Reply(actions=[b"data: 1\n\n", Stall()])] * 25
     canceled = 0
     during: list[int] = []
+    timer: threading.Thread
     try:
         for i in range(50):
             ctx = Context()
-            if i % 2 == 0:  # cancelled while waiting for the headers
-                timer, _ = cancel_later(ctx, 0.02)
+            if i % 2 == 0:  # cancelled while waiting for the headers, once the server has the request
+                # (a cancel before it arrives would leave this request's reply to the next one)
+                timer = threading.Thread(target=cancel_when, args=(ctx, lambda i=i: server.hits > i))
+                timer.start()
                 try:
                     post(session, server, ctx, read_timeout=30)
                 except Canceled:

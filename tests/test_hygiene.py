@@ -45,19 +45,27 @@ def remote() -> Iterator[RemoteServer]:
 
 
 @pytest.mark.slow
-def test_1000_runs_closed_at_random_points_leave_threads_sockets_and_memory_at_baseline() -> None:
-    figures = hygiene(1000)
+def test_400_runs_closed_at_random_points_leave_threads_sockets_and_memory_at_baseline() -> None:
+    """Runs closed at random points (each scenario about 65 times) leave no
+    thread, socket or resource warning behind, and resident memory flat.
+    docs/reliability.md reports 1,000 such runs (tests/faults/report.py); a
+    leak of a thread or a socket shows in any one run, and the memory bound
+    scales with the run count (1.6 MB over 400 runs, 4 MB over 1,000: a leak
+    of 4 KB a run fails both), so 400 runs prove the same in less than half
+    the time."""
+    figures = hygiene(400)
     assert figures.workers_left == 0
     assert figures.threads_new == ()
     assert all(sample.threads == 0 for sample in figures.samples)
+    assert len(figures.samples) == 4
     assert figures.sockets_new == 0
     # Between runs only idle keep-alive connections stay open, at most one per model's pool.
     assert figures.sockets_peak <= figures.models + 2
     assert figures.resource_warnings == 0
-    assert figures.rss_after - figures.rss_before < 4 * MB
+    assert figures.rss_after - figures.rss_before < 1.6 * MB
     assert figures.close_max < 0.5
-    assert sum(figures.by_scenario.values()) == 1000
-    assert min(figures.by_scenario.values()) > 100
+    assert sum(figures.by_scenario.values()) == 400
+    assert min(figures.by_scenario.values()) > 40
     assert set(figures.by_scenario) == set(SCENARIOS)
 
 

@@ -517,7 +517,9 @@ def test_keepalives_between_content_do_not_fire_the_idle_timeout(server: LocalSe
         actions += [delta, Pause(0.2), b": ping\n\n", Pause(0.2)]
     actions.append(b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
     server.add(Reply(actions=actions))
-    parts, error = collect(model_for(server, idle_timeout=0.5))
+    # Content every 0.4 s, a ping between: well inside a 1 s idle timeout even
+    # on a loaded machine (0.5 s left 0.1 s of margin, which load took away).
+    parts, error = collect(model_for(server, idle_timeout=1.0))
     assert error is None
     assert [p.text for p in parts[:-1]] == ["x"] * 4
 
