@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,15 @@ import pytest
 from tests.localserver import LocalServer
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C raises KeyboardInterrupt here and in the processes the tests
+    start, however pytest was started: a shell runs a background command
+    (``pytest &``) with SIGINT ignored, which its children inherit, and the
+    Ctrl-C tests would then wait for an interrupt that never comes."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
