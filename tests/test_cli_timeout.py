@@ -74,7 +74,9 @@ def test_the_deadline_covers_retries(capsys: pytest.CaptureFixture[str]) -> None
     cancelled = threading.Event()
     model = ScriptedModel(
         [
-            ModelError(ErrorClass.RATE_LIMITED, retry_after=0.1, message="slow down", status=429),
+            # A 10 ms hint: the retry fits the 0.3 s deadline even when the first
+            # attempt is slow on a loaded machine (with 0.1 s it once did not).
+            ModelError(ErrorClass.RATE_LIMITED, retry_after=0.01, message="slow down", status=429),
             silent_step(cancelled),
         ]
     )
