@@ -539,7 +539,7 @@ def resolve_approvals(options: LoopOptions, state: RunState) -> dict[str, bool |
         head, _, call_id = key.partition(":")
         if head.isdigit() and call_id in pending and (step is None or int(head) == step):
             decisions[call_id] = decision
-        elif head.isdigit() and (key in made or call_id in pending):
+        elif key in made:
             _log.info(
                 "agentcore: run %r: the decision %r is for a call already decided; ignored", state.run_id, key
             )

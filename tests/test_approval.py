@@ -251,6 +251,9 @@ def test_a_step_qualified_decision_delivered_twice_does_not_approve_a_later_call
     assert (redelivered.finish_reason, redelivered.pending) == (FinishReason.APPROVAL_REQUIRED, (again,))
     assert "the decision '1:t1' is for a call already decided; ignored" in caplog.text
     assert bank.ran == ["transfer 500"]  # the 5000 transfer nobody saw did not run
+    for wrong in ("7:t1", "0:t1"):  # no step made t1 under that number: a mistake, not a redelivery
+        with pytest.raises(ConfigError, match=f"that run 'r1' never made: {wrong}"):
+            generate(LoopOptions(model=model, approvals={wrong: True}, **options))
     done = generate(LoopOptions(model=model, approvals={"2:t1": True}, **options))
     assert (done.finish_reason, bank.ran) == (FinishReason.STOP, ["transfer 500", "transfer 5000"])
 
