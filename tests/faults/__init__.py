@@ -68,7 +68,7 @@ from tests.loop_helpers import assert_valid_history
 KEY = "sk-fault-matrix-key-0123456789abcdef"
 """The API key every row's model is built with (tests/test_secrets.py checks it never leaks)."""
 
-READ_TIMEOUT = 0.5
+READ_TIMEOUT = 1.0
 """Seconds: the adapters' read timeout and idle timeout in the table."""
 RETRY_BASE_DELAY = 0.01
 RETRY_MAX_DELAY = 0.05
