@@ -162,6 +162,9 @@ def test_ctrl_c_while_an_mcp_server_starts_exits_at_once_and_stops_it(tmp_path: 
     finally:
         child.kill()
         child.wait()
+        for pipe in (child.stdout, child.stderr):  # a server left running holds them open
+            assert pipe is not None
+            pipe.close()
     assert child.returncode == 130
     assert err.splitlines()[-1] == "agentcore: interrupted"
     assert not Path(f"/proc/{server_pid}").exists()
