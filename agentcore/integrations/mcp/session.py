@@ -51,9 +51,6 @@ _log = logging.getLogger("agentcore")
 _T = TypeVar("_T")
 
 _MAX_PAGES = 100
-
-_CANCEL_AGAIN = 0.5
-"""Seconds a starting connection has to end once cancelled before it is cancelled again."""
 """The most ``tools/list`` pages read in one listing."""
 _CLIENT_INFO = mcp_types.Implementation(name="agentcore", version="0.1.0")
 
@@ -283,20 +280,10 @@ class Supervisor:
         for task in calls:
             task.cancel()
         await asyncio.gather(*calls, return_exceptions=True)
-        starting = set()
         for conn, task in self._connections.items():
             conn.stop.set()
             if not conn.ready.done():
-                starting.add(task)  # still starting (a server that never answers): nothing to wait for
-        while starting:
-            # Cancelled again until it ends: a cancel that lands as the SDK's anyio
-            # cancel scope cancels its own task is swallowed, and the connection would
-            # then wait out the handshake timeout
-            # (https://github.com/agronholm/anyio/issues/1214).
-            for task in starting:
-                task.cancel()
-            _, pending = await asyncio.wait(starting, timeout=_CANCEL_AGAIN)
-            starting = set(pending)
+                task.cancel()  # still starting (a server that never answers): nothing to wait for
         await asyncio.gather(*self._connections.values(), return_exceptions=True)
         if stop:
             self._loop.stop()
