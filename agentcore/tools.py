@@ -278,12 +278,7 @@ class FunctionTool(Generic[P, R]):
             TypeError: the result cannot be encoded as JSON.
             Exception: whatever the function raised.
         """
-        try:
-            arguments = json.loads(input) if input.strip() else {}
-        except ValueError as exc:
-            raise ToolInputError(f"the arguments for {self._owner} are not valid JSON: {exc}") from exc
-        if not isinstance(arguments, dict):
-            raise ToolInputError(f"the arguments for {self._owner} must be a JSON object")
+        arguments = parse_arguments(input, self._owner)
         problems = self._validator.problems(arguments)
         if problems:
             lines = "\n".join(f"- {p}" for p in problems)
@@ -407,6 +402,22 @@ def _tool_name(func: Callable[..., Any], name: str | None) -> str:
             f"invalid tool name {name!r}: use 1 to 64 letters, digits, '_' or '-' (pass name=...)"
         )
     return name
+
+
+def parse_arguments(input: str, owner: str) -> dict[str, Any]:
+    """A tool call's arguments (JSON text; blank means ``{}``) as a dict.
+
+    Raises:
+        ToolInputError: ``input`` is not valid JSON, or not a JSON object;
+            the message names ``owner`` (``"tool 'add'"``).
+    """
+    try:
+        arguments = json.loads(input) if input.strip() else {}
+    except ValueError as exc:
+        raise ToolInputError(f"the arguments for {owner} are not valid JSON: {exc}") from exc
+    if not isinstance(arguments, dict):
+        raise ToolInputError(f"the arguments for {owner} must be a JSON object")
+    return arguments
 
 
 def takes_context(func: Callable[..., Any]) -> bool:

@@ -28,7 +28,6 @@ back to the model as an error result.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import threading
@@ -48,7 +47,7 @@ from agentcore.errors import AgentcoreError, ConfigError
 from agentcore.integrations.mcp.mapping import result_content, tool_definition, tool_name
 from agentcore.integrations.mcp.servers import Server, http_server, redact, stdio_server
 from agentcore.integrations.mcp.session import Supervisor
-from agentcore.tools import Tool, ToolInputError, ToolSet
+from agentcore.tools import Tool, ToolSet, parse_arguments
 from agentcore.types import ToolDefinition, ToolOutput
 
 __all__ = [
@@ -129,12 +128,7 @@ class MCPTool:
             Canceled: ``ctx`` was cancelled.
             ConfigError: the tools were closed.
         """
-        try:
-            arguments = json.loads(input) if input.strip() else {}
-        except ValueError as exc:
-            raise ToolInputError(f"the arguments for {self.name!r} are not valid JSON: {exc}") from None
-        if not isinstance(arguments, dict):
-            raise ToolInputError(f"the arguments for {self.name!r} must be a JSON object")
+        arguments = parse_arguments(input, repr(self.name))
         supervisor = self._supervisor
         result = supervisor.call(self.name, arguments, ctx)
         text, files = result_content(result)
