@@ -27,6 +27,7 @@ from agentcore.errors import (
     RunError,
     classify_status,
 )
+from agentcore.files import File
 from agentcore.model import Model
 from agentcore.options import DEFAULT_RUN_QUEUE_SIZE, DEFAULT_STEP_LIMIT, LoopOptions
 from agentcore.result import RunReader, RunResult, StepResult
@@ -37,7 +38,6 @@ from agentcore.types import (
     CacheReport,
     ContentPart,
     ContentPartKind,
-    File,
     FinishReason,
     Message,
     PrefixChange,

@@ -16,10 +16,11 @@ from agentcore.durable import CheckpointStore, StepRunner
 from agentcore.errors import ConfigError
 from agentcore.model import Model
 from agentcore.output import output_spec
+from agentcore.redaction import headers_repr
 from agentcore.settings import ModelSettings
 from agentcore.tools import Tool, ToolSet
 from agentcore.transport.headers import header_dict
-from agentcore.types import Message, Usage, headers_repr
+from agentcore.types import Message, Usage
 
 DEFAULT_STEP_LIMIT = 20
 """Model steps per run when ``LoopOptions.step_limit`` is 0."""

@@ -25,10 +25,10 @@ from typing import Any
 
 from agentcore.context import Context
 from agentcore.errors import Canceled, ModelError
+from agentcore.files import File
 from agentcore.providers.history import check_history
 from agentcore.tools import takes_context
 from agentcore.types import (
-    File,
     FinishReason,
     Reasoning,
     Request,

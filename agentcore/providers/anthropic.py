@@ -80,6 +80,7 @@ from requests.structures import CaseInsensitiveDict
 
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
+from agentcore.files import File
 from agentcore.providers import attachments, caching, config
 from agentcore.providers.anthropic_stream import FORMAT, StepState
 from agentcore.providers.history import check_history
@@ -90,7 +91,6 @@ from agentcore.transport.headers import credential, header_dict
 from agentcore.types import (
     ContentPart,
     ContentPartKind,
-    File,
     Message,
     OutputSchema,
     Reasoning,

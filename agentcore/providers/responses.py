@@ -66,6 +66,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from agentcore.errors import ConfigError, ErrorClass, ModelError
+from agentcore.files import File
 from agentcore.providers import attachments
 from agentcore.providers.history import check_history, marked_error
 from agentcore.providers.openai_stream import stream_error, synthesize_id
@@ -73,7 +74,6 @@ from agentcore.providers.openai_stream import usage_from as chat_usage_from
 from agentcore.settings import ModelSettings, unsupported
 from agentcore.transport.sse import DONE, Event
 from agentcore.types import (
-    File,
     FinishReason,
     Message,
     OutputSchema,
