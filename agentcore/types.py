@@ -846,18 +846,21 @@ class StreamPart:
         return cls(StreamPartKind.REASONING_DELTA, text=text)
 
     @classmethod
-    def reasoning_part(cls, reasoning: Reasoning) -> StreamPart:
-        """One complete reasoning block, as it goes into the history."""
+    def reasoning_event(cls, reasoning: Reasoning) -> StreamPart:
+        """A ``reasoning`` part: one complete reasoning block, as it goes
+        into the history (:func:`reasoning_part` is the content part)."""
         return cls(StreamPartKind.REASONING, reasoning=reasoning)
 
     @classmethod
-    def tool_call_part(cls, call: ToolCall) -> StreamPart:
-        """A fully assembled tool call."""
+    def tool_call_event(cls, call: ToolCall) -> StreamPart:
+        """A ``tool-call`` part: a fully assembled tool call
+        (:func:`tool_call_part` is the content part)."""
         return cls(StreamPartKind.TOOL_CALL, tool_call=call)
 
     @classmethod
-    def tool_result_part(cls, result: ToolResult) -> StreamPart:
-        """The result of running a tool (emitted by the loop)."""
+    def tool_result_event(cls, result: ToolResult) -> StreamPart:
+        """A ``tool-result`` part: the result of running a tool, emitted by
+        the loop (:func:`tool_result_part` is the content part)."""
         return cls(StreamPartKind.TOOL_RESULT, tool_result=result)
 
     @classmethod

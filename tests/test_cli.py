@@ -63,7 +63,7 @@ def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def call(name: str, arguments: str, call_id: str = "c1") -> StreamPart:
-    return StreamPart.tool_call_part(ToolCall(id=call_id, name=name, input=arguments))
+    return StreamPart.tool_call_event(ToolCall(id=call_id, name=name, input=arguments))
 
 
 def finish(reason: FinishReason, usage: Usage | None = None) -> StreamPart:
@@ -275,7 +275,7 @@ def test_prompt_from_stdin(capsys: pytest.CaptureFixture[str]) -> None:
 def think(*pieces: str, **fields: str) -> list[StreamPart]:
     """A reasoning block streamed as ``pieces``, then the whole block."""
     block = Reasoning(text=fields.pop("text", "".join(pieces)), **fields)
-    return [*(StreamPart.reasoning_delta(piece) for piece in pieces), StreamPart.reasoning_part(block)]
+    return [*(StreamPart.reasoning_delta(piece) for piece in pieces), StreamPart.reasoning_event(block)]
 
 
 def thinking_script() -> list[Any]:
@@ -360,13 +360,13 @@ def test_a_block_that_arrives_whole_is_shown_once(capsys: pytest.CaptureFixture[
     streamed = "streamed, then text, then the block"
     steps = [
         [
-            StreamPart.reasoning_part(Reasoning(text="no deltas before me", signature="sig")),
-            StreamPart.reasoning_part(Reasoning(data="ZW5jcnlwdGVk", format="anthropic")),  # redacted
+            StreamPart.reasoning_event(Reasoning(text="no deltas before me", signature="sig")),
+            StreamPart.reasoning_event(Reasoning(data="ZW5jcnlwdGVk", format="anthropic")),  # redacted
             StreamPart.reasoning_delta("streamed, "),
             StreamPart.reasoning_delta("then text, then the block"),
             StreamPart.text_delta("answer"),
             # An adapter that emits the block at the step's end: it is not shown twice.
-            StreamPart.reasoning_part(Reasoning(text=streamed)),
+            StreamPart.reasoning_event(Reasoning(text=streamed)),
             finish(FinishReason.STOP),
         ]
     ]
@@ -411,7 +411,7 @@ def test_hide_reasoning(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_json_reasoning_objects_carry_every_field(capsys: pytest.CaptureFixture[str]) -> None:
     block = Reasoning("t", "sig", "ZGF0YQ==", "rs_1", "anthropic", "api.example.com", '{"k": [1]}')
-    steps = [[StreamPart.reasoning_delta("t"), StreamPart.reasoning_part(block), finish(FinishReason.STOP)]]
+    steps = [[StreamPart.reasoning_delta("t"), StreamPart.reasoning_event(block), finish(FinishReason.STOP)]]
     assert cli.main(["--json", "q"], model=ScriptedModel(steps)) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert lines[0] == {"kind": "reasoning-delta", "text": "t"}

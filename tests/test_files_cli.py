@@ -179,7 +179,7 @@ def test_test_model_acknowledges_files_by_url() -> None:
 
 
 def result_part(*files: File) -> StreamPart:
-    return StreamPart.tool_result_part(ToolResult("c1", "draw", "drawn", files=files))
+    return StreamPart.tool_result_event(ToolResult("c1", "draw", "drawn", files=files))
 
 
 def test_sse_events_describe_a_tools_files_and_inline_only_small_ones() -> None:

@@ -155,7 +155,7 @@ class Step:
 
     def parts(self) -> list[StreamPart]:
         out = [StreamPart.text_delta(t) for t in self.texts]
-        out += [StreamPart.tool_call_part(c) for c in self.calls]
+        out += [StreamPart.tool_call_event(c) for c in self.calls]
         return out
 
     def script(self) -> list[StreamPart | BaseException]:

@@ -271,7 +271,7 @@ def test_tools_keep_working_in_a_structured_run() -> None:
     model = ScriptedModel(
         [
             [
-                StreamPart.tool_call_part(ToolCall("c1", "thermometer", '{"city": "Oslo"}')),
+                StreamPart.tool_call_event(ToolCall("c1", "thermometer", '{"city": "Oslo"}')),
                 StreamPart.step_finish(FinishReason.TOOL_CALLS),
             ],
             _answer(GOOD),
@@ -333,7 +333,7 @@ def test_output_options_are_checked(field: str, value: Any, message: str) -> Non
 
 def _final(arguments: str, call_id: str = "f1") -> list[StreamPart]:
     return [
-        StreamPart.tool_call_part(ToolCall(call_id, OUTPUT_TOOL, arguments)),
+        StreamPart.tool_call_event(ToolCall(call_id, OUTPUT_TOOL, arguments)),
         StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=10, output=5)),
     ]
 

@@ -451,8 +451,8 @@ def test_a_function_with_everyday_types_is_a_tool_in_a_run() -> None:
     model = ScriptedModel(
         [
             [
-                StreamPart.tool_call_part(ToolCall("c1", "book", json.dumps(good))),
-                StreamPart.tool_call_part(ToolCall("c2", "book", json.dumps({**good, "arrives": "June"}))),
+                StreamPart.tool_call_event(ToolCall("c1", "book", json.dumps(good))),
+                StreamPart.tool_call_event(ToolCall("c2", "book", json.dumps({**good, "arrives": "June"}))),
                 StreamPart.step_finish(FinishReason.TOOL_CALLS),
             ],
             [StreamPart.text_delta("booked"), StreamPart.step_finish(FinishReason.STOP)],

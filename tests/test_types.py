@@ -93,8 +93,8 @@ def test_enum_values_are_the_wire_strings(enum: Any, expected: dict[str, str]) -
 
 def test_stream_part_named_constructors() -> None:
     assert StreamPart.text_delta("hi") == StreamPart(kind=StreamPartKind.TEXT_DELTA, text="hi")
-    assert StreamPart.tool_call_part(CALL) == StreamPart(kind="tool-call", tool_call=CALL)
-    assert StreamPart.tool_result_part(RESULT) == StreamPart(kind="tool-result", tool_result=RESULT)
+    assert StreamPart.tool_call_event(CALL) == StreamPart(kind="tool-call", tool_call=CALL)
+    assert StreamPart.tool_result_event(RESULT) == StreamPart(kind="tool-result", tool_result=RESULT)
     step = StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(1, 2, 3, 4))
     assert (step.kind, step.finish_reason, step.usage, step.total_usage) == (
         StreamPartKind.STEP_FINISH,

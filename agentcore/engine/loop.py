@@ -644,7 +644,7 @@ class _Loop:
                     if part.tool_call is not None:
                         if not part.tool_call.input.isascii():
                             arguments = _valid_unicode(part.tool_call.input)
-                            part = StreamPart.tool_call_part(attrs.evolve(part.tool_call, input=arguments))
+                            part = StreamPart.tool_call_event(attrs.evolve(part.tool_call, input=arguments))
                         assert part.tool_call is not None
                         calls.append(part.tool_call)
                         content.parts.append(tool_call_part(part.tool_call))
@@ -727,7 +727,7 @@ class _Loop:
                     self._save()
                 results.append(result)
                 if ran:
-                    self._forward(StreamPart.tool_result_part(result))
+                    self._forward(StreamPart.tool_result_event(result))
         except BaseException:
             # Also when every call has its result (the reader went away while
             # the last one was sent): the calls in the history need their results.

@@ -889,10 +889,10 @@ class ResponseState:
         item = self._items.get(index) or _Item(_EMPTY)
         kind = done.get("type") or item.added.get("type")
         if kind == "reasoning":
-            return [StreamPart.reasoning_part(self._reasoning(done, item))]
+            return [StreamPart.reasoning_event(self._reasoning(done, item))]
         if kind == "function_call":
             self.calls += 1
-            return [StreamPart.tool_call_part(self._call(done, item))]
+            return [StreamPart.tool_call_event(self._call(done, item))]
         return []
 
     def _reasoning(self, done: Mapping[str, Any], item: _Item) -> Reasoning:
