@@ -81,6 +81,11 @@ def _non_negative(_instance: Any, attribute: attrs.Attribute[int], value: int) -
         raise ValueError(f"{attribute.name} must be a non-negative int, got {value!r}")
 
 
+def _positive(_instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{attribute.name} must be an int >= 1, got {value!r}")
+
+
 @attrs.frozen
 class Usage:
     """Token accounting for one step or, summed, for a whole run.
@@ -700,7 +705,8 @@ class Request:
         system: the system prompt; empty means none.
         messages: the conversation so far, oldest first.
         tools: the tool definitions available this step.
-        max_output_tokens: cap on generated tokens; 0 lets the adapter choose.
+        max_output_tokens: the most tokens the model may generate (reasoning
+            included), >= 1; None lets the adapter choose.
         headers: extra HTTP headers for this request (gateway attribution).
         settings: this run's :class:`agentcore.ModelSettings`; they override
             the adapter's own field by field. None for none.
@@ -711,7 +717,7 @@ class Request:
     system: str = attrs.field(default="", validator=_text)
     messages: tuple[Message, ...] = attrs.field(default=(), converter=_to_tuple)
     tools: tuple[ToolDefinition, ...] = attrs.field(default=(), converter=_to_tuple)
-    max_output_tokens: int = attrs.field(default=0, validator=_non_negative)
+    max_output_tokens: int | None = attrs.field(default=None, validator=attrs.validators.optional(_positive))
     headers: Mapping[str, str] = attrs.field(factory=dict, converter=_str_mapping, repr=headers_repr)
     settings: ModelSettings | None = None
     output: OutputSchema | None = None

@@ -34,11 +34,12 @@ from agentcore import (
 )
 from agentcore.integrations import cli_model, cli_output, demo_tools
 from agentcore.integrations.cli_output import TextPrinter
-from agentcore.integrations.demo_tools import COLORS, ToolInputError, count_words, evaluate, swatch_png
+from agentcore.integrations.demo_tools import COLORS, count_words, evaluate, swatch_png
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from agentcore.settings import unsupported
 from agentcore.testing import ScriptedModel, TestModel
+from agentcore.tools import ToolInputError
 from tests.conftest import wait_for_threads
 from tests.loop_helpers import asleep_in, wait_until
 
@@ -433,11 +434,11 @@ def test_json_reasoning_objects_carry_every_field(capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize(
     ("flags", "settings", "max_output_tokens"),
     [
-        ([], None, 0),
-        (["--temperature", "0.5"], ModelSettings(temperature=0.5), 0),
-        (["--reasoning-effort", "high"], ModelSettings(reasoning_effort="high"), 0),
-        (["--thinking-budget", "2048"], ModelSettings(thinking=True, thinking_budget=2048), 0),
-        (["--no-thinking"], ModelSettings(thinking=False), 0),
+        ([], None, None),
+        (["--temperature", "0.5"], ModelSettings(temperature=0.5), None),
+        (["--reasoning-effort", "high"], ModelSettings(reasoning_effort="high"), None),
+        (["--thinking-budget", "2048"], ModelSettings(thinking=True, thinking_budget=2048), None),
+        (["--no-thinking"], ModelSettings(thinking=False), None),
         (
             ["--thinking-budget", "1024", "--max-output-tokens", "8000", "--temperature", "1"],
             ModelSettings(temperature=1.0, thinking=True, thinking_budget=1024),
@@ -446,7 +447,7 @@ def test_json_reasoning_objects_carry_every_field(capsys: pytest.CaptureFixture[
     ],
 )
 def test_setting_flags_become_the_runs_model_settings(
-    flags: list[str], settings: ModelSettings | None, max_output_tokens: int
+    flags: list[str], settings: ModelSettings | None, max_output_tokens: int | None
 ) -> None:
     model = ScriptedModel([[finish(FinishReason.STOP)]])
     assert cli.main([*flags, "q"], model=model, stdout=io.StringIO(), stderr=io.StringIO()) == 0

@@ -332,15 +332,17 @@ def test_tool_definition_schema_validation() -> None:
 
 def test_request_defaults_and_conversion() -> None:
     request = Request()
-    assert (request.system, request.messages, request.tools, request.max_output_tokens) == ("", (), (), 0)
+    assert (request.system, request.messages, request.tools, request.max_output_tokens) == ("", (), (), None)
     assert dict(request.headers) == {}
     history = [user_message("hi")]
     request = Request(messages=history, tools=[ToolDefinition("s")], headers={"X-A": "1"})
     history.append(user_message("later"))
     assert request.messages == (user_message("hi"),)  # a copy, not the caller's list
     assert request.tools == (ToolDefinition("s"),)
-    with pytest.raises(ValueError, match="max_output_tokens must be a non-negative int"):
-        Request(max_output_tokens=-1)
+    bad: Any
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match=f"max_output_tokens must be an int >= 1, got {bad!r}"):
+            Request(max_output_tokens=bad)
 
 
 def test_the_text_delta_fast_path_builds_the_same_part_as_the_constructor() -> None:

@@ -474,7 +474,7 @@ def test_the_cli_json_output_is_the_same_part_form() -> None:
 
 def test_a_failed_run_ends_with_one_error_event() -> None:
     failure = ModelError(ErrorClass.OVERLOADED, message="try later", status=529)
-    reader = run(LoopOptions(model=ScriptedModel([failure]), messages=[user_message("hi")], max_retries=-1))
+    reader = run(LoopOptions(model=ScriptedModel([failure]), messages=[user_message("hi")], max_retries=0))
     events = [json.loads(event[6:]) for event in sse_stream(reader)]
     assert events == [
         {
@@ -492,7 +492,7 @@ def test_a_failed_run_ends_with_one_error_event() -> None:
 
 def test_parts_sent_before_a_failure_come_first() -> None:
     model = ScriptedModel([[StreamPart.text_delta("par")]])  # cut before its step-finish
-    reader = run(LoopOptions(model=model, messages=[user_message("hi")], max_retries=-1))
+    reader = run(LoopOptions(model=model, messages=[user_message("hi")], max_retries=0))
     events = [json.loads(event[6:]) for event in sse_stream(reader)]
     assert [e["kind"] for e in events] == ["text-delta", "error"]
     assert events[-1]["error_class"] == "transient"
