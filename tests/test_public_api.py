@@ -89,6 +89,8 @@ deliberate change of this set."""
 NOT_AT_THE_TOP = {
     "agentcore.cli.UsageError": "the command's own: its helpers raise it, main() exits with status 2",
     "agentcore.testing.ScriptExhausted": "a failed test (an AssertionError), kept with the test doubles",
+    "agentcore.schema.signature.ConversionError": "never reaches a caller: its problems become the "
+    "lines of an OutputValidationError or a ToolInputError",
 }
 """The exception classes of the package that ``agentcore`` does not export, and why."""
 

@@ -370,11 +370,11 @@ BAD: list[tuple[Any, Any, str]] = [
         {"number": 1, "kind": "red", "price": 1, "floor": 2},
         "- x: Additional properties are not allowed ('floor' was unexpected)",
     ),
-    # pydantic's own validators run after the schema: their message names the field.
+    # pydantic's own validators run after the schema: the problem names the field.
     (
         Room,
         {"number": 13, "kind": "red", "price": 1},
-        "- x: ValueError: number: Value error, there is no room 13",
+        "- x.number: Value error, there is no room 13",
     ),
     (Stay, {"room": {"number": 1, "kind": "red"}}, "- x.room: 'price' is a required property"),
 ]
