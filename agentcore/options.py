@@ -4,12 +4,14 @@ Every option is checked at construction: a value out of range or of the
 wrong type is a :class:`ConfigError` naming the field, never a failure inside
 the run later.
 
-One rule for the counts and durations: ``None`` (the default) means the
-``DEFAULT_*`` constant named in the field's description, and the field then
-holds that value; every other value means itself, 0 included (``max_retries=0``
-is no retry, ``retry_base_delay=0`` no wait). Where zero makes no sense (a
-step limit, a queue, an output cap of 0) it is a :class:`ConfigError`. The
-loop reads the fields as they are.
+One rule for the fields with a ``DEFAULT_*`` constant (``step_limit``,
+``max_retries``, ``retry_base_delay``, ``retry_max_delay``, ``queue_size``):
+``None`` (the default) means the constant, and the field then holds its
+value; every other value means itself, 0 included (``max_retries=0`` is no
+retry, ``retry_base_delay=0`` no wait). Where zero makes no sense (a step
+limit, a queue, an output cap of 0) it is a :class:`ConfigError`. The loop
+reads the fields as they are. ``max_output_tokens=None`` leaves the cap to
+the adapter, and ``retry_after_limit=None``, like a timeout, is no limit.
 """
 
 from __future__ import annotations
