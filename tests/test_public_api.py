@@ -10,6 +10,8 @@ import importlib
 import inspect
 import json
 import pkgutil
+import subprocess
+import sys
 
 import pytest
 
@@ -130,6 +132,19 @@ def test_every_exception_class_of_the_package_is_importable_from_agentcore() -> 
     assert set(found) - exported == set(NOT_AT_THE_TOP)
     drawn = agentcore.errors.__doc__ or ""
     assert [name for name in sorted(exported) if f" {found[name].__name__} " not in drawn] == []
+
+
+def test_import_agentcore_imports_no_optional_extra() -> None:
+    # The MCP errors are defined in agentcore.errors so that agentcore can
+    # export them without the mcp SDK; the same holds for every extra.
+    extras = ("mcp", "pydantic", "opentelemetry", "dbos", "flask", "django", "starlette")
+    code = (
+        "import sys\n"
+        "from agentcore import MCPServerError, MCPToolError, OutputValidationError\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({extras!r})))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize(
