@@ -6,6 +6,10 @@ values are the wire strings (design.md, "Shape"). Validators
 reject values that do not fit the type (a :class:`StreamPart` whose fields do
 not match its kind is a ``ValueError``); named constructors build the common
 shapes. Token counts are ``int``; JSON payloads are ``str`` holding JSON text.
+
+A :class:`~agentcore.files.File` and its I/O live in :mod:`agentcore.files`;
+the rule that shows credential headers as ``[REDACTED]`` in a ``repr`` in
+:mod:`agentcore.redaction`.
 """
 
 from __future__ import annotations
