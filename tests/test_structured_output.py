@@ -56,6 +56,7 @@ from agentcore.schema.validation import SchemaValidator
 from agentcore.testing import ScriptedModel, TestModel, example_value
 from agentcore.types import OutputSchema, Request
 from tests.localserver import LocalServer, Reply
+from tests.test_output import Reading
 from tests.test_responses_loop import stream as responses_stream
 
 
@@ -217,18 +218,6 @@ def test_an_invalid_answer_is_sent_back_once_then_accepted() -> None:
         "Answer again with only the corrected JSON value."
     )
     assert [m.text for m in result.messages] == [ASK[0].text, BAD, retry.text, GOOD]
-
-
-class Reading(pydantic.BaseModel):
-    city: str
-    celsius: float
-
-    @pydantic.field_validator("celsius")
-    @classmethod
-    def on_earth(cls, value: float) -> float:
-        if value > 60:
-            raise ValueError("no place on Earth is that hot")
-        return value
 
 
 def test_a_validator_failure_is_sent_back_naming_the_field_and_its_message() -> None:
