@@ -7,28 +7,33 @@ doubles in ``agentcore.testing``.
 
 import sys
 
-from agentcore.context import Context
-from agentcore.engine.channel import (
-    DEFAULT_QUEUE_SIZE,
-    SendFunc,
-    StreamReader,
-    stream_func,
-)
+from agentcore.context import Context, ManualClock
+from agentcore.durable import CheckpointConflict, ReplayDiverged
 from agentcore.engine.loop import generate, run
 from agentcore.engine.observer import RunObserver, set_observe
-from agentcore.engine.retry import DEFAULT_MAX_RETRIES, DEFAULT_RETRY_BASE_DELAY, DEFAULT_RETRY_MAX_DELAY
 from agentcore.errors import (
     AgentcoreError,
     Canceled,
     ConfigError,
     DeadlineExceeded,
     ErrorClass,
+    MCPServerError,
+    MCPToolError,
     ModelError,
     RunError,
     classify_status,
 )
+from agentcore.files import File
 from agentcore.model import Model
-from agentcore.options import DEFAULT_RUN_QUEUE_SIZE, DEFAULT_STEP_LIMIT, LoopOptions
+from agentcore.options import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_RETRY_BASE_DELAY,
+    DEFAULT_RETRY_MAX_DELAY,
+    DEFAULT_RUN_QUEUE_SIZE,
+    DEFAULT_STEP_LIMIT,
+    LoopOptions,
+)
+from agentcore.output import OutputValidationError
 from agentcore.result import RunReader, RunResult, StepResult
 from agentcore.settings import ModelSettings
 from agentcore.tools import FunctionTool, Tool, ToolInputError, ToolSet, tool
@@ -37,7 +42,6 @@ from agentcore.types import (
     CacheReport,
     ContentPart,
     ContentPartKind,
-    File,
     FinishReason,
     Message,
     PrefixChange,
@@ -79,42 +83,45 @@ def _observe_with_opentelemetry(options: LoopOptions) -> RunObserver | None:
 set_observe(_observe_with_opentelemetry)
 
 __all__ = [
-    "DEFAULT_MAX_RETRIES",
-    "DEFAULT_QUEUE_SIZE",
-    "DEFAULT_RETRY_BASE_DELAY",
-    "DEFAULT_RETRY_MAX_DELAY",
-    "DEFAULT_RUN_QUEUE_SIZE",
-    "DEFAULT_STEP_LIMIT",
     "AgentcoreError",
     "CacheCause",
     "CacheReport",
     "Canceled",
+    "CheckpointConflict",
     "ConfigError",
     "ContentPart",
     "ContentPartKind",
     "Context",
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_RETRY_BASE_DELAY",
+    "DEFAULT_RETRY_MAX_DELAY",
+    "DEFAULT_RUN_QUEUE_SIZE",
+    "DEFAULT_STEP_LIMIT",
     "DeadlineExceeded",
     "ErrorClass",
     "File",
     "FinishReason",
     "FunctionTool",
     "LoopOptions",
+    "MCPServerError",
+    "MCPToolError",
+    "ManualClock",
     "Message",
     "Model",
     "ModelError",
     "ModelSettings",
+    "OutputValidationError",
     "PrefixChange",
     "Reasoning",
+    "ReplayDiverged",
     "Request",
     "Role",
     "RunError",
     "RunReader",
     "RunResult",
-    "SendFunc",
     "StepResult",
     "StreamPart",
     "StreamPartKind",
-    "StreamReader",
     "Tool",
     "ToolCall",
     "ToolDefinition",
@@ -130,7 +137,6 @@ __all__ = [
     "generate",
     "reasoning_part",
     "run",
-    "stream_func",
     "text_part",
     "tool",
     "tool_call_part",

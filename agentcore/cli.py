@@ -286,14 +286,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-steps",
         metavar="N",
         type=_positive_int,
-        default=0,
+        default=None,
         help="most model steps (default: 20)",
     )
     parser.add_argument(
         "--max-output-tokens",
         metavar="N",
         type=_positive_int,
-        default=0,
+        default=None,
         help="most output tokens per step, reasoning included (default: the provider adapter's)",
     )
     parser.add_argument("--temperature", metavar="T", type=_number, help="sampling temperature")

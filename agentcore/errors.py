@@ -1,6 +1,8 @@
 """Every exception a user of agentcore can see, and how model failures are classified.
 
-Hierarchy::
+Every class below is importable from ``agentcore`` (``from agentcore import
+ModelError``); the module named after a class is where it is defined when
+that is not this one. Hierarchy::
 
     BaseException
     +-- Canceled                       the context was cancelled (not an Exception)
@@ -8,16 +10,26 @@ Hierarchy::
     +-- Exception
         +-- AgentcoreError             base of every other exception agentcore raises
             +-- ModelError             a model call failed; carries an ErrorClass
-            +-- RunError               raised by ``result()``: the run ended in error
+            +-- RunError               raised by ``result()``: the run ended in error;
+            |                          its ``err`` is the cause (any class here)
             +-- ConfigError (ValueError)  a caller mistake: bad options at construction,
             |                          or a request the provider would refuse (raised
             |                          by an adapter before any HTTP call)
             +-- ToolInputError (ValueError)  a function tool's arguments do not fit
             |                          (agentcore.tools; becomes an error result)
             +-- OutputValidationError  a structured answer failed validation
-            |                          (agentcore.output; the cause of a RunError)
-            +-- MCPServerError, MCPToolError  an MCP server failed (agentcore.integrations.mcp.session,
-                                       agentcore.integrations.mcp; become error results)
+            |                          (agentcore.output; the err of a RunError)
+            +-- CheckpointConflict     a newer state of the run is saved: another
+            |                          process resumed it (agentcore.durable)
+            +-- ReplayDiverged         a step runner replayed a step recorded for
+            |                          another request (agentcore.durable)
+            +-- MCPServerError         an MCP server cannot be started or reached,
+            |                          refused a request or broke during a call
+            +-- MCPToolError           an MCP tool's result had ``isError`` set
+
+A tool that raises becomes an error result the model reads, not a failed
+run: ``ToolInputError``, ``MCPServerError`` and ``MCPToolError`` reach a
+caller only when the caller runs a tool itself.
 
 :class:`Canceled` derives from ``BaseException`` (as ``asyncio.CancelledError``
 and trio's ``Cancelled`` do) so that tool and model code with a broad
@@ -35,11 +47,12 @@ on retries from :attr:`ModelError.error_class` alone and never inspects a
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from agentcore.types import FinishReason, Message, Usage
+if TYPE_CHECKING:
+    from agentcore.types import FinishReason, Message, Usage
 
 
 class ErrorClass(enum.IntEnum):
@@ -233,3 +246,16 @@ class RunError(AgentcoreError):
         # message: a durable-execution engine records a failed run's RunError
         # and raises it again in another process.
         return type(self), (self.err, self.usage, self.finish_reason, self.messages)
+
+
+class MCPServerError(AgentcoreError):
+    """An MCP server could not be started or reached, refused a request, or
+    the connection broke during a call
+    (:mod:`agentcore.integrations.mcp`). Raised from a tool call, the loop
+    feeds it back to the model as an error result."""
+
+
+class MCPToolError(AgentcoreError):
+    """An MCP tool's result had ``isError`` set
+    (:mod:`agentcore.integrations.mcp`); the message is the result's text,
+    fed back to the model as an error result."""

@@ -3,6 +3,15 @@
 Every option is checked at construction: a value out of range or of the
 wrong type is a :class:`ConfigError` naming the field, never a failure inside
 the run later.
+
+One rule for the fields with a ``DEFAULT_*`` constant (``step_limit``,
+``max_retries``, ``retry_base_delay``, ``retry_max_delay``, ``queue_size``):
+``None`` (the default) means the constant, and the field then holds its
+value; every other value means itself, 0 included (``max_retries=0`` is no
+retry, ``retry_base_delay=0`` no wait). Where zero makes no sense (a step
+limit, a queue, an output cap of 0) it is a :class:`ConfigError`. The loop
+reads the fields as they are. ``max_output_tokens=None`` leaves the cap to
+the adapter, and ``retry_after_limit=None``, like a timeout, is no limit.
 """
 
 from __future__ import annotations
@@ -16,19 +25,29 @@ from agentcore.durable import CheckpointStore, StepRunner
 from agentcore.errors import ConfigError
 from agentcore.model import Model
 from agentcore.output import output_spec
+from agentcore.redaction import headers_repr
 from agentcore.settings import ModelSettings
 from agentcore.tools import Tool, ToolSet
 from agentcore.transport.headers import header_dict
-from agentcore.types import Message, Usage, headers_repr
+from agentcore.types import Message, Usage
 
 DEFAULT_STEP_LIMIT = 20
-"""Model steps per run when ``LoopOptions.step_limit`` is 0."""
-
+"""Model steps per run when ``LoopOptions.step_limit`` is None."""
+DEFAULT_MAX_RETRIES = 2
+"""Retries of a step that failed retryably before any output, when
+``LoopOptions.max_retries`` is None."""
+DEFAULT_RETRY_BASE_DELAY = 0.5
+"""Seconds, when ``LoopOptions.retry_base_delay`` is None: the first computed
+backoff is between 0.75 and 1.0 times this."""
+DEFAULT_RETRY_MAX_DELAY = 8.0
+"""Seconds, when ``LoopOptions.retry_max_delay`` is None: the cap of one
+computed backoff (a server's Retry-After may exceed it)."""
 DEFAULT_RUN_QUEUE_SIZE = 1024
-"""Default ``LoopOptions.queue_size``, in parts: larger than ``stream_func``'s
-because a run carries one part per text delta, and a worker that finds the
-queue full stops for two thread switches; at 64 that cost 16 ms per 20,000
-deltas (``bench/stream_throughput.py``). 1,024 waiting parts take ~0.3 MB."""
+"""Parts, when ``LoopOptions.queue_size`` is None. Larger than the 64 of
+``stream_func`` (:mod:`agentcore.engine.channel`) because a run carries one
+part per text delta, and a worker that finds the queue full stops for two
+thread switches; at 64 that cost 16 ms per 20,000 deltas
+(``bench/stream_throughput.py``). 1,024 waiting parts take ~0.3 MB."""
 OUTPUT_MODES = ("native", "tool")
 """How a structured answer is asked for (``LoopOptions.output_mode``)."""
 
@@ -88,16 +107,36 @@ def _approvals(value: Mapping[str, bool | str] | None) -> Mapping[str, bool | st
     return dict(value)
 
 
-def _count(minimum: int | None) -> Callable[[Any, attrs.Attribute[Any], object], None]:
-    """A validator: an int (not a bool), at least ``minimum`` when one is given."""
+def _count(minimum: int) -> Callable[[Any, attrs.Attribute[Any], object], None]:
+    """A validator: an int (not a bool), at least ``minimum``."""
 
     def check(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"LoopOptions.{attribute.name} must be an int, got {value!r}")
-        if minimum is not None and value < minimum:
+        if value < minimum:
             raise ConfigError(f"LoopOptions.{attribute.name} must be >= {minimum}, got {value}")
 
     return check
+
+
+def _step_limit(value: int | None) -> int:
+    return DEFAULT_STEP_LIMIT if value is None else value
+
+
+def _max_retries(value: int | None) -> int:
+    return DEFAULT_MAX_RETRIES if value is None else value
+
+
+def _retry_base_delay(value: float | None) -> float:
+    return DEFAULT_RETRY_BASE_DELAY if value is None else value
+
+
+def _retry_max_delay(value: float | None) -> float:
+    return DEFAULT_RETRY_MAX_DELAY if value is None else value
+
+
+def _queue_size(value: int | None) -> int:
+    return DEFAULT_RUN_QUEUE_SIZE if value is None else value
 
 
 def _seconds(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -131,16 +170,22 @@ class LoopOptions:
         system: the system prompt for every step; "" for none.
         tools: the tools the model may call: a :class:`ToolSet`, an iterable
             of tools or a name -> tool mapping; empty for text only.
-        step_limit: the most model steps; 0 means :data:`DEFAULT_STEP_LIMIT`.
-        max_output_tokens: output cap per step; 0 lets the adapter choose.
+        step_limit: the most model steps, >= 1; None:
+            :data:`DEFAULT_STEP_LIMIT` (20).
+        max_output_tokens: the most output tokens per step (reasoning
+            included), >= 1; None lets the adapter choose.
         headers: extra HTTP headers for every model request.
         on_step: called with each step's :class:`Usage` (see the module docstring).
-        max_retries: extra attempts per step; 0 means DEFAULT_MAX_RETRIES (2),
-            negative disables retries.
-        retry_base_delay: backoff base in seconds; 0 means 0.5.
-        retry_max_delay: backoff cap in seconds; 0 means 8.0.
+        max_retries: retries of a step that failed retryably before any of
+            its output reached the reader, >= 0 (0: none); None:
+            :data:`DEFAULT_MAX_RETRIES` (2).
+        retry_base_delay: backoff base in seconds, >= 0 (0: retry at once);
+            None: :data:`DEFAULT_RETRY_BASE_DELAY` (0.5).
+        retry_max_delay: cap of a computed backoff in seconds, >= 0; None:
+            :data:`DEFAULT_RETRY_MAX_DELAY` (8.0).
         retry_after_limit: the longest server Retry-After in seconds the loop
-            waits for; a longer hint ends the run with the error. None: no limit.
+            waits for (0: none); a longer hint ends the run with the error.
+            None: no limit.
         retry_sleep: waits the given number of seconds before a retry, in
             place of the default wait on the run's context (which a cancel
             or deadline ends at once); tests pass a recorder, so nothing
@@ -149,9 +194,9 @@ class LoopOptions:
             backoff is multiplied by; None: ``random.uniform``.
         parallel_tools: run a step's tool calls concurrently in threads.
         queue_size: parts that may wait in the queue between the worker and
-            the reader (:data:`DEFAULT_RUN_QUEUE_SIZE`); a full queue pauses
-            the worker. The reader takes the whole queue at once, so it may
-            hold one more batch of up to this many parts.
+            the reader, >= 1; None: :data:`DEFAULT_RUN_QUEUE_SIZE` (1024). A
+            full queue pauses the worker. The reader takes the whole queue at
+            once, so it may hold one more batch of up to this many parts.
         settings: this run's :class:`ModelSettings`; each field that is set
             overrides the model's own (``AnthropicModel(settings=...)``).
         output_type: ask for a structured final answer: a dataclass, a
@@ -201,18 +246,18 @@ class LoopOptions:
     messages: tuple[Message, ...] = attrs.field(default=(), converter=_messages)
     system: str = attrs.field(default="", validator=_of_type(str, "a str"))
     tools: ToolSet = attrs.field(factory=ToolSet, converter=_tool_set)
-    step_limit: int = attrs.field(default=0, validator=_count(0))
-    max_output_tokens: int = attrs.field(default=0, validator=_count(0))
+    step_limit: int = attrs.field(default=None, converter=_step_limit, validator=_count(1))
+    max_output_tokens: int | None = attrs.field(default=None, validator=attrs.validators.optional(_count(1)))
     headers: Mapping[str, str] = attrs.field(factory=dict, converter=_headers, repr=headers_repr)
     on_step: Callable[[Usage], object] | None = attrs.field(default=None, validator=_callback)
-    max_retries: int = attrs.field(default=0, validator=_count(None))
-    retry_base_delay: float = attrs.field(default=0.0, validator=_seconds)
-    retry_max_delay: float = attrs.field(default=0.0, validator=_seconds)
+    max_retries: int = attrs.field(default=None, converter=_max_retries, validator=_count(0))
+    retry_base_delay: float = attrs.field(default=None, converter=_retry_base_delay, validator=_seconds)
+    retry_max_delay: float = attrs.field(default=None, converter=_retry_max_delay, validator=_seconds)
     retry_after_limit: float | None = attrs.field(default=None, validator=attrs.validators.optional(_seconds))
     retry_sleep: Callable[[float], object] | None = attrs.field(default=None, validator=_callback)
     retry_jitter: Callable[[float, float], float] | None = attrs.field(default=None, validator=_callback)
     parallel_tools: bool = attrs.field(default=False, validator=_of_type(bool, "True or False"))
-    queue_size: int = attrs.field(default=DEFAULT_RUN_QUEUE_SIZE, validator=_count(1))
+    queue_size: int = attrs.field(default=None, converter=_queue_size, validator=_count(1))
     settings: ModelSettings | None = attrs.field(
         default=None, validator=attrs.validators.optional(_of_type(ModelSettings, "a ModelSettings or None"))
     )

@@ -147,8 +147,8 @@ class OutputSpec:
             return value, []
         try:
             return self.convert(value), []
-        except Exception as exc:  # noqa: BLE001 - e.g. a pydantic or attrs validator refusing the value
-            return None, [f"(top level): {type(exc).__name__}: {exc}"]
+        except signature.ConversionError as exc:  # a pydantic, attrs or dataclass validator refused it
+            return None, exc.lines()
 
 
 def output_spec(output_type: Any) -> OutputSpec:
@@ -189,7 +189,7 @@ def retry_prompt(problems: Sequence[str], *, tool: bool = False) -> str:
         if tool
         else "Answer again with only the corrected JSON value."
     )
-    return f"Your final answer does not match the required JSON Schema:\n{lines}\n{again}"
+    return f"Your final answer is not valid:\n{lines}\n{again}"
 
 
 # ---------------------------------------------------------------------------

@@ -25,10 +25,10 @@ from typing import Any
 
 from agentcore.context import Context
 from agentcore.errors import Canceled, ModelError
+from agentcore.files import File
 from agentcore.providers.history import check_history
 from agentcore.tools import takes_context
 from agentcore.types import (
-    File,
     FinishReason,
     Reasoning,
     Request,
@@ -170,7 +170,7 @@ class TestModel:
             for piece in _words(thought):
                 ctx.check()
                 yield StreamPart.reasoning_delta(piece)
-            yield StreamPart.reasoning_part(Reasoning(text=thought, format="test"))
+            yield StreamPart.reasoning_event(Reasoning(text=thought, format="test"))
         if calling:
             calls = [
                 ToolCall(id=f"call_{i + 1}", name=t.name, input=json.dumps(example_input(t)))
@@ -178,7 +178,7 @@ class TestModel:
             ]
             for call in calls:
                 ctx.check()
-                yield StreamPart.tool_call_part(call)
+                yield StreamPart.tool_call_event(call)
             out = thinking + sum(_tokens(c.name + c.input) for c in calls)
             yield StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=usage_in, output=out))
             return

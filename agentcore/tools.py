@@ -324,10 +324,9 @@ class FunctionTool(Generic[P, R]):
             return value
         try:
             return convert(value)
-        except Exception as exc:  # e.g. an attrs validator refusing the value
-            raise ToolInputError(
-                f"invalid arguments for {self._owner}; it was not run:\n- {name}: {type(exc).__name__}: {exc}"
-            ) from exc
+        except signature.ConversionError as exc:  # a pydantic, attrs or dataclass validator refused it
+            problems = "\n".join(f"- {line}" for line in exc.lines(name))
+            raise ToolInputError(f"invalid arguments for {self._owner}; it was not run:\n{problems}") from exc
 
 
 @overload

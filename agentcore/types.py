@@ -6,22 +6,26 @@ values are the wire strings (design.md, "Shape"). Validators
 reject values that do not fit the type (a :class:`StreamPart` whose fields do
 not match its kind is a ``ValueError``); named constructors build the common
 shapes. Token counts are ``int``; JSON payloads are ``str`` holding JSON text.
+
+A :class:`~agentcore.files.File` and its I/O live in :mod:`agentcore.files`;
+the rule that shows credential headers as ``[REDACTED]`` in a ``repr`` in
+:mod:`agentcore.redaction`.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import enum
 import json
-import mimetypes
 import os
 import re
-import stat
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
+
+from agentcore.errors import ConfigError
+from agentcore.files import MAX_FILE_BYTES, File
+from agentcore.redaction import headers_repr
 
 if TYPE_CHECKING:
     from agentcore.settings import ModelSettings
@@ -79,6 +83,11 @@ class StreamPartKind(str, enum.Enum):
 def _non_negative(_instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ValueError(f"{attribute.name} must be a non-negative int, got {value!r}")
+
+
+def _positive(_instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{attribute.name} must be an int >= 1, got {value!r}")
 
 
 @attrs.frozen
@@ -309,108 +318,6 @@ class Reasoning:
 
 _REASONING_FIELDS = tuple(field.name for field in attrs.fields(Reasoning))
 _REASONING_OPTIONAL = _REASONING_FIELDS[1:]
-
-_MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*")
-"""``type/subtype`` as RFC 6838 (section 4.2) allows the names, without parameters."""
-
-
-def _media_type(value: object) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"media_type must be a str such as 'image/png', got {type(value).__name__}")
-    media_type = value.strip().lower()
-    if not _MEDIA_TYPE.fullmatch(media_type):
-        raise ValueError(
-            f"media_type must be a MIME type such as 'image/png' or 'application/pdf' "
-            f"(no parameters), got {value!r}"[:200]
-        )
-    return media_type
-
-
-def _file_data(value: object) -> bytes | None:
-    if value is None or isinstance(value, bytes):
-        return value
-    if isinstance(value, (bytearray, memoryview)):
-        return bytes(value)
-    raise TypeError(f"a file's data must be bytes, got {type(value).__name__} (encode text first)")
-
-
-def _data_repr(value: bytes | None) -> str:
-    return "None" if value is None else f"<{len(value)} bytes>"
-
-
-@attrs.frozen
-class File:
-    """A file shown to the model: an image, a PDF, a text document.
-
-    Exactly one of ``data`` and ``url`` is set. Which media types an API
-    accepts, and how large a file may be, differ by provider; the adapter
-    checks before any request (``docs/files.md`` has the table).
-
-    Attributes:
-        media_type: the MIME type, lower case, without parameters
-            (``"image/png"``, ``"application/pdf"``, ``"text/plain"``).
-        data: the file's bytes; None when the file is given by ``url``.
-            Shown in ``repr`` as its length only.
-        url: an ``http://`` or ``https://`` URL the provider fetches itself;
-            "" when the file is given by ``data``.
-        filename: the file's name (no directory), sent where the API has a
-            field for it; "" for none.
-
-    Raises:
-        TypeError: a field of the wrong type (``data`` given as ``str``).
-        ValueError: a media type that is not ``type/subtype``, both or neither
-            of ``data`` and ``url``, a URL that is not http(s).
-    """
-
-    media_type: str = attrs.field(converter=_media_type)
-    data: bytes | None = attrs.field(default=None, converter=_file_data, repr=_data_repr)
-    url: str = attrs.field(default="", validator=_text_or_empty)
-    filename: str = attrs.field(default="", validator=_text_or_empty)
-
-    def __attrs_post_init__(self) -> None:
-        if (self.data is None) == (self.url == ""):
-            raise ValueError("a File needs exactly one of data (bytes) and url")
-        if self.url and not self.url.lower().startswith(("http://", "https://")):
-            raise ValueError(f"a File's url must be an http:// or https:// URL, got {self.url!r}"[:200])
-
-    @property
-    def size(self) -> int:
-        """The length of ``data`` in bytes; 0 for a file given by URL (not known)."""
-        return 0 if self.data is None else len(self.data)
-
-    def to_dict(self) -> dict[str, str]:
-        """Plain-JSON form: ``{"media_type", "data"}`` with the bytes as standard
-        base64 (RFC 4648, padded), or ``{"media_type", "url"}``; plus
-        ``filename`` when set."""
-        out = {"media_type": self.media_type}
-        if self.data is not None:
-            out["data"] = base64.b64encode(self.data).decode("ascii")
-        else:
-            out["url"] = self.url
-        if self.filename:
-            out["filename"] = self.filename
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> File:
-        """Inverse of :meth:`to_dict`; the same bytes come back.
-
-        Raises:
-            ValueError: ``data`` is not valid base64.
-        """
-        encoded = data.get("data")
-        raw = None
-        if encoded is not None:
-            try:
-                raw = base64.b64decode(encoded, validate=True)
-            except (binascii.Error, TypeError, ValueError) as exc:
-                raise ValueError(f"a file's data is not valid base64: {exc}") from exc
-        return cls(
-            media_type=data["media_type"],
-            data=raw,
-            url=data.get("url", ""),
-            filename=data.get("filename", ""),
-        )
 
 
 def _to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
@@ -653,23 +560,17 @@ def file_part(
     return ContentPart(kind=ContentPartKind.FILE, file=file)
 
 
-MAX_FILE_BYTES = 50 * 1024 * 1024
-"""The most :func:`file_part_from_path` reads by default, in bytes: 50 MiB, the
-largest file any supported API takes in a request (OpenAI's per-file limit)."""
-
-
 def file_part_from_path(
     path: str | os.PathLike[str], media_type: str | None = None, *, max_bytes: int = MAX_FILE_BYTES
 ) -> ContentPart:
-    """A ``file`` content part holding the bytes of the file at ``path``.
+    """A ``file`` content part holding the file at ``path``, read now by
+    :meth:`File.from_path` (which says how ``media_type`` is guessed and
+    what is refused).
 
     Args:
         path: the file to read (read whole, now): a regular file, not a
             device, pipe or directory.
-        media_type: its MIME type; by default guessed from the file name's
-            extension with :func:`mimetypes.guess_type` (``.png`` ->
-            ``image/png``, ``.pdf`` -> ``application/pdf``, ``.txt`` ->
-            ``text/plain``).
+        media_type: its MIME type; by default guessed from the extension.
         max_bytes: the largest file accepted, in bytes.
 
     Returns:
@@ -677,22 +578,10 @@ def file_part_from_path(
 
     Raises:
         OSError: the file cannot be read.
-        ValueError: no ``media_type`` was given and the extension says none,
-            the path is not a regular file, or the file is larger than
-            ``max_bytes`` (nothing past ``max_bytes + 1`` bytes is read).
+        ValueError: the media type cannot be guessed, the path is not a
+            regular file, or the file is larger than ``max_bytes``.
     """
-    name = os.path.basename(os.fspath(path))
-    if not stat.S_ISREG(os.stat(path).st_mode):  # before open(): opening a pipe waits for a writer
-        raise ValueError(f"{name!r} is not a regular file")
-    if media_type is None:
-        media_type, _encoding = mimetypes.guess_type(name)
-        if media_type is None:
-            raise ValueError(f"cannot tell the media type of {name!r} from its extension; pass media_type=")
-    with open(path, "rb") as handle:
-        data = handle.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise ValueError(f"{name!r} is larger than {max_bytes:,} bytes")
-    return file_part(data, media_type=media_type, filename=name)
+    return ContentPart(kind=ContentPartKind.FILE, file=File.from_path(path, media_type, max_bytes=max_bytes))
 
 
 ToolOutput: TypeAlias = "str | File | ContentPart | Sequence[str | File | ContentPart]"
@@ -795,8 +684,6 @@ class Message:
         try:
             return cls(role=Role(data["role"]), content=[ContentPart.from_dict(p) for p in data["content"]])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            from agentcore.errors import ConfigError  # errors.py imports this module
-
             detail = f"missing key {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
             raise ConfigError(f"not a message in Message.to_dict() form: {detail}") from None
 
@@ -808,15 +695,6 @@ def user_message(text: str, *parts: ContentPart) -> Message:
         TypeError: a part is not a :class:`ContentPart`.
     """
     return Message(role=Role.USER, content=(text_part(text), *parts))
-
-
-SECRET_HEADER = re.compile(r"authorization|api[-_]?key|token|secret|cookie", re.IGNORECASE)
-"""Header names whose values are credentials: never shown in a ``repr``."""
-
-
-def headers_repr(headers: Mapping[str, str]) -> str:
-    """``repr`` of a header mapping with credential values shown as ``'[REDACTED]'``."""
-    return repr({k: "[REDACTED]" if SECRET_HEADER.search(k) else v for k, v in headers.items()})
 
 
 def _str_mapping(value: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -831,7 +709,8 @@ class Request:
         system: the system prompt; empty means none.
         messages: the conversation so far, oldest first.
         tools: the tool definitions available this step.
-        max_output_tokens: cap on generated tokens; 0 lets the adapter choose.
+        max_output_tokens: the most tokens the model may generate (reasoning
+            included), >= 1; None lets the adapter choose.
         headers: extra HTTP headers for this request (gateway attribution).
         settings: this run's :class:`agentcore.ModelSettings`; they override
             the adapter's own field by field. None for none.
@@ -842,7 +721,7 @@ class Request:
     system: str = attrs.field(default="", validator=_text)
     messages: tuple[Message, ...] = attrs.field(default=(), converter=_to_tuple)
     tools: tuple[ToolDefinition, ...] = attrs.field(default=(), converter=_to_tuple)
-    max_output_tokens: int = attrs.field(default=0, validator=_non_negative)
+    max_output_tokens: int | None = attrs.field(default=None, validator=attrs.validators.optional(_positive))
     headers: Mapping[str, str] = attrs.field(factory=dict, converter=_str_mapping, repr=headers_repr)
     settings: ModelSettings | None = None
     output: OutputSchema | None = None
@@ -977,18 +856,21 @@ class StreamPart:
         return cls(StreamPartKind.REASONING_DELTA, text=text)
 
     @classmethod
-    def reasoning_part(cls, reasoning: Reasoning) -> StreamPart:
-        """One complete reasoning block, as it goes into the history."""
+    def reasoning_event(cls, reasoning: Reasoning) -> StreamPart:
+        """A ``reasoning`` part: one complete reasoning block, as it goes
+        into the history (:func:`reasoning_part` is the content part)."""
         return cls(StreamPartKind.REASONING, reasoning=reasoning)
 
     @classmethod
-    def tool_call_part(cls, call: ToolCall) -> StreamPart:
-        """A fully assembled tool call."""
+    def tool_call_event(cls, call: ToolCall) -> StreamPart:
+        """A ``tool-call`` part: a fully assembled tool call
+        (:func:`tool_call_part` is the content part)."""
         return cls(StreamPartKind.TOOL_CALL, tool_call=call)
 
     @classmethod
-    def tool_result_part(cls, result: ToolResult) -> StreamPart:
-        """The result of running a tool (emitted by the loop)."""
+    def tool_result_event(cls, result: ToolResult) -> StreamPart:
+        """A ``tool-result`` part: the result of running a tool, emitted by
+        the loop (:func:`tool_result_part` is the content part)."""
         return cls(StreamPartKind.TOOL_RESULT, tool_result=result)
 
     @classmethod

@@ -89,7 +89,7 @@ def script(steps: int) -> list[list[StreamPart]]:
     """One tool call and a ``tool-calls`` step-finish per step."""
     return [
         [
-            StreamPart.tool_call_part(ToolCall(id=f"call_{n}", name="add", input=f'{{"a": {n}, "b": 1}}')),
+            StreamPart.tool_call_event(ToolCall(id=f"call_{n}", name="add", input=f'{{"a": {n}, "b": 1}}')),
             StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=20 + n, output=12)),
         ]
         for n in range(steps)

@@ -70,7 +70,7 @@ def answer(question: str, model: Model, ctx: Context | None = None) -> RunResult
 def tool_call_step(call_id: str, name: str, arguments: str) -> list[StreamPart]:
     """One model step that asks for one tool call."""
     return [
-        StreamPart.tool_call_part(ToolCall(id=call_id, name=name, input=arguments)),
+        StreamPart.tool_call_event(ToolCall(id=call_id, name=name, input=arguments)),
         StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=120, output=20)),
     ]
 

@@ -286,7 +286,7 @@ def scripted() -> ScriptedModel:
     # (mypy would infer list[object]); passed inline it needs none.
     steps: list[ScriptStep] = [
         [
-            StreamPart.tool_call_part(ToolCall(id="c1", name="add_numbers", input='{"a": 1, "b": 2}')),
+            StreamPart.tool_call_event(ToolCall(id="c1", name="add_numbers", input='{"a": 1, "b": 2}')),
             StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=8, output=4)),
         ],
         answer_from_request,

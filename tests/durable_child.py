@@ -125,7 +125,7 @@ class PlanModel:
     def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
         step = sum(1 for message in request.messages if message.role is Role.ASSISTANT)
         words, calls, usage = plan(step)
-        yield StreamPart.reasoning_part(
+        yield StreamPart.reasoning_event(
             Reasoning(text=f"thinking {step}", signature=f"sig-{step}==", format="plan", origin="local")
         )
         for index, word in enumerate(words):
@@ -133,7 +133,7 @@ class PlanModel:
                 sync(f"stream:{step}:{index}")
             yield StreamPart.text_delta(word)
         for call in calls:
-            yield StreamPart.tool_call_part(call)
+            yield StreamPart.tool_call_event(call)
         yield StreamPart.step_finish(FinishReason.TOOL_CALLS if calls else FinishReason.STOP, usage)
 
 

@@ -35,7 +35,7 @@ def text(value: str) -> StreamPart:
 
 
 def call(call_id: str, name: str, arguments: str = "{}") -> StreamPart:
-    return StreamPart.tool_call_part(ToolCall(id=call_id, name=name, input=arguments))
+    return StreamPart.tool_call_event(ToolCall(id=call_id, name=name, input=arguments))
 
 
 def step_finish(reason: FinishReason = STOP, usage: Usage | None = None) -> StreamPart:

@@ -95,7 +95,7 @@ def delta(text: str) -> StreamPart:
 
 
 def tool_call(call_id: str, name: str, args: str = "{}") -> StreamPart:
-    return StreamPart.tool_call_part(ToolCall(id=call_id, name=name, input=args))
+    return StreamPart.tool_call_event(ToolCall(id=call_id, name=name, input=args))
 
 
 # --- the stream ------------------------------------------------------------------------------
@@ -119,7 +119,7 @@ STREAM_CASES: list[tuple[str, list[dict[str, Any]], list[StreamPart]]] = [
         [
             delta("Let me "),
             delta("think. ✓"),
-            StreamPart.reasoning_part(mine("Let me think. ✓", "EqQx==")),
+            StreamPart.reasoning_event(mine("Let me think. ✓", "EqQx==")),
             StreamPart.text_delta("Answer."),
             StreamPart.step_finish(FinishReason.STOP),
         ],
@@ -133,21 +133,21 @@ STREAM_CASES: list[tuple[str, list[dict[str, Any]], list[StreamPart]]] = [
             message_delta("end_turn"),
             MESSAGE_STOP,
         ],
-        [StreamPart.reasoning_part(mine("", "sig")), StreamPart.step_finish(FinishReason.STOP)],
+        [StreamPart.reasoning_event(mine("", "sig")), StreamPart.step_finish(FinishReason.STOP)],
     ),
     (
         "text and signature given whole in content_block_start",
         [thinking_start(0, "whole", "sig0"), block_stop(0), message_delta("end_turn"), MESSAGE_STOP],
         [
             delta("whole"),
-            StreamPart.reasoning_part(mine("whole", "sig0")),
+            StreamPart.reasoning_event(mine("whole", "sig0")),
             StreamPart.step_finish(FinishReason.STOP),
         ],
     ),
     (
         "redacted_thinking: its data, no text",
         [redacted_start(0, "EmwKAhgB=="), block_stop(0), message_delta("end_turn"), MESSAGE_STOP],
-        [StreamPart.reasoning_part(mine(data="EmwKAhgB==")), StreamPart.step_finish(FinishReason.STOP)],
+        [StreamPart.reasoning_event(mine(data="EmwKAhgB==")), StreamPart.step_finish(FinishReason.STOP)],
     ),
     (
         "interleaved: thinking, call, thinking, call keep their order",
@@ -172,11 +172,11 @@ STREAM_CASES: list[tuple[str, list[dict[str, Any]], list[StreamPart]]] = [
         ],
         [
             delta("first"),
-            StreamPart.reasoning_part(mine("first", "s1")),
+            StreamPart.reasoning_event(mine("first", "s1")),
             tool_call("toolu_a", "f", '{"x":1}'),
             delta("second"),
-            StreamPart.reasoning_part(mine("second", "s2")),
-            StreamPart.reasoning_part(mine(data="R==")),
+            StreamPart.reasoning_event(mine("second", "s2")),
+            StreamPart.reasoning_event(mine(data="R==")),
             tool_call("toolu_b", "g"),
             StreamPart.step_finish(FinishReason.TOOL_CALLS),
         ],
@@ -186,7 +186,7 @@ STREAM_CASES: list[tuple[str, list[dict[str, Any]], list[StreamPart]]] = [
         [thinking_start(0), thinking_delta(0, "cut"), message_delta("max_tokens", output_tokens=9)],
         [
             delta("cut"),
-            StreamPart.reasoning_part(mine("cut")),
+            StreamPart.reasoning_event(mine("cut")),
             StreamPart.step_finish(FinishReason.LENGTH, Usage(0, 9)),
         ],
     ),
@@ -212,7 +212,7 @@ STREAM_CASES: list[tuple[str, list[dict[str, Any]], list[StreamPart]]] = [
             message_delta("end_turn"),
             MESSAGE_STOP,
         ],
-        [StreamPart.reasoning_part(mine("", "ok")), StreamPart.step_finish(FinishReason.STOP)],
+        [StreamPart.reasoning_event(mine("", "ok")), StreamPart.step_finish(FinishReason.STOP)],
     ),
 ]
 
@@ -272,10 +272,10 @@ def test_a_message_start_holding_the_whole_message_is_read_like_streamed_blocks(
     parts = feed(whole_message(content, "tool_use", input_tokens=5, output_tokens=7), MESSAGE_STOP)
     assert parts == [
         delta("roll"),
-        StreamPart.reasoning_part(mine("roll", "sig")),
+        StreamPart.reasoning_event(mine("roll", "sig")),
         StreamPart.text_delta("Rolling."),
         tool_call("toolu_1", "rollDie", '{"player": "p2"}'),
-        StreamPart.reasoning_part(mine(data="D==")),
+        StreamPart.reasoning_event(mine(data="D==")),
         StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(5, 7)),
     ]
 

@@ -36,7 +36,7 @@ from tests.test_flask_example import serve_flask
 
 def calls(*items: ToolCall) -> list[StreamPart]:
     return [
-        *(StreamPart.tool_call_part(item) for item in items),
+        *(StreamPart.tool_call_event(item) for item in items),
         StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=10, output=2)),
     ]
 

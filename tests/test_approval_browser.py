@@ -21,7 +21,7 @@ def script() -> ScriptedModel:
     return ScriptedModel(
         [
             [
-                StreamPart.tool_call_part(ToolCall("c1", "calculator", '{"expression": "6 * 7"}')),
+                StreamPart.tool_call_event(ToolCall("c1", "calculator", '{"expression": "6 * 7"}')),
                 StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=50, output=12)),
             ],
             [

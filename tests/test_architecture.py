@@ -31,7 +31,7 @@ LAYERS = {
 """What each layer may import. base: the value types every layer shares; public:
 the user-facing modules at the top of the package; engine: the run loop."""
 
-BASE = {"types", "errors", "settings", "context"}
+BASE = {"types", "files", "redaction", "errors", "settings", "context"}
 
 
 def modules() -> dict[str, pathlib.Path]:

@@ -109,7 +109,7 @@ def test_the_page_shows_the_tool_call_and_the_answer_as_it_streams(browser: Any)
     model = ScriptedModel(
         [
             [
-                StreamPart.tool_call_part(ToolCall("c1", "calculator", '{"expression": "6 * 7"}')),
+                StreamPart.tool_call_event(ToolCall("c1", "calculator", '{"expression": "6 * 7"}')),
                 StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=50, output=12)),
             ],
             answer,
@@ -177,12 +177,12 @@ def test_reasoning_fills_a_folded_block_while_the_model_thinks(browser: Any) -> 
         while not gate.wait(0.05):  # hold the rest back until the page showed the first half
             ctx.check()
         yield StreamPart.reasoning_delta("is <i>42</i>.")
-        yield StreamPart.reasoning_part(Reasoning(text="Six times seven is <i>42</i>.", signature="c2ln"))
+        yield StreamPart.reasoning_event(Reasoning(text="Six times seven is <i>42</i>.", signature="c2ln"))
         yield StreamPart.text_delta("42.")
         yield StreamPart.step_finish(FinishReason.STOP, Usage(input=20, output=9))
 
     second = [
-        StreamPart.reasoning_part(Reasoning(data="ZW5jcnlwdGVk")),  # a block with no visible text, whole
+        StreamPart.reasoning_event(Reasoning(data="ZW5jcnlwdGVk")),  # a block with no visible text, whole
         StreamPart.text_delta("Again: 42."),
         StreamPart.step_finish(FinishReason.STOP, Usage(input=30, output=4)),
     ]

@@ -34,11 +34,12 @@ from agentcore import (
 )
 from agentcore.integrations import cli_model, cli_output, demo_tools
 from agentcore.integrations.cli_output import TextPrinter
-from agentcore.integrations.demo_tools import COLORS, ToolInputError, count_words, evaluate, swatch_png
+from agentcore.integrations.demo_tools import COLORS, count_words, evaluate, swatch_png
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from agentcore.settings import unsupported
 from agentcore.testing import ScriptedModel, TestModel
+from agentcore.tools import ToolInputError
 from tests.conftest import wait_for_threads
 from tests.loop_helpers import asleep_in, wait_until
 
@@ -63,7 +64,7 @@ def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def call(name: str, arguments: str, call_id: str = "c1") -> StreamPart:
-    return StreamPart.tool_call_part(ToolCall(id=call_id, name=name, input=arguments))
+    return StreamPart.tool_call_event(ToolCall(id=call_id, name=name, input=arguments))
 
 
 def finish(reason: FinishReason, usage: Usage | None = None) -> StreamPart:
@@ -275,7 +276,7 @@ def test_prompt_from_stdin(capsys: pytest.CaptureFixture[str]) -> None:
 def think(*pieces: str, **fields: str) -> list[StreamPart]:
     """A reasoning block streamed as ``pieces``, then the whole block."""
     block = Reasoning(text=fields.pop("text", "".join(pieces)), **fields)
-    return [*(StreamPart.reasoning_delta(piece) for piece in pieces), StreamPart.reasoning_part(block)]
+    return [*(StreamPart.reasoning_delta(piece) for piece in pieces), StreamPart.reasoning_event(block)]
 
 
 def thinking_script() -> list[Any]:
@@ -360,13 +361,13 @@ def test_a_block_that_arrives_whole_is_shown_once(capsys: pytest.CaptureFixture[
     streamed = "streamed, then text, then the block"
     steps = [
         [
-            StreamPart.reasoning_part(Reasoning(text="no deltas before me", signature="sig")),
-            StreamPart.reasoning_part(Reasoning(data="ZW5jcnlwdGVk", format="anthropic")),  # redacted
+            StreamPart.reasoning_event(Reasoning(text="no deltas before me", signature="sig")),
+            StreamPart.reasoning_event(Reasoning(data="ZW5jcnlwdGVk", format="anthropic")),  # redacted
             StreamPart.reasoning_delta("streamed, "),
             StreamPart.reasoning_delta("then text, then the block"),
             StreamPart.text_delta("answer"),
             # An adapter that emits the block at the step's end: it is not shown twice.
-            StreamPart.reasoning_part(Reasoning(text=streamed)),
+            StreamPart.reasoning_event(Reasoning(text=streamed)),
             finish(FinishReason.STOP),
         ]
     ]
@@ -411,7 +412,7 @@ def test_hide_reasoning(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_json_reasoning_objects_carry_every_field(capsys: pytest.CaptureFixture[str]) -> None:
     block = Reasoning("t", "sig", "ZGF0YQ==", "rs_1", "anthropic", "api.example.com", '{"k": [1]}')
-    steps = [[StreamPart.reasoning_delta("t"), StreamPart.reasoning_part(block), finish(FinishReason.STOP)]]
+    steps = [[StreamPart.reasoning_delta("t"), StreamPart.reasoning_event(block), finish(FinishReason.STOP)]]
     assert cli.main(["--json", "q"], model=ScriptedModel(steps)) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert lines[0] == {"kind": "reasoning-delta", "text": "t"}
@@ -433,11 +434,11 @@ def test_json_reasoning_objects_carry_every_field(capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize(
     ("flags", "settings", "max_output_tokens"),
     [
-        ([], None, 0),
-        (["--temperature", "0.5"], ModelSettings(temperature=0.5), 0),
-        (["--reasoning-effort", "high"], ModelSettings(reasoning_effort="high"), 0),
-        (["--thinking-budget", "2048"], ModelSettings(thinking=True, thinking_budget=2048), 0),
-        (["--no-thinking"], ModelSettings(thinking=False), 0),
+        ([], None, None),
+        (["--temperature", "0.5"], ModelSettings(temperature=0.5), None),
+        (["--reasoning-effort", "high"], ModelSettings(reasoning_effort="high"), None),
+        (["--thinking-budget", "2048"], ModelSettings(thinking=True, thinking_budget=2048), None),
+        (["--no-thinking"], ModelSettings(thinking=False), None),
         (
             ["--thinking-budget", "1024", "--max-output-tokens", "8000", "--temperature", "1"],
             ModelSettings(temperature=1.0, thinking=True, thinking_budget=1024),
@@ -446,7 +447,7 @@ def test_json_reasoning_objects_carry_every_field(capsys: pytest.CaptureFixture[
     ],
 )
 def test_setting_flags_become_the_runs_model_settings(
-    flags: list[str], settings: ModelSettings | None, max_output_tokens: int
+    flags: list[str], settings: ModelSettings | None, max_output_tokens: int | None
 ) -> None:
     model = ScriptedModel([[finish(FinishReason.STOP)]])
     assert cli.main([*flags, "q"], model=model, stdout=io.StringIO(), stderr=io.StringIO()) == 0

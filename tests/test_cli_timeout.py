@@ -123,7 +123,7 @@ def test_the_deadline_covers_a_slow_tool(
 
     call = ToolCall(id="c1", name="calculator", input="{}")
     model = ScriptedModel(
-        [[StreamPart.tool_call_part(call), StreamPart.step_finish(FinishReason.TOOL_CALLS)]]
+        [[StreamPart.tool_call_event(call), StreamPart.step_finish(FinishReason.TOOL_CALLS)]]
     )
     monkeypatch.setattr(cli, "demo_tools", lambda: [Slow()])
     code = cli.main(["--timeout", "0.3", "hi"], model=model)

@@ -95,7 +95,7 @@ class CountingModel:
         usage = Usage(input=100 * step, output=7 * step)
         if step < STEPS:
             for suffix in ("-a", "-b") if os.environ.get(PARALLEL) else ("",):
-                yield StreamPart.tool_call_part(
+                yield StreamPart.tool_call_event(
                     ToolCall(f"call-{step}{suffix}", "record", json.dumps({"n": step}))
                 )
             yield StreamPart.step_finish(FinishReason.TOOL_CALLS, usage)

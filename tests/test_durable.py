@@ -55,7 +55,7 @@ PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
 
 def call_step(*calls: ToolCall, usage: Usage | None = None) -> list[StreamPart]:
     return [
-        *(StreamPart.tool_call_part(call) for call in calls),
+        *(StreamPart.tool_call_event(call) for call in calls),
         StreamPart.step_finish(FinishReason.TOOL_CALLS, usage or Usage(input=10, output=2)),
     ]
 

@@ -27,11 +27,11 @@ from agentcore import (
     tool,
     user_message,
 )
+from agentcore.files import File
 from agentcore.integrations.cli_output import result_text
 from agentcore.integrations.demo_tools import COLORS, color_swatch, swatch_png
 from agentcore.integrations.web import INLINE_FILE_LIMIT, part_to_dict, sse_event
 from agentcore.testing import ScriptedModel, TestModel
-from agentcore.types import File
 from tests import test_anthropic_mapping as anthropic_events
 from tests.files_api import anthropic_problems, chat_problems, responses_problems
 from tests.test_files_loop import (
@@ -179,7 +179,7 @@ def test_test_model_acknowledges_files_by_url() -> None:
 
 
 def result_part(*files: File) -> StreamPart:
-    return StreamPart.tool_result_part(ToolResult("c1", "draw", "drawn", files=files))
+    return StreamPart.tool_result_event(ToolResult("c1", "draw", "drawn", files=files))
 
 
 def test_sse_events_describe_a_tools_files_and_inline_only_small_ones() -> None:

@@ -217,4 +217,4 @@ def test_file_part_from_path_refuses_a_file_over_max_bytes(tmp_path: Path) -> No
     with pytest.raises(ValueError, match=r"^'big\.txt' is larger than 10 bytes$"):
         file_part_from_path(path, max_bytes=10)
     assert file_part_from_path(path, max_bytes=11).file == File("text/plain", b"x" * 11, filename="big.txt")
-    assert agentcore.types.MAX_FILE_BYTES == 50 * 1024 * 1024
+    assert agentcore.files.MAX_FILE_BYTES == 50 * 1024 * 1024

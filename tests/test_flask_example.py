@@ -78,7 +78,7 @@ def calculator_script() -> list[Any]:
     call = ToolCall(id="c1", name="calculator", input='{"expression": "2 + 3"}')
     return [
         [
-            StreamPart.tool_call_part(call),
+            StreamPart.tool_call_event(call),
             StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=50, output=10)),
         ],
         [
@@ -250,7 +250,7 @@ def test_heartbeats_fill_a_long_tool_call_and_a_disconnect_during_it_cancels_the
     call = ToolCall(id="c1", name="slow_search", input='{"q": "x"}')
     model = ScriptedModel(
         [
-            [StreamPart.tool_call_part(call), StreamPart.step_finish(FinishReason.TOOL_CALLS)],
+            [StreamPart.tool_call_event(call), StreamPart.step_finish(FinishReason.TOOL_CALLS)],
             [StreamPart.text_delta("late"), StreamPart.step_finish(FinishReason.STOP)],
         ]
     )

@@ -608,7 +608,7 @@ def test_conversion_failure_names_the_argument() -> None:
 
     f.__annotations__["p"] = Positive  # a local class: give the real object, not a name
     t = tool(f)
-    with pytest.raises(ToolInputError, match=r"- p: ValueError: 'n' must be > 0: -1") as info:
+    with pytest.raises(ToolInputError, match=r"\n- p\.n: 'n' must be > 0: -1$") as info:
         t.execute('{"p": {"n": -1}}', Context())
     assert isinstance(info.value.__cause__, ValueError)
 
@@ -616,7 +616,10 @@ def test_conversion_failure_names_the_argument() -> None:
 def _call_then_answer(*calls: ToolCall) -> ScriptedModel:
     return ScriptedModel(
         [
-            [*(StreamPart.tool_call_part(c) for c in calls), StreamPart.step_finish(FinishReason.TOOL_CALLS)],
+            [
+                *(StreamPart.tool_call_event(c) for c in calls),
+                StreamPart.step_finish(FinishReason.TOOL_CALLS),
+            ],
             [StreamPart.text_delta("done"), StreamPart.step_finish(FinishReason.STOP)],
         ]
     )
@@ -674,7 +677,7 @@ def test_ctx_parameter_receives_the_runs_context_and_sees_cancel() -> None:
 
     def step_one(request: Request, ctx: Context) -> Iterator[StreamPart]:
         seen["model_ctx"] = ctx
-        yield StreamPart.tool_call_part(ToolCall("c1", "slow", '{"seconds": 30}'))
+        yield StreamPart.tool_call_event(ToolCall("c1", "slow", '{"seconds": 30}'))
         yield StreamPart.step_finish(FinishReason.TOOL_CALLS)
 
     model = ScriptedModel([step_one, [StreamPart.step_finish(FinishReason.STOP)]])

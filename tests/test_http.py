@@ -27,8 +27,6 @@ from agentcore.transport.errors import (
     error_from_body,
     looks_like_context_length,
     parse_retry_after,
-    secret_values,
-    without_secret,
 )
 from agentcore.transport.http import (
     CancellableHTTPAdapter,
@@ -1117,44 +1115,6 @@ def test_positive_seconds(value: float, expected: float) -> None:
 def test_positive_seconds_rejects(value: Any) -> None:
     with pytest.raises(ConfigError, match=r"^read timeout must be a positive number of seconds, got "):
         positive_seconds("read timeout", value)
-
-
-def test_without_secret_replaces_every_occurrence_and_keeps_the_rest() -> None:
-    cause = OSError("reset")
-    exc = ModelError(ErrorClass.AUTH, 1.5, cause, message="key sk-abcdef12 bad; sk-abcdef12", status=401)
-    clean = without_secret(exc, ["sk-abcdef12"])
-    assert clean is not exc
-    assert clean.message == "key [REDACTED] bad; [REDACTED]"
-    assert (clean.error_class, clean.retry_after, clean.status) == (ErrorClass.AUTH, 1.5, 401)
-    assert clean.err is cause
-    assert clean.__cause__ is cause
-
-
-@pytest.mark.parametrize("secrets", [[None], [""], ["absent-key-1"], ["key"], []])
-def test_without_secret_leaves_the_error_alone(secrets: list[str | None]) -> None:
-    exc = ModelError(ErrorClass.AUTH, message="invalid key: key")
-    assert without_secret(exc, secrets) is exc
-
-
-def test_secret_values_are_the_credentials_in_the_headers() -> None:
-    headers = {
-        "Authorization": "Bearer sk-proj-123456",
-        "x-api-key": "sk-ant-abcdef",
-        "api-key": "azure-key-1",
-        "X-Gateway-Token": "gw-token-9",
-        "anthropic-version": "2023-06-01",
-        "Content-Type": "application/json",
-    }
-    assert secret_values(headers) == [
-        "Bearer sk-proj-123456",
-        "sk-proj-123456",
-        "sk-ant-abcdef",
-        "azure-key-1",
-        "gw-token-9",
-    ]
-    # A value with a line break, as repr() quotes it in an error, and stripped.
-    found = secret_values({"x-api-key": "sk-ant-abcdef\n"})
-    assert found == ["sk-ant-abcdef\n", "sk-ant-abcdef\\n", "sk-ant-abcdef"]
 
 
 # --- bad input and replies that are not event streams -------------------------------------------

@@ -314,10 +314,10 @@ def test_rule4_step_limit_ends_gracefully_after_running_the_last_tools() -> None
     assert result.messages[-1].role is Role.TOOL
 
 
-def test_rule4_step_limit_zero_means_the_default() -> None:
+def test_rule4_step_limit_none_means_the_default() -> None:
     assert DEFAULT_STEP_LIMIT == 20
     model = ScriptedModel([tool_step(call(f"c{i}", "search")) for i in range(DEFAULT_STEP_LIMIT + 1)])
-    result = run(options(model, tools=[FuncTool("search")], step_limit=0)).result()
+    result = run(options(model, tools=[FuncTool("search")], step_limit=None)).result()
     assert len(model.requests) == 20
     assert result.finish_reason is FinishReason.STEP_LIMIT
 
@@ -509,8 +509,9 @@ def test_loop_options_defaults() -> None:
     model = ScriptedModel([])
     opts = LoopOptions(model=model, messages=[user_message("hi")])
     assert opts.messages == (user_message("hi"),)
-    assert (opts.system, opts.step_limit, opts.max_output_tokens, opts.max_retries) == ("", 0, 0, 0)
-    assert (opts.retry_base_delay, opts.retry_max_delay, opts.retry_after_limit) == (0.0, 0.0, None)
+    # None, the default, is the DEFAULT_* value, which the option then holds.
+    assert (opts.system, opts.step_limit, opts.max_output_tokens, opts.max_retries) == ("", 20, None, 2)
+    assert (opts.retry_base_delay, opts.retry_max_delay, opts.retry_after_limit) == (0.5, 8.0, None)
     assert opts.parallel_tools is False
     assert opts.on_step is None
     assert dict(opts.headers) == {}
@@ -556,8 +557,9 @@ def test_a_run_queues_at_most_queue_size_parts_for_a_reader_that_does_not_read()
         ({"messages": []}, "at least one message"),
         ({"messages": ["hello"]}, "Message objects"),
         ({"model": object()}, "not a Model"),
-        ({"step_limit": -1}, "step_limit"),
-        ({"max_output_tokens": -5}, "max_output_tokens"),
+        ({"step_limit": 0}, "LoopOptions.step_limit must be >= 1, got 0"),
+        ({"max_output_tokens": 0}, "LoopOptions.max_output_tokens must be >= 1, got 0"),
+        ({"max_retries": -1}, "LoopOptions.max_retries must be >= 0, got -1"),
         ({"retry_base_delay": -0.1}, "retry_base_delay"),
         ({"retry_max_delay": float("nan")}, "retry_max_delay"),
         ({"retry_after_limit": -1.0}, "retry_after_limit"),
@@ -580,8 +582,7 @@ def test_a_run_queues_at_most_queue_size_parts_for_a_reader_that_does_not_read()
         ({"system": 5}, "system must be a str, got 5"),
         ({"step_limit": "3"}, "step_limit must be an int, got '3'"),
         ({"step_limit": 1.5}, "step_limit must be an int, got 1.5"),
-        ({"max_output_tokens": None}, "max_output_tokens must be an int, got None"),
-        ({"max_retries": None}, "max_retries must be an int, got None"),
+        ({"max_output_tokens": "5"}, "max_output_tokens must be an int, got '5'"),
         ({"max_retries": 1.5}, "max_retries must be an int, got 1.5"),
         ({"max_retries": "x"}, "max_retries must be an int"),
         ({"queue_size": "3"}, "queue_size must be an int"),
@@ -611,14 +612,15 @@ def test_loop_options_accepts_a_tool_mapping_and_a_tool_set() -> None:
     assert ConfigError.__mro__[1:3] == (agentcore.AgentcoreError, ValueError)
 
 
-def test_loop_options_zero_means_the_defaults() -> None:
-    """Zero step_limit, max_retries and delays are replaced by the defaults (checked at run time)."""
+def test_loop_options_max_retries_zero_means_no_retry() -> None:
     err = ModelError(ErrorClass.TRANSIENT)
-    model = ScriptedModel([err, err, text_step("third time")])
-    # max_retries 0 means DEFAULT_MAX_RETRIES (2); a tiny base delay keeps the test fast.
-    result = run(options(model, max_retries=0, retry_base_delay=0.001, retry_max_delay=0.001)).result()
-    assert result.text == "third time"
-    assert len(model.requests) == 3
+    model = ScriptedModel([err, text_step("never")])
+    reader = run(options(model, max_retries=0))
+    list(reader)
+    with pytest.raises(RunError) as failed:
+        reader.result()
+    assert failed.value.err is err
+    assert len(model.requests) == 1  # max_retries=0: no retry
 
 
 def test_run_refuses_what_is_not_loop_options_or_a_context() -> None:

@@ -647,7 +647,7 @@ def tick() -> str:
     time.sleep(0.1)
     return "ok"
 
-step = [StreamPart.tool_call_part(ToolCall("c", "tick", "{}")), StreamPart.step_finish("tool-calls")]
+step = [StreamPart.tool_call_event(ToolCall("c", "tick", "{}")), StreamPart.step_finish("tool-calls")]
 model = ScriptedModel([step] * 30)
 options = LoopOptions(model=model, messages=[user_message("go")], tools=[tick], step_limit=30)
 try:

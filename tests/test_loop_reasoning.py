@@ -38,7 +38,7 @@ TIME = ToolCall("c2", "get_time", "{}")
 def thought(block: Reasoning, *pieces: str) -> list[StreamPart]:
     """A block streamed as ``pieces`` (its text when none are given), then the block itself."""
     deltas = pieces or ((block.text,) if block.text else ())
-    return [*(StreamPart.reasoning_delta(piece) for piece in deltas), StreamPart.reasoning_part(block)]
+    return [*(StreamPart.reasoning_delta(piece) for piece in deltas), StreamPart.reasoning_event(block)]
 
 
 def tools() -> list[FuncTool]:
@@ -49,9 +49,9 @@ def interleaved_step() -> list[StreamPart]:
     """Think, call, think again, call: interleaved thinking."""
     return [
         *thought(FIRST, "Weather ", "first."),
-        StreamPart.tool_call_part(WEATHER),
+        StreamPart.tool_call_event(WEATHER),
         *thought(SECOND),
-        StreamPart.tool_call_part(TIME),
+        StreamPart.tool_call_event(TIME),
         StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=40, output=30)),
     ]
 
@@ -102,10 +102,10 @@ def test_text_and_reasoning_keep_the_models_order_and_deltas_are_not_stored() ->
         StreamPart.text_delta("Let me "),
         StreamPart.reasoning_delta("(aside) "),  # a delta does not split the text: it is display only
         StreamPart.text_delta("see."),
-        StreamPart.reasoning_part(FIRST),
+        StreamPart.reasoning_event(FIRST),
         StreamPart.text_delta("Checking."),
-        StreamPart.tool_call_part(WEATHER),
-        StreamPart.reasoning_part(REDACTED),
+        StreamPart.tool_call_event(WEATHER),
+        StreamPart.reasoning_event(REDACTED),
         StreamPart.step_finish(FinishReason.TOOL_CALLS),
     ]
     model = ScriptedModel([step, text_step("Cold.")])
@@ -165,7 +165,7 @@ def test_a_length_step_keeps_its_reasoning_and_text_but_not_its_calls() -> None:
             [
                 *thought(FIRST),
                 StreamPart.text_delta("I will look it "),
-                StreamPart.tool_call_part(WEATHER),
+                StreamPart.tool_call_event(WEATHER),
                 *thought(SECOND),
                 StreamPart.text_delta("up"),
                 StreamPart.step_finish(FinishReason.LENGTH, Usage(input=10, output=64)),

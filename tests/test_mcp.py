@@ -29,9 +29,9 @@ from agentcore import (
     run,
     tool,
 )
-from agentcore.integrations.mcp import MCPTool, MCPToolError, MCPTools, combine
+from agentcore.errors import MCPServerError, MCPToolError
+from agentcore.integrations.mcp import MCPTool, MCPTools, combine
 from agentcore.integrations.mcp.servers import STDIN_GRACE, TERM_GRACE, server_environment
-from agentcore.integrations.mcp.session import MCPServerError
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import call, options, text_step, tool_step
 from tests.mcp_servers.support import PYTHON, TOOLS_SERVER, ServerLog, children

@@ -13,7 +13,7 @@ import pytest
 
 from agentcore import Context
 from agentcore.cli import MCPServerOption, UsageError, main, open_mcp_servers
-from agentcore.integrations.mcp.session import MCPServerError
+from agentcore.errors import MCPServerError
 from agentcore.testing import ScriptedModel
 from tests.localserver import LocalServer, Reply
 from tests.loop_helpers import call, text_step, tool_step, wait_until

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from agentcore import Context, FinishReason, RunError, generate, run, tool
-from agentcore.integrations.mcp import MCPToolError, MCPTools, combine
-from agentcore.integrations.mcp.session import MCPServerError
+from agentcore.errors import MCPServerError, MCPToolError
+from agentcore.integrations.mcp import MCPTools, combine
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import call, options, text_step, tool_step, wait_until
 from tests.mcp_servers.in_thread import HttpMCPServer

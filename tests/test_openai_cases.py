@@ -80,7 +80,7 @@ data: [DONE]
 def test_empty_arguments_mean_an_empty_object(server: LocalServer) -> None:
     parts = stream(server, listing(NO_ARGUMENTS))
     assert parts == [
-        StreamPart.tool_call_part(ToolCall("call_1", "get_time", "{}")),
+        StreamPart.tool_call_event(ToolCall("call_1", "get_time", "{}")),
         StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(0, 0, 0, 0)),
     ]
 
@@ -119,8 +119,8 @@ data: [DONE]
 def test_interleaved_fragments_are_grouped_by_index(server: LocalServer) -> None:
     parts = stream(server, listing(INTERLEAVED_CALLS))
     assert parts == [
-        StreamPart.tool_call_part(ToolCall("call_a", "get_weather", '{"city":"Paris"}')),
-        StreamPart.tool_call_part(ToolCall("call_b", "get_time", '{"tz":"UTC"}')),
+        StreamPart.tool_call_event(ToolCall("call_a", "get_weather", '{"city":"Paris"}')),
+        StreamPart.tool_call_event(ToolCall("call_b", "get_time", '{"tz":"UTC"}')),
         StreamPart.step_finish(FinishReason.TOOL_CALLS),
     ]
 
@@ -155,7 +155,7 @@ data: [DONE]
 def test_a_missing_index_is_the_fragment_position(server: LocalServer) -> None:
     parts = stream(server, listing(NO_INDEX))
     assert parts == [
-        StreamPart.tool_call_part(ToolCall("call_9", "sqrt", '{"x":16}')),
+        StreamPart.tool_call_event(ToolCall("call_9", "sqrt", '{"x":16}')),
         StreamPart.step_finish(FinishReason.TOOL_CALLS),
     ]
 
@@ -219,7 +219,7 @@ data: [DONE]
 def test_repeated_ids_and_a_second_finish_chunk(server: LocalServer) -> None:
     parts = stream(server, listing(REPEATED_IDS))
     assert parts == [
-        StreamPart.tool_call_part(ToolCall("call_abc", "search", '{"query":"hello"}')),
+        StreamPart.tool_call_event(ToolCall("call_abc", "search", '{"query":"hello"}')),
         StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(50, 9, 0, 0)),
     ]
 
@@ -269,7 +269,7 @@ def test_text_and_a_tool_call_in_one_step(server: LocalServer) -> None:
     assert parts == [
         StreamPart.text_delta("Let me check."),
         StreamPart.text_delta(" One moment."),
-        StreamPart.tool_call_part(ToolCall("call_1", "get_weather", '{"city":"Oslo"}')),
+        StreamPart.tool_call_event(ToolCall("call_1", "get_weather", '{"city":"Oslo"}')),
         StreamPart.step_finish(FinishReason.TOOL_CALLS),
     ]
     assert text_of(parts) == "Let me check. One moment."
@@ -337,7 +337,7 @@ data: [DONE]
 def test_tool_calls_ending_with_stop(server: LocalServer) -> None:
     parts = stream(server, listing(CALLS_ENDING_WITH_STOP))
     assert parts == [
-        StreamPart.tool_call_part(ToolCall("call_1", "get_weather", '{"city":"Lima"}')),
+        StreamPart.tool_call_event(ToolCall("call_1", "get_weather", '{"city":"Lima"}')),
         StreamPart.step_finish(FinishReason.TOOL_CALLS),
     ]
 
@@ -382,7 +382,7 @@ data: [DONE]
 def test_length_in_the_middle_of_a_tool_call(server: LocalServer) -> None:
     parts = stream(server, listing(LENGTH_INSIDE_A_CALL))
     assert parts == [
-        StreamPart.tool_call_part(ToolCall("call_1", "write_file", '{"path":"a.txt","text":"lorem ip')),
+        StreamPart.tool_call_event(ToolCall("call_1", "write_file", '{"path":"a.txt","text":"lorem ip')),
         StreamPart.step_finish(FinishReason.LENGTH, Usage(30, 64, 0, 0)),
     ]
 

@@ -261,7 +261,7 @@ def test_content_array_text_parts_are_text_and_thinking_parts_reasoning() -> Non
     assert parts == [
         StreamPart.reasoning_delta("hmm"),
         StreamPart.reasoning_delta("!"),
-        StreamPart.reasoning_part(Reasoning(text="hmm!", format=MISTRAL_THINKING, origin="api.mistral.ai")),
+        StreamPart.reasoning_event(Reasoning(text="hmm!", format=MISTRAL_THINKING, origin="api.mistral.ai")),
         StreamPart.text_delta("2 + 2"),
         StreamPart.text_delta(" = 4"),
     ]
@@ -330,7 +330,7 @@ def test_plain_reasoning_field_streams_then_one_block_before_the_text(field: str
     assert parts == [
         StreamPart.reasoning_delta("Let me "),
         StreamPart.reasoning_delta("think."),
-        StreamPart.reasoning_part(Reasoning(text="Let me think.", format=fmt, origin="api.example.test")),
+        StreamPart.reasoning_event(Reasoning(text="Let me think.", format=fmt, origin="api.example.test")),
         StreamPart.text_delta("Hi"),
         StreamPart.text_delta("!"),
         StreamPart.step_finish(FinishReason.STOP),
@@ -357,8 +357,8 @@ def test_reasoning_block_comes_before_the_tool_calls_and_the_finish() -> None:
     )
     assert parts == [
         StreamPart.reasoning_delta("Need the weather."),
-        StreamPart.reasoning_part(Reasoning(text="Need the weather.", format=REASONING_CONTENT)),
-        StreamPart.tool_call_part(ToolCall("call_1", "get_weather", '{"city":"Paris"}')),
+        StreamPart.reasoning_event(Reasoning(text="Need the weather.", format=REASONING_CONTENT)),
+        StreamPart.tool_call_event(ToolCall("call_1", "get_weather", '{"city":"Paris"}')),
         StreamPart.step_finish(FinishReason.TOOL_CALLS),
     ]
 
@@ -424,7 +424,7 @@ def test_reasoning_details_fragments_merge_by_index_and_are_kept_verbatim() -> N
     assert parts == [
         StreamPart.reasoning_delta("Two "),
         StreamPart.reasoning_delta("plus two."),
-        StreamPart.reasoning_part(
+        StreamPart.reasoning_event(
             Reasoning(
                 text="Two plus two.",
                 format=REASONING_DETAILS,

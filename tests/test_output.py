@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any, TypedDict
 
+import attrs
 import pydantic
 import pytest
 from hypothesis import given, settings
@@ -127,17 +128,82 @@ def test_bad_answers_say_what_is_wrong() -> None:
     ]
 
 
-def test_a_converter_that_refuses_is_a_problem_too() -> None:
-    @dataclasses.dataclass
-    class Positive:
-        n: int
+@dataclasses.dataclass
+class Positive:
+    n: int
 
-        def __post_init__(self) -> None:
-            if self.n <= 0:
-                raise ValueError("n must be positive")
+    def __post_init__(self) -> None:
+        if self.n <= 0:
+            raise ValueError("n must be positive")
 
-    spec = output_spec(Positive)
-    assert spec.parse('{"n": -1}') == (None, ["(top level): ValueError: n must be positive"])
+
+class Reading(pydantic.BaseModel):
+    city: str
+    celsius: float
+
+    @pydantic.field_validator("celsius")
+    @classmethod
+    def on_earth(cls, value: float) -> float:
+        if value > 60:
+            raise ValueError("no place on Earth is that hot")
+        return value
+
+
+class Trip(pydantic.BaseModel):
+    stops: list[Reading]
+
+
+@attrs.frozen
+class Point:
+    x: int = attrs.field()
+    y: int = attrs.field(validator=attrs.validators.ge(0))
+
+    @x.validator
+    def _east(self, _attribute: object, value: int) -> None:
+        if value < 0:
+            raise ValueError("must be east of the origin")
+
+
+@attrs.frozen
+class Route:
+    name: str
+    points: tuple[Point, ...]
+    legs: dict[str, Positive] = attrs.Factory(dict)
+
+
+@pytest.mark.parametrize(
+    ("output_type", "answer", "problem"),
+    [
+        (Reading, {"city": "Lima", "celsius": 99}, "celsius: Value error, no place on Earth is that hot"),
+        (
+            Trip,
+            {"stops": [{"city": "Oslo", "celsius": 1}, {"city": "Lima", "celsius": 99}]},
+            "stops[1].celsius: Value error, no place on Earth is that hot",
+        ),
+        (Point, {"x": -1, "y": 0}, "x: must be east of the origin"),
+        (Point, {"x": 1, "y": -2}, "y: 'y' must be >= 0: -2"),
+        (
+            Route,
+            {"name": "r", "points": [{"x": 1, "y": 0}, {"x": -3, "y": 0}]},
+            "points[1].x: must be east of the origin",
+        ),
+        (Route, {"name": "r", "points": [], "legs": {"a": {"n": 0}}}, "legs.a: n must be positive"),
+        (
+            list[Trip],
+            [{"stops": []}, {"stops": [{"city": "Lima", "celsius": 61}]}],
+            "[1].stops[0].celsius: Value error, no place on Earth is that hot",
+        ),
+        # A check of the whole object (dataclass __post_init__) names the object.
+        (Positive, {"n": -1}, "(top level): n must be positive"),
+    ],
+)
+def test_a_validator_that_refuses_names_the_field_and_its_message(
+    output_type: Any, answer: Any, problem: str
+) -> None:
+    # The schema passes; the class's own validator refuses the value.
+    spec = output_spec(output_type)
+    assert spec.validator.problems(answer) == []
+    assert spec.parse(json.dumps(answer)) == (None, [problem])
 
 
 def test_the_final_answer_tool_wraps_a_type_that_is_not_an_object() -> None:
@@ -178,7 +244,7 @@ def test_the_error_carries_the_raw_answer_problems_usage_and_attempts() -> None:
 
 def test_the_retry_prompt_lists_the_problems() -> None:
     assert retry_prompt(["a: bad", "b: worse"]) == (
-        "Your final answer does not match the required JSON Schema:\n- a: bad\n- b: worse\n"
+        "Your final answer is not valid:\n- a: bad\n- b: worse\n"
         "Answer again with only the corrected JSON value."
     )
 

@@ -185,7 +185,7 @@ def test_reasoning_stream_parts() -> None:
         None,
         False,
     )
-    block = StreamPart.reasoning_part(SIGNED)
+    block = StreamPart.reasoning_event(SIGNED)
     assert block == StreamPart("reasoning", reasoning=SIGNED)
     assert block.kind is StreamPartKind.REASONING
     assert (block.text, block.tool_call, block.terminal) == ("", None, False)

@@ -111,7 +111,7 @@ def test_idle_timeout_ends_a_ping_only_stream_as_transient(server: LocalServer, 
     # The read timeout alone would never fire: a ping arrives every 50 ms.
     model = d.model(server.url, timeout=(2.0, 5.0), idle_timeout=0.4)
     start = time.monotonic()
-    error = failed(run(LoopOptions(model=model, messages=[user_message("hi")], max_retries=-1)))
+    error = failed(run(LoopOptions(model=model, messages=[user_message("hi")], max_retries=0)))
     elapsed = time.monotonic() - start
     assert isinstance(error.err, ModelError)
     assert error.err.error_class is ErrorClass.TRANSIENT

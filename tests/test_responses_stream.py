@@ -93,7 +93,7 @@ def test_reasoning_then_a_function_call() -> None:
     assert parts == [
         StreamPart.reasoning_delta("**Plan**"),
         StreamPart.reasoning_delta("Then act."),
-        StreamPart.reasoning_part(
+        StreamPart.reasoning_event(
             Reasoning(
                 text="**Plan**Then act.",  # summary parts joined with nothing between them
                 data="enc-final",  # the done item's encrypted content, not the added one's
@@ -103,7 +103,7 @@ def test_reasoning_then_a_function_call() -> None:
                 provider_data=json.dumps({"summary": REASONING_DONE_ITEM["summary"]}, separators=(",", ":")),
             )
         ),
-        StreamPart.tool_call_part(
+        StreamPart.tool_call_event(
             ToolCall(
                 id="call_a",
                 name="get_weather",

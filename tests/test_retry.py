@@ -368,8 +368,8 @@ def test_a_failure_after_a_tool_call_part_is_terminal(recorded: Recorded) -> Non
     assert len(model.requests) == 1
 
 
-@pytest.mark.parametrize(("max_retries", "calls"), [(0, 3), (-1, 1), (-7, 1), (1, 2), (5, 6)])
-def test_loop_max_retries(max_retries: int, calls: int, recorded: Recorded) -> None:
+@pytest.mark.parametrize(("max_retries", "calls"), [(None, 3), (0, 1), (1, 2), (5, 6)])
+def test_loop_max_retries(max_retries: int | None, calls: int, recorded: Recorded) -> None:
     errors = [ModelError(ErrorClass.RATE_LIMITED, message=f"call {n}") for n in range(calls)]
     model = ScriptedModel([*errors, text_step("one call too many")])
     parts = collect(run(recorded.options(model, max_retries=max_retries)))
@@ -378,11 +378,18 @@ def test_loop_max_retries(max_retries: int, calls: int, recorded: Recorded) -> N
     assert len(recorded) == calls - 1
 
 
-def test_loop_backoff_uses_the_defaults_for_zero_delays(recorded: Recorded) -> None:
+def test_loop_backoff_uses_the_defaults_for_unset_delays(recorded: Recorded) -> None:
     model = ScriptedModel([ModelError(ErrorClass.TRANSIENT)] * 3 + [text_step("ok")])
-    parts = collect(run(recorded.options(model, max_retries=3, retry_base_delay=0, retry_max_delay=0)))
+    parts = collect(run(recorded.options(model, max_retries=3, retry_base_delay=None, retry_max_delay=None)))
     assert parts[0].text == "ok"
     assert recorded == [0.5 * 1.0, 1.0 * 0.75, 2.0 * 1.0]
+
+
+def test_loop_retries_at_once_with_zero_delays(recorded: Recorded) -> None:
+    model = ScriptedModel([ModelError(ErrorClass.TRANSIENT)] * 2 + [text_step("ok")])
+    parts = collect(run(recorded.options(model, retry_base_delay=0, retry_max_delay=0)))
+    assert parts[0].text == "ok"
+    assert recorded == [0.0, 0.0]
 
 
 def test_loop_backoff_uses_the_configured_delays(recorded: Recorded) -> None:

@@ -29,6 +29,7 @@ from agentcore import ConfigError, Context, LoopOptions, ModelError, Request, Ru
 from agentcore.errors import ErrorClass
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
+from agentcore.redaction import headers_repr, redact, secret_values, without_secret
 from agentcore.testing import ScriptedModel
 from tests.faults import ANTHROPIC, OPENAI, U2, Dialect
 from tests.localserver import LocalServer, Pause, Reply, Reset, Stall, json_reply, refused_url
@@ -290,3 +291,60 @@ def test_a_request_header_with_a_line_break_fails_without_echoing_the_key(make: 
 def test_extra_body_must_be_json_without_nan() -> None:
     with pytest.raises(ConfigError, match="extra_body must be JSON-serializable"):
         OpenAIChatModel("m", base_url=refused_url(), extra_body={"temperature": float("nan")})
+
+
+# --- the redaction helpers (agentcore/redaction.py) -----------------------------------------------
+
+
+def test_without_secret_replaces_every_occurrence_and_keeps_the_rest() -> None:
+    cause = OSError("reset")
+    exc = ModelError(ErrorClass.AUTH, 1.5, cause, message="key sk-abcdef12 bad; sk-abcdef12", status=401)
+    clean = without_secret(exc, ["sk-abcdef12"])
+    assert clean is not exc
+    assert clean.message == "key [REDACTED] bad; [REDACTED]"
+    assert (clean.error_class, clean.retry_after, clean.status) == (ErrorClass.AUTH, 1.5, 401)
+    assert clean.err is cause
+    assert clean.__cause__ is cause
+
+
+@pytest.mark.parametrize("secrets", [[None], [""], ["absent-key-1"], ["key"], []])
+def test_without_secret_leaves_the_error_alone(secrets: list[str | None]) -> None:
+    exc = ModelError(ErrorClass.AUTH, message="invalid key: key")
+    assert without_secret(exc, secrets) is exc
+
+
+def test_secret_values_are_the_credentials_in_the_headers() -> None:
+    headers = {
+        "Authorization": "Bearer sk-proj-123456",
+        "x-api-key": "sk-ant-abcdef",
+        "api-key": "azure-key-1",
+        "X-Gateway-Token": "gw-token-9",
+        "anthropic-version": "2023-06-01",
+        "Content-Type": "application/json",
+    }
+    assert secret_values(headers) == [
+        "Bearer sk-proj-123456",
+        "sk-proj-123456",
+        "sk-ant-abcdef",
+        "azure-key-1",
+        "gw-token-9",
+    ]
+    # A value with a line break, as repr() quotes it in an error, and stripped.
+    found = secret_values({"x-api-key": "sk-ant-abcdef\n"})
+    assert found == ["sk-ant-abcdef\n", "sk-ant-abcdef\\n", "sk-ant-abcdef"]
+
+
+def test_redact_cuts_the_longest_secret_first_and_leaves_short_ones() -> None:
+    # One rule for the transport, the adapters and MCP: a secret inside a
+    # longer one goes with it, and one under 8 characters is left alone.
+    text = "Bearer sk-proj-123456 / sk-proj-123456 / key"
+    assert redact(text, ["sk-proj-123456", "Bearer sk-proj-123456", "key", None]) == (
+        "[REDACTED] / [REDACTED] / key"
+    )
+
+
+def test_headers_repr_hides_only_credential_values() -> None:
+    headers = {"Authorization": "Bearer sk-1", "Cookie": "a=b", "X-Team": "blue"}
+    assert (
+        headers_repr(headers) == "{'Authorization': '[REDACTED]', 'Cookie': '[REDACTED]', 'X-Team': 'blue'}"
+    )

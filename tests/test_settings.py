@@ -223,7 +223,7 @@ def test_the_runs_settings_reach_the_model_in_every_step() -> None:
     settings = ModelSettings(temperature=0.2, thinking=True, thinking_budget=2048, extra_body={"top_k": 3})
     model = ScriptedModel(
         [
-            [StreamPart.tool_call_part(ToolCall("c1", "noop", "{}")), step_finish(FinishReason.TOOL_CALLS)],
+            [StreamPart.tool_call_event(ToolCall("c1", "noop", "{}")), step_finish(FinishReason.TOOL_CALLS)],
             text_step("done"),
         ]
     )

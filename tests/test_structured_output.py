@@ -56,6 +56,7 @@ from agentcore.schema.validation import SchemaValidator
 from agentcore.testing import ScriptedModel, TestModel, example_value
 from agentcore.types import OutputSchema, Request
 from tests.localserver import LocalServer, Reply
+from tests.test_output import Reading
 from tests.test_responses_loop import stream as responses_stream
 
 
@@ -212,11 +213,23 @@ def test_an_invalid_answer_is_sent_back_once_then_accepted() -> None:
     retry = model.requests[1].messages[-1]
     assert retry.role.value == "user"
     assert retry.text == (
-        "Your final answer does not match the required JSON Schema:\n"
+        "Your final answer is not valid:\n"
         "- celsius: 'warm' is not of type 'number'\n"
         "Answer again with only the corrected JSON value."
     )
     assert [m.text for m in result.messages] == [ASK[0].text, BAD, retry.text, GOOD]
+
+
+def test_a_validator_failure_is_sent_back_naming_the_field_and_its_message() -> None:
+    hot, fine = '{"city": "Lima", "celsius": 99}', '{"city": "Lima", "celsius": 19}'
+    model = ScriptedModel([_answer(hot), _answer(fine)])
+    result = run(LoopOptions(model=model, messages=ASK, output_type=Reading)).result()
+    assert result.output == Reading(city="Lima", celsius=19)
+    assert model.requests[1].messages[-1].text == (
+        "Your final answer is not valid:\n"
+        "- celsius: Value error, no place on Earth is that hot\n"
+        "Answer again with only the corrected JSON value."
+    )
 
 
 def test_answers_that_keep_failing_end_the_run_with_the_typed_error() -> None:
@@ -271,7 +284,7 @@ def test_tools_keep_working_in_a_structured_run() -> None:
     model = ScriptedModel(
         [
             [
-                StreamPart.tool_call_part(ToolCall("c1", "thermometer", '{"city": "Oslo"}')),
+                StreamPart.tool_call_event(ToolCall("c1", "thermometer", '{"city": "Oslo"}')),
                 StreamPart.step_finish(FinishReason.TOOL_CALLS),
             ],
             _answer(GOOD),
@@ -333,7 +346,7 @@ def test_output_options_are_checked(field: str, value: Any, message: str) -> Non
 
 def _final(arguments: str, call_id: str = "f1") -> list[StreamPart]:
     return [
-        StreamPart.tool_call_part(ToolCall(call_id, OUTPUT_TOOL, arguments)),
+        StreamPart.tool_call_event(ToolCall(call_id, OUTPUT_TOOL, arguments)),
         StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=10, output=5)),
     ]
 
@@ -359,7 +372,7 @@ def test_tool_mode_accepts_a_json_text_answer_and_retries_prose() -> None:
     result = run(LoopOptions(model=model, messages=ASK, output_type=Weather, output_mode="tool")).result()
     assert result.output == OSLO
     assert model.requests[1].messages[-1].text == (
-        "Your final answer does not match the required JSON Schema:\n"
+        "Your final answer is not valid:\n"
         f"- (top level): give the final answer by calling the {OUTPUT_TOOL} tool\n"
         f"Call the {OUTPUT_TOOL} tool with the answer."
     )

@@ -302,8 +302,8 @@ def test_scripted_model_replays_reasoning_parts_and_is_sent_them_back() -> None:
     first = [
         StreamPart.reasoning_delta("Weather "),
         StreamPart.reasoning_delta("first."),
-        StreamPart.reasoning_part(block),
-        StreamPart.tool_call_part(oslo),
+        StreamPart.reasoning_event(block),
+        StreamPart.tool_call_event(oslo),
         step_finish(FinishReason.TOOL_CALLS),
     ]
     model = ScriptedModel([first, text_step("Cold.")])
@@ -507,7 +507,7 @@ def test_check_model_passes_for_the_doubles() -> None:
 
 
 def thought(text: str = "hm", **fields: str) -> StreamPart:
-    return StreamPart.reasoning_part(Reasoning(text=text, **fields))
+    return StreamPart.reasoning_event(Reasoning(text=text, **fields))
 
 
 def not_a_block() -> StreamPart:
@@ -533,7 +533,7 @@ def test_check_model_accepts_reasoning_in_every_documented_shape() -> None:
             text("a"),
             thought(),
             thought("", data="ZW5j"),
-            StreamPart.tool_call_part(ToolCall("c1", "f", "{}", provider_data='{"sig": "x"}')),
+            StreamPart.tool_call_event(ToolCall("c1", "f", "{}", provider_data='{"sig": "x"}')),
             step_finish(FinishReason.TOOL_CALLS),
         ],
         [thought("", id="rs_1"), thought("", provider_data="[]"), thought("", signature="s"), step_finish()],
@@ -596,14 +596,14 @@ class Broken:
         (
             Broken(
                 [
-                    StreamPart.tool_call_part(ToolCall("c1", "f", "{}", provider_data="sig")),
+                    StreamPart.tool_call_event(ToolCall("c1", "f", "{}", provider_data="sig")),
                     step_finish(FinishReason.TOOL_CALLS),
                 ]
             ),
             "tool call provider_data is not JSON text: 'sig'",
         ),
         (
-            Broken([StreamPart.tool_result_part(ToolResult("c1", "f", "x")), step_finish()]),
+            Broken([StreamPart.tool_result_event(ToolResult("c1", "f", "x")), step_finish()]),
             "a model may not emit 'tool-result' parts",
         ),
     ],

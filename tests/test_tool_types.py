@@ -370,11 +370,11 @@ BAD: list[tuple[Any, Any, str]] = [
         {"number": 1, "kind": "red", "price": 1, "floor": 2},
         "- x: Additional properties are not allowed ('floor' was unexpected)",
     ),
-    # pydantic's own validators run after the schema: their message names the field.
+    # pydantic's own validators run after the schema: the problem names the field.
     (
         Room,
         {"number": 13, "kind": "red", "price": 1},
-        "- x: ValueError: number: Value error, there is no room 13",
+        "- x.number: Value error, there is no room 13",
     ),
     (Stay, {"room": {"number": 1, "kind": "red"}}, "- x.room: 'price' is a required property"),
 ]
@@ -451,8 +451,8 @@ def test_a_function_with_everyday_types_is_a_tool_in_a_run() -> None:
     model = ScriptedModel(
         [
             [
-                StreamPart.tool_call_part(ToolCall("c1", "book", json.dumps(good))),
-                StreamPart.tool_call_part(ToolCall("c2", "book", json.dumps({**good, "arrives": "June"}))),
+                StreamPart.tool_call_event(ToolCall("c1", "book", json.dumps(good))),
+                StreamPart.tool_call_event(ToolCall("c2", "book", json.dumps({**good, "arrives": "June"}))),
                 StreamPart.step_finish(FinishReason.TOOL_CALLS),
             ],
             [StreamPart.text_delta("booked"), StreamPart.step_finish(FinishReason.STOP)],

@@ -93,8 +93,8 @@ def test_enum_values_are_the_wire_strings(enum: Any, expected: dict[str, str]) -
 
 def test_stream_part_named_constructors() -> None:
     assert StreamPart.text_delta("hi") == StreamPart(kind=StreamPartKind.TEXT_DELTA, text="hi")
-    assert StreamPart.tool_call_part(CALL) == StreamPart(kind="tool-call", tool_call=CALL)
-    assert StreamPart.tool_result_part(RESULT) == StreamPart(kind="tool-result", tool_result=RESULT)
+    assert StreamPart.tool_call_event(CALL) == StreamPart(kind="tool-call", tool_call=CALL)
+    assert StreamPart.tool_result_event(RESULT) == StreamPart(kind="tool-result", tool_result=RESULT)
     step = StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(1, 2, 3, 4))
     assert (step.kind, step.finish_reason, step.usage, step.total_usage) == (
         StreamPartKind.STEP_FINISH,
@@ -332,15 +332,17 @@ def test_tool_definition_schema_validation() -> None:
 
 def test_request_defaults_and_conversion() -> None:
     request = Request()
-    assert (request.system, request.messages, request.tools, request.max_output_tokens) == ("", (), (), 0)
+    assert (request.system, request.messages, request.tools, request.max_output_tokens) == ("", (), (), None)
     assert dict(request.headers) == {}
     history = [user_message("hi")]
     request = Request(messages=history, tools=[ToolDefinition("s")], headers={"X-A": "1"})
     history.append(user_message("later"))
     assert request.messages == (user_message("hi"),)  # a copy, not the caller's list
     assert request.tools == (ToolDefinition("s"),)
-    with pytest.raises(ValueError, match="max_output_tokens must be a non-negative int"):
-        Request(max_output_tokens=-1)
+    bad: Any
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match=f"max_output_tokens must be an int >= 1, got {bad!r}"):
+            Request(max_output_tokens=bad)
 
 
 def test_the_text_delta_fast_path_builds_the_same_part_as_the_constructor() -> None:

@@ -77,7 +77,7 @@ def add_script() -> list[Any]:
     """Two steps: a call to ``add``, then the answer in two deltas."""
     return [
         [
-            StreamPart.tool_call_part(ToolCall(id="c1", name="add", input='{"a": 2, "b": 3}')),
+            StreamPart.tool_call_event(ToolCall(id="c1", name="add", input='{"a": 2, "b": 3}')),
             StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=50, output=10)),
         ],
         [
@@ -304,11 +304,11 @@ def test_content_type_and_headers() -> None:
     [
         (StreamPart.text_delta("hi"), {"kind": "text-delta", "text": "hi"}),
         (
-            StreamPart.tool_call_part(ToolCall("c1", "add", '{"a":1}')),
+            StreamPart.tool_call_event(ToolCall("c1", "add", '{"a":1}')),
             {"kind": "tool-call", "tool_call": {"id": "c1", "name": "add", "input": '{"a":1}'}},
         ),
         (
-            StreamPart.tool_result_part(ToolResult("c1", "add", "boom", True)),
+            StreamPart.tool_result_event(ToolResult("c1", "add", "boom", True)),
             {
                 "kind": "tool-result",
                 "tool_result": {"tool_call_id": "c1", "name": "add", "content": "boom", "is_error": True},
@@ -316,21 +316,21 @@ def test_content_type_and_headers() -> None:
         ),
         (StreamPart.reasoning_delta("Hmm, "), {"kind": "reasoning-delta", "text": "Hmm, "}),
         (
-            StreamPart.reasoning_part(Reasoning(text="Hmm, 2 + 3.", signature="c2ln", format="anthropic")),
+            StreamPart.reasoning_event(Reasoning(text="Hmm, 2 + 3.", signature="c2ln", format="anthropic")),
             {
                 "kind": "reasoning",
                 "reasoning": {"text": "Hmm, 2 + 3.", "signature": "c2ln", "format": "anthropic"},
             },
         ),
         (
-            StreamPart.reasoning_part(Reasoning(data="ZW5j", id="rs_1", provider_data='[{"type": "x"}]')),
+            StreamPart.reasoning_event(Reasoning(data="ZW5j", id="rs_1", provider_data='[{"type": "x"}]')),
             {
                 "kind": "reasoning",
                 "reasoning": {"text": "", "data": "ZW5j", "id": "rs_1", "provider_data": '[{"type": "x"}]'},
             },
         ),
         (
-            StreamPart.tool_call_part(
+            StreamPart.tool_call_event(
                 ToolCall("c1", "add", "{}", provider_data='{"sig": "x"}', origin="h:1")
             ),
             {
@@ -424,7 +424,7 @@ def test_reasoning_parts_become_events_in_order_and_the_block_rebuilds_exactly()
             [
                 StreamPart.reasoning_delta("2 + 3 "),
                 StreamPart.reasoning_delta("is 5."),
-                StreamPart.reasoning_part(block),
+                StreamPart.reasoning_event(block),
                 StreamPart.text_delta("5"),
                 StreamPart.step_finish(FinishReason.STOP, Usage(input=9, output=4)),
             ]
@@ -474,7 +474,7 @@ def test_the_cli_json_output_is_the_same_part_form() -> None:
 
 def test_a_failed_run_ends_with_one_error_event() -> None:
     failure = ModelError(ErrorClass.OVERLOADED, message="try later", status=529)
-    reader = run(LoopOptions(model=ScriptedModel([failure]), messages=[user_message("hi")], max_retries=-1))
+    reader = run(LoopOptions(model=ScriptedModel([failure]), messages=[user_message("hi")], max_retries=0))
     events = [json.loads(event[6:]) for event in sse_stream(reader)]
     assert events == [
         {
@@ -492,7 +492,7 @@ def test_a_failed_run_ends_with_one_error_event() -> None:
 
 def test_parts_sent_before_a_failure_come_first() -> None:
     model = ScriptedModel([[StreamPart.text_delta("par")]])  # cut before its step-finish
-    reader = run(LoopOptions(model=model, messages=[user_message("hi")], max_retries=-1))
+    reader = run(LoopOptions(model=model, messages=[user_message("hi")], max_retries=0))
     events = [json.loads(event[6:]) for event in sse_stream(reader)]
     assert [e["kind"] for e in events] == ["text-delta", "error"]
     assert events[-1]["error_class"] == "transient"

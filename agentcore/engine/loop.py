@@ -94,15 +94,9 @@ from agentcore.durable import (
 )
 from agentcore.engine.channel import Channel, SendFunc, start_worker
 from agentcore.engine.observer import RunObserver, observer_for
-from agentcore.engine.retry import (
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_RETRY_BASE_DELAY,
-    DEFAULT_RETRY_MAX_DELAY,
-    call_with_retries,
-    retry_policy,
-)
+from agentcore.engine.retry import call_with_retries, retry_policy
 from agentcore.errors import Canceled, ConfigError, ErrorClass, ModelError
-from agentcore.options import DEFAULT_STEP_LIMIT, LoopOptions
+from agentcore.options import LoopOptions
 from agentcore.output import OUTPUT_TOOL, OutputSpec, OutputValidationError, output_spec, retry_prompt
 from agentcore.result import RunReader, RunResult, RunSnapshot, StepResult
 from agentcore.tools import ToolInputError, ToolSet
@@ -339,11 +333,10 @@ class _Loop:
         self.durable = options.run_id is not None or options.step_runner is not None
         """Fingerprint each request: the run is saved, or recorded by a runner."""
         self.revision = state.revision
-        self.step_limit = options.step_limit or DEFAULT_STEP_LIMIT
-        retries = options.max_retries
-        self.max_retries = DEFAULT_MAX_RETRIES if retries == 0 else max(retries, 0)
-        self.base_delay = options.retry_base_delay or DEFAULT_RETRY_BASE_DELAY
-        self.max_delay = options.retry_max_delay or DEFAULT_RETRY_MAX_DELAY
+        self.step_limit = options.step_limit
+        self.max_retries = options.max_retries
+        self.base_delay = options.retry_base_delay
+        self.max_delay = options.retry_max_delay
         self.release: Callable[[], object] = _nothing
         """Closes the last step's model stream (see :attr:`_Step.release`)."""
 
@@ -644,7 +637,7 @@ class _Loop:
                     if part.tool_call is not None:
                         if not part.tool_call.input.isascii():
                             arguments = _valid_unicode(part.tool_call.input)
-                            part = StreamPart.tool_call_part(attrs.evolve(part.tool_call, input=arguments))
+                            part = StreamPart.tool_call_event(attrs.evolve(part.tool_call, input=arguments))
                         assert part.tool_call is not None
                         calls.append(part.tool_call)
                         content.parts.append(tool_call_part(part.tool_call))
@@ -727,7 +720,7 @@ class _Loop:
                     self._save()
                 results.append(result)
                 if ran:
-                    self._forward(StreamPart.tool_result_part(result))
+                    self._forward(StreamPart.tool_result_event(result))
         except BaseException:
             # Also when every call has its result (the reader went away while
             # the last one was sent): the calls in the history need their results.

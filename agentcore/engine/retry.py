@@ -2,16 +2,16 @@
 
 A step that fails with a retryable :class:`ModelError` (``RATE_LIMITED``,
 ``OVERLOADED``, ``TRANSIENT``) before any of its parts reached the reader is
-tried again, up to ``max_retries`` more times (0 means
-:data:`DEFAULT_MAX_RETRIES`, a negative value disables retries). Once a part
-was forwarded, a failure is terminal: a retry would repeat text the reader
-already has (design.md, loop rule 7).
+tried again, up to ``LoopOptions.max_retries`` more times (0: never). Once a
+part was forwarded, a failure is terminal: a retry would repeat text the
+reader already has (design.md, loop rule 7). The defaults are
+``LoopOptions``' (:mod:`agentcore.options`); this module gets the values
+already resolved.
 
 The wait before retry ``n`` (counting from 0) is
 ``min(base * 2**n, cap) * random.uniform(0.75, 1.0)`` seconds, the vendor SDKs'
-formula, with ``base`` = ``retry_base_delay`` (default
-:data:`DEFAULT_RETRY_BASE_DELAY`) and ``cap`` = ``retry_max_delay`` (default
-:data:`DEFAULT_RETRY_MAX_DELAY`). A server's Retry-After (``ModelError.retry_after``)
+formula, with ``base`` = ``retry_base_delay`` and ``cap`` =
+``retry_max_delay``. A server's Retry-After (``ModelError.retry_after``)
 replaces the computed wait and is honoured as given, even above the cap
 (loop rule 7); ``retry_after_limit`` (seconds, None = no limit) refuses a
 longer hint and ends the run with the error instead, and so does any wait
@@ -41,13 +41,6 @@ if TYPE_CHECKING:
     import tenacity
 
 _T = TypeVar("_T")
-
-DEFAULT_MAX_RETRIES = 2
-"""Additional attempts for a step that failed retryably before any output."""
-DEFAULT_RETRY_BASE_DELAY = 0.5
-"""Seconds; the first computed backoff is between 0.75 and 1.0 times this."""
-DEFAULT_RETRY_MAX_DELAY = 8.0
-"""Seconds; cap of one computed backoff (a server's Retry-After may exceed it)."""
 
 _log = logging.getLogger("agentcore")
 
@@ -106,9 +99,9 @@ def retry_policy(
     """Build the tenacity policy for one step.
 
     Args:
-        max_retries: additional attempts (already resolved: >= 0).
-        base_delay: backoff base in seconds (already resolved: > 0).
-        max_delay: backoff cap in seconds (already resolved: > 0).
+        max_retries: additional attempts (>= 0; 0: none).
+        base_delay: backoff base in seconds (>= 0).
+        max_delay: backoff cap in seconds (>= 0).
         retry_after_limit: the longest server hint in seconds to wait for; None = any.
         ctx: the run's context; waits end at once when it is cancelled.
         forwarded: returns True once the current attempt forwarded a part.

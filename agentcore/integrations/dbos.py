@@ -140,7 +140,7 @@ class DBOSRunner:
     def _tool_call(self, key: str, call: Callable[[], ToolResult]) -> dict[str, Any]:
         result = call()
         if self.stream:
-            _write(part_to_dict(StreamPart.tool_result_part(result)))
+            _write(part_to_dict(StreamPart.tool_result_event(result)))
         return {"key": key, "result": result.to_dict()}
 
 

@@ -21,7 +21,7 @@ Four small tools that are safe to offer any model (:func:`demo_tools`):
   the image: a tool handing an image back to the model (``docs/files.md``).
 
 A failure (division by zero, a refused expression, a bad argument) raises
-:class:`ToolInputError`; the loop turns it into an error result the model
+:class:`agentcore.ToolInputError`; the loop turns it into an error result the model
 sees (``Error: ToolInputError: division by zero``), never a failed run.
 
 Every parameter's JSON Schema carries ``examples``, so
@@ -41,7 +41,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentcore.context import Context
-from agentcore.tools import Tool
+from agentcore.tools import Tool, ToolInputError
 from agentcore.types import ToolDefinition, ToolOutput, file_part
 
 MAX_EXPRESSION_LENGTH = 1000
@@ -51,10 +51,6 @@ MAX_MAGNITUDE = 10**308
 about the largest finite float."""
 
 _MAX_RESULT_BITS = MAX_MAGNITUDE.bit_length()
-
-
-class ToolInputError(ValueError):
-    """A demo tool refused its input, or the computation failed; the message is for the model."""
 
 
 def _arguments(input: str) -> dict[str, Any]:

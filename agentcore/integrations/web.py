@@ -118,7 +118,8 @@ import attrs
 
 from agentcore.engine.channel import StreamReader
 from agentcore.errors import ModelError
-from agentcore.types import File, StreamPart, StreamPartKind
+from agentcore.files import File
+from agentcore.types import StreamPart, StreamPartKind
 
 CONTENT_TYPE = "text/event-stream"
 """The content type of a Server-Sent Events response."""

@@ -80,6 +80,7 @@ from requests.structures import CaseInsensitiveDict
 
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
+from agentcore.files import File
 from agentcore.providers import attachments, caching, config
 from agentcore.providers.anthropic_stream import FORMAT, StepState
 from agentcore.providers.history import check_history
@@ -90,7 +91,6 @@ from agentcore.transport.headers import credential, header_dict
 from agentcore.types import (
     ContentPart,
     ContentPartKind,
-    File,
     Message,
     OutputSchema,
     Reasoning,
@@ -104,7 +104,7 @@ from agentcore.types import (
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 """The Anthropic API origin; requests go to ``{base_url}/v1/messages``."""
 DEFAULT_MAX_TOKENS = 4096
-"""Output token cap sent when ``Request.max_output_tokens`` is 0 (the API requires one)."""
+"""Output token cap sent when ``Request.max_output_tokens`` is None (the API requires one)."""
 ANTHROPIC_VERSION = "2023-06-01"
 """The ``anthropic-version`` header value (the current stable API version)."""
 
@@ -684,7 +684,7 @@ def request_body(
     Args:
         request: the step's request.
         model: the model id.
-        max_tokens: the cap used when ``request.max_output_tokens`` is 0.
+        max_tokens: the cap used when ``request.max_output_tokens`` is None.
         settings: the adapter's settings (``request.settings`` override them).
         extra_body: the adapter's extra body fields.
         origin: the service the request goes to (see :func:`reasoning_block`).
@@ -796,7 +796,7 @@ class AnthropicModel:
             event (pings do not count); the read timeout is capped by it.
             None for no limit (the read timeout alone then bounds each read).
         max_tokens: the output token cap when ``Request.max_output_tokens``
-            is 0 (the API requires one).
+            is None (the API requires one).
         anthropic_version: the ``anthropic-version`` header.
         headers: extra headers for every request (``anthropic-beta``, gateway
             headers); they override the defaults, and ``Request.headers``

@@ -228,7 +228,7 @@ class _ToolBlock:
         text = "".join(self.fragments)
         if not text.strip():
             text = json.dumps(self.initial, ensure_ascii=False) if self.initial else "{}"
-        return StreamPart.tool_call_part(ToolCall(id=self.call_id, name=self.name, input=text))
+        return StreamPart.tool_call_event(ToolCall(id=self.call_id, name=self.name, input=text))
 
 
 class _ThinkingBlock:
@@ -248,7 +248,7 @@ class _ThinkingBlock:
             format=FORMAT,
             origin=origin,
         )
-        return StreamPart.reasoning_part(reasoning)
+        return StreamPart.reasoning_event(reasoning)
 
 
 def _str(value: object) -> str:

@@ -15,7 +15,8 @@ import mimetypes
 from collections.abc import Collection, Sequence
 
 from agentcore.errors import ConfigError
-from agentcore.types import File, Message, Role, ToolResult
+from agentcore.files import File
+from agentcore.types import Message, Role, ToolResult
 
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 """The image types both Anthropic and OpenAI accept (JPEG, PNG, GIF, WebP)."""

@@ -126,6 +126,7 @@ import requests
 
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
+from agentcore.files import File
 from agentcore.providers import attachments, caching, config, responses
 from agentcore.providers.history import check_history, marked_error
 from agentcore.providers.memo import MessageMemo
@@ -142,7 +143,6 @@ from agentcore.transport import http, sse
 from agentcore.transport.headers import credential, header_dict
 from agentcore.types import (
     ContentPartKind,
-    File,
     Message,
     OutputSchema,
     Reasoning,

@@ -664,7 +664,7 @@ class ChunkState:
     def _close(self, parts: list[StreamPart]) -> None:
         """Close the open reasoning block, if any, adding its reasoning part."""
         if self._block is not None:
-            parts.append(StreamPart.reasoning_part(self._block.reasoning(self._origin)))
+            parts.append(StreamPart.reasoning_event(self._block.reasoning(self._origin)))
             self._block = None
 
     def _add_fragment(self, fragment: Mapping[str, Any], index: int) -> None:
@@ -728,7 +728,7 @@ class ChunkState:
         calls = self.tool_calls()
         parts: list[StreamPart] = []
         self._close(parts)
-        parts.extend(StreamPart.tool_call_part(call) for call in calls)
+        parts.extend(StreamPart.tool_call_event(call) for call in calls)
         reason = map_finish_reason(self.finish_reason, bool(calls))
         parts.append(StreamPart.step_finish(reason, self.usage))
         return parts

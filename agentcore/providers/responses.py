@@ -66,6 +66,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from agentcore.errors import ConfigError, ErrorClass, ModelError
+from agentcore.files import File
 from agentcore.providers import attachments
 from agentcore.providers.history import check_history, marked_error
 from agentcore.providers.openai_stream import stream_error, synthesize_id
@@ -73,7 +74,6 @@ from agentcore.providers.openai_stream import usage_from as chat_usage_from
 from agentcore.settings import ModelSettings, unsupported
 from agentcore.transport.sse import DONE, Event
 from agentcore.types import (
-    File,
     FinishReason,
     Message,
     OutputSchema,
@@ -889,10 +889,10 @@ class ResponseState:
         item = self._items.get(index) or _Item(_EMPTY)
         kind = done.get("type") or item.added.get("type")
         if kind == "reasoning":
-            return [StreamPart.reasoning_part(self._reasoning(done, item))]
+            return [StreamPart.reasoning_event(self._reasoning(done, item))]
         if kind == "function_call":
             self.calls += 1
-            return [StreamPart.tool_call_part(self._call(done, item))]
+            return [StreamPart.tool_call_event(self._call(done, item))]
         return []
 
     def _reasoning(self, done: Mapping[str, Any], item: _Item) -> Reasoning:

@@ -74,6 +74,7 @@ from agentcore.schema.validation import FORMATS, SchemaValidator, json_default, 
 
 __all__ = [
     "Convert",
+    "ConversionError",
     "FunctionPlan",
     "Param",
     "function_plan",
@@ -83,7 +84,73 @@ __all__ = [
 ]
 
 Convert = Callable[[Any], Any]
-"""Turns a validated JSON value into the annotated Python value."""
+"""Turns a validated JSON value into the annotated Python value.
+
+Raises:
+    ConversionError: the type refused the value (a validator).
+"""
+
+Location = tuple[str | int, ...]
+"""Where a value sits in the converted JSON value: keys and indexes from its root."""
+
+
+class ConversionError(ValueError):
+    """A value passed its JSON Schema, but its type refused it while being
+    built: a pydantic, attrs or dataclass validator raised.
+
+    Raised by the converters; :mod:`agentcore.output` and the function tools
+    turn :meth:`lines` into what the model reads. ``__cause__`` is what the
+    validator (or pydantic) raised.
+
+    Attributes:
+        problems: ``(location, message)`` per problem: where the refused
+            value sits (the field whose validator raised, or ``()`` for the
+            value converted) and the validator's message.
+    """
+
+    def __init__(self, problems: Iterable[tuple[Location, str]]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(self.lines()))
+
+    def lines(self, *prefix: str | int) -> list[str]:
+        """One ``path: message`` line per problem (``stops[1].celsius: ...``),
+        each path after ``prefix``."""
+        return [f"{path_text((*prefix, *where))}: {message}" for where, message in self.problems]
+
+
+def _member(key: str | int, convert: Convert, value: Any) -> Any:
+    """``convert(value)`` for the member ``key`` of an array or object: what
+    it refuses is located under ``key``."""
+    try:
+        return convert(value)
+    except ConversionError as exc:
+        raise ConversionError(((key, *where), message) for where, message in exc.problems) from exc.__cause__
+    except Exception as exc:  # a type refusing a value, whatever it raises
+        raise ConversionError([((key,), _refusal(exc))]) from exc
+
+
+def _refusal(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _refused_field(cls: type, exc: BaseException) -> Location:
+    """Where building ``cls`` failed with ``exc``: for an attrs class, the
+    field whose validator raised (attrs calls each validator as
+    ``validator(instance, attribute, value)``, so the validator's frame
+    holds the field's ``attrs.Attribute``); otherwise, or for a converter
+    or ``__attrs_post_init__``, ``()``: the object."""
+    if not attrs.has(cls):
+        return ()
+    fields = {id(field): field for field in attrs.fields(cls)}
+    trace = exc.__traceback__
+    while trace is not None:
+        for value in trace.tb_frame.f_locals.values():
+            field = fields.get(id(value))
+            if field is not None:
+                return (field.alias or field.name,)
+        trace = trace.tb_next
+    return ()
+
 
 _EMPTY = inspect.Parameter.empty
 _NONE_TYPE = type(None)
@@ -357,11 +424,6 @@ def _pydantic_class(hint: Any) -> bool:
     return issubclass(hint, pydantic.BaseModel) or pydantic.dataclasses.is_pydantic_dataclass(hint)
 
 
-def _pydantic_problems(exc: Any) -> str:
-    """A pydantic ``ValidationError`` as ``path: message`` items joined by ``; ``."""
-    return "; ".join(f"{path_text(e['loc'])}: {e['msg']}" for e in exc.errors())
-
-
 def _schema_default(value: Any) -> Any:
     try:
         return json.loads(json.dumps(value, default=json_default, allow_nan=False))
@@ -512,7 +574,7 @@ class _Compiler:
         schema: dict[str, Any] = {"type": "array", "items": items} if items else {"type": "array"}
         if convert is None:
             return schema, None if kind is list else kind
-        return schema, lambda v: kind(convert(x) for x in v)
+        return schema, lambda v: kind(_member(i, convert, x) for i, x in enumerate(v))
 
     def _tuple(self, args: tuple[Any, ...], where: str) -> tuple[dict[str, Any], Convert | None]:
         if not args:
@@ -525,7 +587,9 @@ class _Compiler:
         schema: dict[str, Any] = {"type": "array", "prefixItems": [s for s, _ in members]}
         schema.update(minItems=len(args), maxItems=len(args))
         converts = [c for _, c in members]
-        return schema, lambda v: tuple(x if c is None else c(x) for x, c in zip(v, converts, strict=True))
+        return schema, lambda v: tuple(
+            x if c is None else _member(i, c, x) for i, (x, c) in enumerate(zip(v, converts, strict=True))
+        )
 
     def _dict(self, args: tuple[Any, ...], where: str) -> tuple[dict[str, Any], Convert | None]:
         if not args:
@@ -539,7 +603,7 @@ class _Compiler:
             schema["additionalProperties"] = values
         if convert is None:
             return schema, None
-        return schema, lambda v: {k: convert(x) for k, x in v.items()}
+        return schema, lambda v: {k: _member(k, convert, x) for k, x in v.items()}
 
     def _pydantic(self, cls: type, where: str) -> tuple[dict[str, Any], Convert | None]:
         pydantic = sys.modules["pydantic"]
@@ -554,7 +618,7 @@ class _Compiler:
             try:
                 return adapter.validate_python(value)
             except pydantic.ValidationError as exc:
-                raise ValueError(_pydantic_problems(exc)) from exc
+                raise ConversionError((tuple(e["loc"]), e["msg"]) for e in exc.errors()) from exc
 
         return schema, convert
 
@@ -641,7 +705,11 @@ class _Compiler:
             return schema, None
 
         def convert(value: dict[str, Any]) -> Any:
-            return build({k: converts[k](v) if k in converts else v for k, v in value.items()})
+            arguments = {k: _member(k, converts[k], v) if k in converts else v for k, v in value.items()}
+            try:
+                return build(arguments)
+            except Exception as exc:  # a validator refusing the value, whatever it raises
+                raise ConversionError([(_refused_field(cls, exc), _refusal(exc))]) from exc
 
         return schema, convert
 

@@ -5,8 +5,6 @@
 * :func:`error_fields`, :func:`error_from_body`,
   :func:`looks_like_context_length`: provider error bodies and objects, and
   the context-window overflow hint that :func:`classify_status` takes.
-* :func:`secret_values`, :func:`without_secret`: the credentials a request
-  carries, and an error message with them redacted.
 
 :mod:`agentcore.transport.http` re-exports all of these; adapters use them from there.
 """
@@ -17,11 +15,10 @@ import email.utils
 import json
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from agentcore.errors import ModelError, classify_status
-from agentcore.types import SECRET_HEADER
 
 
 def json_or_none(raw: bytes) -> Any:
@@ -143,61 +140,6 @@ def error_from_body(
     error_class = classify_status(status, hint)
     detail = f"{kind}: {message}" if kind and kind not in message else message
     return ModelError(error_class, retry_after=retry_after, message=detail[:2000], status=status)
-
-
-REDACTED = "[REDACTED]"
-"""What stands for a secret a server echoed in an error message."""
-
-_MIN_SECRET_LENGTH = 8
-
-
-def secret_values(headers: Mapping[str, str]) -> list[str]:
-    """The secrets a request carries in its headers: the values of
-    ``Authorization``, ``x-api-key``, ``api-key`` and any header whose name
-    says key, token, secret or cookie, and the credential after a scheme
-    word (``Bearer sk-...`` gives ``sk-...`` too); each also as ``repr``
-    escapes it and without surrounding whitespace."""
-    found: list[str] = []
-    for name, value in headers.items():
-        if SECRET_HEADER.search(name) and isinstance(value, str):
-            # also as a repr() in an error message shows it (a newline as \n), and stripped
-            found += [value, repr(value)[1:-1], value.strip()]
-            scheme, _, credential = value.partition(" ")
-            if credential and scheme.isalpha():
-                found += [credential.strip(), repr(credential)[1:-1]]
-    return list(dict.fromkeys(found))
-
-
-def without_secret(exc: ModelError, secrets: Iterable[str | None]) -> ModelError:
-    """``exc``, or a copy whose message has every one of ``secrets`` replaced
-    with :data:`REDACTED` (a server may echo the key it was sent).
-
-    Secrets shorter than 8 characters are left alone (they would blank out
-    ordinary words); every other field is kept, ``err`` too unless it (or an
-    exception chained to it) quotes a secret.
-    """
-    message = exc.message
-    found = sorted({s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH}, key=len, reverse=True)
-    for secret in found:
-        message = message.replace(secret, REDACTED)
-    # An underlying error that quotes a secret (requests refusing a header
-    # value does) is not kept: it would be chained as __cause__.
-    err = None if _quotes_any(exc.err, found) else exc.err
-    if message == exc.message and err is exc.err:
-        return exc
-    return ModelError(exc.error_class, exc.retry_after, err, message=message, status=exc.status)
-
-
-def _quotes_any(err: BaseException | None, secrets: list[str]) -> bool:
-    """True when ``err`` or an exception chained to it mentions one of ``secrets``."""
-    seen: set[int] = set()
-    while err is not None and id(err) not in seen:
-        seen.add(id(err))
-        text = f"{err!s} {err.args!r}"
-        if any(secret in text for secret in secrets):
-            return True
-        err = err.__cause__ or err.__context__
-    return False
 
 
 def _plain_text(text: str) -> str:

@@ -14,8 +14,9 @@ What lives here:
   read failures translated.
 * Re-exported from :mod:`agentcore.transport.errors` (what a failed response
   says): :func:`parse_retry_after`, :func:`error_from_body`,
-  :func:`error_fields`, :func:`looks_like_context_length`,
-  :func:`secret_values` and :func:`without_secret`.
+  :func:`error_fields` and :func:`looks_like_context_length`.
+* :func:`redacted`: a stream's :class:`ModelError` without the request's
+  credentials (:mod:`agentcore.redaction`).
 
 Cancellation (design.md, "Transport hazards"): a ``requests`` response must not be
 closed from another thread, so a cancel shuts the socket down instead; the
@@ -52,13 +53,12 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
+from agentcore.redaction import secret_values, without_secret
 from agentcore.transport.errors import (
     error_fields,
     error_from_body,
     json_or_none,
     parse_retry_after,
-    secret_values,
-    without_secret,
 )
 from agentcore.types import StreamPart
 

@@ -18,11 +18,11 @@ This module is the tool view; the package's other modules hold the rest:
   background thread per :class:`MCPTools` with its own event loop (callers
   never see it): time limits (:data:`DEFAULT_TIMEOUT`,
   :data:`DEFAULT_CONNECT_TIMEOUT`), cancellation, restarts, tool list
-  changes, :class:`~agentcore.integrations.mcp.session.MCPServerError`;
+  changes, :class:`~agentcore.MCPServerError`;
 * :mod:`agentcore.integrations.mcp.mapping`: what the model sees of the
   server's tools and results (names, schemas, text, files).
 
-A result with ``isError`` raises :class:`MCPToolError`, which the loop feeds
+A result with ``isError`` raises :class:`~agentcore.MCPToolError`, which the loop feeds
 back to the model as an error result.
 """
 
@@ -43,10 +43,11 @@ except ImportError as exc:  # pragma: no cover - the test extra installs the SDK
     raise ImportError("agentcore.integrations.mcp needs the MCP SDK: pip install 'agentcore[mcp]'") from exc
 
 from agentcore.context import Context
-from agentcore.errors import AgentcoreError, ConfigError
+from agentcore.errors import ConfigError, MCPToolError
 from agentcore.integrations.mcp.mapping import result_content, tool_definition, tool_name
-from agentcore.integrations.mcp.servers import Server, http_server, redact, stdio_server
+from agentcore.integrations.mcp.servers import Server, http_server, stdio_server
 from agentcore.integrations.mcp.session import Supervisor
+from agentcore.redaction import redact
 from agentcore.tools import Tool, ToolSet, parse_arguments
 from agentcore.types import ToolDefinition, ToolOutput
 
@@ -54,7 +55,6 @@ __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_TIMEOUT",
     "MCPTool",
-    "MCPToolError",
     "MCPTools",
     "combine",
 ]
@@ -66,11 +66,6 @@ DEFAULT_CONNECT_TIMEOUT = 30.0
 each page of ``tools/list``."""
 
 _PREFIX = re.compile(r"[A-Za-z0-9_-]{0,63}")
-
-
-class MCPToolError(AgentcoreError):
-    """A tool's result had ``isError`` set; the message is the result's text,
-    fed back to the model as an error result."""
 
 
 class MCPTool:

@@ -22,8 +22,9 @@ from urllib.parse import urlsplit
 
 import mcp.types as mcp_types
 
+from agentcore.files import File
 from agentcore.providers.attachments import IMAGE_TYPES, PDF
-from agentcore.types import File, ToolDefinition
+from agentcore.types import ToolDefinition
 
 __all__ = ["FILE_TYPES", "block_file", "describe_block", "result_content", "tool_definition", "tool_name"]
 

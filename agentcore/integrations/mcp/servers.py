@@ -7,7 +7,7 @@ A stdio server's environment is the SDK's allowlist
 do not leak into tool processes; ``env`` adds to it (:func:`server_environment`
 builds a wider allowlist, with the locale, from an environment you pass). HTTP
 header values that are credentials are ``[REDACTED]`` in ``repr`` and in error
-messages (:func:`redact`). A stdio server is stopped by the SDK: it closes its
+messages (:func:`agentcore.redaction.redact`). A stdio server is stopped by the SDK: it closes its
 stdin, waits :data:`STDIN_GRACE` seconds, sends SIGTERM to its process group
 and, :data:`TERM_GRACE` seconds later, SIGKILL.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import shlex
 import ssl
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from os import PathLike, fspath
 from typing import Any, TextIO, cast
@@ -30,9 +30,8 @@ from mcp import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from agentcore.errors import ConfigError
-from agentcore.transport.errors import REDACTED, secret_values
+from agentcore.redaction import headers_repr, secret_values
 from agentcore.transport.headers import header_dict
-from agentcore.types import headers_repr
 
 __all__ = [
     "ENVIRONMENT_ALLOWLIST",
@@ -43,7 +42,6 @@ __all__ = [
     "Server",
     "StdioServer",
     "http_server",
-    "redact",
     "server_environment",
     "stdio_server",
 ]
@@ -74,13 +72,6 @@ def server_environment(environ: Mapping[str, str], env: Mapping[str, str] | None
     :data:`ENVIRONMENT_ALLOWLIST` or starting with ``LC_``, then ``env`` on top."""
     kept = {k: v for k, v in environ.items() if k in ENVIRONMENT_ALLOWLIST or k.startswith("LC_")}
     return {**kept, **(env or {})}
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with each of ``secrets`` (8 characters or more) replaced by ``[REDACTED]``."""
-    for secret in sorted((s for s in secrets if len(s) >= 8), key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    return text
 
 
 @attrs.frozen

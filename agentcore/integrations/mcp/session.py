@@ -42,10 +42,11 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from agentcore.context import Context
-from agentcore.errors import AgentcoreError, ConfigError
-from agentcore.integrations.mcp.servers import Server, StdioServer, redact
+from agentcore.errors import ConfigError, MCPServerError
+from agentcore.integrations.mcp.servers import Server, StdioServer
+from agentcore.redaction import redact
 
-__all__ = ["MCPServerError", "Supervisor"]
+__all__ = ["Supervisor"]
 
 _log = logging.getLogger("agentcore")
 _T = TypeVar("_T")
@@ -59,12 +60,6 @@ lock wait would go unnoticed until the server answers (the handshake: up to
 its 30 s timeout), and only the main thread receives signals."""
 """The most ``tools/list`` pages read in one listing."""
 _CLIENT_INFO = mcp_types.Implementation(name="agentcore", version="0.1.0")
-
-
-class MCPServerError(AgentcoreError):
-    """An MCP server could not be started or reached, refused a request, or
-    the connection broke during a call. Raised from a tool call, the loop
-    feeds it back to the model as an error result."""
 
 
 class _Connection:
