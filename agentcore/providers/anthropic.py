@@ -922,7 +922,9 @@ class AnthropicModel:
         plain = dict(headers)
         policy = cache_policy(self._settings.merged(request.settings), self._model, body)
         prompt = self._digests.fingerprint(body.get("tools"), body.get("system"), request.messages, sent)
-        yield from self._cache.watch(http.redacted(self._stream(body, plain, ctx), plain), prompt, policy)
+        yield from self._cache.watch(
+            http.redacted(self._stream(body, plain, ctx), plain), prompt, policy, ctx
+        )
 
     def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
         response = http.open_stream(

@@ -1016,7 +1016,8 @@ class OpenAIChatModel(_OpenAIModel):
         system = body["messages"][0] if request.system else None
         prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
         policy = cache_policy(self._settings.merged(request.settings), self._origin)
-        yield from self._cache.watch(http.redacted(self._stream(body, headers, ctx), headers), prompt, policy)
+        parts = http.redacted(self._stream(body, headers, ctx), headers)
+        yield from self._cache.watch(parts, prompt, policy, ctx)
 
     def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
         response = http.open_stream(
@@ -1200,7 +1201,8 @@ class OpenAIResponsesModel(_OpenAIModel):
             system = body["input"][0]  # the developer message comes first
         prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
         policy = cache_policy(settings, self._origin)
-        yield from self._cache.watch(http.redacted(self._stream(body, headers, ctx), headers), prompt, policy)
+        parts = http.redacted(self._stream(body, headers, ctx), headers)
+        yield from self._cache.watch(parts, prompt, policy, ctx)
 
     def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
         response = http.open_stream(
