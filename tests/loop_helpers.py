@@ -38,6 +38,12 @@ def call(call_id: str, name: str, arguments: str = "{}") -> StreamPart:
     return StreamPart.tool_call_part(ToolCall(id=call_id, name=name, input=arguments))
 
 
+def nested(levels: int) -> str:
+    """Tool call arguments: a JSON object nesting ``levels`` levels deep (the
+    outer object one)."""
+    return '{"a":' * (levels - 1) + "{}" + "}" * (levels - 1)
+
+
 def step_finish(reason: FinishReason = STOP, usage: Usage | None = None) -> StreamPart:
     return StreamPart.step_finish(reason, usage or Usage())
 

@@ -23,6 +23,7 @@ from agentcore.providers.anthropic_stream import (
     merge_usage,
     usage_from,
 )
+from agentcore.providers.history import MAX_ARGUMENTS_DEPTH
 from agentcore.types import (
     FinishReason,
     Message,
@@ -39,6 +40,7 @@ from agentcore.types import (
     tool_result_part,
     user_message,
 )
+from tests.loop_helpers import nested
 
 # --- event builders (the wire shapes of the streaming docs) -----------------
 
@@ -382,10 +384,20 @@ def test_request_messages_alternate_for_any_history() -> None:
         ("null", {}),
         ("3", {}),
         ("{}{}", {}),
+        ('{"brackets": "' + "[{" * 600 + '"}', {"brackets": "[{" * 600}),  # in a string: no depth
     ],
 )
 def test_tool_input(text: str, expected: dict[str, Any]) -> None:
     assert tool_input(text) == expected
+
+
+def test_tool_input_nested_too_deeply_is_an_empty_object() -> None:
+    # the decoder stops at about 1,000 levels; a body re-encoding the input
+    # a few levels deeper stops earlier: the limit leaves room for both
+    assert tool_input(nested(MAX_ARGUMENTS_DEPTH)) == json.loads(nested(MAX_ARGUMENTS_DEPTH))
+    assert tool_input(nested(MAX_ARGUMENTS_DEPTH + 1)) == {}
+    assert tool_input(nested(20_000)) == {}  # beyond the decoder on every supported Python
+    assert tool_input("[" * 20_000 + "]" * 20_000) == {}
 
 
 # --- map_stop_reason -----------------------------------------------------------

@@ -82,7 +82,7 @@ from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.providers import attachments, caching, config
 from agentcore.providers.anthropic_stream import FORMAT, StepState
-from agentcore.providers.history import check_history
+from agentcore.providers.history import arguments_object, check_history
 from agentcore.schema.signature import rewrite_schema
 from agentcore.settings import ModelSettings, extra_body_dict, unsupported
 from agentcore.transport import http, sse
@@ -213,15 +213,14 @@ _log = logging.getLogger(__name__)
 def tool_input(text: str) -> dict[str, Any]:
     """The ``input`` object of a ``tool_use`` block from a call's JSON text.
 
-    The API requires an object; text that is empty, malformed or not an
-    object gives ``{}`` so a history holding a malformed call can be sent
-    again (the call's error result already told the model what was wrong).
+    The API requires an object; text that is empty, malformed, not an
+    object or nested too deeply
+    (:func:`agentcore.providers.history.arguments_object`) gives ``{}`` so a
+    history holding such a call can be sent again (the call's error result
+    already told the model what was wrong).
     """
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
+    value = arguments_object(text)
+    return {} if value is None else value
 
 
 def reasoning_block(reasoning: Reasoning, origin: str) -> dict[str, Any] | None:
