@@ -596,6 +596,10 @@ def test_a_prefill_without_thinking_is_sent() -> None:
         ("functions.get_weather:0", "functions_get_weather_0_79ac1aaab216"),
         ("call_x|fc_y", "call_x_fc_y_181365a72f7f"),
         ("", "_e3b0c44298fc"),
+        (
+            "call_\udce9",
+            "call___0a231e1453b0",
+        ),  # a lone surrogate: hashed as its bytes would be (surrogatepass)
     ],
 )
 def test_tool_use_id(call_id: str, expected: str) -> None:

@@ -41,7 +41,7 @@ from agentcore.providers.openai import OpenAIResponsesModel
 from agentcore.testing import check_model
 from agentcore.transport.http import CancellableHTTPAdapter
 from tests.localserver import Action, Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
-from tests.loop_helpers import nested, wait_until
+from tests.loop_helpers import nested, not_utf8_requests, wait_until
 
 REQUEST = Request(messages=(user_message("hi"),))
 
@@ -118,6 +118,19 @@ def test_a_request_the_api_refuses_is_a_config_error_before_any_http_call(server
     assert parts == []
     assert isinstance(error, ConfigError)
     assert "ModelSettings.stop_sequences" in str(error)
+    assert server.hits == 0
+
+
+@pytest.mark.parametrize("place", list(not_utf8_requests()))
+def test_text_that_is_not_unicode_is_an_invalid_request_before_anything_is_sent(
+    server: LocalServer, place: str
+) -> None:
+    # outside a run (a run replaces it first): a typed error, not UnicodeEncodeError
+    parts, error = collect(model_for(server), request=not_utf8_requests()[place])
+    assert parts == []
+    assert isinstance(error, ModelError)
+    assert error.error_class is ErrorClass.INVALID_REQUEST
+    assert "not valid Unicode" in error.message
     assert server.hits == 0
 
 

@@ -255,7 +255,7 @@ def tool_use_id(call_id: str) -> str:
     a call and its result get the same id, so nothing is lost."""
     if _TOOL_USE_ID.fullmatch(call_id):
         return call_id
-    digest = hashlib.sha256(call_id.encode("utf-8")).hexdigest()[:12]
+    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"{_NOT_IN_ID.sub('_', call_id)}_{digest}"
 
 

@@ -54,7 +54,7 @@ def digest(value: Any) -> str:
     """A stable digest of ``value`` as the adapters send it: SHA-256 of its
     compact JSON text (keys in the order given, non-ASCII kept), as 32 hex
     characters. Equal JSON text gives the same digest in every process."""
-    return hashlib.sha256(_COMPACT.encode(value).encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256(_COMPACT.encode(value).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 @attrs.frozen
