@@ -446,6 +446,8 @@ def _check_parts(parts: list[Any]) -> list[str]:
                     problems.append(f"tool call input is not a JSON object: {call.input!r}")
             except ValueError:
                 problems.append(f"tool call input is not JSON: {call.input!r}")
+            except RecursionError:
+                problems.append(f"tool call input nests too deeply to decode: {call.input[:80]!r}...")
             problems.extend(_check_provider_data("tool call", call.provider_data))
     if unfinished:
         problems.append(

@@ -14,12 +14,16 @@ from agentcore import (
     FinishReason,
     LoopOptions,
     Message,
+    Request,
     Role,
     StreamPart,
     StreamPartKind,
     ToolCall,
     ToolDefinition,
+    ToolResult,
     Usage,
+    tool_call_part,
+    tool_result_part,
     user_message,
 )
 from agentcore.context import Context
@@ -36,6 +40,37 @@ def text(value: str) -> StreamPart:
 
 def call(call_id: str, name: str, arguments: str = "{}") -> StreamPart:
     return StreamPart.tool_call_event(ToolCall(id=call_id, name=name, input=arguments))
+
+
+def nested(levels: int) -> str:
+    """Tool call arguments: a JSON object nesting ``levels`` levels deep (the
+    outer object one)."""
+    return '{"a":' * (levels - 1) + "{}" + "}" * (levels - 1)
+
+
+NOT_UTF8 = b"caf\xe9".decode("utf-8", "surrogateescape")
+"""``"caf\\udce9"``: text with a lone surrogate, as a Latin-1 file read as
+UTF-8 with ``surrogateescape`` gives; UTF-8 cannot encode it."""
+
+
+def not_utf8_requests() -> dict[str, Request]:
+    """Requests holding :data:`NOT_UTF8` in each place a caller's text goes, by place."""
+    call = ToolCall(id="call_1", name="ls")
+    asked = Message(role=Role.ASSISTANT, content=[tool_call_part(call)])
+    return {
+        "system prompt": Request(system=NOT_UTF8, messages=(user_message("hi"),)),
+        "prompt": Request(messages=(user_message(NOT_UTF8),)),
+        "tool result": Request(
+            messages=(
+                user_message("hi"),
+                asked,
+                Message(role=Role.TOOL, content=[tool_result_part(ToolResult("call_1", "ls", NOT_UTF8))]),
+            )
+        ),
+        "tool definition": Request(
+            messages=(user_message("hi"),), tools=(ToolDefinition(name="ls", description=NOT_UTF8),)
+        ),
+    }
 
 
 def step_finish(reason: FinishReason = STOP, usage: Usage | None = None) -> StreamPart:

@@ -25,7 +25,7 @@ from agentcore.providers.anthropic import AnthropicModel
 from agentcore.testing import check_model
 from agentcore.types import FinishReason, Request, StreamPart, StreamPartKind, Usage, user_message
 from tests.localserver import Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
-from tests.loop_helpers import wait_until
+from tests.loop_helpers import not_utf8_requests, wait_until
 from tests.test_anthropic_mapping import (
     MESSAGE_STOP,
     PING,
@@ -73,6 +73,17 @@ def collect_into(parts: list[StreamPart], stream: Iterator[StreamPart]) -> None:
 def test_passes_the_model_conformance_check(server: LocalServer) -> None:
     server.add(sse_reply(HELLO))
     check_model(model_for(server))
+
+
+@pytest.mark.parametrize("place", list(not_utf8_requests()))
+def test_text_that_is_not_unicode_is_an_invalid_request_before_anything_is_sent(
+    server: LocalServer, place: str
+) -> None:
+    # outside a run (a run replaces it first): a typed error, not UnicodeEncodeError
+    _, error = failure(model_for(server), not_utf8_requests()[place])
+    assert error.error_class is ErrorClass.INVALID_REQUEST
+    assert "not valid Unicode" in error.message
+    assert server.hits == 0
 
 
 def test_plain_step_and_request_seen_by_the_server(server: LocalServer) -> None:

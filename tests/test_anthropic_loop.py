@@ -4,6 +4,7 @@ faults 6, 7, 11, 12 and 13 of design.md end to end in Anthropic streams."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -11,10 +12,12 @@ import pytest
 
 from agentcore import LoopOptions, RunError, run
 from agentcore.context import Context
+from agentcore.durable import SQLiteCheckpoints
 from agentcore.errors import ErrorClass, ModelError
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.types import FinishReason, StreamPartKind, ToolDefinition, Usage, user_message
 from tests.localserver import LocalServer, json_reply, sse_reply
+from tests.loop_helpers import nested
 from tests.test_anthropic_mapping import (
     MESSAGE_STOP,
     block_stop,
@@ -47,7 +50,8 @@ class RecordingTool:
 def options(server: LocalServer, **kwargs: Any) -> LoopOptions:
     model = AnthropicModel("claude-test", api_key=KEY, base_url=server.url, timeout=(5.0, 10.0))
     kwargs.setdefault("retry_base_delay", 0.01)
-    return LoopOptions(model=model, messages=[user_message("Weather in Oslo?")], **kwargs)
+    kwargs.setdefault("messages", [user_message("Weather in Oslo?")])
+    return LoopOptions(model=model, **kwargs)
 
 
 def text_step(text: str, **usage: int) -> bytes:
@@ -186,3 +190,51 @@ def test_context_length_is_never_retried(server: LocalServer) -> None:
     assert "context window exceeded" in str(info.value.err)
     assert server.hits == 1
     assert KEY not in json.dumps(server.requests[0]["body"])
+
+
+def test_a_call_nested_too_deeply_gets_its_error_and_its_history_goes_on(
+    server: LocalServer, tmp_path: Path
+) -> None:
+    # arguments beyond Python's JSON decoder: the loop answers the call with an
+    # error; the history holding it is sent again (its input as {}), saved by a
+    # durable run, and continued from the store in a new run
+    deep = nested(20_000)
+    call = sse(
+        message_start(input_tokens=30, output_tokens=1),
+        tool_start(0, "toolu_1", "get_weather"),
+        json_delta(0, deep),
+        block_stop(0),
+        message_delta("tool_use", output_tokens=15),
+        MESSAGE_STOP,
+    )
+    server.add(sse_reply(call), sse_reply(text_step("Sorry.")), sse_reply(text_step("Again.")))
+    weather = RecordingTool(ToolDefinition(name="get_weather"))
+    store = SQLiteCheckpoints(tmp_path / "runs.db")
+    result = run(options(server, tools=[weather], run_id="deep", checkpoints=store)).result()
+    assert result.text == "Sorry."
+    assert weather.inputs == []
+    [answer] = result.steps[0].tool_results
+    assert answer.is_error
+    assert "nested too deeply" in answer.content
+    sent = server.requests[1]["body"]["messages"][1:]
+    assert sent == [
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": answer.content, "is_error": True}
+            ],
+        },
+    ]
+    saved = store.load("deep")
+    assert saved is not None
+    assert saved.messages == result.messages
+    assert saved.messages[1].tool_calls[0].input == deep
+    more = run(
+        options(server, tools=[weather], messages=[*saved.messages, user_message("And now?")])
+    ).result()
+    assert more.text == "Again."
+    assert server.requests[2]["body"]["messages"][1:3] == sent

@@ -23,6 +23,7 @@ from agentcore.providers.anthropic_stream import (
     merge_usage,
     usage_from,
 )
+from agentcore.providers.history import MAX_ARGUMENTS_DEPTH
 from agentcore.types import (
     FinishReason,
     Message,
@@ -39,6 +40,7 @@ from agentcore.types import (
     tool_result_part,
     user_message,
 )
+from tests.loop_helpers import nested
 
 # --- event builders (the wire shapes of the streaming docs) -----------------
 
@@ -382,10 +384,20 @@ def test_request_messages_alternate_for_any_history() -> None:
         ("null", {}),
         ("3", {}),
         ("{}{}", {}),
+        ('{"brackets": "' + "[{" * 600 + '"}', {"brackets": "[{" * 600}),  # in a string: no depth
     ],
 )
 def test_tool_input(text: str, expected: dict[str, Any]) -> None:
     assert tool_input(text) == expected
+
+
+def test_tool_input_nested_too_deeply_is_an_empty_object() -> None:
+    # the decoder stops at about 1,000 levels; a body re-encoding the input
+    # a few levels deeper stops earlier: the limit leaves room for both
+    assert tool_input(nested(MAX_ARGUMENTS_DEPTH)) == json.loads(nested(MAX_ARGUMENTS_DEPTH))
+    assert tool_input(nested(MAX_ARGUMENTS_DEPTH + 1)) == {}
+    assert tool_input(nested(20_000)) == {}  # beyond the decoder on every supported Python
+    assert tool_input("[" * 20_000 + "]" * 20_000) == {}
 
 
 # --- map_stop_reason -----------------------------------------------------------
@@ -439,17 +451,16 @@ def test_map_stop_reason(reason: str | None, expected: FinishReason) -> None:
             [{"input_tokens": 43, "output_tokens": 1}, {"input_tokens": 61, "output_tokens": 2}],
             Usage(61, 2, 0, 0),
         ),
-        # null, negative, boolean and non-integer fields leave the previous value
+        # null fields leave the previous value; a whole number as a float is that number
         (
             [
                 {"input_tokens": 5, "output_tokens": 3, "cache_read_input_tokens": 7},
-                {"input_tokens": None, "output_tokens": -1, "cache_read_input_tokens": True},
-                {"output_tokens": "9", "cache_creation_input_tokens": 2.5},
+                {"input_tokens": None, "output_tokens": 4.0, "cache_read_input_tokens": None},
             ],
-            Usage(12, 3, 7, 0),
+            Usage(12, 4, 7, 0),
         ),
-        # a usage that is not an object is ignored; no usage at all is zeros
-        (["not usage", None], Usage(0, 0, 0, 0)),
+        # a null usage, or none at all, is zeros
+        ([None], Usage(0, 0, 0, 0)),
         ([], Usage(0, 0, 0, 0)),
     ],
 )
@@ -458,6 +469,29 @@ def test_merge_usage_latest_value_wins(snapshots: list[Any], expected: Usage) ->
     for snapshot in snapshots:
         merged = merge_usage(merged, snapshot)
     assert usage_from(merged) == expected
+
+
+@pytest.mark.parametrize(
+    ("usage", "message"),
+    [
+        ("not usage", "usage is the string 'not usage', not an object"),
+        ({"output_tokens": "9"}, "usage.output_tokens is the string '9', not a token count"),
+        ({"input_tokens": 2.5}, "usage.input_tokens is the number 2.5, not a token count"),
+        ({"input_tokens": -1}, "usage.input_tokens is the number -1, not a token count"),
+        ({"cache_read_input_tokens": True}, "usage.cache_read_input_tokens is true, not a token count"),
+        ({"iterations": {"type": "compaction"}}, "usage.iterations is an object, not a list"),
+        (
+            {"iterations": [{"type": "compaction", "output_tokens": "3"}]},
+            "usage.iterations[0].output_tokens is the string '3', not a token count",
+        ),
+    ],
+)
+def test_usage_of_the_wrong_shape_is_an_upstream_error(usage: object, message: str) -> None:
+    # counted as 0 it would under-count the tokens billed
+    with pytest.raises(ModelError) as info:
+        merge_usage({"input_tokens": 5}, usage)
+    assert info.value.error_class is ErrorClass.UPSTREAM
+    assert info.value.message == f"an event of the wrong shape in the stream: {message}"
 
 
 def test_merge_usage_does_not_mutate_its_input() -> None:
@@ -785,16 +819,16 @@ def test_missing_tool_id_is_synthesized_and_unique() -> None:
     assert all(i.startswith("toolu_") for i in ids)
 
 
-def test_malformed_shapes_never_raise_foreign_exceptions() -> None:
+def test_absent_or_null_fields_are_absent() -> None:
     parts = feed_all(
-        {"type": "message_start", "message": "nope"},
+        {"type": "message_start", "message": None},
         {"type": "content_block_start", "index": 0, "content_block": None},
-        {"type": "content_block_delta", "index": 0, "delta": ["x"]},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": 5}},
+        {"type": "content_block_delta", "index": 0, "delta": None},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": None}},
         {
             "type": "content_block_start",
             "index": 1,
-            "content_block": {"type": "tool_use", "id": 7, "name": None},
+            "content_block": {"type": "tool_use", "id": 7, "name": None, "input": None},
         },
         {
             "type": "content_block_delta",
@@ -802,15 +836,116 @@ def test_malformed_shapes_never_raise_foreign_exceptions() -> None:
             "delta": {"type": "input_json_delta", "partial_json": None},
         },
         block_stop(1),
-        {"type": "message_delta", "delta": None, "usage": "x"},
-        {"type": "message_delta", "delta": {"stop_reason": 3}},
+        {"type": "message_delta", "delta": None, "usage": None},
+        {"type": "message_delta", "delta": {"stop_reason": None}},
         {"type": "message_delta", "delta": {"stop_reason": "end_turn"}},
         MESSAGE_STOP,
     )
     assert parts[0].tool_call is not None
+    assert parts[0].tool_call.id.startswith("toolu_")  # an id that is not a string is made up
     assert parts[0].tool_call.name == ""
     assert parts[0].tool_call.input == "{}"
     assert parts[-1] == StreamPart.step_finish(FinishReason.TOOL_CALLS)
+
+
+WRONG_SHAPES: list[tuple[dict[str, Any] | list[Any], str]] = [
+    (["not", "an", "event"], "the 'message' event is a list, not an object"),
+    (
+        {"type": "message_start", "message": "nope"},
+        "message (in message_start) is the string 'nope', not an object",
+    ),
+    (
+        {"type": "content_block_start", "index": 0, "content_block": 3},
+        "content_block (in content_block_start) is the number 3, not an object",
+    ),
+    (
+        {"type": "content_block_delta", "index": 0, "delta": ["x"]},
+        "delta (in content_block_delta) is a list, not an object",
+    ),
+    (
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": 5}},
+        "text (in text_delta) is the number 5, not a string",
+    ),
+    (
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ["a"]}},
+        "text (in a text content block) is a list, not a string",
+    ),
+    (
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "tool_use", "id": "t", "input": "{}"},
+        },
+        "input (in a tool_use content block) is the string '{}', not an object",
+    ),
+    (
+        {"type": "message_delta", "delta": {"stop_reason": 3}},
+        "delta.stop_reason (in message_delta) is the number 3, not a string",
+    ),
+    ({"type": "message_delta", "usage": "x"}, "usage (in message_delta) is the string 'x', not an object"),
+    (
+        {"type": "message_delta", "usage": {"output_tokens": "15"}},
+        "usage (in message_delta).output_tokens is the string '15', not a token count",
+    ),
+]
+
+
+@pytest.mark.parametrize(("event", "message"), WRONG_SHAPES, ids=[m for _, m in WRONG_SHAPES])
+def test_a_field_of_the_wrong_type_is_an_upstream_error_naming_it(
+    event: dict[str, Any] | list[Any], message: str
+) -> None:
+    # read as empty or 0 it would end the step short or under-count the tokens billed
+    state = StepState()
+    if not (isinstance(event, dict) and event["type"] == "message_start"):
+        state.feed("message_start", message_start(input_tokens=3))
+    with pytest.raises(ModelError) as info:
+        state.feed(event["type"] if isinstance(event, dict) else "message", event)
+    assert info.value.error_class is ErrorClass.UPSTREAM
+    assert info.value.message == f"an event of the wrong shape in the stream: {message}"
+
+
+@pytest.mark.parametrize(
+    ("delta", "message"),
+    [
+        (
+            {"type": "thinking_delta", "thinking": 5},
+            "thinking (in thinking_delta) is the number 5, not a string",
+        ),
+        (
+            {"type": "signature_delta", "signature": {}},
+            "signature (in signature_delta) is an object, not a string",
+        ),
+    ],
+)
+def test_a_thinking_fragment_of_the_wrong_type_is_an_upstream_error(
+    delta: dict[str, Any], message: str
+) -> None:
+    event = {"type": "content_block_delta", "index": 0, "delta": delta}
+    with pytest.raises(ModelError) as info:
+        feed_all(
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "thinking", "thinking": ""},
+            },
+            event,
+        )
+    assert info.value.error_class is ErrorClass.UPSTREAM
+    assert info.value.message == f"an event of the wrong shape in the stream: {message}"
+
+
+def test_a_partial_json_fragment_of_the_wrong_type_is_an_upstream_error() -> None:
+    event = {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "input_json_delta", "partial_json": 1},
+    }
+    with pytest.raises(ModelError) as info:
+        feed_all(tool_start(0, "toolu_1", "f"), event)
+    assert info.value.message == (
+        "an event of the wrong shape in the stream: "
+        "partial_json (in input_json_delta) is the number 1, not a string"
+    )
 
 
 # --- completion rules ------------------------------------------------------------

@@ -200,7 +200,6 @@ STREAM_CASES: list[tuple[str, list[dict[str, Any]], list[StreamPart]]] = [
                 "index": 0,
                 "delta": {"type": "input_json_delta", "partial_json": "{"},
             },
-            {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": 5}},
             {
                 "type": "content_block_delta",
                 "index": 0,
@@ -369,15 +368,15 @@ USAGE_CASES: list[tuple[str, dict[str, Any], Usage]] = [
         Usage(4727, 3391),
     ),
     (
-        "malformed iterations are passed over",
+        "iterations that are not objects, and null counts, are passed over",
         {
             "input_tokens": 10,
             "output_tokens": 2,
-            "iterations": [None, "x", {"type": "compaction", "input_tokens": -1, "output_tokens": True}],
+            "iterations": [None, "x", {"type": "compaction", "input_tokens": None}],
         },
         Usage(10, 2),
     ),
-    ("iterations not a list", {"input_tokens": 10, "iterations": {"type": "compaction"}}, Usage(10, 1)),
+    ("null iterations", {"input_tokens": 10, "iterations": None}, Usage(10, 1)),
 ]
 
 
@@ -596,6 +595,10 @@ def test_a_prefill_without_thinking_is_sent() -> None:
         ("functions.get_weather:0", "functions_get_weather_0_79ac1aaab216"),
         ("call_x|fc_y", "call_x_fc_y_181365a72f7f"),
         ("", "_e3b0c44298fc"),
+        (
+            "call_\udce9",
+            "call___0a231e1453b0",
+        ),  # a lone surrogate: hashed as its bytes would be (surrogatepass)
     ],
 )
 def test_tool_use_id(call_id: str, expected: str) -> None:

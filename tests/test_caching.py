@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from agentcore import ConfigError, FinishReason, StreamPart, Usage
+from agentcore import ConfigError, Context, FinishReason, StreamPart, Usage
 from agentcore.providers.caching import (
     CachePolicy,
     CacheTracker,
@@ -280,8 +280,10 @@ def step(usage: Usage) -> Iterator[StreamPart]:
     yield StreamPart.step_finish(FinishReason.STOP, usage)
 
 
-def report_of(cache: CacheTracker, request: Fingerprint, usage: Usage) -> CacheReport:
-    parts = list(cache.watch(step(usage), request, ANTHROPIC))
+def report_of(
+    cache: CacheTracker, request: Fingerprint, usage: Usage, run: Context | None = None
+) -> CacheReport:
+    parts = list(cache.watch(step(usage), request, ANTHROPIC, run))
     assert parts == [StreamPart.text_delta("ok"), StreamPart.step_finish(FinishReason.STOP, usage)]
     assert parts[-1].cache is not None
     return parts[-1].cache
@@ -299,6 +301,76 @@ def test_interleaved_runs_are_each_compared_with_their_own_previous_step() -> No
     assert (second.shared_messages, second.previous_messages, second.expected_read) == (1, 1, 2100)
     assert second.cause is CacheCause.NOT_SAID
     assert second.seconds_since_previous == 10.0
+
+
+def test_runs_that_began_alike_are_each_compared_with_their_own_previous_step() -> None:
+    # two runs of the same question, interleaved on one model: the second
+    # run's step 2 holds all of its own step 1, and shares as much with the
+    # other run's later step 2 (the same question, another answer)
+    cache = CacheTracker(clock=Clock())
+    one, two = Context(), Context()
+    report_of(cache, prompt("t", "s", "q"), Usage(input=10, cache_write=2000), one)
+    report_of(cache, prompt("t", "s", "q"), Usage(input=2010, cache_read=2000), two)
+    report_of(
+        cache, prompt("t", "s", "q", "a1", "r1"), Usage(input=2010, cache_read=2000, cache_write=90), one
+    )
+    report = report_of(
+        cache, prompt("t", "s", "q", "b1", "s1"), Usage(input=2010, cache_read=2000, cache_write=80), two
+    )
+    assert (report.previous_messages, report.shared_messages, report.change, report.miss) == (
+        1,
+        1,
+        None,
+        False,
+    )
+    assert report.expected_read == 2000
+
+
+def test_an_edit_is_compared_with_the_conversations_last_request() -> None:
+    # a run of three steps, then its history with message 3 edited in a new
+    # run: the provider holds the first run's last prompt, and message 3 is
+    # where the new one parts from it (not the step that ended before it)
+    cache = CacheTracker(clock=Clock())
+    first = Context()
+    report_of(cache, prompt("t", "s", "q"), Usage(input=10, cache_write=2000), first)
+    report_of(
+        cache, prompt("t", "s", "q", "a1", "r1"), Usage(input=2010, cache_read=2000, cache_write=90), first
+    )
+    report_of(
+        cache,
+        prompt("t", "s", "q", "a1", "r1", "a2", "r2"),
+        Usage(input=2100, cache_read=2090, cache_write=95),
+        first,
+    )
+    report = report_of(
+        cache,
+        prompt("t", "s", "q", "a1", "r1", "A2", "r2", "q2"),
+        Usage(input=2200, cache_read=2090, cache_write=110),
+        Context(),
+    )
+    assert (report.previous_messages, report.shared_messages) == (5, 3)
+    assert (report.change, report.changed_at, report.expected_read) == (PrefixChange.MESSAGE, 3, 2185)
+    assert report.cause is CacheCause.PREFIX_CHANGED
+    assert report.reason == (
+        "read 2,090 of the 2,185 cached tokens: "
+        "message 3 changed (edited or replaced since the earlier request)"
+    )
+
+
+def test_a_step_that_does_not_hold_its_runs_previous_one_is_compared_by_prefix() -> None:
+    # (a run whose history was cut back): compared as a run's first step is,
+    # here with the request it holds all of, sent by another run
+    cache = CacheTracker(clock=Clock())
+    run = Context()
+    report_of(cache, prompt("t", "s", "q", "b"), Usage(input=10, cache_write=2000), Context())
+    report_of(cache, prompt("t", "s", "q", "a", "r"), Usage(input=10, cache_write=2100), run)
+    report = report_of(cache, prompt("t", "s", "q", "b", "z"), Usage(input=2050, cache_read=2000), run)
+    assert (report.previous_messages, report.shared_messages, report.change, report.miss) == (
+        2,
+        2,
+        None,
+        False,
+    )
 
 
 def test_a_request_that_extends_an_earlier_one_is_compared_with_it() -> None:
@@ -320,7 +392,7 @@ def test_a_failed_attempt_is_not_remembered() -> None:
         raise ConnectionError("gone")
 
     with pytest.raises(ConnectionError):
-        list(cache.watch(broken(), prompt("t", "s", "a"), ANTHROPIC))
+        list(cache.watch(broken(), prompt("t", "s", "a"), ANTHROPIC, None))
     assert (
         report_of(cache, prompt("t", "s", "a"), Usage(input=10, cache_write=2000)).previous_messages is None
     )

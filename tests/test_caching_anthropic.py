@@ -7,10 +7,13 @@ one run per cause of a cache miss."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
 import logging
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -18,6 +21,7 @@ import pytest
 
 from agentcore import (
     ConfigError,
+    Context,
     LoopOptions,
     Message,
     ModelSettings,
@@ -25,11 +29,13 @@ from agentcore import (
     Request,
     Role,
     RunResult,
+    StreamPart,
     ToolDefinition,
     Usage,
     cache_point,
     generate,
     reasoning_part,
+    run,
     text_part,
     tool_result_part,
     user_message,
@@ -318,6 +324,36 @@ class CachingServer:
         return Reply(actions=[sse(message_start(**usage, output_tokens=1), *blocks, MESSAGE_STOP)])
 
 
+class Turns:
+    """A model that lets the steps of several runs (told apart by their
+    ``X-Run`` header) through ``model`` one whole step at a time, in the
+    order of ``order`` (run names): a step starts once the steps before it
+    in that order have ended, so the runs interleave in that order whatever
+    their threads do."""
+
+    def __init__(self, model: AnthropicModel, order: str) -> None:
+        self.model = model
+        self.order = order
+        self.done = 0
+        self.turn = threading.Condition()
+
+    @property
+    def model_id(self) -> str:
+        return self.model.model_id
+
+    def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
+        name = request.headers["X-Run"]
+        with self.turn:
+            # a guard against a hang, not a measure: the turn comes once the step before it ends
+            assert self.turn.wait_for(lambda: self.order[self.done] == name, timeout=60.0), (name, self.done)
+        try:
+            yield from self.model.stream(request, ctx)
+        finally:
+            with self.turn:
+                self.done += 1
+                self.turn.notify_all()
+
+
 class Serving:
     """A :class:`LocalServer` answering with a :class:`CachingServer`, closed on exit."""
 
@@ -438,6 +474,80 @@ def test_an_edited_message_is_named_in_the_next_run(clock: Clock, caplog: pytest
             f"agentcore: prompt cache miss (prefix-changed): {report.reason}",
         )
     ]
+
+
+def test_an_edit_is_named_against_the_conversations_last_request(clock: Clock) -> None:
+    # message 3 edited: the new run holds all of the first run's step 2 (3
+    # messages) but parts at message 3 from its last request, the prefix the
+    # provider holds for this conversation
+    cache = CachingServer(clock)
+    with Serving(cache) as server:
+        llm = model(server, clock)
+        first = loop(llm, [user_message("Look up the records.")])
+        history = list(first.messages)
+        assert history[3].role is Role.ASSISTANT
+        history[3] = Message(role=Role.ASSISTANT, content=[text_part("Looking again."), *history[3].content])
+        clock.now += 30
+        second = loop(llm, [*history, user_message("Thanks. Summarize.")])
+    report = second.steps[0].cache
+    assert report is not None
+    assert (report.previous_messages, report.shared_messages, report.change, report.changed_at) == (
+        19,
+        3,
+        PrefixChange.MESSAGE,
+        3,
+    )
+    last = first.steps[-1].usage
+    assert report.expected_read == last.cache_read + last.cache_write
+    assert report.cache_read == first.steps[1].usage.cache_read + first.steps[1].usage.cache_write
+    assert report.cause is CacheCause.PREFIX_CHANGED
+    assert report.reason == (
+        f"read {report.cache_read:,} of the {report.expected_read:,} cached tokens: "
+        "message 3 changed (edited or replaced since the earlier request)"
+    )
+
+
+def found(run: str, text: str, _ctx: Context) -> str:
+    return f"{run} found {text}"
+
+
+def test_runs_that_began_alike_interleaved_on_one_model_each_compare_with_their_own_steps(
+    clock: Clock,
+) -> None:
+    # the same question twice at once; the lookups answer differently, so the
+    # runs part at message 2, each after the other run's step of the same number
+    cache = CachingServer(clock)
+    with Serving(cache) as server:
+        turns = Turns(model(server, clock), "AB" * 10)
+        readers = [
+            run(
+                LoopOptions(
+                    model=turns,
+                    messages=[user_message("Look up the records.")],
+                    system=SYSTEM,
+                    tools=[FuncTool("lookup", functools.partial(found, name))],
+                    headers={"X-Run": name},
+                    step_limit=12,
+                )
+            )
+            for name in "AB"
+        ]
+        results = [reader.result() for reader in readers]
+    assert turns.done == 20
+    first, second = ([step.cache for step in result.steps] for result in results)
+    assert all(result.text == "Done." for result in results)
+    # run B's first request is run A's, cached a moment before
+    assert [r.previous_messages for r in first if r] == [None, *range(1, 19, 2)]
+    assert [r.previous_messages for r in second if r] == [1, *range(1, 19, 2)]
+    assert [r.shared_messages for r in first if r] == [0, *range(1, 19, 2)]
+    assert [r.shared_messages for r in second if r] == [1, *range(1, 19, 2)]
+    for result in results:
+        for step in result.steps:
+            assert step.cache is not None
+            assert not step.cache.miss
+        assert [step.usage.cache_read for step in result.steps[1:]] == [
+            step.cache.expected_read for step in result.steps[1:] if step.cache
+        ]
 
 
 def test_a_changed_system_prompt_is_named(clock: Clock) -> None:

@@ -41,7 +41,7 @@ from agentcore.settings import unsupported
 from agentcore.testing import ScriptedModel, TestModel
 from agentcore.tools import ToolInputError
 from tests.conftest import wait_for_threads
-from tests.loop_helpers import asleep_in, wait_until
+from tests.loop_helpers import asleep_in, nested, wait_until
 
 FIXED_NOW = datetime.datetime(2025, 1, 31, 12, 0, 0, tzinfo=datetime.timezone.utc)
 NOTICE = (
@@ -250,6 +250,7 @@ def test_long_and_multiline_results_are_shown_on_one_line(capsys: pytest.Capture
     assert cli_output.result_text(long) == "← line1\\nline2 " + "y" * 287 + "… (113 more characters)"
     assert cli_output.call_text(ToolCall("i", "t", '{"a":\n 1}')) == '→ t({"a": 1})'
     assert cli_output.call_text(ToolCall("i", "t", '{"a": ')) == '→ t({"a":)'
+    assert cli_output.call_text(ToolCall("i", "t", nested(20_000))) == f"→ t({nested(20_000)})"
 
 
 def test_step_limit_and_length_still_exit_0(capsys: pytest.CaptureFixture[str]) -> None:

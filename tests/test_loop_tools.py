@@ -1,17 +1,35 @@
 """Tools in the loop: loop rule 6 of design.md (failures become error results) and parallel_tools
-(agentcore/engine/loop.py). Every test drives ``run()`` with a ScriptedModel."""
+(agentcore/engine/loop.py), and text that is not valid Unicode kept out of the history. The tests
+drive ``run()`` with a ScriptedModel, or with OpenAIChatModel and the local server where the
+bytes a server gets are the point."""
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 
 import pytest
 
-from agentcore import Message, Role, RunError, ToolCall, ToolResult, Usage, run, tool_result_part
+from agentcore import (
+    Message,
+    Role,
+    RunError,
+    ToolCall,
+    ToolResult,
+    Usage,
+    file_part,
+    run,
+    text_part,
+    tool_result_part,
+    user_message,
+)
 from agentcore.context import Context
+from agentcore.providers.openai import OpenAIChatModel
 from agentcore.testing import ScriptedModel
+from tests.localserver import LocalServer, sse_reply
 from tests.loop_helpers import (
+    NOT_UTF8,
     STOP,
     FuncTool,
     assert_valid_history,
@@ -294,6 +312,70 @@ def test_a_lone_surrogate_in_tool_call_arguments_is_replaced() -> None:
     collect(reader)
     assert search.calls == ['{"q": "caf\ufffd"}']
     assert reader.result().messages[1].tool_calls[0].input == '{"q": "caf\ufffd"}'
+
+
+CHAT_CALL = (
+    b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function",'
+    b'"function":{"name":"ls","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n'
+)
+CHAT_ANSWER = (
+    b'data: {"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("messages", "system", "where"),
+    [
+        (
+            [
+                user_message("hi"),
+                Message(role=Role.ASSISTANT, content=[text_part("hello")]),
+                user_message(NOT_UTF8),
+            ],
+            "",
+            "messages[2]",
+        ),
+        ([user_message("hi")], f"You sell {NOT_UTF8}.", "the system prompt"),
+        (
+            [user_message(f"about {NOT_UTF8}", file_part(b"x", media_type="text/plain", filename=NOT_UTF8))],
+            NOT_UTF8,
+            "messages[0], the system prompt",
+        ),
+    ],
+    ids=["prompt", "system prompt", "both, and a file name"],
+)
+def test_a_lone_surrogate_from_the_caller_is_replaced_and_logged(
+    server: LocalServer, caplog: pytest.LogCaptureFixture, messages: list[Message], system: str, where: str
+) -> None:
+    # the same rule as for tool output: text UTF-8 cannot encode never enters
+    # the history; the caller's is replaced when the run starts, with a warning
+    server.add(sse_reply(CHAT_ANSWER))
+    model = OpenAIChatModel("m", base_url=server.url, timeout=(5, 10))
+    with caplog.at_level(logging.WARNING, logger="agentcore"):
+        result = run(options(model, messages=messages, system=system)).result()
+    assert result.text == "ok"
+    body = server.requests[0]["body"]
+    sent = json.dumps(body, ensure_ascii=False)
+    assert "caf\ufffd" in sent
+    assert "\udce9" not in sent
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
+        f"agentcore: text that is not valid Unicode (UTF-16 surrogates) in {where} was made valid: "
+        "lone surrogates replaced by U+FFFD, pairs joined"
+    ]
+    assert "\udce9" not in json.dumps([m.to_dict() for m in result.messages], ensure_ascii=False)
+    assert NOT_UTF8 in messages[-1].text or NOT_UTF8 in system  # the caller's values are left as they were
+
+
+def test_a_lone_surrogate_in_a_tool_output_reaches_the_server_replaced(server: LocalServer) -> None:
+    server.add(sse_reply(CHAT_CALL), sse_reply(CHAT_ANSWER))
+    model = OpenAIChatModel("m", base_url=server.url, timeout=(5, 10))
+    result = run(options(model, tools=[FuncTool("ls", lambda _i, _c: f"{NOT_UTF8}.txt")])).result()
+    assert result.text == "ok"
+    assert server.requests[1]["body"]["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": "caf\ufffd.txt",
+    }
 
 
 def test_two_calls_with_one_id_end_the_run_before_either_runs() -> None:

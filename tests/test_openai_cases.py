@@ -16,6 +16,7 @@ from agentcore import (
     ErrorClass,
     FinishReason,
     LoopOptions,
+    Message,
     ModelError,
     Request,
     Role,
@@ -29,6 +30,7 @@ from agentcore import (
 )
 from agentcore.providers.openai import OpenAIChatModel
 from tests.localserver import LocalServer, Reply, sse_reply
+from tests.loop_helpers import nested
 
 
 @pytest.fixture
@@ -404,6 +406,60 @@ def test_the_loop_does_not_run_the_cut_call(server: LocalServer) -> None:
     assert result.usage == Usage(30, 64, 0, 0)
     assert WriteFile.runs == 0
     assert server.hits == 1
+
+
+def test_a_call_nested_too_deeply_gets_its_error_and_its_history_goes_on(server: LocalServer) -> None:
+    # arguments beyond Python's JSON decoder: the loop answers the call with an
+    # error, and the history holding it goes back with the arguments as {}
+    deep = nested(20_000)
+    chunk = {
+        "choices": [
+            {
+                "index": 0,
+                "delta": {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {"name": "search", "arguments": deep},
+                        }
+                    ]
+                },
+                "finish_reason": "tool_calls",
+            }
+        ]
+    }
+    answer = 'data: {"choices":[{"index":0,"delta":{"content":"done"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    server.add(
+        sse_reply(f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()),
+        sse_reply(answer.encode()),
+        sse_reply(answer.encode()),
+    )
+    tool = SearchTool()
+    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10))
+    result = run(LoopOptions(model=model, messages=[user_message("find")], tools=[tool])).result()
+    assert result.text == "done"
+    assert tool.inputs == []
+    [error] = result.steps[0].tool_results
+    assert error.is_error
+    assert "nested too deeply" in error.content
+    sent = server.requests[1]["body"]["messages"][1:]
+    assert sent == [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "search", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": error.content},
+    ]
+    history = [Message.from_dict(json.loads(json.dumps(m.to_dict()))) for m in result.messages]
+    assert history[1].tool_calls[0].input == deep
+    again = run(LoopOptions(model=model, messages=[*history, user_message("again")], tools=[tool])).result()
+    assert again.text == "done"
+    assert server.requests[2]["body"]["messages"][1:3] == sent
 
 
 # --- fault 17: framing variants -----------------------------------------------

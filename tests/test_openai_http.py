@@ -35,7 +35,7 @@ from agentcore.testing import check_model
 from agentcore.transport.errors import error_from_body
 from agentcore.transport.http import CancellableHTTPAdapter
 from tests.localserver import Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
-from tests.loop_helpers import wait_until
+from tests.loop_helpers import not_utf8_requests, wait_until
 
 HELLO = (
     b'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}\n\n'
@@ -104,6 +104,18 @@ def failure(server: LocalServer, *replies: Reply, **kwargs: Any) -> ModelError:
     assert parts == []
     assert isinstance(error, ModelError)
     return error
+
+
+@pytest.mark.parametrize("place", list(not_utf8_requests()))
+def test_text_that_is_not_unicode_is_an_invalid_request_before_anything_is_sent(
+    server: LocalServer, place: str
+) -> None:
+    # outside a run (a run replaces it first): a typed error, not UnicodeEncodeError
+    with pytest.raises(ModelError) as info:
+        list(model_for(server).stream(not_utf8_requests()[place], Context()))
+    assert info.value.error_class is ErrorClass.INVALID_REQUEST
+    assert "not valid Unicode" in info.value.message
+    assert server.hits == 0
 
 
 # --- context overflow (fault 13) and other statuses ---------------------------

@@ -23,8 +23,10 @@ from agentcore import (
     tool_call_part,
     user_message,
 )
+from agentcore.providers.history import MAX_ARGUMENTS_DEPTH
 from agentcore.providers.openai import OpenAIChatModel, request_body, request_headers
 from agentcore.types import tool_result_part
+from tests.loop_helpers import nested
 
 URL = "https://api.example.test/v1/chat/completions"
 STREAM_OK = (
@@ -144,7 +146,11 @@ def test_assistant_without_text_or_calls_sends_empty_content() -> None:
         ("", "{}"),
         ("  ", "{}"),
         ('{"path": "a.txt"}', '{"path": "a.txt"}'),
+        (nested(MAX_ARGUMENTS_DEPTH), nested(MAX_ARGUMENTS_DEPTH)),
+        (nested(MAX_ARGUMENTS_DEPTH + 1), "{}"),  # the limit Anthropic's re-encoded input needs
+        (nested(20_000), "{}"),  # beyond the decoder on every supported Python
     ],
+    ids=["cut", "array", "empty", "blank", "object", "deepest kept", "too deep", "beyond the decoder"],
 )
 def test_arguments_that_are_not_a_json_object_are_sent_as_an_empty_object(arguments: str, sent: str) -> None:
     call = ToolCall("call_1", "write_file", arguments)

@@ -148,13 +148,44 @@ def test_map_finish_reason(raw: str | None, has_calls: bool, expected: FinishRea
             {"prompt_tokens": 339, "completion_tokens": 83, "prompt_cache_hit_tokens": 320},
             Usage(339, 83, 320, 0),
         ),
-        ({"prompt_tokens": None, "completion_tokens": "7", "total_tokens": 7}, Usage(0, 0, 0, 0)),
-        ({"prompt_tokens": 10.0, "completion_tokens": True}, Usage(10, 0, 0, 0)),
-        ({"prompt_tokens": -5, "completion_tokens": 3}, Usage(0, 3, 0, 0)),
+        # null is absent; a whole number written as a float is that number
+        ({"prompt_tokens": None, "completion_tokens": 7.0, "total_tokens": "7"}, Usage(0, 7, 0, 0)),
     ],
 )
 def test_usage_from(usage: dict[str, Any] | None, expected: Usage) -> None:
     assert usage_from(usage) == expected
+
+
+@pytest.mark.parametrize(
+    ("usage", "message"),
+    [
+        (
+            {"prompt_tokens": "12", "completion_tokens": 3},
+            "usage.prompt_tokens is the string '12', not a token count",
+        ),
+        (
+            {"prompt_tokens": 12, "completion_tokens": 3.5},
+            "usage.completion_tokens is the number 3.5, not a token count",
+        ),
+        ({"prompt_tokens": -5}, "usage.prompt_tokens is the number -5, not a token count"),
+        ({"completion_tokens": True}, "usage.completion_tokens is true, not a token count"),
+        (
+            {"prompt_tokens": 9, "prompt_tokens_details": {"cached_tokens": "8"}},
+            "usage.prompt_tokens_details.cached_tokens is the string '8', not a token count",
+        ),
+        (
+            {"prompt_tokens": 9, "prompt_tokens_details": 8},
+            "usage.prompt_tokens_details is the number 8, not an object",
+        ),
+        ("12", "usage is the string '12', not an object"),
+    ],
+)
+def test_usage_of_the_wrong_shape_is_an_upstream_error(usage: Any, message: str) -> None:
+    # counted as 0 it would under-count the tokens billed
+    with pytest.raises(ModelError) as info:
+        usage_from(usage)
+    assert info.value.error_class is ErrorClass.UPSTREAM
+    assert info.value.message == f"an event of the wrong shape in the stream: {message}"
 
 
 # --- stream_error -------------------------------------------------------------
@@ -265,13 +296,8 @@ def test_content_array_text_parts_are_text_and_thinking_parts_reasoning() -> Non
         StreamPart.text_delta("2 + 2"),
         StreamPart.text_delta(" = 4"),
     ]
-    odd = [
-        {"type": "image_url"},
-        "stray",
-        {"type": "text", "text": None},
-        {"type": "thinking", "thinking": 3},
-    ]
-    assert state.feed(chunk({"content": odd})) == []
+    odd = [{"type": "image_url"}, {"type": "text", "text": None}, {"type": "thinking", "thinking": None}]
+    assert state.feed(chunk({"content": odd})) == []  # other part types are passed over, null is absent
 
 
 @pytest.mark.parametrize(
@@ -522,8 +548,7 @@ def test_other_choices_and_odd_payloads_are_ignored() -> None:
     other = Event("message", {"choices": [{"index": 1, "delta": {"content": "no"}, "finish_reason": "stop"}]})
     assert state.feed(other) == []
     assert state.finish_reason is None
-    assert state.feed(Event("message", {"choices": None})) == []
-    assert state.feed(Event("message", [1, 2])) == []
+    assert state.feed(Event("message", {"choices": None, "usage": None})) == []  # vLLM's usage chunk
     assert state.feed(Event("ping", {"type": "ping"})) == []
     assert state.feed(Event("message", {"choices": [{"delta": {"content": "yes"}}]})) == [
         StreamPart.text_delta("yes")
@@ -772,6 +797,108 @@ def test_done_completes_the_step_and_content_decides_the_reason() -> None:
     assert state.finish() == [StreamPart.step_finish(FinishReason.STOP)]
     parts = feed_all([tools(call(0, "0", "llm_version", "{}")), DONE_EVENT])
     assert parts[-1] == StreamPart.step_finish(FinishReason.TOOL_CALLS)
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        [DONE_EVENT],
+        [chunk({"role": "assistant", "content": ""}), Event("message", {"choices": None}), DONE_EVENT],
+        [chunk({"reasoning_content": "Let me think"}), DONE_EVENT],
+    ],
+    ids=["nothing", "empty deltas", "reasoning only"],
+)
+def test_done_without_a_finish_reason_after_no_text_or_call_is_a_cut_stream(events: list[Event]) -> None:
+    # servers that send no finish reason send the answer (the recorded Kimi
+    # and Snowflake streams): without one, [DONE] alone is no empty answer
+    state = ChunkState()
+    list(state.parts(events, lambda: None))
+    assert state.complete
+    with pytest.raises(ModelError) as info:
+        state.finish()
+    assert info.value.error_class is ErrorClass.TRANSIENT
+    assert info.value.message == "the stream ended with [DONE] but without a finish_reason, text or tool call"
+
+
+def test_done_without_a_finish_reason_after_text_on_the_short_path_is_an_answer() -> None:
+    state = ChunkState()
+    parts = list(state.parts([chunk({"content": "4"}), DONE_EVENT], lambda: None))
+    assert parts + state.finish() == [StreamPart.text_delta("4"), StreamPart.step_finish(FinishReason.STOP)]
+
+
+WRONG_SHAPES: list[tuple[Any, str]] = [
+    ([1, 2], "the chunk is a list, not an object"),
+    ({"choices": {"index": 0}}, "choices is an object, not a list"),
+    ({"choices": [None]}, "choices[0] is null, not an object"),
+    ({"choices": [{"index": 0, "delta": "hello"}]}, "choices[0].delta is the string 'hello', not an object"),
+    (
+        {"choices": [{"index": 0, "delta": {"content": 5}}]},
+        "choices[0].delta.content is the number 5, not a string or a list of typed parts",
+    ),
+    (
+        {"choices": [{"index": 0, "delta": {"content": ["Hello"]}}]},
+        "choices[0].delta.content[0] is the string 'Hello', not an object (a typed part)",
+    ),
+    (
+        {"choices": [{"index": 0, "delta": {"content": [{"type": "text", "text": 7}]}}]},
+        "choices[0].delta.content[0].text is the number 7, not a string",
+    ),
+    (
+        {"choices": [{"index": 0, "delta": {"content": [{"type": "thinking", "thinking": 3}]}}]},
+        "choices[0].delta.content[0].thinking is the number 3, not a list",
+    ),
+    (
+        {"choices": [{"index": 0, "delta": {"refusal": False}}]},
+        "choices[0].delta.refusal is false, not a string",
+    ),
+    (
+        {"choices": [{"index": 0, "delta": {"reasoning_content": ["x"]}}]},
+        "choices[0].delta.reasoning_content is a list, not a string",
+    ),
+    (
+        {"choices": [{"index": 0, "delta": {"tool_calls": {}}}]},
+        "choices[0].delta.tool_calls is an object, not a list",
+    ),
+    (
+        {"choices": [{"index": 0, "delta": {"tool_calls": ["x"]}}]},
+        "choices[0].delta.tool_calls[0] is the string 'x', not an object",
+    ),
+    (
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"function": {"name": 1}}]}}]},
+        "choices[0].delta.tool_calls[].function.name is the number 1, not a string",
+    ),
+    (
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"function": {"arguments": 12}}]}}]},
+        "choices[0].delta.tool_calls[].function.arguments is the number 12, not a string",
+    ),
+    (
+        {"choices": [{"index": 0, "finish_reason": 1}]},
+        "choices[0].finish_reason is the number 1, not a string",
+    ),
+]
+
+
+@pytest.mark.parametrize(("data", "message"), WRONG_SHAPES, ids=[m for _, m in WRONG_SHAPES])
+def test_a_chunk_of_the_wrong_shape_is_an_upstream_error_naming_the_field(data: Any, message: str) -> None:
+    # read as absent, each ended the step with finish=stop and empty text
+    state = ChunkState()
+    with pytest.raises(ModelError) as info:
+        list(state.parts([Event("message", data), chunk(finish="stop"), DONE_EVENT], lambda: None))
+    assert info.value.error_class is ErrorClass.UPSTREAM
+    assert info.value.message == f"an event of the wrong shape in the stream: {message}"
+
+
+def test_usage_of_the_wrong_shape_fails_the_step_at_its_end() -> None:
+    state = ChunkState()
+    events = [
+        chunk({"content": "Hi"}, finish="stop"),
+        Event("message", {"choices": [], "usage": {"prompt_tokens": "9"}}),
+    ]
+    assert list(state.parts([*events, DONE_EVENT], lambda: None)) == [StreamPart.text_delta("Hi")]
+    with pytest.raises(ModelError) as info:
+        state.finish()
+    assert info.value.error_class is ErrorClass.UPSTREAM
+    assert "usage.prompt_tokens is the string '9', not a token count" in info.value.message
 
 
 def test_a_stream_cut_before_finish_and_done_is_transient() -> None:

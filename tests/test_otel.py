@@ -68,7 +68,7 @@ from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from agentcore.testing import ScriptedModel
 from tests.localserver import LocalServer, json_reply, sse_reply
-from tests.loop_helpers import FuncTool, call, options, text_step, tool_step
+from tests.loop_helpers import FuncTool, call, nested, options, text_step, tool_step
 from tests.test_anthropic_mapping import (
     MESSAGE_STOP,
     block_stop,
@@ -652,6 +652,10 @@ def test_finish_reason(reason: FinishReason | None, expected: str) -> None:
         (
             tool_call_part(ToolCall(id="c1", name="f", input="{broken")),
             {"type": "tool_call", "id": "c1", "name": "f", "arguments": "{broken"},
+        ),
+        (  # beyond the JSON decoder: the text as it came
+            tool_call_part(ToolCall(id="c1", name="f", input=nested(20_000))),
+            {"type": "tool_call", "id": "c1", "name": "f", "arguments": nested(20_000)},
         ),
         (
             tool_result_part(ToolResult("c1", "f", "42")),

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import attrs
 import pytest
 import requests
 
@@ -24,6 +25,7 @@ from agentcore import (
     ErrorClass,
     FinishReason,
     LoopOptions,
+    Message,
     Model,
     ModelError,
     ModelSettings,
@@ -32,13 +34,14 @@ from agentcore import (
     StreamPart,
     Usage,
     generate,
+    tool,
     user_message,
 )
 from agentcore.providers.openai import OpenAIResponsesModel
 from agentcore.testing import check_model
 from agentcore.transport.http import CancellableHTTPAdapter
 from tests.localserver import Action, Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
-from tests.loop_helpers import wait_until
+from tests.loop_helpers import nested, not_utf8_requests, wait_until
 
 REQUEST = Request(messages=(user_message("hi"),))
 
@@ -115,6 +118,19 @@ def test_a_request_the_api_refuses_is_a_config_error_before_any_http_call(server
     assert parts == []
     assert isinstance(error, ConfigError)
     assert "ModelSettings.stop_sequences" in str(error)
+    assert server.hits == 0
+
+
+@pytest.mark.parametrize("place", list(not_utf8_requests()))
+def test_text_that_is_not_unicode_is_an_invalid_request_before_anything_is_sent(
+    server: LocalServer, place: str
+) -> None:
+    # outside a run (a run replaces it first): a typed error, not UnicodeEncodeError
+    parts, error = collect(model_for(server), request=not_utf8_requests()[place])
+    assert parts == []
+    assert isinstance(error, ModelError)
+    assert error.error_class is ErrorClass.INVALID_REQUEST
+    assert "not valid Unicode" in error.message
     assert server.hits == 0
 
 
@@ -329,6 +345,43 @@ def test_reasoning_output_counts_as_output_for_the_retry_rule(server: LocalServe
     with pytest.raises(RunError):
         generate(loop(server))
     assert server.hits == 1
+
+
+def test_a_call_nested_too_deeply_gets_its_error_and_its_history_goes_on(server: LocalServer) -> None:
+    # arguments beyond Python's JSON decoder: the loop answers the call with an
+    # error, and the history holding it goes back (the Responses API takes the
+    # arguments as text, so they go as the model sent them)
+    deep = nested(20_000)
+    call = {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "find", "arguments": deep}
+    server.add(
+        sse_reply(CREATED + event("response.output_item.done", output_index=0, item=call) + COMPLETED),
+        sse_reply(HELLO),
+        sse_reply(HELLO),
+    )
+    runs: list[str] = []
+
+    @tool
+    def find(q: str) -> str:
+        """Find a thing."""
+        runs.append(q)
+        return "found"
+
+    options = LoopOptions(model=model_for(server), messages=[user_message("hi")], tools=[find])
+    result = generate(options)
+    assert result.text == "Hello"
+    assert runs == []
+    [error] = result.steps[0].tool_results
+    assert error.is_error
+    assert "nested too deeply" in error.content
+    sent = server.requests[1]["body"]["input"][1:]
+    assert sent == [
+        {"type": "function_call", "call_id": "call_1", "name": "find", "arguments": deep, "id": "fc_1"},
+        {"type": "function_call_output", "call_id": "call_1", "output": error.content},
+    ]
+    history = [Message.from_dict(json.loads(json.dumps(m.to_dict()))) for m in result.messages]
+    again = generate(attrs.evolve(options, messages=[*history, user_message("again")]))
+    assert again.text == "Hello"
+    assert server.requests[2]["body"]["input"][1:3] == sent
 
 
 # --- cut, reset and stalled streams -----------------------------------------------------

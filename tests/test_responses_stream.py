@@ -334,12 +334,31 @@ def test_a_stream_that_ends_before_the_response_completed_is_transient(events: l
             },
             Usage(115, 32, 0, 43),
         ),
-        ({"input_tokens": "12", "output_tokens": None, "input_tokens_details": None}, Usage()),
+        ({"input_tokens": None, "output_tokens": None, "input_tokens_details": None}, Usage()),
     ],
-    ids=["missing", "empty", "zero", "plain", "cached", "cache-write", "junk"],
+    ids=["missing", "empty", "zero", "plain", "cached", "cache-write", "nulls"],
 )
 def test_usage_from(usage: Any, expected: Usage) -> None:
     assert usage_from(usage) == expected
+
+
+@pytest.mark.parametrize(
+    ("usage", "message"),
+    [
+        ({"input_tokens": "12"}, "response.usage.input_tokens is the string '12', not a token count"),
+        ({"output_tokens": 1.5}, "response.usage.output_tokens is the number 1.5, not a token count"),
+        (
+            {"input_tokens_details": {"cached_tokens": "3"}},
+            "response.usage.input_tokens_details.cached_tokens is the string '3', not a token count",
+        ),
+        ([1], "response.usage is a list, not an object"),
+    ],
+)
+def test_usage_of_the_wrong_shape_is_an_upstream_error(usage: Any, message: str) -> None:
+    with pytest.raises(ModelError) as info:
+        usage_from(usage)
+    assert info.value.error_class is ErrorClass.UPSTREAM
+    assert info.value.message == f"an event of the wrong shape in the stream: {message}"
 
 
 @pytest.mark.parametrize(
@@ -552,3 +571,65 @@ def test_an_output_item_nested_too_deeply_to_keep_is_upstream() -> None:
         feed_all(ev("response.output_item.done", output_index=0, item=item), completed())
     assert caught.value.error_class is ErrorClass.UPSTREAM
     assert "nested too deeply" in caught.value.message
+
+
+RESPONSES_WRONG_SHAPES: list[tuple[Event, str]] = [
+    (Event("message", [1]), "the 'message' event is a list, not an object"),
+    (
+        ev("response.output_text.delta", delta=5),
+        "delta (in response.output_text.delta) is the number 5, not a string",
+    ),
+    (
+        ev("response.reasoning_summary_text.delta", delta=["a"]),
+        "delta (in response.reasoning_summary_text.delta) is a list, not a string",
+    ),
+    (
+        ev("response.function_call_arguments.delta", delta={"a": 1}),
+        "delta (in response.function_call_arguments.delta) is an object, not a string",
+    ),
+    (
+        ev("response.function_call_arguments.done", arguments=1),
+        "arguments (in response.function_call_arguments.done) is the number 1, not a string",
+    ),
+    (
+        ev("response.output_item.added", item="x"),
+        "item (in response.output_item.added) is the string 'x', not an object",
+    ),
+    (
+        ev("response.output_item.done", output_index=0, item={"type": "function_call", "name": 3}),
+        "name (of a function_call item) is the number 3, not a string",
+    ),
+    (
+        ev("response.output_item.done", output_index=0, item={"type": "reasoning", "summary": "s"}),
+        "summary (of a reasoning item) is the string 's', not a list",
+    ),
+    (ev("response.completed", response=[]), "response (in response.completed) is a list, not an object"),
+    (ev("response.completed", response={"output": {}}), "response.output is an object, not a list"),
+    (ev("response.completed", response={"output": [None]}), "response.output[0] is null, not an object"),
+]
+
+
+@pytest.mark.parametrize(
+    ("event", "message"), RESPONSES_WRONG_SHAPES, ids=[m for _, m in RESPONSES_WRONG_SHAPES]
+)
+def test_an_event_of_the_wrong_shape_is_an_upstream_error_naming_the_field(
+    event: Event, message: str
+) -> None:
+    # read as empty, each lost text or arguments, or ended the step as an empty stop
+    state = ResponseState()
+    with pytest.raises(ModelError) as info:
+        list(state.parts([event, completed()], lambda: None))
+    assert info.value.error_class is ErrorClass.UPSTREAM
+    assert info.value.message == f"an event of the wrong shape in the stream: {message}"
+
+
+def test_a_terminal_usage_of_the_wrong_shape_fails_the_step_at_its_end() -> None:
+    state = ResponseState()
+    done = ev("response.completed", response={"id": "resp_1", "output": [], "usage": {"input_tokens": "40"}})
+    assert list(state.parts([ev("response.output_text.delta", delta="Hi"), done], lambda: None)) == [
+        StreamPart.text_delta("Hi")
+    ]
+    with pytest.raises(ModelError) as info:
+        state.finish()
+    assert info.value.error_class is ErrorClass.UPSTREAM
+    assert "response.usage.input_tokens is the string '40', not a token count" in info.value.message

@@ -46,7 +46,7 @@ from agentcore.testing import (
     example_input,
     example_value,
 )
-from tests.loop_helpers import FuncTool, call, collect, options, step_finish, summary, text, text_step
+from tests.loop_helpers import FuncTool, call, collect, nested, options, step_finish, summary, text, text_step
 
 REQUEST = Request(system="sys", messages=(user_message("hi"),))
 
@@ -575,6 +575,10 @@ class Broken:
         (Broken([call("", "search"), step_finish(FinishReason.TOOL_CALLS)]), "tool call without id or name"),
         (Broken([call("c1", "search", "[1]"), step_finish(FinishReason.TOOL_CALLS)]), "not a JSON object"),
         (Broken([call("c1", "search", '{"q":'), step_finish(FinishReason.TOOL_CALLS)]), "input is not JSON"),
+        (
+            Broken([call("c1", "search", nested(20_000)), step_finish(FinishReason.TOOL_CALLS)]),
+            "input nests too deeply to decode",
+        ),
         (Broken([step_finish(FinishReason.STEP_LIMIT)]), "is not a step reason"),
         (Broken(["text"]), "not a StreamPart"),
         (Broken([]), "yielded no parts"),

@@ -162,6 +162,7 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
         raise ConfigError(f"run() needs a LoopOptions, got {type(options).__name__}")
     if ctx is not None and not isinstance(ctx, Context):
         raise ConfigError(f"run()'s ctx must be a Context or None, got {type(ctx).__name__}")
+    options = _valid_input(options)
     spec = None if options.output_type is None else output_spec(options.output_type)
     final = _FinalAnswer(spec) if spec is not None and options.output_mode == "tool" else None
     tools = options.tools if final is None else ToolSet([*options.tools.values(), final])
@@ -818,6 +819,52 @@ def _valid_unicode(text: str) -> str:
     if text.isascii() or _SURROGATE.search(text) is None:
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def _valid_value(value: Any) -> Any:
+    """``value`` (a string, a tuple or an attrs value such as a
+    :class:`Message`) with :func:`_valid_unicode` applied to every string in
+    it; the very same object when nothing changed."""
+    kind = type(value)
+    if kind is str:
+        return _valid_unicode(value)
+    if kind is tuple:
+        items = tuple(_valid_value(item) for item in value)
+        return value if all(new is old for new, old in zip(items, value, strict=True)) else items
+    fields: tuple[attrs.Attribute[Any], ...] | None = getattr(kind, "__attrs_attrs__", None)
+    if fields is None:
+        return value  # bytes, numbers, enums (their values are ASCII), None
+    changes: dict[str, Any] = {}
+    for field in fields:
+        old = getattr(value, field.name)
+        new = _valid_value(old)
+        if new is not old:
+            changes[field.alias or field.name] = new  # (attrs sets alias; its type says it may not)
+    return attrs.evolve(value, **changes) if changes else value
+
+
+def _valid_input(options: LoopOptions) -> LoopOptions:
+    """``options`` with text that is not valid Unicode (lone surrogates) in
+    its messages and system prompt replaced by U+FFFD (:func:`_valid_unicode`),
+    as tool results and model text are: it could never be sent (UTF-8 has no
+    encoding for it). Logs one WARNING naming where it was."""
+    messages = _valid_value(options.messages)
+    system = _valid_unicode(options.system)
+    if messages is options.messages and system is options.system:
+        return options
+    where = [
+        f"messages[{index}]"
+        for index, (new, old) in enumerate(zip(messages, options.messages, strict=True))
+        if new is not old
+    ]
+    if system is not options.system:
+        where.append("the system prompt")
+    _log.warning(
+        "agentcore: text that is not valid Unicode (UTF-16 surrogates) in %s was made valid: "
+        "lone surrogates replaced by U+FFFD, pairs joined",
+        ", ".join(where),
+    )
+    return attrs.evolve(options, messages=messages, system=system)
 
 
 def _text_and_held(text: str) -> tuple[str, str]:

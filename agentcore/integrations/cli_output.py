@@ -123,10 +123,10 @@ def cache_text(step: int, usage: Usage, report: CacheReport | None) -> str | Non
 
 def call_text(call: ToolCall) -> str:
     """``→ calculator({"expression": "6 * 7"})``: the arguments re-serialized on one line
-    (as received when they are not valid JSON)."""
+    (as received when they are not valid JSON or nest too deeply to decode)."""
     try:
         arguments = json.dumps(json.loads(call.input or "{}"), ensure_ascii=False)
-    except ValueError:
+    except (ValueError, RecursionError):
         arguments = one_line(call.input)
     return f"→ {call.name}({arguments})"
 

@@ -246,10 +246,10 @@ def finish_reason(reason: FinishReason | None) -> str:
 
 def _arguments(text: str) -> Any:
     """Tool arguments as an object when they are JSON (as the conventions
-    ask), else the text as it came."""
+    ask), else (malformed, or nested too deeply to decode) the text as it came."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
 
 

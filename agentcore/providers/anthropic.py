@@ -83,7 +83,7 @@ from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.files import File
 from agentcore.providers import attachments, caching, config
 from agentcore.providers.anthropic_stream import FORMAT, StepState
-from agentcore.providers.history import check_history
+from agentcore.providers.history import arguments_object, check_history
 from agentcore.schema.signature import rewrite_schema
 from agentcore.settings import ModelSettings, extra_body_dict, unsupported
 from agentcore.transport import http, sse
@@ -213,15 +213,14 @@ _log = logging.getLogger(__name__)
 def tool_input(text: str) -> dict[str, Any]:
     """The ``input`` object of a ``tool_use`` block from a call's JSON text.
 
-    The API requires an object; text that is empty, malformed or not an
-    object gives ``{}`` so a history holding a malformed call can be sent
-    again (the call's error result already told the model what was wrong).
+    The API requires an object; text that is empty, malformed, not an
+    object or nested too deeply
+    (:func:`agentcore.providers.history.arguments_object`) gives ``{}`` so a
+    history holding such a call can be sent again (the call's error result
+    already told the model what was wrong).
     """
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
+    value = arguments_object(text)
+    return {} if value is None else value
 
 
 def reasoning_block(reasoning: Reasoning, origin: str) -> dict[str, Any] | None:
@@ -256,7 +255,7 @@ def tool_use_id(call_id: str) -> str:
     a call and its result get the same id, so nothing is lost."""
     if _TOOL_USE_ID.fullmatch(call_id):
         return call_id
-    digest = hashlib.sha256(call_id.encode("utf-8")).hexdigest()[:12]
+    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"{_NOT_IN_ID.sub('_', call_id)}_{digest}"
 
 
@@ -922,7 +921,9 @@ class AnthropicModel:
         plain = dict(headers)
         policy = cache_policy(self._settings.merged(request.settings), self._model, body)
         prompt = self._digests.fingerprint(body.get("tools"), body.get("system"), request.messages, sent)
-        yield from self._cache.watch(http.redacted(self._stream(body, plain, ctx), plain), prompt, policy)
+        yield from self._cache.watch(
+            http.redacted(self._stream(body, plain, ctx), plain), prompt, policy, ctx
+        )
 
     def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
         response = http.open_stream(

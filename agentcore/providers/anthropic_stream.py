@@ -47,6 +47,13 @@ Decisions:
 * The step ends at ``message_stop``, or at the end of the body once a
   ``stop_reason`` came; a body that ends before either is ``TRANSIENT``. An
   ``error`` event raises a classified :class:`ModelError`.
+* Fields are read by their documented JSON types
+  (:mod:`agentcore.providers.fields`): absent or ``null`` is absent; any
+  other type (an event that is not an object, a text, thinking, signature or
+  ``partial_json`` fragment that is not a string, a tool call's ``input``
+  that is not an object, a usage count that is a string or a fraction) is an
+  ``UPSTREAM`` :class:`ModelError` naming the field. Blocks and deltas that
+  are passed over are not looked at.
 """
 
 from __future__ import annotations
@@ -57,6 +64,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from agentcore.errors import ErrorClass, ModelError, classify_status
+from agentcore.providers import fields
 from agentcore.transport.errors import error_fields, looks_like_context_length
 from agentcore.transport.sse import Event
 from agentcore.types import FinishReason, Reasoning, StreamPart, ToolCall, Usage
@@ -96,12 +104,12 @@ def map_stop_reason(reason: str | None) -> FinishReason:
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
-def merge_usage(snapshot: Mapping[str, int], usage: object) -> dict[str, int]:
+def merge_usage(snapshot: Mapping[str, int], usage: object, field: str = "usage") -> dict[str, int]:
     """Fold one ``usage`` object into the step's running snapshot.
 
     Anthropic's ``message_start`` and ``message_delta`` usage fields are
     cumulative, so each reported field replaces the previous value (never
-    added); missing, null or non-integer fields leave it unchanged.
+    added); missing or null fields (and a null ``usage``) leave it unchanged.
 
     Compaction: a ``usage`` whose ``iterations`` list holds ``compaction``
     entries did more sampling than its top-level numbers show. The compaction
@@ -114,25 +122,36 @@ def merge_usage(snapshot: Mapping[str, int], usage: object) -> dict[str, int]:
     is already in the top-level numbers, and an advisor's or a fallback
     model's entry (``advisor_message``, ``fallback_message``) counts another
     model's tokens, which :class:`Usage` does not mix with this one's.
+
+    Args:
+        snapshot: the counts so far.
+        usage: the decoded ``usage`` value.
+        field: its name in error messages.
+
+    Raises:
+        ModelError: ``UPSTREAM``, ``usage`` is not an object or a count is
+            not a whole number of at least 0 (:func:`agentcore.providers.fields.token_count`).
     """
     merged = dict(snapshot)
-    if isinstance(usage, dict):
-        reported = _counts(usage)
-        iterations = usage.get("iterations")
-        for entry in iterations if isinstance(iterations, list) else ():
-            if isinstance(entry, dict) and entry.get("type") == "compaction":
-                for name, value in _counts(entry).items():
-                    reported[name] = reported.get(name, 0) + value
-        merged.update(reported)
+    if usage is None:
+        return merged
+    if not isinstance(usage, Mapping):
+        raise fields.wrong_shape(field, usage, "an object")
+    reported = _counts(usage, field)
+    for position, entry in enumerate(fields.array(usage, "iterations", f"{field}.iterations")):
+        if isinstance(entry, Mapping) and entry.get("type") == "compaction":
+            for name, value in _counts(entry, f"{field}.iterations[{position}]").items():
+                reported[name] = reported.get(name, 0) + value
+    merged.update(reported)
     return merged
 
 
-def _counts(usage: dict[str, Any]) -> dict[str, int]:
-    """The token counts of a usage object that are non-negative ints."""
+def _counts(usage: Mapping[str, Any], field: str) -> dict[str, int]:
+    """The token counts a usage object reports (not the absent or null ones)."""
     counts: dict[str, int] = {}
     for name in _USAGE_FIELDS:
-        value = usage.get(name)
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        value = fields.token_count(usage, name, f"{field}.{name}")
+        if value is not None:
             counts[name] = value
     return counts
 
@@ -213,12 +232,8 @@ def _index(payload: dict[str, Any]) -> object:
     return index if index is None or isinstance(index, (int, str)) else repr(index)
 
 
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 class _ToolBlock:
-    def __init__(self, call_id: str, name: str, initial: dict[str, Any]) -> None:
+    def __init__(self, call_id: str, name: str, initial: Mapping[str, Any]) -> None:
         self.call_id = call_id
         self.name = name
         self.initial = initial
@@ -227,7 +242,11 @@ class _ToolBlock:
     def part(self, _origin: str) -> StreamPart:
         text = "".join(self.fragments)
         if not text.strip():
-            text = json.dumps(self.initial, ensure_ascii=False) if self.initial else "{}"
+            try:
+                text = json.dumps(self.initial, ensure_ascii=False) if self.initial else "{}"
+            except RecursionError as exc:  # decoded from the event, so only depth can fail
+                message = "a tool call's input in the stream is nested too deeply to keep"
+                raise ModelError(ErrorClass.UPSTREAM, err=exc, message=message) from exc
         return StreamPart.tool_call_event(ToolCall(id=self.call_id, name=self.name, input=text))
 
 
@@ -249,10 +268,6 @@ class _ThinkingBlock:
             origin=origin,
         )
         return StreamPart.reasoning_event(reasoning)
-
-
-def _str(value: object) -> str:
-    return value if isinstance(value, str) else ""
 
 
 _NO_MESSAGE = object()
@@ -285,8 +300,15 @@ class StepState:
         self.finished = False
 
     def feed(self, name: str, data: object) -> list[StreamPart]:
-        """Parts for one event; ``name`` is the SSE event name, ``data`` its JSON."""
-        payload = _dict(data)
+        """Parts for one event; ``name`` is the SSE event name, ``data`` its JSON.
+
+        Raises:
+            ModelError: an ``error`` event; a second message; ``UPSTREAM`` for
+                a field of the wrong JSON type (module docstring).
+        """
+        if not isinstance(data, dict):
+            raise fields.wrong_shape(f"the {name!r} event", data, "an object")
+        payload = data
         kind = payload.get("type") or name
         if self.finished or kind == "ping":
             return []
@@ -295,14 +317,17 @@ class StepState:
         if kind == "message_start":
             return self._message_start(payload.get("message"))
         if kind == "content_block_start":
-            return self._block_start(_index(payload), _dict(payload.get("content_block")))
+            block = fields.mapping(payload, "content_block", "content_block (in content_block_start)")
+            return self._block_start(_index(payload), block)
         if kind == "content_block_delta":
-            return self._block_delta(_index(payload), _dict(payload.get("delta")))
+            delta = fields.mapping(payload, "delta", "delta (in content_block_delta)")
+            return self._block_delta(_index(payload), delta)
         if kind == "content_block_stop":
             return self._block_stop(_index(payload))
         if kind == "message_delta":
-            self._stop(_dict(payload.get("delta")).get("stop_reason"))
-            self._usage = merge_usage(self._usage, payload.get("usage"))
+            delta = fields.mapping(payload, "delta", "delta (in message_delta)")
+            self._stop(fields.text(delta, "stop_reason", "delta.stop_reason (in message_delta)"))
+            self._usage = merge_usage(self._usage, payload.get("usage"), "usage (in message_delta)")
         elif kind == "message_stop":
             return self._finish()
         return []
@@ -375,59 +400,68 @@ class StepState:
                 "one response carries one message",
             )
         self._message = message
-        fields = _dict(message)
-        self._usage = merge_usage(self._usage, fields.get("usage"))
+        if message is not None and not isinstance(message, Mapping):
+            raise fields.wrong_shape("message (in message_start)", message, "an object")
+        start = message or {}
+        self._usage = merge_usage(self._usage, start.get("usage"), "message.usage (in message_start)")
         parts: list[StreamPart] = []
-        content = fields.get("content")
-        if isinstance(content, list):  # complete blocks: as if each was streamed
-            for position, block in enumerate(content):
-                index = ("message_start", position)
-                parts += self._block_start(index, _dict(block))
-                parts += self._block_stop(index)
-        self._stop(fields.get("stop_reason"))
+        # complete blocks: as if each was streamed
+        for position, block in enumerate(
+            fields.array(start, "content", "message.content (in message_start)")
+        ):
+            if not isinstance(block, Mapping):
+                raise fields.wrong_shape(
+                    f"message.content[{position}] (in message_start)", block, "an object"
+                )
+            index = ("message_start", position)
+            parts += self._block_start(index, block)
+            parts += self._block_stop(index)
+        self._stop(fields.text(start, "stop_reason", "message.stop_reason (in message_start)"))
         return parts
 
-    def _stop(self, reason: object) -> None:
-        if isinstance(reason, str) and reason:
+    def _stop(self, reason: str) -> None:
+        if reason:
             self._stop_reason = reason
             self.has_stop_reason = True
 
-    def _block_start(self, index: object, block: dict[str, Any]) -> list[StreamPart]:
+    def _block_start(self, index: object, block: Mapping[str, Any]) -> list[StreamPart]:
         kind = block.get("type")
+        where = f" (in a {kind} content block)"
         if kind == "text":
-            text = block.get("text")
-            return [StreamPart.text_delta(text)] if isinstance(text, str) and text else []
+            text = fields.text(block, "text", "text" + where)
+            return [StreamPart.text_delta(text)] if text else []
         if kind == "thinking":
-            text = _str(block.get("thinking"))
-            self._open[index] = _ThinkingBlock(text, _str(block.get("signature")), "")
+            text = fields.text(block, "thinking", "thinking" + where)
+            self._open[index] = _ThinkingBlock(text, fields.text(block, "signature", "signature" + where), "")
             return [StreamPart.reasoning_delta(text)] if text else []
         if kind == "redacted_thinking":
-            self._open[index] = _ThinkingBlock("", "", _str(block.get("data")))
+            self._open[index] = _ThinkingBlock("", "", fields.text(block, "data", "data" + where))
         elif kind == "tool_use":
             call_id = block.get("id")
             if not isinstance(call_id, str) or not call_id:
                 call_id = f"toolu_agentcore_{next(self._ids)}"
-            self._open[index] = _ToolBlock(call_id, _str(block.get("name")), _dict(block.get("input")))
+            name = fields.text(block, "name", "name" + where)
+            self._open[index] = _ToolBlock(call_id, name, fields.mapping(block, "input", "input" + where))
         return []  # server tools, compaction, unknown blocks: passed over
 
-    def _block_delta(self, index: object, delta: dict[str, Any]) -> list[StreamPart]:
+    def _block_delta(self, index: object, delta: Mapping[str, Any]) -> list[StreamPart]:
         kind = delta.get("type")
+        where = f" (in {kind})"
         if kind == "text_delta":
-            text = delta.get("text")
-            return [StreamPart.text_delta(text)] if isinstance(text, str) and text else []
+            text = fields.text(delta, "text", "text" + where)
+            return [StreamPart.text_delta(text)] if text else []
         block = self._open.get(index)
         if isinstance(block, _ToolBlock):
-            fragment = delta.get("partial_json")
-            if kind == "input_json_delta" and isinstance(fragment, str):
-                block.fragments.append(fragment)
+            if kind == "input_json_delta":
+                block.fragments.append(fields.text(delta, "partial_json", "partial_json" + where))
         elif isinstance(block, _ThinkingBlock):
             if kind == "thinking_delta":
-                text = _str(delta.get("thinking"))
+                text = fields.text(delta, "thinking", "thinking" + where)
                 if text:
                     block.texts.append(text)
                     return [StreamPart.reasoning_delta(text)]
             elif kind == "signature_delta":
-                block.signatures.append(_str(delta.get("signature")))
+                block.signatures.append(fields.text(delta, "signature", "signature" + where))
         return []  # citations, compaction, unknown deltas
 
     def _block_stop(self, index: object) -> list[StreamPart]:

@@ -12,8 +12,9 @@ cached at all. ``docs/caching.md`` has the cost model and how to read this.
 Each adapter fingerprints the JSON it sends (:func:`fingerprint`: one digest
 for the tools, one for the system prompt, one per history message) and hands
 the step's parts to its :class:`CacheTracker`, which compares the request with
-the earlier request through the same model instance that shares the longest
-prefix with it (within a run and across runs) and, once the step's usage is
+the latest earlier request of the same conversation through the same model
+instance (the run's previous step, or for a run's first step the latest
+request sharing the longest prefix with it) and, once the step's usage is
 known, attaches a :class:`agentcore.types.CacheReport` to its
 ``step-finish`` part (:func:`diagnose`); the loop puts it on
 :attr:`agentcore.StepResult.cache`.
@@ -28,11 +29,13 @@ import json
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
 
+from agentcore.context import Context
 from agentcore.errors import ConfigError
 from agentcore.providers.memo import MessageMemo
 from agentcore.types import CacheCause, CacheReport, PrefixChange, StreamPart, StreamPartKind, Usage
@@ -51,7 +54,7 @@ def digest(value: Any) -> str:
     """A stable digest of ``value`` as the adapters send it: SHA-256 of its
     compact JSON text (keys in the order given, non-ASCII kept), as 32 hex
     characters. Equal JSON text gives the same digest in every process."""
-    return hashlib.sha256(_COMPACT.encode(value).encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256(_COMPACT.encode(value).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 @attrs.frozen
@@ -179,11 +182,14 @@ class Earlier:
         print: its fingerprint.
         at: when it was sent, in seconds of the tracker's clock.
         usage: the usage of its step.
+        run: a weak reference to the context of the run that sent it; None
+            for a request sent without one.
     """
 
     print: Fingerprint
     at: float
     usage: Usage
+    run: weakref.ref[Context] | None = None
 
 
 def _what_changed(match: Match) -> str:
@@ -267,35 +273,44 @@ def diagnose(
     return attrs.evolve(report, cause=cause, reason=reason)
 
 
-def _score(current: Fingerprint, earlier: Fingerprint) -> tuple[int, bool]:
-    """How much of ``earlier`` ``current`` shares (tools and system prompt
-    count one each, then each leading message), and whether it holds all of
-    it: :func:`compare` without building a :class:`Match`, for every
-    remembered request at every step."""
+def _shared(current: Fingerprint, earlier: Fingerprint) -> int:
+    """How much of ``earlier`` ``current`` shares: the tools and the system
+    prompt count one each, then each leading message (:func:`compare`
+    without building a :class:`Match`, for every remembered request at every
+    step)."""
     if current.tools != earlier.tools:
-        return 0, False
+        return 0
     if current.system != earlier.system:
-        return 1, False
+        return 1
     mine, theirs = current.messages, earlier.messages
     if mine[: len(theirs)] == theirs:  # the usual case, a request that extends an earlier one
-        return 2 + len(theirs), True
+        return 2 + len(theirs)
     shared = 0
     for a, b in zip(mine, theirs, strict=False):
         if a != b:
             break
         shared += 1
-    return 2 + shared, False
+    return 2 + shared
 
 
 class CacheTracker:
     """Remembers the latest requests through one model instance and reports,
     for each step, how its request compares with them (:func:`diagnose`).
 
-    Safe for concurrent runs: one lock guards the remembered requests. A
-    request is compared with the remembered one sharing the longest prefix
-    with it (the latest among equals, one it wholly extends first), so runs
-    interleaved on one model are each compared with their own previous step.
-    A step is remembered once its usage is known; a failed attempt is not.
+    A request is compared with what the provider's cache most likely holds
+    for its conversation: the latest request the conversation sent. Within a
+    run (``run``, the context the loop passes to ``Model.stream``) that is the
+    run's previous step, when the request holds all of it (a tool loop only
+    adds messages); so runs interleaved on one model, even ones that began
+    with the same messages, are each compared with their own previous step.
+    Otherwise (a run's first step: a conversation continued, perhaps edited,
+    in a new run; or a request without a run) it is the remembered request
+    sharing the longest prefix with it; among equals one identical to it (its
+    whole prompt was cached), else the latest: after message 3 was edited,
+    the conversation's last request, not an older step that happened to end
+    before message 3. A step is remembered once its usage is known; a
+    failed attempt is not. Safe for concurrent runs: one lock guards the
+    remembered requests.
 
     Args:
         clock: seconds, monotonic (the time of each request).
@@ -307,19 +322,29 @@ class CacheTracker:
         self._lock = threading.Lock()
         self._earlier: collections.deque[Earlier] = collections.deque(maxlen=keep)
 
-    def _closest(self, current: Fingerprint) -> Earlier | None:
+    def _previous(self, current: Fingerprint, run: Context | None) -> Earlier | None:
         with self._lock:
             earlier = list(self._earlier)
+        if run is not None:
+            for entry in reversed(earlier):
+                if entry.run is not None and entry.run() is run:
+                    if _shared(current, entry.print) == 2 + len(entry.print.messages):
+                        return entry  # the request holds all of the run's previous step
+                    break
         best: Earlier | None = None
         best_score = (-1, False)
         for entry in earlier:  # oldest first: a later one wins a tie
-            score = _score(current, entry.print)
+            score = (_shared(current, entry.print), current == entry.print)
             if score >= best_score:
                 best, best_score = entry, score
         return best
 
     def watch(
-        self, parts: Iterator[StreamPart], request: Fingerprint, policy: CachePolicy
+        self,
+        parts: Iterator[StreamPart],
+        request: Fingerprint,
+        policy: CachePolicy,
+        run: Context | None,
     ) -> Iterator[StreamPart]:
         """``parts`` of one step as they come, the ``step-finish`` part with its
         :class:`CacheReport` (``cache``); logs a miss at INFO.
@@ -328,15 +353,19 @@ class CacheTracker:
             parts: the adapter's parts for the request.
             request: the request's fingerprint.
             policy: what the request asked of the cache.
+            run: the context ``Model.stream`` was given (the run's, in a
+                run), which ties the run's steps together; None for none.
         """
         at = self._clock()
-        earlier = self._closest(request)
+        earlier = self._previous(request, run)
         match = None if earlier is None else compare(request, earlier.print)
         for part in parts:
             if part.kind is StreamPartKind.STEP_FINISH:
                 report = diagnose(len(request.messages), match, earlier, part.usage, policy, at)
                 with self._lock:
-                    self._earlier.append(Earlier(request, at, part.usage))
+                    self._earlier.append(
+                        Earlier(request, at, part.usage, None if run is None else weakref.ref(run))
+                    )
                 if report.cause is not None:
                     _log.info("agentcore: prompt cache miss (%s): %s", report.cause.value, report.reason)
                 part = attrs.evolve(part, cache=report)

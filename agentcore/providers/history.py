@@ -1,4 +1,5 @@
-"""The history check every adapter makes before it spends a request.
+"""The history check every adapter makes before it spends a request, and
+how a history's tool calls and results go back to an API.
 
 Both APIs refuse a history whose tool calls and results do not pair up (the
 Anthropic Messages API: every ``tool_use`` block needs a ``tool_result`` in
@@ -13,8 +14,10 @@ would come after a network round trip and with a less precise message.
 
 from __future__ import annotations
 
+import json
 import weakref
 from collections.abc import Sequence
+from typing import Any
 
 from agentcore.errors import ConfigError
 from agentcore.providers.memo import MessageMemo
@@ -33,6 +36,52 @@ def marked_error(result: ToolResult) -> str:
     if result.is_error and not content.lower().startswith("error"):
         return ERROR_PREFIX + content
     return content
+
+
+MAX_ARGUMENTS_DEPTH = 512
+"""How deeply a tool call's arguments may nest (objects and arrays, the
+outer object counting one) to go back to an API as they are. Python's JSON
+decoder and encoder stop at about 1,000 levels (less on a deep stack;
+Python 3.12: 1,500, 3.13: 10,000), and a request body holds the arguments a
+few levels deeper than the call: arguments near that limit could be decoded
+for the call but not encoded again in a request."""
+
+
+def arguments_object(text: str) -> dict[str, Any] | None:
+    """The JSON object a tool call's arguments text holds, or None when it
+    holds none that can go back to an API: the text is empty, malformed, not
+    an object, or nests deeper than :data:`MAX_ARGUMENTS_DEPTH` levels.
+
+    The adapters send such arguments as ``{}``, so a history holding the call
+    can be sent again; the call's error result already told the model what
+    was wrong (the loop runs no tool on arguments that are not an object;
+    arguments nested too deeply for the decoder are such).
+    """
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict):
+        return None
+    if text.count("{") + text.count("[") > MAX_ARGUMENTS_DEPTH and _nests_deeper(value, MAX_ARGUMENTS_DEPTH):
+        return None  # (fewer brackets than the limit, brackets in strings included, cannot nest deeper)
+    return value
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """Whether ``value`` (decoded JSON) nests objects and arrays more than
+    ``limit`` levels deep, walked one level at a time (no recursion)."""
+    level = [value]
+    for _ in range(limit):
+        below: list[Any] = []
+        for item in level:
+            for child in item.values() if isinstance(item, dict) else item:
+                if isinstance(child, (dict, list)):
+                    below.append(child)
+        if not below:
+            return False
+        level = below
+    return True
 
 
 def check_history(messages: Sequence[Message]) -> None:

@@ -128,7 +128,7 @@ from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.files import File
 from agentcore.providers import attachments, caching, config, responses
-from agentcore.providers.history import check_history, marked_error
+from agentcore.providers.history import arguments_object, check_history, marked_error
 from agentcore.providers.memo import MessageMemo
 from agentcore.providers.openai_stream import (
     MISTRAL_THINKING,
@@ -252,14 +252,12 @@ __all__ = [
 
 def _arguments(text: str) -> str:
     """The ``arguments`` text of a call in the history: as sent when it is a
-    JSON object, else ``"{}"``. Servers that render chat templates (vLLM,
-    llama.cpp, Ollama) parse it and reject the whole request when it is not;
-    the call's error result already told the model what was wrong."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return "{}"
-    return text if isinstance(value, dict) else "{}"
+    JSON object, else (malformed, not an object, nested too deeply:
+    :func:`agentcore.providers.history.arguments_object`) ``"{}"``. Servers
+    that render chat templates (vLLM, llama.cpp, Ollama) parse it and reject
+    the whole request when it is not; the call's error result already told
+    the model what was wrong."""
+    return "{}" if arguments_object(text) is None else text
 
 
 def _call_json(call: ToolCall) -> dict[str, Any]:
@@ -1016,7 +1014,8 @@ class OpenAIChatModel(_OpenAIModel):
         system = body["messages"][0] if request.system else None
         prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
         policy = cache_policy(self._settings.merged(request.settings), self._origin)
-        yield from self._cache.watch(http.redacted(self._stream(body, headers, ctx), headers), prompt, policy)
+        parts = http.redacted(self._stream(body, headers, ctx), headers)
+        yield from self._cache.watch(parts, prompt, policy, ctx)
 
     def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
         response = http.open_stream(
@@ -1200,7 +1199,8 @@ class OpenAIResponsesModel(_OpenAIModel):
             system = body["input"][0]  # the developer message comes first
         prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
         policy = cache_policy(settings, self._origin)
-        yield from self._cache.watch(http.redacted(self._stream(body, headers, ctx), headers), prompt, policy)
+        parts = http.redacted(self._stream(body, headers, ctx), headers)
+        yield from self._cache.watch(parts, prompt, policy, ctx)
 
     def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
         response = http.open_stream(

@@ -49,6 +49,22 @@ of ``tests/test_openai_cases.py``):
   an earlier finish (OpenRouter sends ``null`` on the usage chunk after
   ``stop``); the last non-empty value wins. The usage chunk comes after the
   finish chunk, so the stream is read on to ``[DONE]`` or the end of the body.
+* ``[DONE]`` without any finish reason ends the step too: OpenRouter relaying
+  Novita's Kimi K2 and Snowflake Cortex send none in any chunk (both recorded
+  in ``tests/fixtures/openai_compat``; llama-cpp-python did the same, its
+  issue 735). The reason is inferred: tool-calls with a call, else stop. Such
+  a stream that brought no text and no tool call is a cut stream
+  (``TRANSIENT``), never an empty answer.
+* Fields are read by their documented JSON types
+  (:mod:`agentcore.providers.fields`): absent or ``null`` is absent (vLLM
+  sends ``"choices": null`` on its usage chunk, OpenRouter leaves
+  ``choices`` out there); any other type (a chunk that is not an object,
+  ``choices`` or ``delta`` not an object or list as documented, an entry of
+  ``choices`` that is not an object, ``delta.content`` a number, a usage
+  count that is a string or a fraction) is an ``UPSTREAM``
+  :class:`ModelError` naming the field. Fields agentcore does not read are
+  not looked at; a tool call's ``id`` and ``index`` of another type are
+  read as absent (an id is then made up, fault 3).
 * Usage: the last non-null ``usage`` object wins, never summed (servers that
   repeat it, a moderation chunk with ``"usage": null`` after it). Groq's
   ``x_groq.usage`` is read only when no top-level usage came at all.
@@ -110,6 +126,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from agentcore.errors import ErrorClass, ModelError, classify_status
+from agentcore.providers import fields
 from agentcore.transport.errors import error_fields, looks_like_context_length
 from agentcore.transport.sse import DONE, Event
 from agentcore.types import FinishReason, Reasoning, StreamPart, ToolCall, Usage
@@ -168,17 +185,14 @@ def map_finish_reason(raw: str | None, has_tool_calls: bool) -> FinishReason:
 # --- usage ------------------------------------------------------------------
 
 
-def _count(value: Any) -> int:
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return max(0, value)
-    if isinstance(value, float) and value.is_integer():
-        return max(0, int(value))
-    return 0
-
-
-def usage_from(usage: Mapping[str, Any] | None) -> Usage:
+def usage_from(
+    usage: Any,
+    field: str = "usage",
+    *,
+    prompt: str = "prompt_tokens",
+    completion: str = "completion_tokens",
+    details: str = "prompt_tokens_details",
+) -> Usage:
     """Normalize an OpenAI-style ``usage`` object (design.md, "Usage").
 
     ``input = prompt_tokens`` (which already includes cached tokens, per the
@@ -188,20 +202,33 @@ def usage_from(usage: Mapping[str, Any] | None) -> Usage:
     ``prompt_cache_hit_tokens`` when the details lack it); ``cache_write =
     prompt_tokens_details.cache_write_tokens``; ``output = completion_tokens``
     (reasoning tokens included on OpenAI; xAI leaves them out, and so does
-    this count then). Missing, null or non-numeric fields count as 0.
+    this count then). Missing or null fields count as 0.
+
+    Args:
+        usage: the decoded ``usage`` value; None for none.
+        field: its name in error messages.
+        prompt, completion, details: the names of the input and output
+            counts and of the input details object (the Responses API's
+            ``input_tokens``, ``output_tokens``, ``input_tokens_details``).
+
+    Raises:
+        ModelError: ``UPSTREAM``, ``usage`` is not an object or a count is
+            not a whole number of at least 0 (:func:`agentcore.providers.fields.token_count`).
     """
-    if not isinstance(usage, Mapping):
+    if usage is None:
         return Usage()
-    details = usage.get("prompt_tokens_details")
-    if not isinstance(details, Mapping):
-        details = {}
-    cached = details.get("cached_tokens")
-    cache_read = _count(cached if cached is not None else usage.get("prompt_cache_hit_tokens"))
-    cache_write = _count(details.get("cache_write_tokens"))
+    if not isinstance(usage, Mapping):
+        raise fields.wrong_shape(field, usage, "an object")
+    inside = fields.mapping(usage, details, f"{field}.{details}")
+    cache_read = fields.token_count(inside, "cached_tokens", f"{field}.{details}.cached_tokens")
+    if cache_read is None:
+        cache_read = fields.token_count(usage, "prompt_cache_hit_tokens", f"{field}.prompt_cache_hit_tokens")
+    write = fields.token_count(inside, "cache_write_tokens", f"{field}.{details}.cache_write_tokens")
+    cache_write = write or 0
     return Usage(
-        input=max(0, _count(usage.get("prompt_tokens")) - cache_write),
-        output=_count(usage.get("completion_tokens")),
-        cache_read=cache_read,
+        input=max(0, (fields.token_count(usage, prompt, f"{field}.{prompt}") or 0) - cache_write),
+        output=fields.token_count(usage, completion, f"{field}.{completion}") or 0,
+        cache_read=cache_read or 0,
         cache_write=cache_write,
     )
 
@@ -318,16 +345,22 @@ def _details_text(fragments: Iterable[Any]) -> str:
 
 def _plain_text(delta: Mapping[str, Any]) -> str:
     """A delta's plain reasoning text: ``reasoning_content``, or ``reasoning``."""
-    return _text(delta.get(REASONING_CONTENT)) or _text(delta.get(REASONING))
+    return fields.text(delta, REASONING_CONTENT, _DELTA + REASONING_CONTENT) or fields.text(
+        delta, REASONING, _DELTA + REASONING
+    )
 
 
-def _thinking_texts(value: Any) -> list[str]:
-    """The texts of a Mistral ``thinking`` part's ``thinking`` list."""
+def _thinking_texts(part: Mapping[str, Any], field: str) -> list[str]:
+    """The texts of a Mistral ``thinking`` part's ``thinking`` list (or string)."""
+    value = part.get("thinking")
     if isinstance(value, str):
         return [value]
-    if not isinstance(value, list):
-        return []
-    return [_text(item.get("text")) for item in value if isinstance(item, Mapping)]
+    texts = []
+    for position, item in enumerate(fields.array(part, "thinking", f"{field}.thinking")):
+        if not isinstance(item, Mapping):
+            raise fields.wrong_shape(f"{field}.thinking[{position}]", item, "an object")
+        texts.append(fields.text(item, "text", f"{field}.thinking[{position}].text"))
+    return texts
 
 
 class _Block:
@@ -411,8 +444,14 @@ def _arguments_text(value: Any) -> str:
         return value
     if isinstance(value, (dict, list)):
         # A few servers send the arguments as a JSON object instead of text.
-        return json.dumps(value, ensure_ascii=False)
-    return ""
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except RecursionError as exc:
+            message = "a tool call's arguments in the stream are nested too deeply to keep"
+            raise ModelError(ErrorClass.UPSTREAM, err=exc, message=message) from exc
+    if value is None:
+        return ""
+    raise fields.wrong_shape(_DELTA + "tool_calls[].function.arguments", value, "a string")
 
 
 def _index_of(value: Any, position: int) -> int:
@@ -427,6 +466,8 @@ def _index_of(value: Any, position: int) -> int:
 
 # --- the state machine ------------------------------------------------------
 
+_DELTA = "choices[0].delta."
+"""How error messages name a field of the delta."""
 _PLAIN_KEYS = frozenset({"role", "content", REASONING_CONTENT, REASONING, "channel"})
 """The delta keys :meth:`ChunkState.parts` reads on its short paths (Groq's
 ``channel`` names gpt-oss's reasoning channel)."""
@@ -466,6 +507,8 @@ class ChunkState:
         """The last non-empty ``finish_reason`` seen, as sent."""
         self.done = False
         """True once ``data: [DONE]`` arrived."""
+        self._answered = False
+        """Text came (what, with the tool calls, makes a step without a finish reason an answer)."""
 
     @property
     def complete(self) -> bool:
@@ -474,8 +517,15 @@ class ChunkState:
 
     @property
     def usage(self) -> Usage:
-        """The step's usage so far (the last non-null usage object)."""
-        return usage_from(self._usage if self._usage is not None else self._groq_usage)
+        """The step's usage so far (the last non-null usage object).
+
+        Raises:
+            ModelError: ``UPSTREAM``, it is not an object or holds a count
+                that is not one (:func:`usage_from`).
+        """
+        if self._usage is not None:
+            return usage_from(self._usage)
+        return usage_from(self._groq_usage, "x_groq.usage")
 
     def feed(self, event: Event) -> list[StreamPart]:
         """Take one event; return the text-delta, reasoning-delta and
@@ -493,24 +543,21 @@ class ChunkState:
             self._record_usage(data)
             raise stream_error(data, fallback="the server sent an error event")
         if not isinstance(data, Mapping):
-            return []
+            raise fields.wrong_shape("the chunk", data, "an object")
         self._record_usage(data)
         if data.get("error"):
             raise stream_error(data)
         parts: list[StreamPart] = []
-        choices = data.get("choices")
-        for choice in choices if isinstance(choices, list) else ():
-            if not isinstance(choice, Mapping) or choice.get("index") not in (None, 0):
+        for position, choice in enumerate(fields.array(data, "choices", "choices")):
+            if not isinstance(choice, Mapping):
+                raise fields.wrong_shape(f"choices[{position}]", choice, "an object")
+            if choice.get("index") not in (None, 0):
                 continue
-            delta = choice.get("delta")
-            if isinstance(delta, Mapping):
-                self._read_delta(delta, parts)
-            reason = choice.get("finish_reason")
-            if isinstance(reason, str) and reason:
-                if reason == "error":
-                    raise stream_error(
-                        data, fallback="the server ended the stream with finish_reason 'error'"
-                    )
+            self._read_delta(fields.mapping(choice, "delta", "choices[0].delta"), parts)
+            reason = fields.text(choice, "finish_reason", "choices[0].finish_reason")
+            if reason == "error":
+                raise stream_error(data, fallback="the server ended the stream with finish_reason 'error'")
+            if reason:
                 self.finish_reason = reason
         return parts
 
@@ -532,6 +579,7 @@ class ChunkState:
         reasoning_delta = StreamPart.reasoning_delta
         plain = _PLAIN_KEYS
         reasoning = False  # a reasoning block is open: text goes through feed(), which closes it
+        said = False  # text came on a short path
         for event in events:
             data = event.data
             if type(data) is dict and event.event != "error":
@@ -554,6 +602,7 @@ class ChunkState:
                             content = delta.get("content")
                             if type(content) is str and not reasoning:
                                 if content:
+                                    said = True
                                     yield text_delta(content)
                                 continue
                         if delta.keys() <= plain:
@@ -577,6 +626,7 @@ class ChunkState:
                                 and not delta.get(REASONING_CONTENT)
                                 and not delta.get(REASONING)
                             ):
+                                said = True
                                 yield text_delta(content)
                                 continue
             parts = self.feed(event)
@@ -585,21 +635,25 @@ class ChunkState:
                 on_complete()
             yield from parts
             if self.done:
-                return
+                break
+        if said:
+            self._answered = True
 
     def _record_usage(self, data: Any) -> None:
+        """Keep the chunk's non-null ``usage`` (and Groq's ``x_groq.usage``),
+        read at the end (:attr:`usage`)."""
         if not isinstance(data, Mapping):
             return
         usage = data.get("usage")
-        if isinstance(usage, Mapping):
+        if usage is not None:
             self._usage = usage
         groq = data.get("x_groq")
-        if isinstance(groq, Mapping) and isinstance(groq.get("usage"), Mapping):
+        if isinstance(groq, Mapping) and groq.get("usage") is not None:
             self._groq_usage = groq["usage"]
 
     def _read_delta(self, delta: Mapping[str, Any], parts: list[StreamPart]) -> None:
-        details = delta.get(REASONING_DETAILS)
-        if isinstance(details, list) and details:
+        details = fields.array(delta, REASONING_DETAILS, _DELTA + REASONING_DETAILS)
+        if details:
             part = self._reason(REASONING_DETAILS, _plain_text(delta) or _details_text(details))
             assert self._block is not None
             merge_details(self._block.details, details)
@@ -611,36 +665,37 @@ class ChunkState:
         if isinstance(content, str):
             self._say(content, parts)
         elif isinstance(content, list):
-            for item in content:
+            for position, item in enumerate(content):
                 if not isinstance(item, Mapping):
-                    continue
+                    raise fields.wrong_shape(f"{_DELTA}content[{position}]", item, "an object (a typed part)")
                 kind = item.get("type")
                 if kind == "text":
-                    self._say(_text(item.get("text")), parts)
+                    self._say(fields.text(item, "text", f"{_DELTA}content[{position}].text"), parts)
                 elif kind == "thinking":
-                    for text in _thinking_texts(item.get("thinking")):
+                    for text in _thinking_texts(item, f"{_DELTA}content[{position}]"):
                         part = self._reason(MISTRAL_THINKING, text)
                         if part is not None:
                             parts.append(part)
-        self._say(_text(delta.get("refusal")), parts)
-        calls = delta.get("tool_calls")
-        if isinstance(calls, list):
-            for position, fragment in enumerate(calls):
-                if isinstance(fragment, Mapping):
-                    self._close(parts)
-                    self._add_fragment(fragment, _index_of(fragment.get("index"), position))
-        legacy = delta.get("function_call")
-        if isinstance(legacy, Mapping):  # the pre-tools "functions" API: one call
+        elif content is not None:
+            raise fields.wrong_shape(_DELTA + "content", content, "a string or a list of typed parts")
+        self._say(fields.text(delta, "refusal", _DELTA + "refusal"), parts)
+        for position, fragment in enumerate(fields.array(delta, "tool_calls", _DELTA + "tool_calls")):
+            if not isinstance(fragment, Mapping):
+                raise fields.wrong_shape(f"{_DELTA}tool_calls[{position}]", fragment, "an object")
+            self._close(parts)
+            self._add_fragment(fragment, _index_of(fragment.get("index"), position))
+        legacy = fields.mapping(delta, "function_call", _DELTA + "function_call")
+        if legacy:  # the pre-tools "functions" API: one call
             self._close(parts)
             self._add_fragment({"function": legacy}, 0)
 
     def _plain_reasoning(self, delta: Mapping[str, Any]) -> StreamPart | None:
         """Add the delta's ``reasoning_content`` or, without one, its
         ``reasoning``; return its reasoning-delta part (None for none)."""
-        text = delta.get(REASONING_CONTENT)
-        if type(text) is str and text:
+        text = fields.text(delta, REASONING_CONTENT, _DELTA + REASONING_CONTENT)
+        if text:
             return self._reason(REASONING_CONTENT, text)
-        return self._reason(REASONING, _text(delta.get(REASONING)))
+        return self._reason(REASONING, fields.text(delta, REASONING, _DELTA + REASONING))
 
     def _reason(self, fmt: str, text: str) -> StreamPart | None:
         """Add a fragment of reasoning read from the field ``fmt`` names and
@@ -659,6 +714,7 @@ class ChunkState:
         """Add a fragment of text: it closes the open reasoning block first."""
         if text:
             self._close(parts)
+            self._answered = True
             parts.append(StreamPart.text_delta(text))
 
     def _close(self, parts: list[StreamPart]) -> None:
@@ -668,9 +724,7 @@ class ChunkState:
             self._block = None
 
     def _add_fragment(self, fragment: Mapping[str, Any], index: int) -> None:
-        function = fragment.get("function")
-        if not isinstance(function, Mapping):
-            function = {}
+        function = fields.mapping(fragment, "function", _DELTA + "tool_calls[].function")
         call_id = _text(fragment.get("id"))
         call = self._by_index.get(index)
         if call is None or (call_id and call.id and call_id != call.id):
@@ -679,7 +733,7 @@ class ChunkState:
             self._by_index[index] = call
         if call_id and not call.id:
             call.id = call_id
-        name = _text(function.get("name"))
+        name = fields.text(function, "name", _DELTA + "tool_calls[].function.name")
         if name and not call.name:
             call.name = name
         extra = fragment.get("extra_content")
@@ -718,7 +772,9 @@ class ChunkState:
 
         Raises:
             ModelError: ``TRANSIENT`` when neither a finish reason nor
-                ``[DONE]`` arrived: the stream was cut.
+                ``[DONE]`` arrived, or ``[DONE]`` came without a finish reason
+                after no text and no tool call: the stream was cut.
+                ``UPSTREAM`` for a usage of the wrong shape (:attr:`usage`).
         """
         if not self.complete:
             raise ModelError(
@@ -726,6 +782,11 @@ class ChunkState:
                 message="the stream ended before the step completed (no finish_reason and no [DONE])",
             )
         calls = self.tool_calls()
+        if self.finish_reason is None and not calls and not self._answered:
+            raise ModelError(
+                ErrorClass.TRANSIENT,
+                message="the stream ended with [DONE] but without a finish_reason, text or tool call",
+            )
         parts: list[StreamPart] = []
         self._close(parts)
         parts.extend(StreamPart.tool_call_event(call) for call in calls)

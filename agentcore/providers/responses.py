@@ -57,6 +57,13 @@ servers do, read as follows:
   search, file search, code interpreter, MCP, image generation) and other
   client tool kinds (custom tools, shell, apply-patch) are passed over.
 * Usage may be missing or zero: it is read from the terminal response only.
+* Fields are read by their documented JSON types
+  (:mod:`agentcore.providers.fields`): absent or ``null`` is absent; any
+  other type (an event that is not an object, a delta or arguments that are
+  not a string, an item or the terminal response that is not an object, a
+  usage count that is a string or a fraction) is an ``UPSTREAM``
+  :class:`ModelError` naming the field. A reasoning item's ``summary`` and
+  ``content`` entries are kept as sent.
 """
 
 from __future__ import annotations
@@ -67,7 +74,7 @@ from typing import Any
 
 from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.files import File
-from agentcore.providers import attachments
+from agentcore.providers import attachments, fields
 from agentcore.providers.history import check_history, marked_error
 from agentcore.providers.openai_stream import stream_error, synthesize_id
 from agentcore.providers.openai_stream import usage_from as chat_usage_from
@@ -601,18 +608,19 @@ def usage_from(usage: Any) -> Usage:
     https://platform.openai.com/docs/api-reference/responses/object) minus
     ``input_tokens_details.cache_write_tokens`` where a server reports cache
     writes (Amazon Bedrock); ``cache_read = input_tokens_details.cached_tokens``;
-    ``output = output_tokens`` (reasoning tokens included). Missing, null or
-    non-numeric fields count as 0: the same reading as Chat Completions usage
-    under other names, so it is that function's.
+    ``output = output_tokens`` (reasoning tokens included). Missing or null
+    fields count as 0: the same reading as Chat Completions usage under other
+    names, so it is that function's.
+
+    Raises:
+        ModelError: ``UPSTREAM``, ``usage`` is not an object or a count is not one.
     """
-    if not isinstance(usage, Mapping):
-        return Usage()
     return chat_usage_from(
-        {
-            "prompt_tokens": usage.get("input_tokens"),
-            "completion_tokens": usage.get("output_tokens"),
-            "prompt_tokens_details": usage.get("input_tokens_details"),
-        }
+        usage,
+        "response.usage",
+        prompt="input_tokens",
+        completion="output_tokens",
+        details="input_tokens_details",
     )
 
 
@@ -676,6 +684,13 @@ def _compact(value: Any) -> str:
     except RecursionError as exc:
         message = "an output item in the stream is nested too deeply to keep"
         raise ModelError(ErrorClass.UPSTREAM, err=exc, message=message) from exc
+
+
+def _item_text(done: Mapping[str, Any], added: Mapping[str, Any], key: str, kind: str) -> str:
+    """A string field of a ``kind`` output item: the done item's, else the
+    added item's ("" when neither has it; another JSON type is an error)."""
+    where = f"{key} (of a {kind} item)"
+    return fields.text(done, key, where) or fields.text(added, key, where)
 
 
 def _texts(parts: Any) -> str:
@@ -764,37 +779,37 @@ class ResponseState:
             self.done = True
             return []
         if not isinstance(data, Mapping):
-            return []
+            raise fields.wrong_shape(f"the {event.event!r} event", data, "an object")
         kind = data.get("type")
         if not isinstance(kind, str):
             kind = event.event
         if kind in _TEXT_DELTAS:
-            delta = _text(data.get("delta"))
+            delta = fields.text(data, "delta", f"delta (in {kind})")
             return [StreamPart.text_delta(delta)] if delta else []
         if kind in _REASONING_DELTAS:
-            delta = _text(data.get("delta"))
+            delta = fields.text(data, "delta", f"delta (in {kind})")
             if not delta:
                 return []
             self._item(data).reasoning.append(delta)
             return [StreamPart.reasoning_delta(delta)]
         if kind == "response.function_call_arguments.delta":
-            self._item(data).fragments.append(_text(data.get("delta")))
+            self._item(data).fragments.append(fields.text(data, "delta", f"delta (in {kind})"))
         elif kind == "response.function_call_arguments.done":
-            self._item(data).arguments = _text(data.get("arguments"))
+            self._item(data).arguments = fields.text(data, "arguments", f"arguments (in {kind})")
         elif kind == "response.output_item.added":
-            item = data.get("item")
+            item = fields.mapping(data, "item", f"item (in {kind})")
             index = self._index(data, max(self._items, default=-1) + 1)
-            self._items[index] = _Item(item if isinstance(item, Mapping) else _EMPTY)
+            self._items[index] = _Item(item)
             self._last = index
         elif kind == "response.output_item.done":
-            item = data.get("item")
-            return self._complete(self._index(data), item if isinstance(item, Mapping) else _EMPTY)
+            item = fields.mapping(data, "item", f"item (in {kind})")
+            return self._complete(self._index(data), item)
         elif kind in _STARTS:
             self._record_id(data.get("response"))
         elif kind in ("response.completed", "response.incomplete"):
             self.done = True
             self._incomplete = kind == "response.incomplete"
-            return self._terminal(data.get("response"))
+            return self._terminal(fields.mapping(data, "response", f"response (in {kind})"))
         elif kind == "response.failed":
             self.done = True
             raise failed_response(data.get("response"))
@@ -867,18 +882,16 @@ class ResponseState:
         if isinstance(response, Mapping) and isinstance(response.get("id"), str) and response["id"]:
             self.response_id = response["id"]
 
-    def _terminal(self, response: Any) -> list[StreamPart]:
-        if not isinstance(response, Mapping):
-            response = _EMPTY
+    def _terminal(self, response: Mapping[str, Any]) -> list[StreamPart]:
         self._record_id(response)
         self._response = response
-        output = response.get("output")
-        if not isinstance(output, list):
-            output = []
+        output = fields.array(response, "output", "response.output")
         parts: list[StreamPart] = []
         for index in sorted(set(range(len(output))) | self._items.keys()):
             item = output[index] if index < len(output) else _EMPTY
-            parts += self._complete(index, item if isinstance(item, Mapping) else _EMPTY)
+            if not isinstance(item, Mapping):
+                raise fields.wrong_shape(f"response.output[{index}]", item, "an object")
+            parts += self._complete(index, item)
         return parts
 
     def _complete(self, index: int, done: Mapping[str, Any]) -> list[StreamPart]:
@@ -896,16 +909,16 @@ class ResponseState:
         return []
 
     def _reasoning(self, done: Mapping[str, Any], item: _Item) -> Reasoning:
-        summary = done.get("summary")
-        content = done.get("content")
-        stored: dict[str, Any] = {"summary": summary if isinstance(summary, list) else []}
-        if isinstance(content, list) and content:
+        summary = fields.array(done, "summary", "summary (of a reasoning item)")
+        content = fields.array(done, "content", "content (of a reasoning item)")
+        stored: dict[str, Any] = {"summary": summary}
+        if content:
             stored["content"] = content
         text = "".join(item.reasoning) or _texts(summary) + _texts(content)
         return Reasoning(
             text=text,
-            data=_text(done.get("encrypted_content")) or _text(item.added.get("encrypted_content")),
-            id=_text(done.get("id")) or _text(item.added.get("id")),
+            data=_item_text(done, item.added, "encrypted_content", "reasoning"),
+            id=_item_text(done, item.added, "id", "reasoning"),
             format=FORMAT,
             origin=self._origin,
             provider_data=_compact(stored),
@@ -913,19 +926,20 @@ class ResponseState:
 
     def _call(self, done: Mapping[str, Any], item: _Item) -> ToolCall:
         added = item.added
+        where = "arguments (of a function_call item)"
         arguments = (
-            _text(done.get("arguments"))
+            fields.text(done, "arguments", where)
             or item.arguments
             or "".join(item.fragments)
-            or _text(added.get("arguments"))
+            or fields.text(added, "arguments", where)
         )
-        stored = {"id": _text(done.get("id")) or _text(added.get("id"))}
+        stored = {"id": _item_text(done, added, "id", "function_call")}
         if self._stored:
             stored["response_id"] = self.response_id
         stored = {key: value for key, value in stored.items() if value}
         return ToolCall(
-            id=_text(done.get("call_id")) or _text(added.get("call_id")) or self._new_id(),
-            name=_text(done.get("name")) or _text(added.get("name")),
+            id=_item_text(done, added, "call_id", "function_call") or self._new_id(),
+            name=_item_text(done, added, "name", "function_call"),
             input=arguments if arguments.strip() else "{}",
             provider_data=_compact(stored) if stored else "",
             origin=self._origin,
