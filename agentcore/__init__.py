@@ -10,6 +10,7 @@ import sys
 from agentcore.context import Context
 from agentcore.engine.channel import (
     DEFAULT_QUEUE_SIZE,
+    RunReader,
     SendFunc,
     StreamReader,
     stream_func,
@@ -29,7 +30,7 @@ from agentcore.errors import (
 )
 from agentcore.model import Model
 from agentcore.options import DEFAULT_RUN_QUEUE_SIZE, DEFAULT_STEP_LIMIT, LoopOptions
-from agentcore.result import RunReader, RunResult, StepResult
+from agentcore.result import RunResult, StepResult
 from agentcore.settings import ModelSettings
 from agentcore.tools import FunctionTool, Tool, ToolInputError, ToolSet, tool
 from agentcore.types import (

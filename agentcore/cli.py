@@ -94,6 +94,7 @@ import attrs
 
 from agentcore import __version__
 from agentcore.context import Context
+from agentcore.engine.channel import RunReader
 from agentcore.engine.loop import run
 from agentcore.errors import AgentcoreError, ConfigError, DeadlineExceeded
 from agentcore.integrations.cli_model import (
@@ -117,7 +118,6 @@ from agentcore.integrations.cli_output import (
 from agentcore.integrations.demo_tools import demo_tools
 from agentcore.model import Model
 from agentcore.options import LoopOptions
-from agentcore.result import RunReader
 from agentcore.settings import REASONING_EFFORTS, ModelSettings
 from agentcore.tools import Tool, ToolSet
 from agentcore.types import StreamPart, StreamPartKind, file_part_from_path, user_message

@@ -26,7 +26,7 @@ from typing import Any
 from agentcore.context import Context
 from agentcore.errors import Canceled, ModelError
 from agentcore.providers.history import check_history
-from agentcore.tools import takes_context
+from agentcore.tools import ToolInputError, parse_arguments, takes_context
 from agentcore.types import (
     File,
     FinishReason,
@@ -442,10 +442,9 @@ def _check_parts(parts: list[Any]) -> list[str]:
             if not call.id or not call.name:
                 problems.append(f"tool call without id or name: {call!r}")
             try:
-                if not isinstance(json.loads(call.input), dict):
-                    problems.append(f"tool call input is not a JSON object: {call.input!r}")
-            except ValueError:
-                problems.append(f"tool call input is not JSON: {call.input!r}")
+                parse_arguments(call.input)
+            except ToolInputError as exc:
+                problems.append(f"tool call {call.id!r}: {str(exc).partition(';')[0]}: {call.input[:80]!r}")
             problems.extend(_check_provider_data("tool call", call.provider_data))
     if unfinished:
         problems.append(

@@ -53,29 +53,29 @@ def tool_step(*calls: StreamPart, usage: Usage | None = None) -> list[StreamPart
 
 
 class FuncTool:
-    """A ``Tool`` over ``fn(input, ctx) -> str`` that records every raw input."""
+    """A ``Tool`` over ``fn(arguments, ctx) -> str`` that records the arguments of every call."""
 
     def __init__(
         self,
         name: str,
-        fn: Callable[[str, Context], Any] | None = None,
+        fn: Callable[[dict[str, Any], Context], Any] | None = None,
         *,
         schema: str = '{"type":"object","properties":{}}',
         description: str = "",
     ) -> None:
         self._definition = ToolDefinition(name=name, description=description, input_schema=schema)
-        self._fn = fn or (lambda _input, _ctx: f"{name} ok")
-        self.calls: list[str] = []
+        self._fn = fn or (lambda _arguments, _ctx: f"{name} ok")
+        self.calls: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
     @property
     def definition(self) -> ToolDefinition:
         return self._definition
 
-    def execute(self, input: str, ctx: Context) -> Any:
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> Any:
         with self._lock:
-            self.calls.append(input)
-        return self._fn(input, ctx)
+            self.calls.append(arguments)
+        return self._fn(arguments, ctx)
 
 
 def options(model: Any, *, messages: Sequence[Message] | None = None, **kwargs: Any) -> LoopOptions:
@@ -171,7 +171,7 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
 
 SEND = "agentcore/engine/channel.py:send"
 """Where a run's worker sleeps while the queue to its reader is full (see :func:`asleep_in`)."""
-RETRY_WAIT = "agentcore/engine/retry.py:call_with_retries"
+RETRY_WAIT = "agentcore/engine/retry.py:retried"
 """Where a run's worker sleeps before a retry (see :func:`asleep_in`)."""
 
 

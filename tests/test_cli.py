@@ -539,7 +539,7 @@ def test_the_offline_model_thinks_unless_told_not_to(capsys: pytest.CaptureFixtu
 def test_calculator_values(expression: str, output: str) -> None:
     tool = demo_tools.demo_tools()[0]
     assert tool.definition.name == "calculator"
-    assert tool.execute(json.dumps({"expression": expression}), Context()) == output
+    assert tool.execute({"expression": expression}, Context()) == output
 
 
 @pytest.mark.parametrize(
@@ -585,19 +585,15 @@ def test_calculator_refusals(expression: str, message: str) -> None:
 def test_calculator_arguments_are_checked() -> None:
     tool = demo_tools.demo_tools()[0]
     with pytest.raises(ToolInputError, match=r"^'expression' must be a string$"):
-        tool.execute('{"expression": 42}', Context())
-    with pytest.raises(ToolInputError, match=r"^the arguments must be a JSON object$"):
-        tool.execute("[]", Context())
+        tool.execute({"expression": 42}, Context())
 
 
 def test_utc_now_and_word_count() -> None:
     calc, now, words, swatch = demo_tools.demo_tools(
         clock=lambda: FIXED_NOW.astimezone(datetime.timezone(datetime.timedelta(hours=2)))
     )
-    assert now.execute("{}", Context()) == "2025-01-31T12:00:00+00:00"
-    assert (
-        words.execute(json.dumps({"text": "one two\nthree"}), Context()) == "3 words, 13 characters, 2 lines"
-    )
+    assert now.execute({}, Context()) == "2025-01-31T12:00:00+00:00"
+    assert words.execute({"text": "one two\nthree"}, Context()) == "3 words, 13 characters, 2 lines"
     assert count_words("") == "0 words, 0 characters, 0 lines"
     for tool in (calc, now, words, swatch):
         schema = json.loads(tool.definition.input_schema)
@@ -606,7 +602,7 @@ def test_utc_now_and_word_count() -> None:
     cancelled = Context()
     cancelled.cancel()
     with pytest.raises(agentcore.Canceled):
-        calc.execute('{"expression": "1"}', cancelled)
+        calc.execute({"expression": "1"}, cancelled)
 
 
 # --- choosing the provider -------------------------------------------------------
@@ -929,7 +925,7 @@ def test_keyboard_interrupt_inside_a_tool_exits_130(capsys: pytest.CaptureFixtur
     class Interrupting:
         definition = agentcore.ToolDefinition(name="calculator")
 
-        def execute(self, input: str, ctx: Context) -> str:
+        def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
             raise KeyboardInterrupt
 
     model = ScriptedModel([[call("calculator", "{}"), finish(FinishReason.TOOL_CALLS)]])
