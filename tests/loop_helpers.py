@@ -175,11 +175,15 @@ RETRY_WAIT = "agentcore/engine/retry.py:retried"
 """Where a run's worker sleeps before a retry (see :func:`asleep_in`)."""
 
 
-def asleep_in(thread_name: str, where: str) -> bool:
+def asleep_in(thread_name: str, where: str, *, untimed: bool = False) -> bool:
     """True if a live thread called ``thread_name`` sleeps in a ``threading``
     wait (a condition or an event) that the function ``where`` called,
     directly or not; ``where`` is ``"path/of/module.py:function"``. What a
-    test checks instead of sleeping and hoping that the thread got there."""
+    test checks instead of sleeping and hoping that the thread got there.
+
+    With ``untimed``, only a wait without a time limit counts, and only once
+    the thread sleeps in the kernel (Linux): nothing but a notify or a
+    signal can end it, so nothing wakes the thread until then."""
     path, _, function = where.rpartition(":")
     frames = sys._current_frames()
     for thread in threading.enumerate():
@@ -190,8 +194,17 @@ def asleep_in(thread_name: str, where: str) -> bool:
             or not frame.f_code.co_filename.endswith("threading.py")
         ):
             continue
+        if untimed and (frame.f_locals.get("timeout") is not None or kernel_state(thread) != "S"):
+            continue
         while frame is not None:
             if frame.f_code.co_name == function and frame.f_code.co_filename.endswith(path):
                 return True
             frame = frame.f_back
     return False
+
+
+def kernel_state(thread: threading.Thread) -> str:
+    """The thread's state letter in Linux's ``/proc`` (``S``: asleep in the
+    kernel, ``R``: running)."""
+    with open(f"/proc/self/task/{thread.native_id}/stat") as stat:
+        return stat.read().rpartition(")")[2].split()[0]

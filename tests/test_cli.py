@@ -59,7 +59,6 @@ SECOND_THOUGHT = "The tools have answered; I will report what they said."
 def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in KEY_VARS:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(demo_tools, "_system_clock", lambda: FIXED_NOW)
 
 
 def call(name: str, arguments: str, call_id: str = "c1") -> StreamPart:
@@ -71,14 +70,14 @@ def finish(reason: FinishReason, usage: Usage | None = None) -> StreamPart:
 
 
 def test_offline_default_uses_test_model_and_shows_everything(capsys: pytest.CaptureFixture[str]) -> None:
-    code = cli.main(["What", "is", "6 * 7?"])
+    code = cli.main(["What", "is", "6 * 7?"], tools=demo_tools.demo_tools(clock=lambda: FIXED_NOW))
     out, err = capsys.readouterr()
 
     expected = agentcore.run(
         LoopOptions(
             model=TestModel(reasoning=True),
             messages=[user_message("What is 6 * 7?")],
-            tools=demo_tools.demo_tools(),
+            tools=demo_tools.demo_tools(clock=lambda: FIXED_NOW),
         )
     ).result()
     assert code == 0

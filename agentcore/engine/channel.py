@@ -53,18 +53,13 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar, overload
 
+from agentcore.context import interruptible_wait
 from agentcore.errors import Canceled, RunError
 from agentcore.result import RunResult, RunSnapshot
 from agentcore.types import FinishReason, Message, StreamPart, StreamPartKind
 
 DEFAULT_QUEUE_SIZE = 64
 """Default bound of the queue between the worker and the reader, in parts."""
-
-_MAIN_THREAD_SLICE = 0.25
-"""Seconds a wait on the main thread sleeps at a time (threads other than the
-main one wait untimed, so an idle stream costs no wakeups): a Ctrl-C that
-lands just before an untimed lock wait would otherwise go unnoticed until
-the next part arrives, and only the main thread receives signals."""
 
 _FINISH = StreamPartKind.FINISH
 _ERROR = StreamPartKind.ERROR
@@ -287,10 +282,7 @@ class Channel(Generic[S]):
         """Wait on ``condition`` (lock held) until notified, or at most ``timeout`` seconds."""
         if self._seam is not None:
             self._seam.sleeping(side)
-        if threading.current_thread() is threading.main_thread():
-            condition.wait(_MAIN_THREAD_SLICE if timeout is None else min(timeout, _MAIN_THREAD_SLICE))
-        else:
-            condition.wait(timeout)
+        interruptible_wait(condition.wait, timeout)  # a Ctrl-C on the main thread ends it
 
     def _wake(self, condition: threading.Condition, side: str) -> None:
         if self._seam is not None:
