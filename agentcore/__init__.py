@@ -5,8 +5,6 @@ Start with :func:`run` and :class:`LoopOptions`; adapters live in
 doubles in ``agentcore.testing``.
 """
 
-import sys
-
 from agentcore.context import Context
 from agentcore.engine.channel import (
     DEFAULT_QUEUE_SIZE,
@@ -65,19 +63,16 @@ __version__ = "0.1.0"
 
 
 def _observe_with_opentelemetry(options: LoopOptions) -> RunObserver | None:
-    """Trace runs with OpenTelemetry (:mod:`agentcore.integrations.otel`) once
-    the application has imported its API: nobody can have set a provider
-    before that, so a process without it pays two dictionary lookups per run
-    and imports nothing."""
-    modules = sys.modules
-    if modules.get("opentelemetry.trace") is None and modules.get("opentelemetry.metrics") is None:
-        return None
+    """Trace runs with OpenTelemetry (:mod:`agentcore.integrations.otel`),
+    imported at the first run after the application imported its API."""
     from agentcore.integrations.otel import observe
 
     return observe(options)
 
 
-set_observe(_observe_with_opentelemetry)
+# Asked only once the application has imported the OpenTelemetry API: nobody can
+# have set a provider before that, so a process without it imports nothing.
+set_observe(_observe_with_opentelemetry, after=("opentelemetry.trace", "opentelemetry.metrics"))
 
 __all__ = [
     "DEFAULT_MAX_RETRIES",
