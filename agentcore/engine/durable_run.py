@@ -245,9 +245,7 @@ def resolve_approvals(options: LoopOptions, state: RunState) -> dict[str, bool |
         return {}
     pending = {call.id for call in state.pending}
     step = len(state.steps) if state.steps else None
-    made = {
-        approval_key(number, call) for number, done in enumerate(state.steps, 1) for call in done.tool_calls
-    }
+    made = {approval_key(n, call) for n, earlier in enumerate(state.steps, 1) for call in earlier.tool_calls}
     decisions: dict[str, bool | str] = {}
     unknown = []
     for key, decision in options.approvals.items():
