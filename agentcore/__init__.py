@@ -5,10 +5,9 @@ Start with :func:`run` and :class:`LoopOptions`; adapters live in
 doubles in ``agentcore.testing``.
 """
 
-import sys
-
 from agentcore.context import Context, ManualClock
 from agentcore.durable import CheckpointConflict, ReplayDiverged
+from agentcore.engine.channel import RunReader
 from agentcore.engine.loop import generate, run
 from agentcore.engine.observer import RunObserver, set_observe
 from agentcore.errors import (
@@ -34,7 +33,7 @@ from agentcore.options import (
     LoopOptions,
 )
 from agentcore.output import OutputValidationError
-from agentcore.result import RunReader, RunResult, StepResult
+from agentcore.result import RunResult, StepResult
 from agentcore.settings import ModelSettings
 from agentcore.tools import FunctionTool, Tool, ToolInputError, ToolSet, tool
 from agentcore.types import (
@@ -68,19 +67,16 @@ __version__ = "0.1.0"
 
 
 def _observe_with_opentelemetry(options: LoopOptions) -> RunObserver | None:
-    """Trace runs with OpenTelemetry (:mod:`agentcore.integrations.otel`) once
-    the application has imported its API: nobody can have set a provider
-    before that, so a process without it pays two dictionary lookups per run
-    and imports nothing."""
-    modules = sys.modules
-    if modules.get("opentelemetry.trace") is None and modules.get("opentelemetry.metrics") is None:
-        return None
+    """Trace runs with OpenTelemetry (:mod:`agentcore.integrations.otel`),
+    imported at the first run after the application imported its API."""
     from agentcore.integrations.otel import observe
 
     return observe(options)
 
 
-set_observe(_observe_with_opentelemetry)
+# Asked only once the application has imported the OpenTelemetry API: nobody can
+# have set a provider before that, so a process without it imports nothing.
+set_observe(_observe_with_opentelemetry, after=("opentelemetry.trace", "opentelemetry.metrics"))
 
 __all__ = [
     "AgentcoreError",

@@ -44,9 +44,10 @@ from types import TracebackType
 from typing import Any
 
 from agentcore.context import Context
+from agentcore.engine.channel import RunReader
 from agentcore.engine.loop import run
 from agentcore.options import LoopOptions
-from agentcore.result import RunReader, RunResult
+from agentcore.result import RunResult
 from agentcore.types import Message, StreamPart, StreamPartKind
 
 __all__ = ["DEFAULT_BUFFER", "AsyncRunReader", "arun"]

@@ -94,6 +94,7 @@ import attrs
 
 from agentcore import __version__
 from agentcore.context import Context
+from agentcore.engine.channel import RunReader
 from agentcore.engine.loop import run
 from agentcore.errors import AgentcoreError, ConfigError, DeadlineExceeded
 from agentcore.integrations.cli_model import (
@@ -117,7 +118,6 @@ from agentcore.integrations.cli_output import (
 from agentcore.integrations.demo_tools import demo_tools
 from agentcore.model import Model
 from agentcore.options import LoopOptions
-from agentcore.result import RunReader
 from agentcore.settings import REASONING_EFFORTS, ModelSettings
 from agentcore.tools import Tool, ToolSet
 from agentcore.types import StreamPart, StreamPartKind, file_part_from_path, user_message
@@ -398,6 +398,7 @@ def main(
     argv: Sequence[str] | None = None,
     *,
     model: Model | None = None,
+    tools: Sequence[Tool] | None = None,
     env: Mapping[str, str] | None = None,
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
@@ -409,6 +410,8 @@ def main(
         argv: the arguments (without the program name); ``sys.argv[1:]`` by default.
         model: a model to run instead of the one the options and environment
             choose (for tests and embedding); ``--model`` is then ignored.
+        tools: the tools to offer instead of the demo tools (for tests and
+            embedding); the tools of ``--mcp`` servers are added to them.
         env: the environment; ``os.environ`` by default.
         stdin, stdout, stderr: the streams; ``sys``'s by default.
 
@@ -464,7 +467,7 @@ def main(
             model=model,
             messages=[user_message(prompt, *attached)],
             system=args.system,
-            tools=_with_servers(demo_tools(), servers),
+            tools=_with_servers(demo_tools() if tools is None else list(tools), servers),
             step_limit=args.max_steps,
             max_output_tokens=args.max_output_tokens,
             settings=build_settings(args),
@@ -600,7 +603,7 @@ def open_mcp_servers(servers: Sequence[MCPServerOption], env: Mapping[str, str])
 
 
 def _with_servers(tools: list[Tool], servers: list[MCPTools]) -> ToolSet:
-    """The demo tools joined with the servers' tools (a name clash is a ConfigError naming both)."""
+    """The tools joined with the servers' tools (a name clash is a ConfigError naming both)."""
     if not servers:
         return ToolSet(tools)
     from agentcore.integrations.mcp import combine

@@ -26,8 +26,11 @@ Human approval: a tool made with ``@tool(requires_approval=...)`` (or any tool
 with a ``needs_approval(arguments) -> bool`` method) is not run when the model
 calls it. The run ends with ``FinishReason.APPROVAL_REQUIRED``, the calls
 waiting for a decision in ``RunResult.pending``; ``LoopOptions(approvals=
-{call_id: True | "reason"})`` resumes it (:func:`start_state`,
-:func:`needs_approval`, :func:`denied`).
+{call_id: True | "reason"})`` resumes it.
+
+What the loop does with these (resume, saves, decisions, replay) is
+:mod:`agentcore.engine.durable_run`; the rules are design.md's loop rules 11
+and 12.
 
 Tool calls are at-least-once: a call that ran but whose result was not saved
 yet runs again on resume. Its context's ``idempotency_key`` (``"<run
@@ -39,7 +42,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -48,8 +50,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import attrs
 
 from agentcore.errors import AgentcoreError, ConfigError
-from agentcore.result import StepResult, approval_key
-from agentcore.tools import ToolSet
+from agentcore.result import StepResult
 from agentcore.types import (
     CacheReport,
     ContentPart,
@@ -58,7 +59,6 @@ from agentcore.types import (
     Message,
     Reasoning,
     Request,
-    Role,
     ToolCall,
     ToolResult,
     Usage,
@@ -67,12 +67,8 @@ from agentcore.types import (
 if TYPE_CHECKING:
     import sqlite3
 
-    from agentcore.options import LoopOptions
-
 RUN_STATE_VERSION = 1
 """The version of :meth:`RunState.to_dict`'s shape written by this agentcore."""
-
-_log = logging.getLogger("agentcore")
 
 __all__ = [
     "RUN_STATE_VERSION",
@@ -464,128 +460,3 @@ class _Connection:
             self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
         finally:
             self.db.close()
-
-
-def unanswered(messages: tuple[Message, ...]) -> tuple[ToolCall, ...]:
-    """The tool calls of a history's last message when it is an assistant
-    message (a run that ended with ``approval-required`` leaves its calls so)."""
-    last = messages[-1] if messages else None
-    if last is None or last.role is not Role.ASSISTANT:
-        return ()
-    return tuple(last.tool_calls)
-
-
-def start_state(options: LoopOptions) -> RunState:
-    """The state a run starts from: the one saved for ``options.run_id``, or a new one.
-
-    Raises:
-        ConfigError: the store has no state for the run and ``messages`` is
-            empty; ``messages`` (or ``system``) differ from the saved run's
-            first request; the saved state cannot be read; ``approvals`` name
-            a call the run never made.
-    """
-    run_id = options.run_id or ""
-    state = None
-    if options.checkpoints is not None:
-        try:
-            state = options.checkpoints.load(run_id)
-        except ValueError as exc:
-            raise ConfigError(f"run {run_id!r}: the saved state cannot be read: {exc}") from exc
-    if state is None:
-        if not options.messages:
-            raise ConfigError(
-                f"run {run_id!r} has no saved state and LoopOptions.messages is empty: nothing to run"
-            )
-        # A history ending with unanswered calls (a run that ended with approval-required,
-        # passed back without a store) resumes them: the calls that need no approval run, the
-        # others wait for a decision; sent to a model as is, the API would refuse it.
-        state = RunState(run_id, options.messages, pending=unanswered(options.messages))
-    elif options.messages and state.fingerprints:
-        first = fingerprint(Request(system=options.system, messages=options.messages))
-        if first != state.fingerprints[0]:
-            raise ConfigError(
-                f"run {run_id!r} was saved for another conversation: LoopOptions.messages or system "
-                "differ from its first request (pass no messages to resume it)"
-            )
-    return state
-
-
-def resolve_approvals(options: LoopOptions, state: RunState) -> dict[str, bool | str]:
-    """``options.approvals`` as decisions on the calls ``state`` has pending, by call id.
-
-    A plain call id decides the pending call with that id. A step-qualified
-    key (:func:`approval_key`) decides the pending call only if that step made
-    it; a key naming an earlier step's call is a decision already used, and is
-    ignored (logged at INFO). Without saved steps (no store: the history was
-    passed back) the step of the pending calls is not known, and a qualified
-    key is taken for the pending call with its id.
-
-    Raises:
-        ConfigError: a key names a call the run never made.
-    """
-    if not options.approvals:
-        return {}
-    pending = {call.id for call in state.pending}
-    step = len(state.steps) if state.steps else None
-    made = {
-        approval_key(number, call) for number, done in enumerate(state.steps, 1) for call in done.tool_calls
-    }
-    decisions: dict[str, bool | str] = {}
-    unknown = []
-    for key, decision in options.approvals.items():
-        if key in pending:
-            decisions[key] = decision
-            continue
-        head, _, call_id = key.partition(":")
-        if head.isdigit() and call_id in pending and (step is None or int(head) == step):
-            decisions[call_id] = decision
-        elif key in made:
-            _log.info(
-                "agentcore: run %r: the decision %r is for a call already decided; ignored", state.run_id, key
-            )
-        elif any(call.id == key for message in state.messages for call in message.tool_calls):
-            continue  # a call that has its result: nothing left to decide
-        else:
-            unknown.append(key)
-    if unknown:
-        run = f"run {state.run_id!r}" if state.run_id else "this run"
-        raise ConfigError(
-            f"LoopOptions.approvals name tool calls that {run} never made: {', '.join(sorted(unknown))} "
-            "(a key is a pending call's id, or a key from RunResult.approval_keys)"
-        )
-    return decisions
-
-
-def needs_approval(tools: ToolSet, call: ToolCall) -> bool:
-    """True when the tool called by ``call`` wants a human to approve these arguments.
-
-    A tool asks through a ``needs_approval(arguments) -> bool`` method
-    (``@tool(requires_approval=...)`` makes one), given the call's arguments
-    as a dict. Arguments that are not a JSON object need none (the call fails
-    without running); a predicate that raises counts as asking (logged).
-    """
-    check = getattr(tools.get(call.name), "needs_approval", None)
-    if check is None:
-        return False
-    try:
-        arguments = json.loads(call.input) if call.input.strip() else {}
-    except (ValueError, RecursionError):
-        return False
-    if not isinstance(arguments, dict):
-        return False
-    try:
-        return bool(check(arguments))
-    except Exception as exc:  # noqa: BLE001 - a broken predicate must not run the tool unapproved
-        _log.warning(
-            "agentcore: the approval check of tool %r raised %s; the call waits for approval",
-            call.name,
-            type(exc).__name__,
-        )
-        return True
-
-
-def denied(call: ToolCall, reason: str) -> ToolResult:
-    """The error result the model sees for a call the user denied (``reason``
-    "" for none)."""
-    text = f"Error: the user denied this call: {reason}" if reason else "Error: the user denied this call."
-    return ToolResult(call.id, call.name, text, True)

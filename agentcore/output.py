@@ -136,6 +136,12 @@ class OutputSpec:
             value = json.loads(body)
         except ValueError as exc:
             return None, [f"(top level): the answer is not valid JSON ({exc})"]
+        return self.check(value, tool=tool)
+
+    def check(self, value: Any, *, tool: bool = False) -> tuple[Any, list[str]]:
+        """Check one answer already decoded from JSON (as :meth:`parse` does
+        after decoding it); with ``tool``, ``value`` is the ``final_answer``
+        arguments."""
         if tool and self.schema.get("type") != "object":
             if not isinstance(value, dict) or "value" not in value:
                 return None, ['(top level): the arguments must be {"value": <the answer>}']

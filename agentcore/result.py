@@ -1,29 +1,26 @@
-"""What a run gives back: the :class:`RunReader` that :func:`agentcore.run`
-returns, and the :class:`RunResult` (with one :class:`StepResult` per model
-step) of a run that finished.
+"""What a run gives back: the :class:`RunResult` (with one :class:`StepResult`
+per model step) of a run that finished, and the :class:`RunSnapshot` a run
+publishes as it goes.
 
 The loop's worker thread publishes the history, the steps and the usage as
-one :class:`RunSnapshot` into the run's :class:`~agentcore.engine.channel.Channel`
-as the run goes; :meth:`RunReader.result` turns the channel's terminal part
-and that snapshot into a :class:`RunResult` or raises :class:`RunError` (see
-:mod:`agentcore.engine.loop` for the rules that decide which).
+one :class:`RunSnapshot` into the run's channel as the run goes; the reader
+(:class:`agentcore.RunReader`, in :mod:`agentcore.engine.channel`) turns the
+channel's terminal part and that snapshot into a :class:`RunResult` or raises
+:class:`~agentcore.errors.RunError` (design.md, "The loop", decides which).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-from agentcore.engine.channel import Channel, StreamReader
-from agentcore.errors import Canceled, RunError
 from agentcore.types import (
     CacheReport,
     FinishReason,
     Message,
     Reasoning,
-    StreamPartKind,
     ToolCall,
     ToolResult,
     Usage,
@@ -164,83 +161,3 @@ class RunSnapshot:
     usage: Usage = attrs.field(factory=Usage)
     output: Any = None
     pending: tuple[ToolCall, ...] = ()
-
-
-class RunReader(StreamReader):
-    """The reader returned by :func:`agentcore.run`: iterate its parts, or call :meth:`result`."""
-
-    def __init__(self, channel: Channel[RunSnapshot], on_close: Callable[[], object]) -> None:
-        super().__init__(channel, on_close)
-        self._run_channel = channel
-
-    @property
-    def messages(self) -> list[Message]:
-        """The history so far (all of it once the run ended); every tool call in
-        it has its result, so it is always valid to send again."""
-        return list(self._run_channel.snapshot.messages)
-
-    def text(self) -> Iterator[str]:
-        """Iterate only the text deltas, for notebooks and scripts::
-
-            for chunk in run(options).text():
-                sys.stdout.write(chunk)
-
-        Leaving the loop early (``break``, an exception, Ctrl-C) closes the
-        reader, which cancels the run.
-
-        Yields:
-            Each ``text-delta`` part's text, as it arrives.
-
-        Raises:
-            RunError: at the end, when the run failed (as :meth:`result`).
-        """
-        try:
-            for part in self:
-                if part.kind is StreamPartKind.TEXT_DELTA:
-                    yield part.text
-        finally:
-            self.close()
-        self.result()
-
-    def result(self) -> RunResult:
-        """Consume the rest of the stream and return the run's outcome.
-
-        Returns:
-            The :class:`RunResult` of a run that finished.
-
-        Raises:
-            RunError: the run ended in error or was cancelled (also when this
-                reader was closed first); it carries ``err``, the ``usage`` of
-                the completed steps, ``finish_reason`` and ``messages``.
-            BaseException: a non-``Exception`` raised inside the run (such as
-                ``KeyboardInterrupt`` from a tool; a :class:`Canceled` excepted,
-                which becomes a ``RunError``) is raised again as is. A
-                ``KeyboardInterrupt`` that arrives while ``result()`` waits
-                closes the reader (cancelling the run) and propagates.
-        """
-        try:
-            for _ in self:
-                pass
-        except BaseException:  # Ctrl-C while waiting: the run must not go on without a reader
-            self.close()
-            raise
-        terminal = self._run_channel.terminal
-        snapshot = self._run_channel.snapshot
-        if terminal is None:  # the reader was closed before the run ended
-            err: BaseException = Canceled("the reader was closed before the run ended")
-            raise RunError(err, snapshot.usage, FinishReason.CANCELED, list(snapshot.messages))
-        assert terminal.finish_reason is not None
-        if terminal.kind is StreamPartKind.FINISH:
-            return RunResult(
-                text=snapshot.steps[-1].text if snapshot.steps else "",
-                steps=snapshot.steps,
-                usage=terminal.total_usage,
-                finish_reason=terminal.finish_reason,
-                messages=snapshot.messages,
-                output=snapshot.output,
-                pending=snapshot.pending,
-            )
-        assert terminal.err is not None
-        if not isinstance(terminal.err, (Exception, Canceled)):
-            raise terminal.err
-        raise RunError(terminal.err, terminal.total_usage, terminal.finish_reason, list(snapshot.messages))

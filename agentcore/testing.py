@@ -27,7 +27,7 @@ from agentcore.context import Context
 from agentcore.errors import Canceled, ModelError
 from agentcore.files import File
 from agentcore.providers.history import check_history
-from agentcore.tools import takes_context
+from agentcore.tools import ToolInputError, parse_arguments, takes_context
 from agentcore.types import (
     FinishReason,
     Reasoning,
@@ -442,12 +442,9 @@ def _check_parts(parts: list[Any]) -> list[str]:
             if not call.id or not call.name:
                 problems.append(f"tool call without id or name: {call!r}")
             try:
-                if not isinstance(json.loads(call.input), dict):
-                    problems.append(f"tool call input is not a JSON object: {call.input!r}")
-            except ValueError:
-                problems.append(f"tool call input is not JSON: {call.input!r}")
-            except RecursionError:
-                problems.append(f"tool call input nests too deeply to decode: {call.input[:80]!r}...")
+                parse_arguments(call.input)
+            except ToolInputError as exc:
+                problems.append(f"tool call {call.id!r}: {str(exc).partition(';')[0]}: {call.input[:80]!r}")
             problems.extend(_check_provider_data("tool call", call.provider_data))
     if unfinished:
         problems.append(

@@ -1,7 +1,10 @@
 """Tools the model may call: the ``Tool`` protocol, ``ToolSet``, and function tools.
 
-A tool receives the raw JSON text of a call's arguments and returns the text
-fed back to the model. An ``Exception`` it raises becomes an error tool result
+A tool receives a call's arguments as a dict (the loop parses the JSON text
+the model sent once, with :func:`parse_arguments`; a call whose arguments are
+not a JSON object gets an error result and no tool runs) and returns what is
+fed back to the model: text, files, or both (:data:`ToolOutput`,
+:func:`tool_output`). An ``Exception`` it raises becomes an error tool result
 that the model sees (design.md, loop rule 6), never a failed run.
 
 Function tools (:func:`tool`, :class:`FunctionTool`) turn a typed Python
@@ -28,19 +31,21 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, ParamSpec, Protocol, TypeAlias, TypeVar, overload, runtime_checkable
 
 from agentcore.context import Context
 from agentcore.errors import AgentcoreError, ConfigError
+from agentcore.files import File
 from agentcore.schema import signature, validation
-from agentcore.types import ToolDefinition, ToolOutput, is_tool_content
+from agentcore.types import TOOL_NAME, ContentPart, ContentPartKind, ToolDefinition
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+ToolOutput: TypeAlias = "str | File | ContentPart | Sequence[str | File | ContentPart]"
+"""What a tool's ``execute`` returns: text, a file (a :class:`~agentcore.types.File`
+or a ``file`` part), or a list mixing text and files (see :func:`tool_output`)."""
 
 Approval: TypeAlias = bool | Callable[[Mapping[str, Any]], bool]
 """``requires_approval``: True, False, or a function of a call's arguments."""
@@ -55,19 +60,21 @@ class Tool(Protocol):
         """The model-facing name, description and JSON Schema."""
         ...
 
-    def execute(self, input: str, ctx: Context) -> ToolOutput:
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> ToolOutput:
         """Run the tool.
 
         Args:
-            input: the call's arguments as JSON text (already checked to be
-                valid JSON; ``"{}"`` for a call without arguments).
+            arguments: the call's arguments: the JSON object the model sent,
+                parsed (:func:`parse_arguments`; ``{}`` for a call without
+                arguments). The tool may keep or change it: each call gets
+                its own.
             ctx: the run's context; a long-running tool should watch it
                 (``ctx.wait``, ``ctx.check``) and stop when it is cancelled.
 
         Returns:
             The text result for the model; or a file (a screenshot, a chart:
             :func:`agentcore.file_part`), or a list mixing text and files
-            (see :func:`agentcore.types.tool_output`).
+            (see :func:`tool_output`).
 
         Raises:
             Exception: any exception becomes an error result the model sees.
@@ -92,7 +99,9 @@ class ToolSet(Mapping[str, Tool]):
         items = tools.items() if isinstance(tools, Mapping) else ((None, t) for t in tools)
         for key, tool in items:
             if not isinstance(tool, Tool):
-                raise ConfigError(f"{tool!r} is not a Tool (it needs .definition and .execute(input, ctx))")
+                raise ConfigError(
+                    f"{tool!r} is not a Tool (it needs .definition and .execute(arguments, ctx))"
+                )
             name = tool.definition.name
             if key is not None and key != name:
                 raise ConfigError(f"tool set key {key!r} differs from the tool's name {name!r}")
@@ -259,26 +268,24 @@ class FunctionTool(Generic[P, R]):
     def __repr__(self) -> str:
         return f"FunctionTool({self._definition.name!r})"
 
-    def execute(self, input: str, ctx: Context) -> ToolOutput:
-        """Validate ``input``, convert it, call the function, encode its result.
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> ToolOutput:
+        """Validate the arguments, convert them, call the function, encode its result.
 
         Args:
-            input: the call's arguments as JSON text (blank means ``{}``).
+            arguments: the call's arguments (the JSON object the model sent).
             ctx: the run's context, passed to a ``ctx`` parameter.
 
         Returns:
             The function's result: a ``str`` as it is; a file part, a
             :class:`~agentcore.File`, or a list holding one (with text) as it
-            is (:func:`agentcore.types.is_tool_content`); anything else as
-            JSON text.
+            is (:func:`is_tool_content`); anything else as JSON text.
 
         Raises:
-            ToolInputError: the arguments are not a JSON object matching the
-                schema, or could not be converted; the function did not run.
+            ToolInputError: the arguments do not match the schema, or could
+                not be converted; the function did not run.
             TypeError: the result cannot be encoded as JSON.
             Exception: whatever the function raised.
         """
-        arguments = parse_arguments(input, self._owner)
         problems = self._validator.problems(arguments)
         if problems:
             lines = "\n".join(f"- {p}" for p in problems)
@@ -396,27 +403,74 @@ def _tool_name(func: Callable[..., Any], name: str | None) -> str:
         name = getattr(func, "__name__", None)
         if not isinstance(name, str):
             raise ConfigError(f"{func!r} has no __name__; pass name=...")
-    if not _TOOL_NAME.fullmatch(name):
+    if not TOOL_NAME.fullmatch(name):
         raise ConfigError(
             f"invalid tool name {name!r}: use 1 to 64 letters, digits, '_' or '-' (pass name=...)"
         )
     return name
 
 
-def parse_arguments(input: str, owner: str) -> dict[str, Any]:
-    """A tool call's arguments (JSON text; blank means ``{}``) as a dict.
+def parse_arguments(text: str) -> dict[str, Any]:
+    """A tool call's arguments (``ToolCall.input``, JSON text; blank means
+    ``{}``, design.md fault 1) as a dict: the one parse the loop makes of
+    them, which the approval check, the command's display and tracing share.
 
     Raises:
-        ToolInputError: ``input`` is not valid JSON, or not a JSON object;
-            the message names ``owner`` (``"tool 'add'"``).
+        ToolInputError: ``text`` is not valid JSON, is nested too deeply to
+            decode, or is not a JSON object; the message is the error result
+            the model gets (the tool is not run).
     """
     try:
-        arguments = json.loads(input) if input.strip() else {}
+        arguments = json.loads(text) if text.strip() else {}
     except ValueError as exc:
-        raise ToolInputError(f"the arguments for {owner} are not valid JSON: {exc}") from exc
+        raise ToolInputError(
+            f"the arguments are not valid JSON ({exc}); the tool was not run. "
+            "Call it again with one JSON object."
+        ) from None
+    except RecursionError:
+        raise ToolInputError("the arguments are nested too deeply to decode; the tool was not run.") from None
     if not isinstance(arguments, dict):
-        raise ToolInputError(f"the arguments for {owner} must be a JSON object")
+        raise ToolInputError(
+            f"the arguments must be a JSON object, got {type(arguments).__name__}; the tool was not run."
+        )
     return arguments
+
+
+def is_tool_content(value: object) -> bool:
+    """True when a tool's return value is content for :func:`tool_output`
+    rather than data to encode as JSON: a :class:`~agentcore.types.File`, a
+    :class:`~agentcore.types.ContentPart`, or a list or tuple holding at
+    least one of them."""
+    if isinstance(value, (File, ContentPart)):
+        return True
+    return isinstance(value, (list, tuple)) and any(isinstance(item, (File, ContentPart)) for item in value)
+
+
+def tool_output(value: object) -> tuple[str, tuple[File, ...]]:
+    """Split what a tool returned (:data:`ToolOutput`) into the result's text and files.
+
+    A ``str`` is the text; a :class:`~agentcore.types.File` or a ``file``
+    part is a file; a ``text`` part is text; a list or tuple of those gives
+    its texts joined by newlines, and its files in order.
+
+    Raises:
+        TypeError: anything else (the message names the type); the loop
+            turns it into an error result.
+    """
+    items = value if isinstance(value, (list, tuple)) else [value]
+    texts: list[str] = []
+    files: list[File] = []
+    for item in items:
+        if isinstance(item, ContentPart) and item.kind in (ContentPartKind.TEXT, ContentPartKind.FILE):
+            item = item.file or item.text
+        if isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, File):
+            files.append(item)
+        else:
+            what = type(item).__name__ + (" in a list" if item is not value else "")
+            raise TypeError(f"the tool returned {what}, not str, a file part or a list of them.")
+    return "\n".join(texts), tuple(files)
 
 
 def takes_context(func: Callable[..., Any]) -> bool:

@@ -18,8 +18,8 @@ import enum
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -324,6 +324,12 @@ def _to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(value)
 
 
+ERROR_PREFIX = "Error: "
+"""What the content of an error result made by agentcore starts with
+(:meth:`ToolResult.error`); an adapter for an API without an error flag puts
+it before the content of any other error result."""
+
+
 @attrs.frozen
 class ToolResult:
     """The outcome of running a :class:`ToolCall`.
@@ -343,6 +349,13 @@ class ToolResult:
     content: str = ""
     is_error: bool = False
     files: tuple[File, ...] = attrs.field(default=(), converter=_to_tuple)
+
+    @classmethod
+    def error(cls, call: ToolCall, message: str) -> ToolResult:
+        """The error result of ``call``: ``content`` is :data:`ERROR_PREFIX`
+        then ``message`` (what the model reads, also through an API without
+        an error flag), ``is_error`` True."""
+        return cls(call.id, call.name, ERROR_PREFIX + message, True)
 
     @files.validator
     def _check_files(self, _attribute: Any, value: tuple[Any, ...]) -> None:
@@ -386,11 +399,17 @@ def _schema_text(_instance: Any, _attribute: Any, value: str) -> None:
         raise ValueError("input_schema must be a JSON object")
 
 
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+TOOL_NAME_CHARACTERS = "A-Za-z0-9_-"
+"""The characters of a tool name, as a regular expression character class's body."""
+TOOL_NAME_LENGTH = 64
+"""The longest tool name, in characters."""
+TOOL_NAME = re.compile(f"[{TOOL_NAME_CHARACTERS}]{{1,{TOOL_NAME_LENGTH}}}")
+"""A valid tool name, for ``fullmatch``: 1 to 64 letters, digits, ``_`` or
+``-``, the rule of both the Anthropic and the OpenAI API."""
 
 
 def _tool_name(_instance: Any, _attribute: Any, value: str) -> None:
-    if not isinstance(value, str) or not _TOOL_NAME.fullmatch(value):
+    if not isinstance(value, str) or not TOOL_NAME.fullmatch(value):
         raise ValueError(
             f"tool name {value!r} must be 1 to 64 letters, digits, '_' or '-' "
             "(the rule of both the Anthropic and the OpenAI API)"
@@ -582,47 +601,6 @@ def file_part_from_path(
             regular file, or the file is larger than ``max_bytes``.
     """
     return ContentPart(kind=ContentPartKind.FILE, file=File.from_path(path, media_type, max_bytes=max_bytes))
-
-
-ToolOutput: TypeAlias = "str | File | ContentPart | Sequence[str | File | ContentPart]"
-"""What a tool's ``execute`` returns: text, a file (a :class:`File` or a
-``file`` part), or a list mixing text and files (see :func:`tool_output`)."""
-
-
-def is_tool_content(value: object) -> bool:
-    """True when a tool's return value is content for :func:`tool_output`
-    rather than data to encode as JSON: a :class:`File`, a
-    :class:`ContentPart`, or a list or tuple holding at least one of them."""
-    if isinstance(value, (File, ContentPart)):
-        return True
-    return isinstance(value, (list, tuple)) and any(isinstance(item, (File, ContentPart)) for item in value)
-
-
-def tool_output(value: object) -> tuple[str, tuple[File, ...]]:
-    """Split what a tool returned into the result's text and files.
-
-    A ``str`` is the text; a :class:`File` or a ``file`` part is a file; a
-    ``text`` part is text; a list or tuple of those gives its texts joined by
-    newlines, and its files in order.
-
-    Raises:
-        TypeError: anything else (the message names the type); the loop
-            turns it into an error result.
-    """
-    items = value if isinstance(value, (list, tuple)) else [value]
-    texts: list[str] = []
-    files: list[File] = []
-    for item in items:
-        if isinstance(item, ContentPart) and item.kind in (ContentPartKind.TEXT, ContentPartKind.FILE):
-            item = item.file or item.text
-        if isinstance(item, str):
-            texts.append(item)
-        elif isinstance(item, File):
-            files.append(item)
-        else:
-            what = type(item).__name__ + (" in a list" if item is not value else "")
-            raise TypeError(f"the tool returned {what}, not str, a file part or a list of them.")
-    return "\n".join(texts), tuple(files)
 
 
 @attrs.frozen

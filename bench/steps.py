@@ -29,6 +29,7 @@ import os
 import statistics
 import sys
 from collections.abc import Callable
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -69,9 +70,8 @@ class Add:
 
     definition = ToolDefinition(name="add", description="Add two integers.", input_schema=SCHEMA)
 
-    def execute(self, input: str, ctx: Context) -> str:
-        args = json.loads(input)
-        return str(args["a"] + args["b"])
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
+        return str(arguments["a"] + arguments["b"])
 
 
 @tool

@@ -185,8 +185,8 @@ class Add:
 
     definition = ToolDefinition(name="add", description="Add two integers.", input_schema=json.dumps(SCHEMA))
 
-    def execute(self, input: str, ctx: Context) -> str:
-        return add(**json.loads(input))
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
+        return add(**arguments)
 
 
 def _events(response: requests.Response) -> Any:

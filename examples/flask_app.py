@@ -71,8 +71,8 @@ class AskFirst:
         self.tool = tool
         self.definition = tool.definition
 
-    def execute(self, input: str, ctx: Context) -> Any:
-        return self.tool.execute(input, ctx)
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> Any:
+        return self.tool.execute(arguments, ctx)
 
     def needs_approval(self, arguments: dict[str, Any]) -> bool:
         return True

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 from agentcore import Context, LoopOptions, Model, StreamPartKind, ToolDefinition, run, user_message
 from agentcore.testing import TestModel
@@ -33,9 +34,8 @@ class Multiply:
         ),
     )
 
-    def execute(self, input: str, ctx: Context) -> str:
-        args = json.loads(input)
-        return str(args["a"] * args["b"])
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
+        return str(arguments["a"] * arguments["b"])
 
 
 def pick_model() -> Model:

@@ -121,7 +121,7 @@ search_tool: FunctionTool[..., Any] = FunctionTool.from_schema(
 
 
 class Echo:
-    """A hand-written Tool: a definition and execute(input, ctx) -> str."""
+    """A hand-written Tool: a definition and execute(arguments, ctx) -> str."""
 
     definition = ToolDefinition(
         name="echo",
@@ -129,9 +129,9 @@ class Echo:
         input_schema=json.dumps({"type": "object", "properties": {"text": {"type": "string"}}}),
     )
 
-    def execute(self, input: str, ctx: Context) -> str:
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
         ctx.check()
-        text: str = json.loads(input).get("text", "")
+        text: str = arguments.get("text", "")
         return text
 
 

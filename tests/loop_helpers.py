@@ -88,29 +88,29 @@ def tool_step(*calls: StreamPart, usage: Usage | None = None) -> list[StreamPart
 
 
 class FuncTool:
-    """A ``Tool`` over ``fn(input, ctx) -> str`` that records every raw input."""
+    """A ``Tool`` over ``fn(arguments, ctx) -> str`` that records the arguments of every call."""
 
     def __init__(
         self,
         name: str,
-        fn: Callable[[str, Context], Any] | None = None,
+        fn: Callable[[dict[str, Any], Context], Any] | None = None,
         *,
         schema: str = '{"type":"object","properties":{}}',
         description: str = "",
     ) -> None:
         self._definition = ToolDefinition(name=name, description=description, input_schema=schema)
-        self._fn = fn or (lambda _input, _ctx: f"{name} ok")
-        self.calls: list[str] = []
+        self._fn = fn or (lambda _arguments, _ctx: f"{name} ok")
+        self.calls: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
     @property
     def definition(self) -> ToolDefinition:
         return self._definition
 
-    def execute(self, input: str, ctx: Context) -> Any:
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> Any:
         with self._lock:
-            self.calls.append(input)
-        return self._fn(input, ctx)
+            self.calls.append(arguments)
+        return self._fn(arguments, ctx)
 
 
 def options(model: Any, *, messages: Sequence[Message] | None = None, **kwargs: Any) -> LoopOptions:
@@ -206,15 +206,19 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
 
 SEND = "agentcore/engine/channel.py:send"
 """Where a run's worker sleeps while the queue to its reader is full (see :func:`asleep_in`)."""
-RETRY_WAIT = "agentcore/engine/retry.py:call_with_retries"
+RETRY_WAIT = "agentcore/engine/retry.py:retried"
 """Where a run's worker sleeps before a retry (see :func:`asleep_in`)."""
 
 
-def asleep_in(thread_name: str, where: str) -> bool:
+def asleep_in(thread_name: str, where: str, *, untimed: bool = False) -> bool:
     """True if a live thread called ``thread_name`` sleeps in a ``threading``
     wait (a condition or an event) that the function ``where`` called,
     directly or not; ``where`` is ``"path/of/module.py:function"``. What a
-    test checks instead of sleeping and hoping that the thread got there."""
+    test checks instead of sleeping and hoping that the thread got there.
+
+    With ``untimed``, only a wait without a time limit counts, and only once
+    the thread sleeps in the kernel (Linux): nothing but a notify or a
+    signal can end it, so nothing wakes the thread until then."""
     path, _, function = where.rpartition(":")
     frames = sys._current_frames()
     for thread in threading.enumerate():
@@ -225,8 +229,17 @@ def asleep_in(thread_name: str, where: str) -> bool:
             or not frame.f_code.co_filename.endswith("threading.py")
         ):
             continue
+        if untimed and (frame.f_locals.get("timeout") is not None or kernel_state(thread) != "S"):
+            continue
         while frame is not None:
             if frame.f_code.co_name == function and frame.f_code.co_filename.endswith(path):
                 return True
             frame = frame.f_back
     return False
+
+
+def kernel_state(thread: threading.Thread) -> str:
+    """The thread's state letter in Linux's ``/proc`` (``S``: asleep in the
+    kernel, ``R``: running)."""
+    with open(f"/proc/self/task/{thread.native_id}/stat") as stat:
+        return stat.read().rpartition(")")[2].split()[0]

@@ -40,10 +40,10 @@ class RecordingTool:
 
     definition: ToolDefinition
     reply: str = "ok"
-    inputs: list[str] = attrs.field(factory=list)
+    inputs: list[dict[str, Any]] = attrs.field(factory=list)
 
-    def execute(self, input: str, ctx: Context) -> str:
-        self.inputs.append(input)
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
+        self.inputs.append(arguments)
         return self.reply
 
 
@@ -95,7 +95,7 @@ def test_tool_round_trip_history_and_usage(server: LocalServer) -> None:
     assert result.finish_reason is FinishReason.STOP
     assert seen == [Usage(2012, 15, 2000, 300)] * 2
     assert result.usage == Usage(4024, 30, 4000, 600)
-    assert weather.inputs == ['{"city":"Oslo"}']
+    assert weather.inputs == [{"city": "Oslo"}]
     assert server.hits == 2
     second = server.requests[1]["body"]
     assert second["messages"] == [

@@ -22,14 +22,15 @@ END = "<!-- end of module graph -->"
 LAYERS = {
     "integrations": {"*"},
     "engine": {"base", "public", "engine"},
-    "public": {"base", "public", "schema", "engine", "transport"},
+    "public": {"base", "public", "schema", "transport"},
     "providers": {"base", "providers", "transport", "schema"},
     "transport": {"base", "transport"},
     "schema": {"base", "schema"},
     "base": {"base"},
 }
 """What each layer may import. base: the value types every layer shares; public:
-the user-facing modules at the top of the package; engine: the run loop."""
+the user-facing modules at the top of the package; engine: the run loop, above
+them (the public modules import nothing of the engine)."""
 
 BASE = {"types", "files", "redaction", "errors", "settings", "context"}
 
@@ -50,10 +51,10 @@ def layer(module: str) -> str:
     parts = module.split(".")
     if len(parts) > 2 or module in {"agentcore.engine", "agentcore.providers", "agentcore.transport"}:
         return parts[1]
-    if module in {"agentcore", "agentcore.__main__", "agentcore.cli", "agentcore.testing"}:
-        # The package's face and its command (agentcore/cli.py, the one module
-        # that reads the environment) import what they show; the test kit's
-        # models check a history as the adapters do.
+    if module in {"agentcore", "agentcore.__main__", "agentcore.cli", "agentcore.testing", "agentcore.aio"}:
+        # The package's face, its asyncio front and its command (agentcore/cli.py,
+        # the one module that reads the environment) import what they show; the
+        # test kit's models check a history as the adapters do.
         return "integrations"
     return "base" if parts[-1] in BASE else "public"
 
@@ -114,6 +115,7 @@ def test_the_layer_table_sorts_known_modules() -> None:
     assert layer("agentcore.cli") == "integrations"
     assert layer("agentcore.types") == "base"
     assert layer("agentcore.options") == "public"
+    assert layer("agentcore.aio") == "integrations"
 
 
 @functools.cache
@@ -164,12 +166,12 @@ def test_the_import_check_finds_a_re_export_and_a_private_name(tmp_path: pathlib
     probe = tmp_path / "probe.py"
     probe.write_text(
         "from agentcore.engine.loop import LoopOptions\n"
-        "from agentcore.engine.channel import _MAIN_THREAD_SLICE\n"
+        "from agentcore.engine.channel import _FINISH\n"
         "from agentcore import version_of_nothing\n"
     )
     assert import_problems(probe, modules()) == [
         "probe.py:1: LoopOptions is not defined in agentcore.engine.loop",
-        "probe.py:2: private agentcore.engine.channel._MAIN_THREAD_SLICE",
+        "probe.py:2: private agentcore.engine.channel._FINISH",
         "probe.py:3: version_of_nothing is not defined in agentcore",
     ]
 

@@ -388,7 +388,9 @@ def model(
 def loop(
     llm: AnthropicModel, messages: list[Message], *, tools: bool = True, system: str = SYSTEM
 ) -> RunResult:
-    lookup = FuncTool("lookup", lambda text, _ctx: "found " + text, description="Look a thing up.")
+    lookup = FuncTool(
+        "lookup", lambda arguments, _ctx: "found " + json.dumps(arguments), description="Look a thing up."
+    )
     return generate(
         LoopOptions(
             model=llm, messages=messages, system=system, tools=[lookup] if tools else [], step_limit=12

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 
 import pytest
 
 from agentcore import Canceled, FinishReason, StreamPart, Usage
 from agentcore.engine.channel import Channel, StreamReader
+from tests.loop_helpers import asleep_in, wait_until
 from tests.seams import Deadlock, Scheduler, Watch, schedules
 
 FINISH = StreamPart.finish(FinishReason.STOP, Usage(1, 2))
@@ -212,20 +212,22 @@ def test_end_builds_a_cancel_from_the_snapshot_published_last() -> None:
 
 
 def test_an_idle_reader_and_a_worker_on_a_full_queue_sleep_without_waking() -> None:
-    # Waits are event driven: a reader with nothing to read sleeps once, a
-    # worker on a full queue sleeps once, however long they wait.
+    # Waits are event driven: a reader with nothing to read and a worker on a
+    # full queue each sleep once, in a wait without a time limit (asleep in
+    # the kernel), which only a notify ends, however long they wait.
     idle_watch, full_watch = Watch(), Watch()
     idle: Channel[None] = Channel(1, None, idle_watch)
     full: Channel[None] = Channel(1, None, full_watch)
     parts: list[StreamPart] = []
     sent: list[bool] = []
-    reading = threading.Thread(target=lambda: parts.extend(StreamReader(idle, None)))
-    sending = threading.Thread(target=lambda: sent.extend([full.send(text("a")), full.send(text("b"))]))
+    reading = threading.Thread(target=lambda: parts.extend(StreamReader(idle, None)), name="idle-reader")
+    sending = threading.Thread(
+        target=lambda: sent.extend([full.send(text("a")), full.send(text("b"))]), name="full-writer"
+    )
     reading.start()
     sending.start()
-    assert idle_watch.wait_asleep("reader")
-    assert full_watch.wait_asleep("writer")
-    time.sleep(0.6)  # more than two of the old 0.25 s polling slices
+    assert wait_until(lambda: asleep_in("idle-reader", "agentcore/engine/channel.py:take", untimed=True))
+    assert wait_until(lambda: asleep_in("full-writer", "agentcore/engine/channel.py:send", untimed=True))
     assert idle_watch.sleeps == {"reader": 1, "writer": 0}
     assert full_watch.sleeps == {"reader": 0, "writer": 1}
     assert idle.send(text("a")) is True
@@ -267,9 +269,7 @@ def tiny_switch_interval() -> Iterator[None]:
 def test_stress_stream_readers_end_at_the_terminal_part(tiny_switch_interval: None) -> None:
     # A producer that goes on sending after its terminal part, a close racing
     # it: no part after the terminal one is ever read.
-    started = time.monotonic()
-    runs = 0
-    while runs < 3000 and time.monotonic() - started < 60:
+    for _ in range(3000):
         channel: Channel[None] = Channel(2, None)
         reader = StreamReader(channel, None)
 
@@ -289,5 +289,3 @@ def test_stress_stream_readers_end_at_the_terminal_part(tiny_switch_interval: No
         assert parts[-1] in (WORKER_ERROR, CANCELED)
         assert [p for p in parts if p.terminal] == [parts[-1]]
         assert text("late") not in parts
-        runs += 1
-    assert runs >= 1000

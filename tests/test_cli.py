@@ -60,7 +60,6 @@ SECOND_THOUGHT = "The tools have answered; I will report what they said."
 def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in KEY_VARS:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(demo_tools, "_system_clock", lambda: FIXED_NOW)
 
 
 def call(name: str, arguments: str, call_id: str = "c1") -> StreamPart:
@@ -72,14 +71,14 @@ def finish(reason: FinishReason, usage: Usage | None = None) -> StreamPart:
 
 
 def test_offline_default_uses_test_model_and_shows_everything(capsys: pytest.CaptureFixture[str]) -> None:
-    code = cli.main(["What", "is", "6 * 7?"])
+    code = cli.main(["What", "is", "6 * 7?"], tools=demo_tools.demo_tools(clock=lambda: FIXED_NOW))
     out, err = capsys.readouterr()
 
     expected = agentcore.run(
         LoopOptions(
             model=TestModel(reasoning=True),
             messages=[user_message("What is 6 * 7?")],
-            tools=demo_tools.demo_tools(),
+            tools=demo_tools.demo_tools(clock=lambda: FIXED_NOW),
         )
     ).result()
     assert code == 0
@@ -541,7 +540,7 @@ def test_the_offline_model_thinks_unless_told_not_to(capsys: pytest.CaptureFixtu
 def test_calculator_values(expression: str, output: str) -> None:
     tool = demo_tools.demo_tools()[0]
     assert tool.definition.name == "calculator"
-    assert tool.execute(json.dumps({"expression": expression}), Context()) == output
+    assert tool.execute({"expression": expression}, Context()) == output
 
 
 @pytest.mark.parametrize(
@@ -587,19 +586,15 @@ def test_calculator_refusals(expression: str, message: str) -> None:
 def test_calculator_arguments_are_checked() -> None:
     tool = demo_tools.demo_tools()[0]
     with pytest.raises(ToolInputError, match=r"^'expression' must be a string$"):
-        tool.execute('{"expression": 42}', Context())
-    with pytest.raises(ToolInputError, match=r"^the arguments must be a JSON object$"):
-        tool.execute("[]", Context())
+        tool.execute({"expression": 42}, Context())
 
 
 def test_utc_now_and_word_count() -> None:
     calc, now, words, swatch = demo_tools.demo_tools(
         clock=lambda: FIXED_NOW.astimezone(datetime.timezone(datetime.timedelta(hours=2)))
     )
-    assert now.execute("{}", Context()) == "2025-01-31T12:00:00+00:00"
-    assert (
-        words.execute(json.dumps({"text": "one two\nthree"}), Context()) == "3 words, 13 characters, 2 lines"
-    )
+    assert now.execute({}, Context()) == "2025-01-31T12:00:00+00:00"
+    assert words.execute({"text": "one two\nthree"}, Context()) == "3 words, 13 characters, 2 lines"
     assert count_words("") == "0 words, 0 characters, 0 lines"
     for tool in (calc, now, words, swatch):
         schema = json.loads(tool.definition.input_schema)
@@ -608,7 +603,7 @@ def test_utc_now_and_word_count() -> None:
     cancelled = Context()
     cancelled.cancel()
     with pytest.raises(agentcore.Canceled):
-        calc.execute('{"expression": "1"}', cancelled)
+        calc.execute({"expression": "1"}, cancelled)
 
 
 # --- choosing the provider -------------------------------------------------------
@@ -931,7 +926,7 @@ def test_keyboard_interrupt_inside_a_tool_exits_130(capsys: pytest.CaptureFixtur
     class Interrupting:
         definition = agentcore.ToolDefinition(name="calculator")
 
-        def execute(self, input: str, ctx: Context) -> str:
+        def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
             raise KeyboardInterrupt
 
     model = ScriptedModel([[call("calculator", "{}"), finish(FinishReason.TOOL_CALLS)]])

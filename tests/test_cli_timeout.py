@@ -116,7 +116,7 @@ def test_the_deadline_covers_a_slow_tool(
     class Slow:
         definition = ToolDefinition(name="calculator")
 
-        def execute(self, input: str, ctx: Context) -> str:
+        def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
             if ctx.wait(30):
                 cancelled.set()
             return "done"

@@ -7,16 +7,26 @@ import gc
 import logging
 import math
 import re
+import subprocess
+import sys
 import threading
 import time
 import tracemalloc
 import weakref
+from pathlib import Path
 
 import pytest
 
-from agentcore import context as context_module
-from agentcore.context import Context, ManualClock
+import agentcore.context
+from agentcore.context import (
+    MAIN_THREAD_SLICE,
+    Context,
+    ManualClock,
+    interruptible_wait,
+)
 from agentcore.errors import Canceled, DeadlineExceeded
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 class Recorder:
@@ -247,19 +257,10 @@ def test_deadline_exceeded_type_and_check() -> None:
         ctx.check()
 
 
-class IdleScheduler:
-    """A deadline scheduler that never fires: what only polling can see."""
-
-    def add(self, deadline: float, ctx: Context) -> None:
-        pass
-
-    def discard(self) -> None:
-        pass
-
-
-def test_deadline_detected_by_polling_before_the_scheduler(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(context_module, "_scheduler", IdleScheduler())
-    ctx = Context(timeout=0.0)
+def test_deadline_detected_by_polling_before_the_scheduler() -> None:
+    # A ManualClock's deadlines fire only when it is advanced: here nothing
+    # fires them, and reading the context finds the deadline passed.
+    ctx = Context(timeout=0.0, clock=ManualClock())
     waiter = threading.Thread(target=ctx.wait)
     waiter.start()
     assert ctx.cancelled is True  # no scheduler fired it: reading found the deadline passed
@@ -270,21 +271,19 @@ def test_deadline_detected_by_polling_before_the_scheduler(monkeypatch: pytest.M
     assert not waiter.is_alive()  # a wait() returns once polling found it
 
 
-def test_reading_cancelled_never_runs_callbacks_on_the_reading_thread(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # The callbacks of an expired deadline run on the deadline thread (here:
-    # the one that calls _expire, as the scheduler does), never on a thread
-    # that only looks, which may hold locks the callbacks need.
-    monkeypatch.setattr(context_module, "_scheduler", IdleScheduler())
-    ctx = Context(timeout=0.0)
+def test_reading_cancelled_never_runs_callbacks_on_the_reading_thread() -> None:
+    # The callbacks of an expired deadline run on the thread that expires it
+    # (the deadline thread; here the one that advances the clock), never on a
+    # thread that only looks, which may hold locks the callbacks need.
+    clock = ManualClock()
+    ctx = Context(timeout=0.0, clock=clock)
     rec = Recorder()
     ctx.add_callback(rec)
     assert ctx.cancelled is True
     assert ctx.err is not None
     assert ctx.wait(0) is True
     assert rec.threads == []
-    expirer = threading.Thread(target=ctx._expire)
+    expirer = threading.Thread(target=clock.advance, args=(0.0,))
     expirer.start()
     expirer.join(5)
     assert rec.threads == [expirer.ident]
@@ -346,23 +345,37 @@ def test_a_timeout_that_is_not_a_number_is_a_type_error(bad: object) -> None:
         Context(timeout=bad)  # type: ignore[arg-type]  # the wrong type is the point
 
 
-def test_infinite_and_huge_timeouts_do_not_break_the_scheduler(monkeypatch: pytest.MonkeyPatch) -> None:
+INFINITE_DEADLINES = """
+import math, threading
+from agentcore.context import Context
+from tests.loop_helpers import asleep_in, wait_until
+
+forever = Context(timeout=math.inf)  # the first deadline of this process: the earliest
+scheduler = next(t for t in threading.enumerate() if t.name == "agentcore-deadlines")
+# The scheduler thread waits for it (it crashed there with OverflowError once).
+assert wait_until(lambda: asleep_in("agentcore-deadlines", "agentcore/context.py:_loop"))
+far = Context(timeout=1e12)  # now the earliest
+soon = Context(timeout=0.0)
+fired = threading.Event()
+soon.add_callback(fired.set)
+assert fired.wait(5)  # the same thread is alive and expires what is due
+assert [t for t in threading.enumerate() if t.name == "agentcore-deadlines"] == [scheduler]
+assert forever.cancelled is False and far.cancelled is False
+assert abs(far.remaining() - 1e12) < 1e6
+print("ok")
+"""
+
+
+def test_infinite_and_huge_timeouts_do_not_break_the_scheduler() -> None:
     """A deadline past ``threading.TIMEOUT_MAX`` once crashed the scheduler
-    thread with OverflowError as soon as it was the earliest one pending
-    (pytest reports that as an unhandled thread exception). A fresh scheduler
-    makes the infinite deadline the earliest."""
-    monkeypatch.setattr(context_module, "_scheduler", context_module._DeadlineScheduler())
-    forever = Context(timeout=math.inf)
-    far = Context(timeout=1e12)
-    time.sleep(0.1)
-    assert forever.cancelled is False
-    assert far.cancelled is False
-    assert far.remaining() == pytest.approx(1e12, rel=1e-6)
-    soon = Context(timeout=0.05)
-    fired = threading.Event()
-    soon.add_callback(fired.set)
-    assert fired.wait(3.0)
-    assert forever.cancelled is False
+    thread with OverflowError as soon as it was the earliest one pending. A
+    process of its own makes the infinite deadline the earliest; a thread
+    that died would print its traceback on stderr (and a new one would have
+    taken its place)."""
+    child = subprocess.run(
+        [sys.executable, "-c", INFINITE_DEADLINES], capture_output=True, text=True, cwd=ROOT
+    )
+    assert (child.stdout, child.stderr, child.returncode) == ("ok\n", "", 0)
 
 
 def test_many_deadlines_fire_in_order() -> None:
@@ -537,3 +550,50 @@ def test_no_thread_per_deadline_context() -> None:
     gc.collect()
     assert all(r() is None for r in refs)
     assert set(threading.enumerate()) - before == set()
+
+
+class Waits:
+    """A ``wait(timeout)`` that records its timeouts and answers True at call ``ready_at``."""
+
+    def __init__(self, ready_at: int) -> None:
+        self.ready_at = ready_at
+        self.timeouts: list[float | None] = []
+
+    def __call__(self, timeout: float | None) -> bool:
+        self.timeouts.append(timeout)
+        return len(self.timeouts) >= self.ready_at
+
+
+def test_interruptible_wait_waits_as_asked_off_the_main_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(agentcore.context, "SIGNALS_END_LOCK_WAITS", False)
+    waits = Waits(ready_at=1)
+    answers: list[bool] = []
+    thread = threading.Thread(target=lambda: answers.append(interruptible_wait(waits)))
+    thread.start()
+    thread.join(5)
+    assert (answers, waits.timeouts) == ([True], [None])
+
+
+def test_interruptible_wait_on_the_main_thread_is_untimed_where_a_signal_ends_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert threading.current_thread() is threading.main_thread()
+    monkeypatch.setattr(agentcore.context, "SIGNALS_END_LOCK_WAITS", True)
+    waits = Waits(ready_at=1)
+    assert interruptible_wait(waits) is True
+    assert interruptible_wait(waits, 7.5) is True
+    assert waits.timeouts == [None, 7.5]
+
+
+def test_interruptible_wait_on_the_main_thread_waits_in_slices_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Where a signal does not end a lock wait (Windows before Python 3.14,
+    # macOS, musl), a Ctrl-C is seen at the end of a slice.
+    monkeypatch.setattr(agentcore.context, "SIGNALS_END_LOCK_WAITS", False)
+    waits = Waits(ready_at=3)
+    assert interruptible_wait(waits) is True
+    assert waits.timeouts == [MAIN_THREAD_SLICE] * 3
+    expired = Waits(ready_at=99)
+    assert interruptible_wait(expired, 0.0) is False
+    assert expired.timeouts == [0.0]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,7 @@ class Seeing(ScriptedModel):
 def test_the_model_and_every_tool_see_the_callers_context_and_tools_do_not_leak(parallel: bool) -> None:
     seen_by_tools: list[str] = []
 
-    def look(_input: str, _ctx: Context) -> str:
+    def look(_arguments: dict[str, Any], _ctx: Context) -> str:
         seen_by_tools.append(CALLER.get())
         CALLER.set("set by a tool")
         return "ok"

@@ -247,12 +247,12 @@ def test_swatch_png_is_a_valid_png_of_one_colour() -> None:
 
 
 def test_the_color_swatch_demo_tool_returns_text_and_a_png() -> None:
-    assert color_swatch().execute('{"color": "blue"}', Context()) == [
+    assert color_swatch().execute({"color": "blue"}, Context()) == [
         "a 16x16 blue swatch",
         file_part(swatch_png(COLORS["blue"]), media_type="image/png", filename="blue.png"),
     ]
     with pytest.raises(ValueError, match="unknown colour 'mauve'"):
-        color_swatch().execute('{"color": "mauve"}', Context())
+        color_swatch().execute({"color": "mauve"}, Context())
 
 
 # --- the command's image, through each adapter ---------------------------------------

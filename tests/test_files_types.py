@@ -26,7 +26,7 @@ from agentcore import (
     user_message,
 )
 from agentcore.context import Context
-from agentcore.types import is_tool_content, tool_output
+from agentcore.tools import is_tool_content, tool_output
 
 EVERY_BYTE = bytes(range(256)) * 3 + b"\x00"
 PNG = File("image/png", b"\x89PNG\r\n\x1a\n fake", filename="chart.png")
@@ -198,11 +198,11 @@ def test_a_function_tool_returns_files_as_they_are_and_data_as_json() -> None:
             return ["the chart", file_part(PNG.data, media_type="image/png")]
         return ["a", "b"]
 
-    assert render.execute('{"kind": "image"}', Context()) == [
+    assert render.execute({"kind": "image"}, Context()) == [
         "the chart",
         file_part(PNG.data, media_type="image/png"),
     ]
-    assert render.execute('{"kind": "list"}', Context()) == '["a", "b"]'
+    assert render.execute({"kind": "list"}, Context()) == '["a", "b"]'
 
 
 def test_file_part_from_path_refuses_a_device_without_reading_it() -> None:

@@ -230,7 +230,7 @@ class SlowSearch:
         self.started = threading.Event()
         self.cancelled = threading.Event()
 
-    def execute(self, input: str, ctx: Context) -> str:
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
         self.started.set()
         if ctx.wait(30):
             self.cancelled.set()

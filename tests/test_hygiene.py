@@ -21,7 +21,7 @@ import pytest
 import requests
 
 from agentcore import LoopOptions, StreamPartKind, run, user_message
-from agentcore.result import RunReader
+from agentcore.engine.channel import RunReader
 from agentcore.transport.http import new_session
 from tests.faults import DIALECTS, Dialect
 from tests.faults.measure import (

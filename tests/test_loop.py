@@ -97,7 +97,7 @@ def test_rule1_parts_are_forwarded_in_order_and_the_loop_adds_results_and_finish
         ("step-finish", "stop", Usage(20, 3)),
         ("finish", "stop", Usage(30, 8)),
     ]
-    assert search.calls == ['{"q":"x"}']
+    assert search.calls == [{"q": "x"}]
 
 
 def test_rule1_every_step_request_carries_system_history_tools_cap_and_headers() -> None:
@@ -231,9 +231,9 @@ def test_rule3_tools_run_in_call_order_and_one_tool_message_holds_all_results() 
     order: list[str] = []
 
     def tool(name: str) -> FuncTool:
-        def execute(arguments: str, _ctx: Context) -> str:
-            order.append(f"{name}{arguments}")
-            return f"{name}:{json.loads(arguments)['n']}"
+        def execute(arguments: dict[str, Any], _ctx: Context) -> str:
+            order.append(f"{name}{arguments['n']}")
+            return f"{name}:{arguments['n']}"
 
         return FuncTool(name, execute)
 
@@ -244,7 +244,7 @@ def test_rule3_tools_run_in_call_order_and_one_tool_message_holds_all_results() 
         ]
     )
     parts = collect(run(options(model, tools=[tool("a"), tool("b")])))
-    assert order == ['b{"n":1}', 'a{"n":2}', 'b{"n":3}']
+    assert order == ["b1", "a2", "b3"]
     assert [s for s in summary(parts) if s[0] == "tool-result"] == [
         ("tool-result", "c1", "b", "b:1", False),
         ("tool-result", "c2", "a", "a:2", False),
@@ -273,7 +273,7 @@ def test_rule3_stop_with_tool_calls_still_runs_the_tools() -> None:
         ("step-finish", "tool-calls", Usage(5, 5)),
         ("tool-result", "call_1", "get_weather", "18C", False),
     ]
-    assert weather.calls == ['{"city":"Lima"}']
+    assert weather.calls == [{"city": "Lima"}]
     assert len(model.requests) == 2
     assert summary(parts)[-1] == ("finish", "stop", Usage(5, 5))
 
@@ -355,7 +355,7 @@ def test_rule5_on_step_runs_after_the_step_finish_part_and_before_the_next_model
         ]
     )
 
-    def search_tool(_input: str, _ctx: Context) -> str:
+    def search_tool(_arguments: dict[str, Any], _ctx: Context) -> str:
         log.append("tool search")
         return "ok"
 
@@ -643,7 +643,7 @@ class FlakyDefinition:
             raise RuntimeError("schema service down")
         return FuncTool("lookup").definition
 
-    def execute(self, input: str, ctx: Context) -> str:
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
         return "never"
 
 

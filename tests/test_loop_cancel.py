@@ -35,7 +35,7 @@ from agentcore import (
     Usage,
     run,
 )
-from agentcore.context import ManualClock
+from agentcore.context import SIGNALS_END_LOCK_WAITS, ManualClock
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import (
     SEND,
@@ -157,7 +157,7 @@ def test_close_while_a_tool_watches_the_context(threads: Threads, parallel: bool
     started = threading.Barrier(3 if parallel else 2, timeout=5)
     saw_cancel: list[bool] = []
 
-    def patient(_input: str, ctx: Context) -> str:
+    def patient(_arguments: dict[str, Any], ctx: Context) -> str:
         started.wait()
         saw_cancel.append(ctx.wait(30))
         return "stopped early"
@@ -333,7 +333,7 @@ def test_close_while_the_last_tool_result_is_forwarded_keeps_a_valid_history(thr
     holder: list[Any] = []
     ready = threading.Event()
 
-    def closes_the_reader(_input: str, _ctx: Context) -> str:
+    def closes_the_reader(_arguments: dict[str, Any], _ctx: Context) -> str:
         assert ready.wait(5)
         holder[0].close()  # the reader goes away while this result is being sent
         return "done"
@@ -354,7 +354,7 @@ def test_close_while_the_last_tool_result_is_forwarded_keeps_a_valid_history(thr
 def test_result_after_close_while_a_tool_ignores_the_context_is_valid(threads: Threads) -> None:
     running, release = threading.Event(), threading.Event()
 
-    def stubborn(_input: str, _ctx: Context) -> str:
+    def stubborn(_arguments: dict[str, Any], _ctx: Context) -> str:
         running.set()
         assert release.wait(5)
         return "late"
@@ -376,7 +376,7 @@ def test_result_after_close_while_a_tool_ignores_the_context_is_valid(threads: T
 def test_a_deadline_ends_the_run_while_a_tool_ignores_the_context(threads: Threads, parallel: bool) -> None:
     release, entered = threading.Event(), threading.Event()
 
-    def stubborn(_input: str, _ctx: Context) -> str:
+    def stubborn(_arguments: dict[str, Any], _ctx: Context) -> str:
         entered.set()
         assert release.wait(10)
         return "late"
@@ -405,7 +405,7 @@ def test_a_tool_that_catches_exception_does_not_swallow_the_cancel(threads: Thre
     started = threading.Event()
     swallowed: list[str] = []
 
-    def careless(_input: str, ctx: Context) -> str:
+    def careless(_arguments: dict[str, Any], ctx: Context) -> str:
         started.set()
         try:
             ctx.wait(30)
@@ -428,7 +428,7 @@ def test_a_tool_that_catches_exception_does_not_swallow_the_cancel(threads: Thre
 
 
 def test_a_canceled_of_a_tools_own_context_is_an_error_result() -> None:
-    def own_deadline(_input: str, _ctx: Context) -> str:
+    def own_deadline(_arguments: dict[str, Any], _ctx: Context) -> str:
         Context(timeout=0).check()  # the tool's own context, not the run's
         return "unreachable"
 
@@ -440,7 +440,7 @@ def test_a_canceled_of_a_tools_own_context_is_an_error_result() -> None:
     assert reader.result().text == "ok"
 
 
-def pause(seconds: float, _input: str, ctx: Context) -> str:
+def pause(seconds: float, _arguments: dict[str, Any], ctx: Context) -> str:
     return "interrupted" if ctx.wait(seconds) else "slept"
 
 
@@ -522,7 +522,7 @@ def test_a_run_ended_by_a_deadline_still_logs_its_end(
             if "run ended" in record.getMessage():
                 logged.set()
 
-    def stubborn(_input: str, _ctx: Context) -> str:
+    def stubborn(_arguments: dict[str, Any], _ctx: Context) -> str:
         started.set()
         release.wait(10)
         return "late"
@@ -694,15 +694,22 @@ def test_ctrl_c_while_waiting_for_the_result_stops_the_run(how: str) -> None:
 
 def test_ctrl_c_in_result_on_this_thread_cancels_the_run(threads: Threads) -> None:
     # The same as the child above, in this process (where coverage sees it):
-    # result() closes the reader when KeyboardInterrupt reaches its wait.
+    # result() closes the reader when KeyboardInterrupt reaches its wait. Where
+    # a signal ends a lock wait, the signal comes once the main thread sleeps
+    # in the kernel in a wait without a time limit, which nothing else ends
+    # (the model sends nothing until the run is cancelled): the Ctrl-C ends it
+    # at once.
     started, released = threading.Event(), threading.Event()
     reader = run(options(ScriptedModel([blocking_step(started, released, text("partial"))])))
     main_thread = threading.main_thread().ident
     assert main_thread is not None
     assert threading.current_thread() is threading.main_thread()
+    in_result = "agentcore/engine/channel.py:result"
 
     def interrupt() -> None:
-        if started.wait(5) and wait_until(lambda: asleep_in("MainThread", "agentcore/result.py:result")):
+        if started.wait(5) and wait_until(
+            lambda: asleep_in("MainThread", in_result, untimed=SIGNALS_END_LOCK_WAITS)
+        ):
             signal.pthread_kill(main_thread, signal.SIGINT)
 
     killer = threading.Thread(target=interrupt)

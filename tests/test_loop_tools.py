@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from typing import Any
 
 import pytest
 
@@ -50,7 +51,7 @@ def tool_message(*results: ToolResult) -> Message:
 
 
 def test_rule6_a_failing_tool_becomes_an_error_result_and_the_run_goes_on() -> None:
-    def flaky(_input: str, _ctx: Context) -> str:
+    def flaky(_arguments: dict[str, Any], _ctx: Context) -> str:
         raise RuntimeError("disk full")
 
     model = ScriptedModel([tool_step(call("call_1", "flaky"), call("call_2", "ok")), text_step("Recovered")])
@@ -73,7 +74,7 @@ class Unprintable(Exception):
 
 
 def test_rule6_a_tool_exception_whose_str_raises_is_still_an_error_result() -> None:
-    def broken(_input: str, _ctx: Context) -> str:
+    def broken(_arguments: dict[str, Any], _ctx: Context) -> str:
         raise Unprintable
 
     model = ScriptedModel([tool_step(call("c1", "broken")), text_step("Recovered")])
@@ -107,7 +108,7 @@ def test_rule6_an_unknown_tool_lists_the_available_tools_and_the_run_goes_on() -
     assert "get_page_content" in results[0].content
     assert "search" in results[0].content
     assert "fetch" in results[0].content
-    assert search.calls == ['{"q":"x"}']
+    assert search.calls == [{"q": "x"}]
     assert summary(parts)[-1][:2] == ("finish", "stop")
     assert len(model.requests) == 3
 
@@ -159,7 +160,7 @@ def test_rule6_empty_or_whitespace_arguments_mean_an_empty_object(arguments: str
     model = ScriptedModel([tool_step(call("c1", "get_time", arguments)), text_step("ok")])
     get_time = FuncTool("get_time", lambda _i, _c: "12:00")
     parts = collect(run(options(model, tools=[get_time])))
-    assert get_time.calls == ["{}"]
+    assert get_time.calls == [{}]
     assert [s for s in summary(parts) if s[0] == "tool-result"] == [
         ("tool-result", "c1", "get_time", "12:00", False)
     ]
@@ -187,7 +188,7 @@ def test_rule6_a_base_exception_from_a_tool_ends_the_run_and_result_reraises_it(
 ) -> None:
     raised = exc_type("stop now")
 
-    def bad(_input: str, _ctx: Context) -> str:
+    def bad(_arguments: dict[str, Any], _ctx: Context) -> str:
         raise raised
 
     model = ScriptedModel(
@@ -211,18 +212,18 @@ def test_parallel_tools_overlap_and_results_keep_call_order() -> None:
     second_done = threading.Event()
     order: list[str] = []
 
-    def slow_first(_input: str, _ctx: Context) -> str:
+    def slow_first(_arguments: dict[str, Any], _ctx: Context) -> str:
         barrier.wait()  # all three calls are running at once, or this raises
         assert second_done.wait(5)
         order.append("first")
         return "first result"
 
-    def quick(input: str, _ctx: Context) -> str:
+    def quick(arguments: dict[str, Any], _ctx: Context) -> str:
         barrier.wait()
-        order.append(f"quick {json.loads(input)['n']}")
-        if json.loads(input)["n"] == 2:
+        order.append(f"quick {arguments['n']}")
+        if arguments["n"] == 2:
             second_done.set()
-        return f"quick {json.loads(input)['n']}"
+        return f"quick {arguments['n']}"
 
     model = ScriptedModel(
         [
@@ -253,7 +254,7 @@ def test_parallel_tools_overlap_and_results_keep_call_order() -> None:
 def test_sequential_tools_do_not_overlap() -> None:
     barrier = threading.Barrier(2, timeout=0.2)
 
-    def meet(_input: str, _ctx: Context) -> str:
+    def meet(_arguments: dict[str, Any], _ctx: Context) -> str:
         barrier.wait()
         return "met"
 
@@ -283,7 +284,7 @@ def test_a_lone_surrogate_in_a_tool_output_becomes_a_replacement_character() -> 
 
 
 def test_a_lone_surrogate_in_a_tool_error_becomes_a_replacement_character() -> None:
-    def missing(_input: str, _ctx: Context) -> str:
+    def missing(_arguments: dict[str, Any], _ctx: Context) -> str:
         raise FileNotFoundError(b"gone-\xfe".decode("utf-8", "surrogateescape"))
 
     model = ScriptedModel([tool_step(call("c1", "open")), text_step("ok")])
@@ -310,7 +311,7 @@ def test_a_lone_surrogate_in_tool_call_arguments_is_replaced() -> None:
     search = FuncTool("search")
     reader = run(options(model, tools=[search]))
     collect(reader)
-    assert search.calls == ['{"q": "caf\ufffd"}']
+    assert search.calls == [{"q": "caf\ufffd"}]
     assert reader.result().messages[1].tool_calls[0].input == '{"q": "caf\ufffd"}'
 
 
@@ -379,9 +380,9 @@ def test_a_lone_surrogate_in_a_tool_output_reaches_the_server_replaced(server: L
 
 
 def test_two_calls_with_one_id_end_the_run_before_either_runs() -> None:
-    ran: list[str] = []
+    ran: list[dict[str, Any]] = []
 
-    def pay(arguments: str, _ctx: Context) -> str:
+    def pay(arguments: dict[str, Any], _ctx: Context) -> str:
         ran.append(arguments)
         return "paid"
 

@@ -120,10 +120,10 @@ def test_open_mcp_servers_opens_them_in_order_with_the_locale_and_closes_them_on
                 f"MCPTools.http({server.url!r})",
                 f"MCPTools.stdio({PYTHON + ' ' + TOOLS_SERVER!r})",
             ]
-            assert servers[0]["web_echo"].execute('{"text": "hi"}', Context()) == "hi"
+            assert servers[0]["web_echo"].execute({"text": "hi"}, Context()) == "hi"
             environment = servers[1]["environment"]
-            assert environment.execute('{"name": "LC_ALL"}', Context()) == "C.UTF-8"
-            assert environment.execute('{"name": "MY_KEY"}', Context()) == "<unset>"  # not on the allowlist
+            assert environment.execute({"name": "LC_ALL"}, Context()) == "C.UTF-8"
+            assert environment.execute({"name": "MY_KEY"}, Context()) == "<unset>"  # not on the allowlist
         finally:
             for opened in servers:
                 opened.close()

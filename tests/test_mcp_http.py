@@ -51,7 +51,7 @@ def test_tools_over_http_with_headers_redacted(server: HttpMCPServer) -> None:
     headers = {"Authorization": f"Bearer {TOKEN}", "X-Team": "blue"}
     with MCPTools.http(server.url, headers=headers, timeout=20) as tools:
         assert "add" in tools
-        assert tools["add"].execute('{"a": 20, "b": 22}', Context()) == '{"result": 42}'
+        assert tools["add"].execute({"a": 20, "b": 22}, Context()) == '{"result": 42}'
         assert {h.get("authorization") for h in server.headers} == {f"Bearer {TOKEN}"}
         assert {h.get("x-team") for h in server.headers} == {"blue"}
         assert (
@@ -59,7 +59,7 @@ def test_tools_over_http_with_headers_redacted(server: HttpMCPServer) -> None:
             == f"MCPTools.http({server.url!r}, headers={{'Authorization': '[REDACTED]', 'X-Team': 'blue'}})"
         )
         with pytest.raises(MCPToolError) as info:
-            tools["fail"].execute(f'{{"message": "bad token {TOKEN}"}}', Context())
+            tools["fail"].execute({"message": f"bad token {TOKEN}"}, Context())
         assert str(info.value) == "Error executing tool fail: bad token [REDACTED]"
     assert mcp_threads() == []
 
@@ -133,10 +133,10 @@ def test_a_session_the_restarted_server_forgot_is_replaced_and_the_call_sent_aga
 ) -> None:
     with MCPTools.http(server.url, timeout=20) as tools:
         ctx = Context()
-        assert tools["add"].execute('{"a": 1, "b": 1}', ctx) == '{"result": 2}'
+        assert tools["add"].execute({"a": 1, "b": 1}, ctx) == '{"result": 2}'
         server.stop()
         server.start()  # the old session id now gets 404: the call was not run
-        assert tools["add"].execute('{"a": 2, "b": 2}', ctx) == '{"result": 4}'
+        assert tools["add"].execute({"a": 2, "b": 2}, ctx) == '{"result": 4}'
         assert len(sessions(server)) == 2
 
 
@@ -144,19 +144,19 @@ def test_a_server_that_is_down_fails_calls_until_it_is_back(server: HttpMCPServe
     with MCPTools.http(server.url, timeout=20, connect_timeout=2) as tools:
         server.stop()
         with pytest.raises(MCPServerError) as info:
-            tools["add"].execute('{"a": 1, "b": 1}', Context())
+            tools["add"].execute({"a": 1, "b": 1}, Context())
         assert str(info.value) == (
             f"{tools.label}: the connection broke during the call to 'add' (Connection closed); "
             "it is opened again on the next call"
         )
         with pytest.raises(MCPServerError) as info:
-            tools["add"].execute('{"a": 1, "b": 1}', Context())
+            tools["add"].execute({"a": 1, "b": 1}, Context())
         assert (
             str(info.value)
             == f"could not connect to {tools.label}: ConnectError: All connection attempts failed"
         )
         server.start()
-        assert tools["add"].execute('{"a": 1, "b": 1}', Context()) == '{"result": 2}'
+        assert tools["add"].execute({"a": 1, "b": 1}, Context()) == '{"result": 2}'
 
 
 def test_a_changed_tool_list_over_http(server: HttpMCPServer) -> None:

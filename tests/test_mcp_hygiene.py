@@ -51,12 +51,12 @@ def http_server() -> Iterator[HttpMCPServer]:
 @pytest.mark.slow
 def test_100_stdio_cycles_leave_no_process_zombie_thread_or_descriptor() -> None:
     with MCPTools.stdio(PYTHON, ["-S", MINIMAL_SERVER]) as warm:  # first imports and threads
-        warm["ping"].execute("{}", Context())
+        warm["ping"].execute({}, Context())
     baseline = Baseline()
     start = time.monotonic()
     for _ in range(CYCLES):
         with MCPTools.stdio(PYTHON, ["-S", MINIMAL_SERVER]) as tools:
-            assert tools["ping"].execute("{}", Context()) == "pong"
+            assert tools["ping"].execute({}, Context()) == "pong"
     took = time.monotonic() - start
     baseline.assert_restored()
     assert took < 60, f"{CYCLES} cycles took {took:.1f} s"
@@ -65,18 +65,18 @@ def test_100_stdio_cycles_leave_no_process_zombie_thread_or_descriptor() -> None
 @pytest.mark.slow
 def test_100_http_cycles_leave_no_thread_or_descriptor(http_server: HttpMCPServer) -> None:
     with MCPTools.http(http_server.url) as warm:
-        warm["echo"].execute('{"text": "warm"}', Context())
+        warm["echo"].execute({"text": "warm"}, Context())
     baseline = Baseline()
     for _ in range(CYCLES):
         with MCPTools.http(http_server.url) as tools:
-            assert tools["echo"].execute('{"text": "hi"}', Context()) == "hi"
+            assert tools["echo"].execute({"text": "hi"}, Context()) == "hi"
     baseline.assert_restored()
 
 
 def test_mcp_tools_dropped_without_close_stop_their_server_once_collected() -> None:
     baseline = Baseline()
     tools = MCPTools.stdio(PYTHON, ["-S", MINIMAL_SERVER])
-    assert tools["ping"].execute("{}", Context()) == "pong"
+    assert tools["ping"].execute({}, Context()) == "pong"
     assert len(children(baseline.children)) == 1
     del tools
     gc.collect()

@@ -176,10 +176,10 @@ class SearchTool:
     definition = ToolDefinition(name="search", description="Search.")
 
     def __init__(self) -> None:
-        self.inputs: list[str] = []
+        self.inputs: list[dict[str, Any]] = []
 
-    def execute(self, input: str, ctx: Context) -> str:
-        self.inputs.append(input)
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
+        self.inputs.append(arguments)
         return "found it"
 
 
@@ -195,7 +195,7 @@ def test_a_synthesized_id_is_the_same_in_part_history_and_result(server: LocalSe
     model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10))
     result = run(LoopOptions(model=model, messages=[user_message("find sse")], tools=[tool])).result()
     assert result.text == "done"
-    assert tool.inputs == ['{"q":"sse"}']
+    assert tool.inputs == [{"q": "sse"}]
     [call] = result.steps[0].tool_calls
     [tool_result] = result.steps[0].tool_results
     assert tool_result.tool_call_id == call.id
@@ -396,7 +396,7 @@ def test_the_loop_does_not_run_the_cut_call(server: LocalServer) -> None:
         definition = ToolDefinition(name="write_file")
         runs = 0
 
-        def execute(self, input: str, ctx: Context) -> str:
+        def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
             WriteFile.runs += 1
             return "written"
 

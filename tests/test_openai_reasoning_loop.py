@@ -317,7 +317,7 @@ def model_for(provider: Provider, server: LocalServer, **overrides: Any) -> Open
 
 def tools() -> list[FuncTool]:
     return [
-        FuncTool("get_weather", lambda raw, _ctx: "sunny in " + json.loads(raw)["city"]),
+        FuncTool("get_weather", lambda arguments, _ctx: "sunny in " + arguments["city"]),
         FuncTool("get_time", lambda _raw, _ctx: "14:00"),
     ]
 

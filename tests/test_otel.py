@@ -162,7 +162,7 @@ CONTENT_KEYS = {
 }
 
 
-def broken(_input: str, _ctx: Context) -> str:
+def broken(_arguments: dict[str, Any], _ctx: Context) -> str:
     raise ValueError("no such city")
 
 
@@ -355,7 +355,7 @@ def test_content_is_recorded_when_the_run_opts_in(otel: Telemetry) -> None:
 def test_a_cancel_ends_the_tool_and_run_spans_as_canceled(otel: Telemetry) -> None:
     started = threading.Event()
 
-    def wait(_input: str, ctx: Context) -> str:
+    def wait(_arguments: dict[str, Any], ctx: Context) -> str:
         started.set()
         ctx.wait()
         ctx.check()
@@ -400,7 +400,7 @@ def test_a_failed_step_ends_its_chat_span_with_the_error_and_its_duration(otel: 
 def test_spans_nest_across_the_worker_and_tool_threads(otel: Telemetry) -> None:
     tracer = otel.tracer_provider.get_tracer("test")
 
-    def inside(_input: str, _ctx: Context) -> str:
+    def inside(_arguments: dict[str, Any], _ctx: Context) -> str:
         with tracer.start_as_current_span("inside the tool"):
             return "ok"
 

@@ -221,11 +221,11 @@ class Billing:
                 close()
 
 
-def ok_tool(arguments: str, _ctx: Context) -> str:
-    return f"ok {arguments}"
+def ok_tool(arguments: dict[str, Any], _ctx: Context) -> str:
+    return f"ok {json.dumps(arguments)}"
 
 
-def failing_tool(_arguments: str, _ctx: Context) -> str:
+def failing_tool(_arguments: dict[str, Any], _ctx: Context) -> str:
     raise RuntimeError("the tool failed")
 
 
@@ -299,8 +299,8 @@ def oracle(script: list[Step], step_limit: int, max_retries: int) -> Outcome:
             return Outcome(tuple(parts), ("finish", final, total))
         for call in step.calls:
             error = is_error_result(call)
-            arguments = call.input if call.input.strip() else "{}"
-            parts.append(("result", call.id, call.name, error, None if error else f"ok {arguments}"))
+            ok = None if error else f"ok {json.dumps(json.loads(call.input or '{}'))}"
+            parts.append(("result", call.id, call.name, error, ok))
         if number == step_limit:
             return Outcome(tuple(parts), ("finish", FinishReason.STEP_LIMIT, total))
     raise AssertionError("unreachable")

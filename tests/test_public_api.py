@@ -230,7 +230,7 @@ def test_tool_turns_a_typed_function_into_a_tool() -> None:
     assert isinstance(get_weather, agentcore.Tool)
     assert get_weather.definition.name == "get_weather"
     assert "city" in json.loads(get_weather.definition.input_schema)["properties"]
-    assert get_weather.execute('{"city": "Lima"}', agentcore.Context()) == "Lima: sunny"
+    assert get_weather.execute({"city": "Lima"}, agentcore.Context()) == "Lima: sunny"
 
 
 def test_message_json_round_trip_methods() -> None:

@@ -87,7 +87,7 @@ class Sleeper:
     def __init__(self) -> None:
         self.started = threading.Event()
 
-    def execute(self, input: str, ctx: Context) -> str:
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
         self.started.set()
         return "interrupted" if ctx.wait(30.0) else "slept"
 
@@ -95,7 +95,7 @@ class Sleeper:
 class Quick:
     definition = ToolDefinition(name="echo", description="Echo.", input_schema='{"type":"object"}')
 
-    def execute(self, input: str, ctx: Context) -> str:
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
         return "ok"
 
 

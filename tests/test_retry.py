@@ -31,7 +31,7 @@ from agentcore import (
     Usage,
     run,
 )
-from agentcore.engine.retry import backoff_delay, call_with_retries, retry_policy
+from agentcore.engine.retry import backoff_delay, retried, retry_policy
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import FuncTool, call, collect, options, summary, text, text_step, tool_step
 
@@ -73,7 +73,6 @@ def policy(
     cap: float = 8.0,
     limit: float | None = None,
     ctx: Context | None = None,
-    forwarded: Callable[[], bool] = lambda: False,
     rand: Callable[[float, float], float] | None = None,
 ) -> Any:
     return retry_policy(
@@ -82,7 +81,6 @@ def policy(
         max_delay=cap,
         retry_after_limit=limit,
         ctx=ctx or Context(),
-        forwarded=forwarded,
         sleep=waits.append,
         rand=rand or Jitter(1.0),
     )
@@ -172,14 +170,6 @@ def test_other_exceptions_are_not_retried(error: BaseException) -> None:
     assert (attempt.attempts, waits) == (1, [])
 
 
-def test_no_retry_once_the_attempt_forwarded_a_part() -> None:
-    waits: list[float] = []
-    attempt = Failing(ModelError(ErrorClass.TRANSIENT))
-    with pytest.raises(ModelError):
-        policy(waits, forwarded=lambda: True)(attempt)
-    assert (attempt.attempts, waits) == (1, [])
-
-
 def test_no_retry_when_the_context_is_cancelled() -> None:
     waits: list[float] = []
     ctx = Context()
@@ -228,9 +218,7 @@ def test_max_retries_counts_additional_attempts(max_retries: int, attempts: int)
 def test_the_default_wait_ends_at_once_on_cancel() -> None:
     ctx = Context()
     attempt = Failing(ModelError(ErrorClass.RATE_LIMITED, retry_after=30.0), ModelError(ErrorClass.TRANSIENT))
-    retrying = retry_policy(
-        max_retries=2, base_delay=0.5, max_delay=8.0, retry_after_limit=None, ctx=ctx, forwarded=lambda: False
-    )
+    retrying = retry_policy(max_retries=2, base_delay=0.5, max_delay=8.0, retry_after_limit=None, ctx=ctx)
     timer = threading.Timer(0.1, ctx.cancel)
     timer.start()
     start = time.monotonic()
@@ -498,26 +486,17 @@ def test_tenacity_is_imported_only_when_a_step_fails_retryably() -> None:
     assert proc.stdout.split() == ["2"]
 
 
-def test_call_with_retries_builds_the_policy_only_after_a_retryable_failure() -> None:
-    built: list[list[float]] = []
-
-    def build() -> Any:
-        built.append([])
-        return policy(built[-1])
-
-    assert call_with_retries(lambda: "direct", build) == "direct"
-    refused = Failing(ModelError(ErrorClass.INVALID_REQUEST))
-    with pytest.raises(ModelError) as info:
-        call_with_retries(refused, build)
-    assert info.value.error_class is ErrorClass.INVALID_REQUEST
-    assert (refused.attempts, built) == (1, [])
-    # The first failure is the policy's attempt 1: two retries remain, with the usual waits.
-    attempt = Failing(ModelError(ErrorClass.TRANSIENT), ModelError(ErrorClass.RATE_LIMITED, retry_after=2.0))
-    assert call_with_retries(attempt, build) == "ok"
-    assert attempt.attempts == 3
-    assert built == [[0.5, 2.0]]
+def test_retried_goes_on_from_the_first_failure_as_the_policys_attempt_1() -> None:
+    # The step's first attempt runs without a policy (agentcore/engine/step.py); its
+    # retryable failure is the policy's attempt 1: two retries remain, with the usual waits.
+    waits: list[float] = []
+    attempt = Failing(ModelError(ErrorClass.RATE_LIMITED, retry_after=2.0))
+    assert retried(ModelError(ErrorClass.TRANSIENT), attempt, lambda: policy(waits)) == "ok"
+    assert attempt.attempts == 2
+    assert waits == [0.5, 2.0]
     exhausted = Failing(*[ModelError(ErrorClass.OVERLOADED) for _ in range(5)])
+    waits.clear()
     with pytest.raises(ModelError):
-        call_with_retries(exhausted, build)
-    assert exhausted.attempts == 3
-    assert built[-1] == [0.5, 1.0]
+        retried(ModelError(ErrorClass.OVERLOADED), exhausted, lambda: policy(waits))
+    assert exhausted.attempts == 2
+    assert waits == [0.5, 1.0]

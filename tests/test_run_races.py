@@ -1,20 +1,20 @@
 """Races between a run's end and a cancel, through the public API
 (agentcore/engine/loop.py, agentcore/engine/channel.py): exactly one terminal part, last,
-whoever ends the run."""
+whoever ends the run; and an idle run's reader sleeps until something happens."""
 
 from __future__ import annotations
 
 import logging
 import sys
 import threading
-import time
 from collections.abc import Iterator
 
 import pytest
 
 from agentcore import Context, FinishReason, StreamPart, Usage, run
+from agentcore.context import SIGNALS_END_LOCK_WAITS
 from agentcore.testing import ScriptedModel
-from tests.loop_helpers import collect, options, text_step
+from tests.loop_helpers import asleep_in, collect, options, text_step, wait_until
 
 
 def text(value: str) -> StreamPart:
@@ -35,20 +35,19 @@ def test_stress_a_cancel_racing_the_workers_end_leaves_one_terminal_part(tiny_sw
     # A caller's cancel and the worker's own end race on every run; each run
     # must end with exactly one terminal part, last, whichever won.
     model_step = text_step("a", "b", usage=Usage(3, 4))
-    started = time.monotonic()
     outcomes = {"finish": 0, "error": 0}
-    runs = 0
-    while runs < 3000 and time.monotonic() - started < 60:
+    for _ in range(3000):
         ctx = Context()
         reader = run(options(ScriptedModel([model_step])), ctx)
         canceller = threading.Thread(target=ctx.cancel)
         canceller.start()
-        parts = collect(reader)
+        parts = collect(reader)  # exactly one terminal part, last
         canceller.join()
         outcomes[parts[-1].kind.value] += 1
-        runs += 1
-    assert runs >= 1000, f"only {runs} runs in 60 s"
-    assert outcomes["finish"] + outcomes["error"] == runs
+    # Both sides won some races (about 2,200 finishes and 800 cancels on a 2-CPU
+    # machine): the race the test is about did happen.
+    assert outcomes["finish"] > 0
+    assert outcomes["error"] > 0
 
 
 def test_a_slow_log_handler_on_the_cancelling_thread_does_not_lose_the_terminal_part() -> None:
@@ -87,35 +86,56 @@ def test_a_slow_log_handler_on_the_cancelling_thread_does_not_lose_the_terminal_
     assert parts[-1].finish_reason is FinishReason.CANCELED
 
 
-def voluntary_switches(thread: threading.Thread) -> int:
-    """How often ``thread`` gave up the CPU of its own accord (each wait or
-    wakeup of a blocked thread is one), from /proc."""
-    with open(f"/proc/self/task/{thread.native_id}/status") as status:
-        for line in status:
-            if line.startswith("voluntary_ctxt_switches:"):
-                return int(line.split()[1])
-    raise AssertionError("no voluntary_ctxt_switches line")
+TAKE = "agentcore/engine/channel.py:take"
+"""Where a reader sleeps until a part comes (see :func:`asleep_in`)."""
 
 
-def test_an_idle_run_wakes_nobody() -> None:
-    # A reader waiting for a model that sends nothing sleeps until a part
-    # comes (1,000 idle runs polling every 0.25 s made 4,000 wakeups a second).
-    started = threading.Event()
+def silent_model(started: threading.Event) -> ScriptedModel:
+    """A model that sends nothing until the run is cancelled."""
 
     def silent(_request: object, ctx: Context) -> Iterator[StreamPart]:
         started.set()
         ctx.wait()
         yield StreamPart.step_finish(FinishReason.STOP)
 
-    reader = run(options(ScriptedModel([silent])))
+    return ScriptedModel([silent])
+
+
+def test_an_idle_run_wakes_nobody() -> None:
+    # A reader waiting for a model that sends nothing waits without a time
+    # limit, asleep in the kernel, until a part comes: only a notify can wake
+    # it (1,000 idle runs polling every 0.25 s made 4,000 wakeups a second).
+    started = threading.Event()
+    reader = run(options(silent_model(started)))
     parts: list[StreamPart] = []
-    reading = threading.Thread(target=lambda: parts.extend(reader))
+    reading = threading.Thread(target=lambda: parts.extend(reader), name="idle-reader")
     reading.start()
     assert started.wait(5)
-    before = voluntary_switches(reading)
-    time.sleep(1.0)  # the time measured, not a synchronisation
-    woke = voluntary_switches(reading) - before
+    assert wait_until(lambda: asleep_in("idle-reader", TAKE, untimed=True))
     reader.close()
     reading.join(5)
-    assert woke <= 1  # at most the wait it was about to enter
+    assert parts == []
+
+
+@pytest.mark.skipif(not SIGNALS_END_LOCK_WAITS, reason="the main thread waits in slices here")
+def test_an_idle_run_read_on_the_main_thread_wakes_nobody_either() -> None:
+    # Where a signal ends a lock wait, the main thread waits untimed too (a
+    # Ctrl-C still ends the wait at once: test_loop_cancel.py).
+    assert threading.current_thread() is threading.main_thread()
+    started = threading.Event()
+    reader = run(options(silent_model(started)))
+    seen: list[bool] = []
+
+    def watch_then_close() -> None:
+        assert started.wait(5)
+        seen.append(
+            wait_until(lambda: asleep_in("MainThread", "agentcore/engine/channel.py:take", untimed=True))
+        )
+        reader.close()
+
+    watcher = threading.Thread(target=watch_then_close)
+    watcher.start()
+    parts = list(reader)
+    watcher.join(5)
+    assert seen == [True]
     assert parts == []

@@ -382,7 +382,7 @@ def test_test_model_without_tools_echoes_the_user() -> None:
 
 def test_test_model_in_a_full_run() -> None:
     weather = FuncTool(
-        "get_weather", lambda i, _c: f"{json.loads(i)['city']}: -3C", schema=WEATHER.input_schema
+        "get_weather", lambda arguments, _c: f"{arguments['city']}: -3C", schema=WEATHER.input_schema
     )
     clock = FuncTool("get_time", lambda _i, _c: "23:00")
     on_step: list[Usage] = []
@@ -390,8 +390,8 @@ def test_test_model_in_a_full_run() -> None:
     assert result.finish_reason is FinishReason.STOP
     assert "Oslo: -3C" in result.text
     assert "23:00" in result.text
-    assert weather.calls == ['{"city": "Oslo"}']
-    assert clock.calls == ["{}"]
+    assert weather.calls == [{"city": "Oslo"}]
+    assert clock.calls == [{}]
     assert len(result.steps) == 2
     assert on_step == [s.usage for s in result.steps]
     assert result.usage == on_step[0] + on_step[1]
@@ -573,11 +573,18 @@ class Broken:
             "a cancelled context did not stop the stream with Canceled",
         ),
         (Broken([call("", "search"), step_finish(FinishReason.TOOL_CALLS)]), "tool call without id or name"),
-        (Broken([call("c1", "search", "[1]"), step_finish(FinishReason.TOOL_CALLS)]), "not a JSON object"),
-        (Broken([call("c1", "search", '{"q":'), step_finish(FinishReason.TOOL_CALLS)]), "input is not JSON"),
+        (
+            Broken([call("c1", "search", "[1]"), step_finish(FinishReason.TOOL_CALLS)]),
+            "tool call 'c1': the arguments must be a JSON object, got list: '[1]'",
+        ),
+        (
+            Broken([call("c1", "search", '{"q":'), step_finish(FinishReason.TOOL_CALLS)]),
+            "tool call 'c1': the arguments are not valid JSON "
+            "(Expecting value: line 1 column 6 (char 5)): '{\"q\":'",
+        ),
         (
             Broken([call("c1", "search", nested(20_000)), step_finish(FinishReason.TOOL_CALLS)]),
-            "input nests too deeply to decode",
+            "tool call 'c1': the arguments are nested too deeply to decode",
         ),
         (Broken([step_finish(FinishReason.STEP_LIMIT)]), "is not a step reason"),
         (Broken(["text"]), "not a StreamPart"),

@@ -306,6 +306,12 @@ CASES: list[tuple[Any, dict[str, Any], Any, Any, Any]] = [
 ]
 
 
+def sent(arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` as a tool gets them: what the JSON the model sends decodes to."""
+    decoded: dict[str, Any] = json.loads(json.dumps(arguments, default=json_default))
+    return decoded
+
+
 def _one_parameter_tool(hint: Any, seen: list[Any]) -> FunctionTool[..., Any]:
     def take(x: Any) -> Any:
         seen.append(x)
@@ -328,7 +334,7 @@ def test_schema_conversion_and_encoding(
         "required": ["x"],
         "additionalProperties": False,
     }
-    text = t.execute(json.dumps({"x": argument}), Context())
+    text = t.execute(sent({"x": argument}), Context())
     assert isinstance(text, str)  # a dict result is encoded as JSON text
     assert seen == [value]
     assert type(seen[0]) is type(value)
@@ -336,7 +342,7 @@ def test_schema_conversion_and_encoding(
         assert [type(v) for v in seen[0]] == [type(v) for v in value]
     assert json.loads(text) == {"x": returned}
     # What a tool returns is what it accepts: the returned JSON goes back in as the same value.
-    assert t.execute(json.dumps({"x": returned}), Context()) == text
+    assert t.execute(sent({"x": returned}), Context()) == text
     assert seen[1] == value
 
 
@@ -385,7 +391,7 @@ def test_bad_values_are_reported_to_the_model(hint: Any, argument: Any, problem:
     seen: list[Any] = []
     t = _one_parameter_tool(hint, seen)
     with pytest.raises(ToolInputError) as info:
-        t.execute(json.dumps({"x": argument}), Context())
+        t.execute(sent({"x": argument}), Context())
     lines = str(info.value).splitlines()
     assert lines[0] == "invalid arguments for tool 'take'; it was not run:"
     assert lines[1].startswith(problem)
@@ -395,7 +401,7 @@ def test_bad_values_are_reported_to_the_model(hint: Any, argument: Any, problem:
 def test_a_conversion_error_keeps_pydantics_error_as_its_cause() -> None:
     t = _one_parameter_tool(Room, [])
     with pytest.raises(ToolInputError) as info:
-        t.execute('{"x": {"number": 13, "kind": "red", "price": 1}}', Context())
+        t.execute({"x": {"number": 13, "kind": "red", "price": 1}}, Context())
     assert isinstance(info.value.__cause__, ValueError)
     assert isinstance(info.value.__cause__.__cause__, pydantic.ValidationError)
 
@@ -415,7 +421,7 @@ def test_non_finite_decimal_results_are_errors() -> None:
     with pytest.raises(
         TypeError, match=r"returned a value of type Decimal that cannot be sent.*not a finite number"
     ):
-        f.execute("{}", Context())
+        f.execute({}, Context())
 
 
 @dataclasses.dataclass
@@ -489,7 +495,7 @@ def test_typed_dicts_never_go_through_pydantic() -> None:
             pydantic.TypeAdapter(Guest)
     seen: list[Any] = []
     t = _one_parameter_tool(list[Guest], seen)
-    t.execute('{"x": [{"name": "Ada", "born": "1815-12-10"}]}', Context())
+    t.execute({"x": [{"name": "Ada", "born": "1815-12-10"}]}, Context())
     assert seen == [[{"name": "Ada", "born": datetime.date(1815, 12, 10)}]]
 
 
@@ -521,7 +527,7 @@ def f(
 args = {"slot": {"start": "2024-01-01T00:00:00Z"}, "guest": {"name": "Ada"},
         "id": "12345678-1234-5678-1234-567812345678", "price": "1.50", "p": "a/b", "kind": "a",
         "day": "2024-01-02"}
-out = json.loads(f.execute(json.dumps(args), agentcore.Context()))
+out = json.loads(f.execute(args, agentcore.Context()))
 assert out == {**args, "slot": {"start": "2024-01-01T00:00:00+00:00"}}, out
 """
     proc = subprocess.run(
@@ -623,7 +629,7 @@ def test_conversion_round_trips(case: Case, data: st.DataObject) -> None:
     value = data.draw(values)
     seen: list[Any] = []
     t = _one_parameter_tool(hint, seen)
-    text = t.execute(json.dumps({"x": value}, default=json_default), Context())
+    text = t.execute(sent({"x": value}), Context())
     assert isinstance(text, str)  # a dict result is encoded as JSON text
     assert seen == [value]
     # The returned JSON is valid against the published schema (checked independently here, with
@@ -632,5 +638,5 @@ def test_conversion_round_trips(case: Case, data: st.DataObject) -> None:
     schema = json.loads(t.definition.input_schema)
     checker = jsonschema.FormatChecker(formats=["date", "uuid"])
     jsonschema.Draft202012Validator(schema, format_checker=checker).validate(json.loads(text))
-    t.execute(text, Context())
+    t.execute(json.loads(text), Context())
     assert seen == [value, value]

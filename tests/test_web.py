@@ -68,9 +68,8 @@ class Add:
         ),
     )
 
-    def execute(self, input: str, ctx: Context) -> str:
-        args = json.loads(input)
-        return str(args["a"] + args["b"])
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
+        return str(arguments["a"] + arguments["b"])
 
 
 def add_script() -> list[Any]:

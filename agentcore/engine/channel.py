@@ -1,13 +1,15 @@
-"""``stream_func``: run a producer in a worker thread and read its parts.
+"""The channel between a worker thread and its reader: ``stream_func``, and
+the :class:`RunReader` that :func:`agentcore.run` returns.
 
 ``produce(send)`` runs in a daemon worker thread and hands parts to ``send``,
 which blocks while the bounded queue is full and returns False once the
 stream has ended or the reader is closed. The :class:`StreamReader` iterates
-the parts, and :meth:`StreamReader.close` returns at once whatever the worker
-is doing: it marks the channel closed (waking a ``send`` blocked on a full
-queue) and calls ``on_close`` (the loop cancels its context there, which
-shuts a blocked socket down, ends a retry wait, and tells tools that watch
-the context to stop).
+the parts (a run's :class:`RunReader` also gives its result), and
+:meth:`StreamReader.close` returns at once whatever the worker is doing: it
+marks the channel closed (waking a ``send`` blocked on a full queue) and
+calls ``on_close`` (the loop cancels its context there, which shuts a
+blocked socket down, ends a retry wait, and tells tools that watch the
+context to stop).
 
 Between the two sides sits one :class:`Channel`. It owns the queue, the
 stream's one terminal part, the snapshot a producer publishes (a run's
@@ -51,16 +53,13 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar, overload
 
-from agentcore.types import FinishReason, StreamPart, StreamPartKind
+from agentcore.context import interruptible_wait
+from agentcore.errors import Canceled, RunError
+from agentcore.result import RunResult, RunSnapshot
+from agentcore.types import FinishReason, Message, StreamPart, StreamPartKind
 
 DEFAULT_QUEUE_SIZE = 64
 """Default bound of the queue between the worker and the reader, in parts."""
-
-_MAIN_THREAD_SLICE = 0.25
-"""Seconds a wait on the main thread sleeps at a time (threads other than the
-main one wait untimed, so an idle stream costs no wakeups): a Ctrl-C that
-lands just before an untimed lock wait would otherwise go unnoticed until
-the next part arrives, and only the main thread receives signals."""
 
 _FINISH = StreamPartKind.FINISH
 _ERROR = StreamPartKind.ERROR
@@ -283,10 +282,7 @@ class Channel(Generic[S]):
         """Wait on ``condition`` (lock held) until notified, or at most ``timeout`` seconds."""
         if self._seam is not None:
             self._seam.sleeping(side)
-        if threading.current_thread() is threading.main_thread():
-            condition.wait(_MAIN_THREAD_SLICE if timeout is None else min(timeout, _MAIN_THREAD_SLICE))
-        else:
-            condition.wait(timeout)
+        interruptible_wait(condition.wait, timeout)  # a Ctrl-C on the main thread ends it
 
     def _wake(self, condition: threading.Condition, side: str) -> None:
         if self._seam is not None:
@@ -384,6 +380,86 @@ class StreamReader:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class RunReader(StreamReader):
+    """The reader returned by :func:`agentcore.run`: iterate its parts, or call :meth:`result`."""
+
+    def __init__(self, channel: Channel[RunSnapshot], on_close: Callable[[], object]) -> None:
+        super().__init__(channel, on_close)
+        self._run_channel = channel
+
+    @property
+    def messages(self) -> list[Message]:
+        """The history so far (all of it once the run ended); every tool call in
+        it has its result, so it is always valid to send again."""
+        return list(self._run_channel.snapshot.messages)
+
+    def text(self) -> Iterator[str]:
+        """Iterate only the text deltas, for notebooks and scripts::
+
+            for chunk in run(options).text():
+                sys.stdout.write(chunk)
+
+        Leaving the loop early (``break``, an exception, Ctrl-C) closes the
+        reader, which cancels the run.
+
+        Yields:
+            Each ``text-delta`` part's text, as it arrives.
+
+        Raises:
+            RunError: at the end, when the run failed (as :meth:`result`).
+        """
+        try:
+            for part in self:
+                if part.kind is StreamPartKind.TEXT_DELTA:
+                    yield part.text
+        finally:
+            self.close()
+        self.result()
+
+    def result(self) -> RunResult:
+        """Consume the rest of the stream and return the run's outcome.
+
+        Returns:
+            The :class:`RunResult` of a run that finished.
+
+        Raises:
+            RunError: the run ended in error or was cancelled (also when this
+                reader was closed first); it carries ``err``, the ``usage`` of
+                the completed steps, ``finish_reason`` and ``messages``.
+            BaseException: a non-``Exception`` raised inside the run (such as
+                ``KeyboardInterrupt`` from a tool; a :class:`Canceled` excepted,
+                which becomes a ``RunError``) is raised again as is. A
+                ``KeyboardInterrupt`` that arrives while ``result()`` waits
+                closes the reader (cancelling the run) and propagates.
+        """
+        try:
+            for _ in self:
+                pass
+        except BaseException:  # Ctrl-C while waiting: the run must not go on without a reader
+            self.close()
+            raise
+        terminal = self._run_channel.terminal
+        snapshot = self._run_channel.snapshot
+        if terminal is None:  # the reader was closed before the run ended
+            err: BaseException = Canceled("the reader was closed before the run ended")
+            raise RunError(err, snapshot.usage, FinishReason.CANCELED, list(snapshot.messages))
+        assert terminal.finish_reason is not None
+        if terminal.kind is StreamPartKind.FINISH:
+            return RunResult(
+                text=snapshot.steps[-1].text if snapshot.steps else "",
+                steps=snapshot.steps,
+                usage=terminal.total_usage,
+                finish_reason=terminal.finish_reason,
+                messages=snapshot.messages,
+                output=snapshot.output,
+                pending=snapshot.pending,
+            )
+        assert terminal.err is not None
+        if not isinstance(terminal.err, (Exception, Canceled)):
+            raise terminal.err
+        raise RunError(terminal.err, terminal.total_usage, terminal.finish_reason, list(snapshot.messages))
 
 
 def _close_channel(channel: Channel[Any], on_close: Callable[[], object] | None) -> None:

@@ -3,13 +3,16 @@ that makes one per run.
 
 :func:`agentcore.engine.loop.run` asks :func:`observer_for` for each run's
 observer; None (the default, and whenever tracing is off) costs the loop one
-``is None`` test per hook. The package installs OpenTelemetry's
-(:mod:`agentcore.integrations.otel`) with :func:`set_observe` when it is
-imported: the engine imports no integration itself.
+``is None`` test per hook. The package (``agentcore/__init__.py``) installs
+OpenTelemetry's (:mod:`agentcore.integrations.otel`) with :func:`set_observe`
+when it is imported, to be asked only once the application has imported the
+OpenTelemetry API: the engine imports no integration itself, and a run in a
+process without OpenTelemetry runs no tracing code.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol
@@ -52,17 +55,30 @@ Observe = Callable[[LoopOptions], "RunObserver | None"]
 
 _lock = threading.Lock()
 _observe: Observe | None = None
+_after: tuple[str, ...] = ()
 
 
-def set_observe(observe: Observe | None) -> None:
-    """Install ``observe`` as the maker of every later run's observer (None: none)."""
-    global _observe
+def set_observe(observe: Observe | None, after: tuple[str, ...] = ()) -> None:
+    """Install ``observe`` as the maker of every later run's observer (None: none).
+
+    Args:
+        observe: makes a run's observer, or returns None.
+        after: module names: when given, ``observe`` is asked only once one of
+            them has been imported (an observer's API, which nobody can have
+            configured before it was imported); a run before that has none.
+    """
+    global _observe, _after
     with _lock:
-        _observe = observe
+        _observe, _after = observe, after
 
 
 def observer_for(options: LoopOptions) -> RunObserver | None:
     """The observer of a run about to start with ``options``, or None."""
     with _lock:
-        observe = _observe
-    return None if observe is None else observe(options)
+        observe, after = _observe, _after
+    if observe is None:
+        return None
+    modules = sys.modules
+    if after and not any(modules.get(name) is not None for name in after):
+        return None
+    return observe(options)

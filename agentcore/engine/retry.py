@@ -4,9 +4,11 @@ A step that fails with a retryable :class:`ModelError` (``RATE_LIMITED``,
 ``OVERLOADED``, ``TRANSIENT``) before any of its parts reached the reader is
 tried again, up to ``LoopOptions.max_retries`` more times (0: never). Once a
 part was forwarded, a failure is terminal: a retry would repeat text the
-reader already has (design.md, loop rule 7). The defaults are
-``LoopOptions``' (:mod:`agentcore.options`); this module gets the values
-already resolved.
+reader already has (design.md, loop rule 7). The step's attempt
+(:mod:`agentcore.engine.step`) keeps that rule: it raises only a failure
+that came before any part went to the reader, and returns a later one. The
+defaults are ``LoopOptions``' (:mod:`agentcore.options`); this module gets
+the values already resolved.
 
 The wait before retry ``n`` (counting from 0) is
 ``min(base * 2**n, cap) * random.uniform(0.75, 1.0)`` seconds, the vendor SDKs'
@@ -21,10 +23,11 @@ Waits sleep on the run's :class:`Context`, so a cancel or deadline ends them at
 once with :class:`Canceled`. tenacity would call the attempt again after an
 interrupted sleep, so each attempt also checks the context first.
 
-A step's first attempt runs without tenacity (:func:`call_with_retries`);
-tenacity is imported and the policy built only once that attempt failed
-retryably, so ``import agentcore`` does not load tenacity (nor the asyncio it
-imports) and a step that succeeds pays nothing for its retry policy.
+A step's first attempt runs without tenacity (in
+:meth:`agentcore.engine.step.StepStreamer.stream`); tenacity is imported and
+the policy built only once that attempt failed retryably (:func:`retried`),
+so ``import agentcore`` does not load tenacity (nor the asyncio it imports)
+and a step that succeeds pays nothing for its retry policy.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ import logging
 import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Generic, TypeVar
+
+import attrs
 
 from agentcore.context import Context
 from agentcore.errors import ModelError
@@ -43,6 +48,27 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 
 _log = logging.getLogger("agentcore")
+
+
+@attrs.frozen
+class RetrySettings:
+    """How a run retries a step: ``LoopOptions``' retry fields, defaults applied.
+
+    Attributes:
+        max_retries: additional attempts (>= 0).
+        base_delay: backoff base in seconds (> 0).
+        max_delay: backoff cap in seconds (> 0).
+        retry_after_limit: the longest server hint in seconds to wait for; None = any.
+        sleep: replaces the wait on the run's context (``LoopOptions.retry_sleep``); None.
+        jitter: ``jitter(0.75, 1.0)`` gives a backoff's random factor.
+    """
+
+    max_retries: int
+    base_delay: float
+    max_delay: float
+    retry_after_limit: float | None = None
+    sleep: Callable[[float], object] | None = None
+    jitter: Callable[[float, float], float] = random.uniform
 
 
 def backoff_delay(retry: int, base: float, cap: float, jitter: float) -> float:
@@ -90,7 +116,6 @@ def retry_policy(
     max_delay: float,
     retry_after_limit: float | None,
     ctx: Context,
-    forwarded: Callable[[], bool],
     describe: str = "model step",
     sleep: Callable[[float], object] | None = None,
     rand: Callable[[float, float], float] = random.uniform,
@@ -104,7 +129,6 @@ def retry_policy(
         max_delay: backoff cap in seconds (>= 0).
         retry_after_limit: the longest server hint in seconds to wait for; None = any.
         ctx: the run's context; waits end at once when it is cancelled.
-        forwarded: returns True once the current attempt forwarded a part.
         describe: what is retried, for the log line.
         sleep: replaces the cancellable wait (``LoopOptions.retry_sleep``:
             tests record the sequence instead of sleeping).
@@ -120,7 +144,7 @@ def retry_policy(
     def should_retry(exc: BaseException) -> bool:
         if not isinstance(exc, ModelError) or not exc.error_class.retryable:
             return False
-        if forwarded() or ctx.cancelled:
+        if ctx.cancelled:
             return False
         return retry_after_limit is None or exc.retry_after <= retry_after_limit
 
@@ -159,21 +183,17 @@ def retry_policy(
     )
 
 
-def call_with_retries(attempt: Callable[[], _T], policy: Callable[[], tenacity.Retrying]) -> _T:
-    """``attempt()``, retried by ``policy()`` once it failed retryably.
+def retried(failed: ModelError, attempt: Callable[[], _T], policy: Callable[[], tenacity.Retrying]) -> _T:
+    """The rest of a step whose first ``attempt()`` failed with ``failed``,
+    a retryable :class:`ModelError`: ``policy()`` (built now) sees that
+    failure as its attempt 1 and calls ``attempt()`` again as it decides (the
+    same decisions, waits and log lines as a policy wrapped around every
+    attempt).
 
-    The first call runs directly. Only a :class:`ModelError` of a retryable
-    class builds the policy, which then sees that failure as its attempt 1
-    (the same decisions, waits and log lines as a policy wrapped around every
-    attempt); any other exception propagates at once, as the policy would
-    let it.
+    Raises:
+        ModelError: the last failure, when the policy gives up.
+        Canceled: the run was cancelled during a wait.
     """
-    try:
-        return attempt()
-    except ModelError as exc:
-        if not exc.error_class.retryable:
-            raise
-        failed = exc
     return policy()(_Replay(failed, attempt))
 
 

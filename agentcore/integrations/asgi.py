@@ -47,8 +47,8 @@ from __future__ import annotations
 from types import TracebackType
 
 from agentcore.aio import AsyncRunReader
+from agentcore.engine.channel import RunReader
 from agentcore.integrations.web import DEFAULT_HEARTBEAT, HEARTBEAT, part_to_dict, sse_event
-from agentcore.result import RunReader
 
 __all__ = ["SSEBody", "sse_body"]
 

@@ -64,6 +64,7 @@ from typing import TextIO
 
 from agentcore.errors import AgentcoreError
 from agentcore.integrations.web import part_to_dict
+from agentcore.tools import ToolInputError, parse_arguments
 from agentcore.types import CacheReport, StreamPart, StreamPartKind, ToolCall, ToolResult, Usage
 
 _MAX_RESULT_CHARS = 300
@@ -123,10 +124,10 @@ def cache_text(step: int, usage: Usage, report: CacheReport | None) -> str | Non
 
 def call_text(call: ToolCall) -> str:
     """``→ calculator({"expression": "6 * 7"})``: the arguments re-serialized on one line
-    (as received when they are not valid JSON or nest too deeply to decode)."""
+    (as received when they are not a JSON object, or nest too deeply to encode again)."""
     try:
-        arguments = json.dumps(json.loads(call.input or "{}"), ensure_ascii=False)
-    except (ValueError, RecursionError):
+        arguments = json.dumps(parse_arguments(call.input), ensure_ascii=False)
+    except (ToolInputError, RecursionError):
         arguments = one_line(call.input)
     return f"→ {call.name}({arguments})"
 

@@ -41,8 +41,8 @@ from collections.abc import Callable
 from typing import Any
 
 from agentcore.context import Context
-from agentcore.tools import Tool, ToolInputError
-from agentcore.types import ToolDefinition, ToolOutput, file_part
+from agentcore.tools import Tool, ToolInputError, ToolOutput
+from agentcore.types import ToolDefinition, file_part
 
 MAX_EXPRESSION_LENGTH = 1000
 """The longest expression, in characters, that ``calculator`` accepts."""
@@ -53,24 +53,17 @@ about the largest finite float."""
 _MAX_RESULT_BITS = MAX_MAGNITUDE.bit_length()
 
 
-def _arguments(input: str) -> dict[str, Any]:
-    value = json.loads(input)
-    if not isinstance(value, dict):
-        raise ToolInputError("the arguments must be a JSON object")
-    return value
-
-
-def _string_argument(input: str, name: str) -> str:
-    value = _arguments(input).get(name)
+def _string_argument(arguments: dict[str, Any], name: str) -> str:
+    value = arguments.get(name)
     if not isinstance(value, str):
         raise ToolInputError(f"{name!r} must be a string")
     return value
 
 
 class _DemoTool:
-    """A :class:`agentcore.Tool` made of a definition and a function of the arguments' JSON text."""
+    """A :class:`agentcore.Tool` made of a definition and a function of the call's arguments."""
 
-    def __init__(self, definition: ToolDefinition, function: Callable[[str], ToolOutput]) -> None:
+    def __init__(self, definition: ToolDefinition, function: Callable[[dict[str, Any]], ToolOutput]) -> None:
         self._definition = definition
         self._function = function
 
@@ -78,9 +71,9 @@ class _DemoTool:
     def definition(self) -> ToolDefinition:
         return self._definition
 
-    def execute(self, input: str, ctx: Context) -> ToolOutput:
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> ToolOutput:
         ctx.check()
-        return self._function(input)
+        return self._function(arguments)
 
     def __repr__(self) -> str:
         return f"<demo tool {self._definition.name}>"
@@ -204,8 +197,8 @@ def format_number(value: int | float) -> str:
     return str(value) if isinstance(value, int) else repr(value)
 
 
-def _calculator(input: str) -> str:
-    return format_number(evaluate(_string_argument(input, "expression")))
+def _calculator(arguments: dict[str, Any]) -> str:
+    return format_number(evaluate(_string_argument(arguments, "expression")))
 
 
 CALCULATOR_DEFINITION = ToolDefinition(
@@ -234,9 +227,8 @@ CALCULATOR_DEFINITION = ToolDefinition(
 # --- utc_now ----------------------------------------------------------------
 
 
-def _utc_now_function(clock: Callable[[], datetime.datetime]) -> Callable[[str], str]:
-    def utc_now(input: str) -> str:
-        _arguments(input)
+def _utc_now_function(clock: Callable[[], datetime.datetime]) -> Callable[[dict[str, Any]], str]:
+    def utc_now(_arguments: dict[str, Any]) -> str:
         return clock().astimezone(datetime.timezone.utc).isoformat(timespec="seconds")
 
     return utc_now
@@ -268,8 +260,8 @@ def count_words(text: str) -> str:
     )
 
 
-def _word_count(input: str) -> str:
-    return count_words(_string_argument(input, "text"))
+def _word_count(arguments: dict[str, Any]) -> str:
+    return count_words(_string_argument(arguments, "text"))
 
 
 WORD_COUNT_DEFINITION = ToolDefinition(
@@ -325,8 +317,8 @@ def swatch_png(rgb: tuple[int, int, int], size: int = SWATCH_SIZE) -> bytes:
     )
 
 
-def _color_swatch(input: str) -> ToolOutput:
-    color = _string_argument(input, "color")
+def _color_swatch(arguments: dict[str, Any]) -> ToolOutput:
+    color = _string_argument(arguments, "color")
     if color not in COLORS:
         raise ToolInputError(f"unknown colour {color!r}; use one of {', '.join(COLORS)}")
     png = swatch_png(COLORS[color])

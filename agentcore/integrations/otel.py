@@ -54,6 +54,7 @@ from agentcore import __version__
 from agentcore.errors import ModelError
 from agentcore.model import Model
 from agentcore.options import LoopOptions
+from agentcore.tools import ToolInputError, parse_arguments
 from agentcore.types import (
     ContentPart,
     ContentPartKind,
@@ -245,11 +246,11 @@ def finish_reason(reason: FinishReason | None) -> str:
 
 
 def _arguments(text: str) -> Any:
-    """Tool arguments as an object when they are JSON (as the conventions
-    ask), else (malformed, or nested too deeply to decode) the text as it came."""
+    """Tool arguments as an object when they are a JSON object (as the
+    conventions ask), else the text as it came."""
     try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
+        return parse_arguments(text)
+    except ToolInputError:
         return text
 
 

@@ -21,11 +21,7 @@ from typing import Any
 
 from agentcore.errors import ConfigError
 from agentcore.providers.memo import MessageMemo
-from agentcore.types import Message, Role, ToolResult
-
-ERROR_PREFIX = "Error: "
-"""Put before the text of an error tool result for an API without an error
-flag (Chat Completions ``tool`` messages, Responses ``function_call_output``)."""
+from agentcore.types import ERROR_PREFIX, Message, Role, ToolResult
 
 
 def marked_error(result: ToolResult) -> str:

@@ -714,7 +714,8 @@ class Counting:
 
 
 class Echo:
-    """The ``echo`` tool: records each input and answers with its length."""
+    """The ``echo`` tool: records each call's arguments as JSON text
+    (``json.dumps``) and answers with its length."""
 
     definition = ToolDefinition(name="echo", description="Echo.", input_schema='{"type":"object"}')
 
@@ -722,10 +723,11 @@ class Echo:
         self.inputs: list[str] = []
         self._lock = threading.Lock()
 
-    def execute(self, input: str, ctx: Context) -> str:
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
+        text = json.dumps(arguments)
         with self._lock:
-            self.inputs.append(input)
-        return f"got {len(input)} characters"
+            self.inputs.append(text)
+        return f"got {len(text)} characters"
 
 
 @attrs.frozen

@@ -133,7 +133,7 @@ class WaitTool:
 
     definition = ToolDefinition(name="wait", description="Wait.", input_schema='{"type":"object"}')
 
-    def execute(self, input: str, ctx: Context) -> str:
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
         return "interrupted" if ctx.wait(10.0) else "waited"
 
 
@@ -290,10 +290,8 @@ class Lookup:
         input_schema='{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}',
     )
 
-    def execute(self, input: str, ctx: Context) -> str:
-        import json
-
-        return "value-of-" + str(json.loads(input)["key"])
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
+        return "value-of-" + str(arguments["key"])
 
 
 @attrs.frozen

@@ -48,8 +48,8 @@ from agentcore.integrations.mcp.mapping import result_content, tool_definition, 
 from agentcore.integrations.mcp.servers import Server, http_server, stdio_server
 from agentcore.integrations.mcp.session import Supervisor
 from agentcore.redaction import redact
-from agentcore.tools import Tool, ToolSet, parse_arguments
-from agentcore.types import ToolDefinition, ToolOutput
+from agentcore.tools import Tool, ToolOutput, ToolSet
+from agentcore.types import TOOL_NAME_CHARACTERS, TOOL_NAME_LENGTH, ToolDefinition
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -65,7 +65,8 @@ DEFAULT_CONNECT_TIMEOUT = 30.0
 """Seconds for each step of (re)connecting: the ``initialize`` handshake and
 each page of ``tools/list``."""
 
-_PREFIX = re.compile(r"[A-Za-z0-9_-]{0,63}")
+_PREFIX = re.compile(f"[{TOOL_NAME_CHARACTERS}]{{0,{TOOL_NAME_LENGTH - 1}}}")
+"""A tool name prefix: what a tool name may hold, leaving room for one character of the name."""
 
 
 class MCPTool:
@@ -102,11 +103,11 @@ class MCPTool:
     def __repr__(self) -> str:
         return f"MCPTool({self._definition.name!r} of {self._supervisor.server.label})"
 
-    def execute(self, input: str, ctx: Context) -> ToolOutput:
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> ToolOutput:
         """Call the tool on the server and return its result.
 
         Args:
-            input: the arguments as JSON text (a JSON object; blank means ``{}``).
+            arguments: the call's arguments (the JSON object the model sent).
             ctx: the run's context; cancelling it stops waiting at once and
                 tells the server to cancel the call.
 
@@ -115,7 +116,6 @@ class MCPTool:
             files (see :func:`~agentcore.integrations.mcp.mapping.result_content`).
 
         Raises:
-            ToolInputError: ``input`` is not a JSON object.
             MCPToolError: the result had ``isError`` set.
             TimeoutError: no answer within the call's ``timeout``.
             MCPServerError: the server could not be reached or restarted,
@@ -123,7 +123,6 @@ class MCPTool:
             Canceled: ``ctx`` was cancelled.
             ConfigError: the tools were closed.
         """
-        arguments = parse_arguments(input, repr(self.name))
         supervisor = self._supervisor
         result = supervisor.call(self.name, arguments, ctx)
         text, files = result_content(result)

@@ -24,11 +24,11 @@ import mcp.types as mcp_types
 
 from agentcore.files import File
 from agentcore.providers.attachments import IMAGE_TYPES, PDF
-from agentcore.types import ToolDefinition
+from agentcore.types import TOOL_NAME_CHARACTERS, TOOL_NAME_LENGTH, ToolDefinition
 
 __all__ = ["FILE_TYPES", "block_file", "describe_block", "result_content", "tool_definition", "tool_name"]
 
-_INVALID_NAME_CHARACTER = re.compile(r"[^A-Za-z0-9_-]")
+_INVALID_NAME_CHARACTER = re.compile(f"[^{TOOL_NAME_CHARACTERS}]")
 
 
 def tool_name(prefix: str, name: str) -> str:
@@ -37,7 +37,7 @@ def tool_name(prefix: str, name: str) -> str:
     replaced by ``_``, cut to 64 characters (the rule of the Anthropic and
     OpenAI APIs; MCP names may also hold ``.``, see
     https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool-names)."""
-    return (prefix + _INVALID_NAME_CHARACTER.sub("_", name))[:64]
+    return (prefix + _INVALID_NAME_CHARACTER.sub("_", name))[:TOOL_NAME_LENGTH]
 
 
 def tool_definition(tool: mcp_types.Tool, name: str) -> ToolDefinition:

@@ -31,7 +31,7 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from contextlib import AsyncExitStack
 from typing import Any, TypeVar
 
@@ -41,7 +41,7 @@ from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
-from agentcore.context import Context
+from agentcore.context import Context, interruptible_wait
 from agentcore.errors import ConfigError, MCPServerError
 from agentcore.integrations.mcp.servers import Server, StdioServer
 from agentcore.redaction import redact
@@ -52,12 +52,6 @@ _log = logging.getLogger("agentcore")
 _T = TypeVar("_T")
 
 _MAX_PAGES = 100
-
-_MAIN_THREAD_SLICE = 0.25
-"""Seconds a wait on the main thread sleeps at a time (the run engine's rule,
-agentcore/engine/channel.py): a Ctrl-C that lands just before an untimed
-lock wait would go unnoticed until the server answers (the handshake: up to
-its 30 s timeout), and only the main thread receives signals."""
 """The most ``tools/list`` pages read in one listing."""
 _CLIENT_INFO = mcp_types.Implementation(name="agentcore", version="0.1.0")
 
@@ -237,14 +231,14 @@ class Supervisor:
             future.add_done_callback(lambda _f: done.set())
             remove = ctx.add_callback(done.set)
             try:
-                _wait(done.wait)
+                interruptible_wait(done.wait)  # a Ctrl-C on the main thread ends it
             finally:
                 remove()
             if not future.done():
                 future.cancel()  # the task is cancelled on the loop; the SDK sends notifications/cancelled
                 ctx.check()
         else:
-            _wait(lambda timeout: bool(concurrent.futures.wait([future], timeout).done))
+            interruptible_wait(lambda timeout: bool(concurrent.futures.wait([future], timeout).done))
         try:
             return future.result()
         except concurrent.futures.CancelledError:
@@ -417,13 +411,3 @@ def _redacted(exc: Exception, secrets: list[str]) -> Exception:
     text = str(exc)
     clean = redact(text, secrets)
     return exc if clean == text else MCPServerError(clean)
-
-
-def _wait(wait: Callable[[float | None], bool]) -> None:
-    """Call ``wait(timeout)`` until it returns True: untimed on other threads,
-    in slices of :data:`_MAIN_THREAD_SLICE` on the main thread."""
-    if threading.current_thread() is not threading.main_thread():
-        wait(None)
-        return
-    while not wait(_MAIN_THREAD_SLICE):
-        pass
