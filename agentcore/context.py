@@ -29,7 +29,6 @@ import copy
 import heapq
 import itertools
 import logging
-import sys
 import threading
 import time
 import weakref
@@ -41,51 +40,28 @@ from agentcore.errors import Canceled, DeadlineExceeded
 _log = logging.getLogger("agentcore")
 
 MAIN_THREAD_SLICE = 0.25
-"""Seconds the main thread waits at a time where a signal does not end a lock
-wait (:func:`interruptible_wait`): the longest a Ctrl-C waits there."""
-
-
-def _signals_end_lock_waits() -> bool:
-    """Whether a signal ends a blocked lock wait of this CPython (so the
-    handler runs, and a Ctrl-C raises ``KeyboardInterrupt``, at once).
-
-    Where CPython's locks are POSIX semaphores it does, since Python 3.2
-    (https://docs.python.org/3/library/threading.html#threading.Lock.acquire),
-    but for musl's (Linux without a glibc version) and OpenBSD's; where they
-    are POSIX condition variables (macOS) it does not; on Windows it does
-    from Python 3.14. The conditions are those under which CPython's own test
-    of it runs (``Lib/test/test_threadsignals.py``).
-    """
-    info = sys.thread_info
-    if info.name == "nt":
-        return sys.version_info >= (3, 14)
-    if info.lock != "semaphore" or sys.platform.startswith("openbsd"):
-        return False
-    return not (sys.platform.startswith("linux") and not info.version)
-
-
-SIGNALS_END_LOCK_WAITS = _signals_end_lock_waits()
-"""True where a signal ends a blocked lock wait (see :func:`interruptible_wait`)."""
+"""Seconds the main thread waits at a time (:func:`interruptible_wait`): the
+longest a Ctrl-C waits to be seen."""
 
 
 def interruptible_wait(wait: Callable[[float | None], bool], timeout: float | None = None) -> bool:
     """``wait(timeout)`` (a condition's, an event's or a future's wait: True
-    once what it waits for happened), so that a Ctrl-C ends it at once.
+    once what it waits for happened), so that a Ctrl-C ends it within
+    :data:`MAIN_THREAD_SLICE` seconds.
 
-    Only the main thread receives signals. Where a signal ends a lock wait
-    (:data:`SIGNALS_END_LOCK_WAITS`: Linux with glibc, FreeBSD, Windows from
-    Python 3.14) every thread waits as asked, untimed if need be, so an idle
-    wait wakes nobody. Elsewhere the main thread waits in
-    slices of :data:`MAIN_THREAD_SLICE`, so a Ctrl-C ends its wait within one.
-
-    One race is left: a signal that lands in the microseconds between the
-    interpreter's last look for signals and the start of the wait is handled
-    when the wait ends (docs/cancellation.md gives its measured size).
+    Only the main thread receives signals, and it waits in slices of
+    :data:`MAIN_THREAD_SLICE`; every other thread waits as asked, untimed if
+    need be, so it wakes only when what it waits for happens. The slices are
+    the documented exception to "an idle run wakes no thread"
+    (docs/design.md, "The run channel"): where a signal can end a lock wait
+    (Linux with glibc), a signal that lands between the interpreter's last
+    look for signals and the start of an untimed wait is not seen until the
+    wait ends, which for an idle run may be minutes; a slice bounds that.
 
     Returns:
         ``wait``'s answer: False when ``timeout`` seconds passed first.
     """
-    if SIGNALS_END_LOCK_WAITS or threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread():
         return wait(timeout)
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-import agentcore.context
 from agentcore.context import (
     MAIN_THREAD_SLICE,
     Context,
@@ -564,8 +563,7 @@ class Waits:
         return len(self.timeouts) >= self.ready_at
 
 
-def test_interruptible_wait_waits_as_asked_off_the_main_thread(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(agentcore.context, "SIGNALS_END_LOCK_WAITS", False)
+def test_interruptible_wait_waits_as_asked_off_the_main_thread() -> None:
     waits = Waits(ready_at=1)
     answers: list[bool] = []
     thread = threading.Thread(target=lambda: answers.append(interruptible_wait(waits)))
@@ -574,23 +572,10 @@ def test_interruptible_wait_waits_as_asked_off_the_main_thread(monkeypatch: pyte
     assert (answers, waits.timeouts) == ([True], [None])
 
 
-def test_interruptible_wait_on_the_main_thread_is_untimed_where_a_signal_ends_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_interruptible_wait_on_the_main_thread_waits_in_slices() -> None:
+    # A Ctrl-C is seen at the end of a slice at the latest, even one that
+    # landed just before the wait began (which no lock wait would see).
     assert threading.current_thread() is threading.main_thread()
-    monkeypatch.setattr(agentcore.context, "SIGNALS_END_LOCK_WAITS", True)
-    waits = Waits(ready_at=1)
-    assert interruptible_wait(waits) is True
-    assert interruptible_wait(waits, 7.5) is True
-    assert waits.timeouts == [None, 7.5]
-
-
-def test_interruptible_wait_on_the_main_thread_waits_in_slices_elsewhere(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # Where a signal does not end a lock wait (Windows before Python 3.14,
-    # macOS, musl), a Ctrl-C is seen at the end of a slice.
-    monkeypatch.setattr(agentcore.context, "SIGNALS_END_LOCK_WAITS", False)
     waits = Waits(ready_at=3)
     assert interruptible_wait(waits) is True
     assert waits.timeouts == [MAIN_THREAD_SLICE] * 3

@@ -35,7 +35,7 @@ from agentcore import (
     Usage,
     run,
 )
-from agentcore.context import SIGNALS_END_LOCK_WAITS, ManualClock
+from agentcore.context import ManualClock
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import (
     SEND,
@@ -694,11 +694,8 @@ def test_ctrl_c_while_waiting_for_the_result_stops_the_run(how: str) -> None:
 
 def test_ctrl_c_in_result_on_this_thread_cancels_the_run(threads: Threads) -> None:
     # The same as the child above, in this process (where coverage sees it):
-    # result() closes the reader when KeyboardInterrupt reaches its wait. Where
-    # a signal ends a lock wait, the signal comes once the main thread sleeps
-    # in the kernel in a wait without a time limit, which nothing else ends
-    # (the model sends nothing until the run is cancelled): the Ctrl-C ends it
-    # at once.
+    # result() closes the reader when KeyboardInterrupt reaches its wait (the
+    # main thread waits in slices, so the signal is seen within one).
     started, released = threading.Event(), threading.Event()
     reader = run(options(ScriptedModel([blocking_step(started, released, text("partial"))])))
     main_thread = threading.main_thread().ident
@@ -707,9 +704,7 @@ def test_ctrl_c_in_result_on_this_thread_cancels_the_run(threads: Threads) -> No
     in_result = "agentcore/engine/channel.py:result"
 
     def interrupt() -> None:
-        if started.wait(5) and wait_until(
-            lambda: asleep_in("MainThread", in_result, untimed=SIGNALS_END_LOCK_WAITS)
-        ):
+        if started.wait(5) and wait_until(lambda: asleep_in("MainThread", in_result)):
             signal.pthread_kill(main_thread, signal.SIGINT)
 
     killer = threading.Thread(target=interrupt)

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 import pytest
 
 from agentcore import Context, FinishReason, StreamPart, Usage, run
-from agentcore.context import SIGNALS_END_LOCK_WAITS
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import asleep_in, collect, options, text_step, wait_until
 
@@ -114,28 +113,4 @@ def test_an_idle_run_wakes_nobody() -> None:
     assert wait_until(lambda: asleep_in("idle-reader", TAKE, untimed=True))
     reader.close()
     reading.join(5)
-    assert parts == []
-
-
-@pytest.mark.skipif(not SIGNALS_END_LOCK_WAITS, reason="the main thread waits in slices here")
-def test_an_idle_run_read_on_the_main_thread_wakes_nobody_either() -> None:
-    # Where a signal ends a lock wait, the main thread waits untimed too (a
-    # Ctrl-C still ends the wait at once: test_loop_cancel.py).
-    assert threading.current_thread() is threading.main_thread()
-    started = threading.Event()
-    reader = run(options(silent_model(started)))
-    seen: list[bool] = []
-
-    def watch_then_close() -> None:
-        assert started.wait(5)
-        seen.append(
-            wait_until(lambda: asleep_in("MainThread", "agentcore/engine/channel.py:take", untimed=True))
-        )
-        reader.close()
-
-    watcher = threading.Thread(target=watch_then_close)
-    watcher.start()
-    parts = list(reader)
-    watcher.join(5)
-    assert seen == [True]
     assert parts == []
