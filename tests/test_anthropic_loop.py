@@ -13,12 +13,13 @@ from agentcore import LoopOptions, RunError, run
 from agentcore.context import Context
 from agentcore.errors import ErrorClass, ModelError
 from agentcore.providers.anthropic import AnthropicModel
+from agentcore.transport import Timeout
 from agentcore.types import FinishReason, StreamPartKind, ToolDefinition, Usage, user_message
 from tests.localserver import LocalServer, json_reply, sse_reply
 from tests.test_anthropic_mapping import (
     MESSAGE_STOP,
     block_stop,
-    error_event,
+    error_payload,
     json_delta,
     message_delta,
     message_start,
@@ -45,7 +46,9 @@ class RecordingTool:
 
 
 def options(server: LocalServer, **kwargs: Any) -> LoopOptions:
-    model = AnthropicModel("claude-test", api_key=KEY, base_url=server.url, timeout=(5.0, 10.0))
+    model = AnthropicModel(
+        "claude-test", api_key=KEY, base_url=server.url, timeout=Timeout(connect=5.0, read=10.0)
+    )
     kwargs.setdefault("retry_base_delay", 0.01)
     return LoopOptions(model=model, messages=[user_message("Weather in Oslo?")], **kwargs)
 
@@ -133,7 +136,7 @@ def test_length_inside_a_tool_call_runs_nothing(server: LocalServer) -> None:
 
 def test_overloaded_event_before_content_is_retried(server: LocalServer) -> None:
     failing = sse(
-        message_start(input_tokens=10, output_tokens=1), error_event("overloaded_error", "Overloaded")
+        message_start(input_tokens=10, output_tokens=1), error_payload("overloaded_error", "Overloaded")
     )
     server.add(sse_reply(failing), sse_reply(text_step("Done", input_tokens=10)))
     parts = list(run(options(server)))
@@ -148,7 +151,7 @@ def test_overloaded_event_after_content_is_terminal(server: LocalServer) -> None
         message_start(input_tokens=10, output_tokens=1),
         text_start(0),
         text_delta(0, "Hel"),
-        error_event("overloaded_error", "Overloaded"),
+        error_payload("overloaded_error", "Overloaded"),
     )
     server.add(sse_reply(failing), sse_reply(text_step("Hello")))
     parts = list(run(options(server)))

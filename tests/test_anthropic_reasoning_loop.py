@@ -35,8 +35,10 @@ import pytest
 
 from agentcore import LoopOptions, ModelSettings, RunError, run, tool
 from agentcore.errors import ErrorClass, ModelError
-from agentcore.providers.anthropic import AnthropicModel, tool_use_id
+from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.anthropic.request import tool_use_id
 from agentcore.tools import ToolSet
+from agentcore.transport import Timeout
 from agentcore.types import (
     ContentPartKind,
     FinishReason,
@@ -266,7 +268,11 @@ def server(api: ThinkingAPI) -> Any:
 
 def model(server: LocalServer, settings: ModelSettings | None = SETTINGS) -> AnthropicModel:
     return AnthropicModel(
-        "claude-test", api_key=KEY, base_url=server.url, timeout=(5.0, 10.0), settings=settings
+        "claude-test",
+        api_key=KEY,
+        base_url=server.url,
+        timeout=Timeout(connect=5.0, read=10.0),
+        settings=settings,
     )
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from agentcore.context import Context
 from agentcore.errors import ConfigError
-from agentcore.providers.anthropic import AnthropicModel, settings_fields
+from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.anthropic.request import settings_fields
 from agentcore.settings import ModelSettings
 from agentcore.types import Request, ToolDefinition, user_message
 from tests.localserver import LocalServer, sse_reply

@@ -34,17 +34,18 @@ from agentcore import (
     tool_result_part,
     user_message,
 )
-from agentcore.providers.anthropic import (
+from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.anthropic.request import (
     CACHE_TTL_SECONDS,
     MAX_CACHE_BREAKPOINTS,
-    AnthropicModel,
     cache_breakpoints,
     cache_policy,
     min_cacheable_tokens,
     request_body,
 )
-from agentcore.providers.anthropic_stream import FORMAT
+from agentcore.providers.anthropic.stream import FORMAT
 from agentcore.providers.caching import CacheTracker
+from agentcore.transport import Timeout
 from agentcore.types import CacheCause, PrefixChange
 from tests.localserver import LocalServer, Reply
 from tests.loop_helpers import FuncTool
@@ -70,7 +71,7 @@ SYSTEM = "You answer questions about the archive. " * 150  # about 1,500 tokens 
 
 
 def body_of(request: Request, **settings: Any) -> dict[str, Any]:
-    return request_body(request, "claude-sonnet-4-5", 1000, settings=ModelSettings(**settings))
+    return request_body(request, "claude-sonnet-4-5", max_tokens=1000, settings=ModelSettings(**settings))
 
 
 # --- request shapes (pure) -----------------------------------------------------
@@ -343,7 +344,7 @@ def model(
         name,
         api_key=KEY,
         base_url=server.url,
-        timeout=(5.0, 10.0),
+        timeout=Timeout(connect=5.0, read=10.0),
         settings=ModelSettings(**settings) if settings else None,
         cache_tracker=CacheTracker(clock=clock),
     )

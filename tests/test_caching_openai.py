@@ -12,17 +12,17 @@ import pytest
 
 from agentcore import ConfigError, LoopOptions, ModelSettings, Request, cache_point, generate, user_message
 from agentcore.context import Context
-from agentcore.providers.openai import (
+from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
+from agentcore.providers.openai.chat.request import request_body as chat_body
+from agentcore.providers.openai.responses.request import request_body as responses_body
+from agentcore.providers.openai.shared import (
     CACHE_READ_GRANULARITY,
     MIN_CACHEABLE_TOKENS,
     RETENTION_SECONDS,
-    OpenAIChatModel,
-    OpenAIResponsesModel,
+    cache_fields,
     cache_policy,
 )
-from agentcore.providers.openai import request_body as chat_body
-from agentcore.providers.responses import cache_fields
-from agentcore.providers.responses import request_body as responses_body
+from agentcore.transport import Timeout
 from agentcore.types import PrefixChange
 from tests.localserver import LocalServer, sse_reply
 
@@ -44,13 +44,19 @@ RESPONSES_OK = (
 
 def chat(server: LocalServer, **settings: Any) -> OpenAIChatModel:
     return OpenAIChatModel(
-        "gpt-4o-mini", base_url=server.url + "/v1", timeout=(5, 10), settings=ModelSettings(**settings)
+        "gpt-4o-mini",
+        base_url=server.url + "/v1",
+        timeout=Timeout(connect=5, read=10),
+        settings=ModelSettings(**settings),
     )
 
 
 def responses(server: LocalServer, **settings: Any) -> OpenAIResponsesModel:
     return OpenAIResponsesModel(
-        "gpt-5", base_url=server.url + "/v1", timeout=(5, 10), settings=ModelSettings(**settings)
+        "gpt-5",
+        base_url=server.url + "/v1",
+        timeout=Timeout(connect=5, read=10),
+        settings=ModelSettings(**settings),
     )
 
 
@@ -108,7 +114,7 @@ def test_anthropic_cache_settings_are_refused(field: str) -> None:
     with pytest.raises(
         ConfigError, match=f"ModelSettings.{field} is not supported by the Chat Completions API"
     ):
-        chat_body("gpt-4o-mini", request, origin="api.openai.com")
+        chat_body(request, "gpt-4o-mini", origin="api.openai.com")
     with pytest.raises(
         ConfigError, match=f"ModelSettings.{field} is not supported by the OpenAI Responses API"
     ):
@@ -135,8 +141,8 @@ def test_cache_points_send_nothing() -> None:
     marked = Request(
         messages=[user_message("A long document.", cache_point()), user_message("What does it say?")]
     )
-    assert chat_body("gpt-4o-mini", marked) == chat_body("gpt-4o-mini", plain)
-    assert responses_body("gpt-5", marked, origin="") == responses_body("gpt-5", plain, origin="")
+    assert chat_body(marked, "gpt-4o-mini") == chat_body(plain, "gpt-4o-mini")
+    assert responses_body(marked, "gpt-5", origin="") == responses_body(plain, "gpt-5", origin="")
 
 
 def test_cache_policy() -> None:
@@ -181,7 +187,7 @@ def test_a_changed_system_prompt_is_seen_through_the_responses_api(
 ) -> None:
     server.add(sse_reply(RESPONSES_OK))
     model = OpenAIResponsesModel(
-        "gpt-5", base_url=server.url + "/v1", timeout=(5, 10), system_role=system_role
+        "gpt-5", base_url=server.url + "/v1", timeout=Timeout(connect=5, read=10), system_role=system_role
     )
     first = generate(LoopOptions(model=model, messages=[user_message("Hi")], system="Be brief."))
     same = generate(

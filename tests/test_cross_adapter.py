@@ -27,7 +27,10 @@ from agentcore import (
     tool,
     user_message,
 )
-from agentcore.providers import anthropic, openai
+from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.anthropic import request as anthropic_request
+from agentcore.providers.openai import OpenAIChatModel
+from agentcore.providers.openai.chat import request as chat_request
 from tests.localserver import LocalServer, Pause, Reply, sse_reply
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -94,8 +97,8 @@ def openai_problems(payload: dict[str, Any]) -> list[str]:
 
 def both_apis_accept(history: tuple[Message, ...]) -> None:
     request = Request(system="Be brief.", messages=history)
-    assert anthropic_problems(anthropic.request_body(request, "claude-x", 1024)) == []
-    assert openai_problems(openai.request_body("gpt-x", request)) == []
+    assert anthropic_problems(anthropic_request.request_body(request, "claude-x", max_tokens=1024)) == []
+    assert openai_problems(chat_request.request_body(request, "gpt-x")) == []
 
 
 @tool
@@ -134,7 +137,7 @@ def anthropic_run() -> tuple[RunResult, LocalServer]:
         ]
     )
     try:
-        model = anthropic.AnthropicModel("claude-haiku-4-5", api_key="test-key", base_url=server.url)
+        model = AnthropicModel("claude-haiku-4-5", api_key="test-key", base_url=server.url)
         return run_replay(model, [pelican_name_generator]), server
     finally:
         server.close()
@@ -149,7 +152,7 @@ def openai_run() -> tuple[RunResult, LocalServer]:
         ]
     )
     try:
-        model = openai.OpenAIChatModel("gpt-4o", api_key="test-key", base_url=server.url + "/v1")
+        model = OpenAIChatModel("gpt-4o", api_key="test-key", base_url=server.url + "/v1")
         return run_replay(model, [get_weather, get_product_name]), server
     finally:
         server.close()
@@ -228,9 +231,9 @@ def test_the_end_of_a_run_is_not_held_by_a_server_that_keeps_the_body_open(
     server = LocalServer([Reply(actions=[body(recording), Pause(3.0)])])
     try:
         model: Any = (
-            anthropic.AnthropicModel("claude-x", api_key="k", base_url=server.url)
+            AnthropicModel("claude-x", api_key="k", base_url=server.url)
             if dialect == "anthropic"
-            else openai.OpenAIChatModel("gpt-x", api_key="k", base_url=server.url + "/v1")
+            else OpenAIChatModel("gpt-x", api_key="k", base_url=server.url + "/v1")
         )
         reader = run(LoopOptions(model=model, messages=[user_message("Go.")]))
         arrivals = [(part.kind.value, time.monotonic()) for part in reader]

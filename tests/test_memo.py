@@ -17,8 +17,9 @@ from agentcore.providers.caching import MessageDigests, digest, fingerprint
 from agentcore.providers.history import check_history
 from agentcore.providers.memo import MessageMemo
 from agentcore.providers.openai import OpenAIChatModel
-from agentcore.providers.openai import request_body as chat_body
-from agentcore.providers.openai_stream import REASONING, REASONING_CONTENT
+from agentcore.providers.openai.chat.request import request_body as chat_body
+from agentcore.providers.openai.chat.stream import REASONING, REASONING_CONTENT
+from agentcore.transport import Timeout
 from agentcore.types import reasoning_part, text_part
 from tests.localserver import LocalServer, sse_reply
 
@@ -56,7 +57,7 @@ def test_a_remembered_digest_is_used_only_while_the_message_sends_the_same_json(
 
 def test_each_step_sends_the_messages_request_body_maps(server: LocalServer) -> None:
     server.add(sse_reply(OK), sse_reply(OK))
-    model = OpenAIChatModel("m", base_url=server.url + "/v1", timeout=(5, 10))
+    model = OpenAIChatModel("m", base_url=server.url + "/v1", timeout=Timeout(connect=5, read=10))
     here = config.origin(model.base_url)
 
     def turn(text: str, fmt: str) -> Message:
@@ -74,8 +75,8 @@ def test_each_step_sends_the_messages_request_body_maps(server: LocalServer) -> 
         assert parts[-1].kind.value == "step-finish"
     sent = [record["body"]["messages"] for record in server.requests]
     assert sent == [
-        chat_body("m", first, origin=here)["messages"],
-        chat_body("m", second, origin=here)["messages"],
+        chat_body(first, "m", origin=here)["messages"],
+        chat_body(second, "m", origin=here)["messages"],
     ]
     assert sent[0][1]["reasoning_content"] == "Think."
     assert "reasoning_content" not in sent[1][1]

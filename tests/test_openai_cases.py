@@ -28,6 +28,7 @@ from agentcore import (
     user_message,
 )
 from agentcore.providers.openai import OpenAIChatModel
+from agentcore.transport import Timeout
 from tests.localserver import LocalServer, Reply, sse_reply
 
 
@@ -49,7 +50,9 @@ def stream(server: LocalServer, body: bytes, *, piece: int = 0, **kwargs: Any) -
 
 def stream_reply(server: LocalServer, reply: Reply, **kwargs: Any) -> list[StreamPart]:
     server.add(reply)
-    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10), **kwargs)
+    model = OpenAIChatModel(
+        "test-model", base_url=server.url + "/v1", timeout=Timeout(connect=5, read=10), **kwargs
+    )
     return list(model.stream(Request(messages=(user_message("hi"),)), Context()))
 
 
@@ -190,7 +193,7 @@ def test_a_synthesized_id_is_the_same_in_part_history_and_result(server: LocalSe
     )
     server.add(sse_reply(listing(INDEX_ZERO_WITHOUT_ID)), sse_reply(answer))
     tool = SearchTool()
-    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10))
+    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=Timeout(connect=5, read=10))
     result = run(LoopOptions(model=model, messages=[user_message("find sse")], tools=[tool])).result()
     assert result.text == "done"
     assert tool.inputs == ['{"q":"sse"}']
@@ -398,7 +401,7 @@ def test_the_loop_does_not_run_the_cut_call(server: LocalServer) -> None:
             WriteFile.runs += 1
             return "written"
 
-    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10))
+    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=Timeout(connect=5, read=10))
     result = run(LoopOptions(model=model, messages=[user_message("write")], tools=[WriteFile()])).result()
     assert result.finish_reason is FinishReason.LENGTH
     assert result.usage == Usage(30, 64, 0, 0)
@@ -507,7 +510,7 @@ def test_error_after_text_is_raised_after_the_text(server: LocalServer) -> None:
         + b'event: error\ndata: {"error":{"message":"Tool choice is required","type":"invalid_request_error","code":"tool_use_failed","status_code":400}}\n\n'
     )
     server.add(sse_reply(body))
-    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10))
+    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=Timeout(connect=5, read=10))
     seen: list[StreamPart] = []
     with pytest.raises(ModelError) as info:
         seen.extend(model.stream(Request(messages=(user_message("hi"),)), Context()))

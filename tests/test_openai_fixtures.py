@@ -23,13 +23,14 @@ import pytest
 from agentcore import Context, ErrorClass, ModelError, Request, StreamPart, StreamPartKind, user_message
 from agentcore.providers.config import origin
 from agentcore.providers.openai import OpenAIChatModel
-from agentcore.providers.openai_stream import (
+from agentcore.providers.openai.chat.stream import (
     MISTRAL_THINKING,
     REASONING,
     REASONING_CONTENT,
     REASONING_DETAILS,
-    ChunkState,
+    StreamState,
 )
+from agentcore.transport import Timeout
 from agentcore.transport.sse import iter_events
 from tests.localserver import LocalServer, sse_reply
 
@@ -185,8 +186,8 @@ def check_reasoning(
 ORIGIN = "api.example.test"
 
 
-def through_state(chunks: Iterable[bytes]) -> tuple[list[StreamPart], ModelError | None, ChunkState]:
-    state = ChunkState(origin=ORIGIN)
+def through_state(chunks: Iterable[bytes]) -> tuple[list[StreamPart], ModelError | None, StreamState]:
+    state = StreamState(origin=ORIGIN)
     parts: list[StreamPart] = []
     try:
         for event in iter_events(chunks):
@@ -203,7 +204,7 @@ def through_adapter(
     server: LocalServer, body: bytes, piece: int
 ) -> tuple[list[StreamPart], ModelError | None]:
     server.add(sse_reply(body, piece=piece))
-    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10))
+    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=Timeout(connect=5, read=10))
     parts: list[StreamPart] = []
     try:
         for part in model.stream(Request(messages=(user_message("hi"),)), Context()):

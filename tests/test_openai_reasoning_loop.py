@@ -48,8 +48,10 @@ from agentcore import (
     user_message,
 )
 from agentcore.providers.config import origin
-from agentcore.providers.openai import GEMINI, GEMINI_DUMMY_SIGNATURE, NONE, OpenAIChatModel
-from agentcore.providers.openai_stream import REASONING_CONTENT, REASONING_DETAILS
+from agentcore.providers.openai import OpenAIChatModel
+from agentcore.providers.openai.chat.request import GEMINI, GEMINI_DUMMY_SIGNATURE, NONE
+from agentcore.providers.openai.chat.stream import REASONING_CONTENT, REASONING_DETAILS
+from agentcore.transport import Timeout
 from tests.localserver import LocalServer, Reply, json_reply, sse_reply
 from tests.loop_helpers import FuncTool, collect
 
@@ -312,7 +314,9 @@ def provider(request: pytest.FixtureRequest) -> Provider:
 def model_for(provider: Provider, server: LocalServer, **overrides: Any) -> OpenAIChatModel:
     options: dict[str, Any] = {"reasoning_format": provider.reasoning_format, "settings": provider.settings}
     options.update(overrides)
-    return OpenAIChatModel("thinker", base_url=server.url + "/v1", timeout=(5, 10), **options)
+    return OpenAIChatModel(
+        "thinker", base_url=server.url + "/v1", timeout=Timeout(connect=5, read=10), **options
+    )
 
 
 def tools() -> list[FuncTool]:

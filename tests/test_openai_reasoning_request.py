@@ -30,16 +30,16 @@ from agentcore import (
     user_message,
 )
 from agentcore.providers.config import origin
-from agentcore.providers.openai import (
+from agentcore.providers.openai import OpenAIChatModel
+from agentcore.providers.openai.chat.request import (
     GEMINI,
     GEMINI_DUMMY_SIGNATURE,
     NONE,
-    OpenAIChatModel,
     reasoning_dialect,
     request_body,
     settings_fields,
 )
-from agentcore.providers.openai_stream import (
+from agentcore.providers.openai.chat.stream import (
     MISTRAL_THINKING,
     REASONING,
     REASONING_CONTENT,
@@ -112,7 +112,7 @@ def sent_turn(message: Message, where: str = HERE, fmt: str | None = None) -> di
     history = [user_message("Weather in Paris?"), message]
     if message.tool_calls:
         history.append(results(*message.tool_calls))
-    body = request_body("m", Request(messages=history), origin=where, reasoning_format=fmt)
+    body = request_body(Request(messages=history), "m", origin=where, reasoning_format=fmt)
     turn: dict[str, Any] = body["messages"][1]
     return turn
 
@@ -384,14 +384,14 @@ def test_history_refused_before_any_request(server: LocalServer, case: int) -> N
 def test_another_origins_provider_data_is_not_read() -> None:
     """Data written elsewhere is not this adapter's to parse."""
     history = [user_message("hi"), turn(call(provider_data="{not json", origin=ELSEWHERE)), results(call())]
-    assert request_body("m", Request(messages=history), origin=HERE)["messages"][1]["tool_calls"] == [
+    assert request_body(Request(messages=history), "m", origin=HERE)["messages"][1]["tool_calls"] == [
         CALL_JSON
     ]
 
 
 @pytest.mark.parametrize("bad", ["reasoning_contents", "", "anthropic"])
 def test_unknown_reasoning_format_option(bad: str) -> None:
-    with pytest.raises(ConfigError, match="reasoning_format must be None or one of"):
+    with pytest.raises(ConfigError, match="reasoning_format must be one of None, "):
         OpenAIChatModel("m", reasoning_format=bad)
 
 
@@ -571,8 +571,8 @@ def test_settings_precedence_in_the_body() -> None:
     model_settings = ModelSettings(temperature=0.1, seed=1, extra_body={"top_k": 5, "seed": 2})
     run_settings = ModelSettings(temperature=0.7, extra_body={"top_k": 9})
     body = request_body(
-        "m",
         Request(messages=[user_message("hi")], settings=run_settings),
+        "m",
         extra_body={"seed": 3, "temperature": 1.5, "user": "u1"},
         settings=model_settings,
         include_usage=False,
@@ -641,7 +641,7 @@ def test_openai_origin_refuses_thinking() -> None:
     where = origin("https://api.openai.com/v1")
     with pytest.raises(ConfigError, match=r"ModelSettings\.thinking is not supported"):
         request_body(
-            "m", Request(messages=[user_message("hi")]), origin=where, settings=ModelSettings(thinking=True)
+            Request(messages=[user_message("hi")]), "m", origin=where, settings=ModelSettings(thinking=True)
         )
 
 

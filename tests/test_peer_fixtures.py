@@ -35,6 +35,7 @@ import pytest
 from agentcore import Context, ModelError, Request, StreamPart, StreamPartKind, user_message
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
+from agentcore.transport import Timeout
 from tests.localserver import LocalServer, sse_reply
 
 PEER = Path(__file__).parent / "fixtures" / "peer"
@@ -87,9 +88,13 @@ def adapter_parts(
     server.add(sse_reply(body))
     model: AnthropicModel | OpenAIChatModel
     if provider == "anthropic":
-        model = AnthropicModel("claude-test", api_key=KEY, base_url=server.url, timeout=(5.0, 10.0))
+        model = AnthropicModel(
+            "claude-test", api_key=KEY, base_url=server.url, timeout=Timeout(connect=5.0, read=10.0)
+        )
     else:
-        model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5.0, 10.0))
+        model = OpenAIChatModel(
+            "test-model", base_url=server.url + "/v1", timeout=Timeout(connect=5.0, read=10.0)
+        )
     parts: list[StreamPart] = []
     error: ModelError | None = None
     try:

@@ -34,7 +34,8 @@ import pytest
 
 from agentcore import Context, ErrorClass, ModelError, Request, StreamPart, StreamPartKind, user_message
 from agentcore.providers.openai import OpenAIResponsesModel
-from agentcore.providers.responses import FORMAT, ResponseState
+from agentcore.providers.openai.responses.stream import FORMAT, StreamState
+from agentcore.transport import Timeout
 from agentcore.transport.sse import iter_events
 from tests.localserver import LocalServer, sse_reply
 
@@ -183,7 +184,7 @@ def pieces(body: bytes, size: int) -> list[bytes]:
 
 
 def through_state(chunks: Iterable[bytes]) -> tuple[list[StreamPart], ModelError | None]:
-    state = ResponseState(ORIGIN)
+    state = StreamState(ORIGIN)
     parts: list[StreamPart] = []
     try:
         for event in iter_events(chunks):
@@ -200,7 +201,9 @@ def through_adapter(
     server: LocalServer, body: bytes, piece: int
 ) -> tuple[list[StreamPart], ModelError | None]:
     server.add(sse_reply(body, piece=piece))
-    model = OpenAIResponsesModel("test-model", base_url=server.url + "/v1", timeout=(5, 10))
+    model = OpenAIResponsesModel(
+        "test-model", base_url=server.url + "/v1", timeout=Timeout(connect=5, read=10)
+    )
     parts: list[StreamPart] = []
     try:
         for part in model.stream(Request(messages=(user_message("hi"),)), Context()):

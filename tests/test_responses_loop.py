@@ -51,7 +51,8 @@ from agentcore import (
     user_message,
 )
 from agentcore.providers.openai import OpenAIResponsesModel
-from agentcore.providers.responses import FORMAT, request_body
+from agentcore.providers.openai.responses.request import request_body
+from agentcore.providers.openai.responses.stream import FORMAT
 from agentcore.types import Request, Role, reasoning_part, text_part
 from tests.localserver import LocalServer, Reply, json_reply, sse_reply
 
@@ -425,7 +426,7 @@ def test_the_validator_answers_what_the_api_answers(api: ResponsesAPI) -> None:
     history = generate(options(model_for(api), step_limit=1)).messages
     body = api.server.requests[-1]["body"]
     origin = f"127.0.0.1:{api.server.port}"
-    full = request_body("gpt-5", Request(messages=history), origin=origin)["input"]
+    full = request_body(Request(messages=history), "gpt-5", origin=origin)["input"]
     assert kinds(full) == ["message", "reasoning", "function_call", "function_call_output"]
     user, reasoning, call, output = full
 

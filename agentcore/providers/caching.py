@@ -10,11 +10,11 @@ expires (its TTL), and a prompt shorter than the provider's minimum is not
 cached at all. ``docs/caching.md`` has the cost model and how to read this.
 
 Each adapter fingerprints the JSON it sends (:func:`fingerprint`: one digest
-for the tools, one for the system prompt, one per history message) and hands
-the step's parts to its :class:`CacheTracker`, which compares the request with
-the earlier request through the same model instance that shares the longest
-prefix with it (within a run and across runs) and, once the step's usage is
-known, attaches a :class:`agentcore.types.CacheReport` to its
+for the tools, one for the system prompt, one per history message) and has
+its :class:`CacheTracker` watch the step (:meth:`CacheTracker.watch`): the
+tracker compares the request with the earlier request through the same
+model instance that shares the longest prefix with it (within a run and
+across runs) and, once the step's usage is known, attaches a :class:`agentcore.types.CacheReport` to its
 ``step-finish`` part (:func:`diagnose`); the loop puts it on
 :attr:`agentcore.StepResult.cache`.
 A step that read less than it could have is logged at INFO, naming the cause.
@@ -28,14 +28,14 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 
 from agentcore.errors import ConfigError
 from agentcore.providers.memo import MessageMemo
-from agentcore.types import CacheCause, CacheReport, PrefixChange, StreamPart, StreamPartKind, Usage
+from agentcore.types import CacheCause, CacheReport, PrefixChange, StreamPart, Usage
 
 DEFAULT_KEEP = 32
 """How many earlier requests a :class:`CacheTracker` remembers."""
@@ -318,29 +318,50 @@ class CacheTracker:
                 best, best_score = entry, score
         return best
 
-    def watch(
-        self, parts: Iterator[StreamPart], request: Fingerprint, policy: CachePolicy
-    ) -> Iterator[StreamPart]:
-        """``parts`` of one step as they come, the ``step-finish`` part with its
-        :class:`CacheReport` (``cache``); logs a miss at INFO.
+    def watch(self, request: Fingerprint, policy: CachePolicy) -> CacheWatch:
+        """Start watching one step: its request is compared with the
+        remembered ones now, when it is sent; :meth:`CacheWatch.report` then
+        gives the step's ``step-finish`` part its :class:`CacheReport`.
 
         Args:
-            parts: the adapter's parts for the request.
             request: the request's fingerprint.
             policy: what the request asked of the cache.
         """
-        at = self._clock()
-        earlier = self._closest(request)
+        return CacheWatch(self, request, policy, self._clock(), self._closest(request))
+
+    def _remember(self, earlier: Earlier) -> None:
+        with self._lock:
+            self._earlier.append(earlier)
+
+
+class CacheWatch:
+    """One step being watched (:meth:`CacheTracker.watch`)."""
+
+    def __init__(
+        self,
+        tracker: CacheTracker,
+        request: Fingerprint,
+        policy: CachePolicy,
+        at: float,
+        earlier: Earlier | None,
+    ) -> None:
+        self._tracker = tracker
+        self._request = request
+        self._policy = policy
+        self._at = at
+        self._earlier = earlier
+
+    def report(self, finish: StreamPart) -> StreamPart:
+        """``finish``, the step's ``step-finish`` part, with its
+        :class:`CacheReport` (``cache``); the step is remembered (a failed
+        attempt, which never gets here, is not) and a miss is logged at INFO."""
+        request, earlier = self._request, self._earlier
         match = None if earlier is None else compare(request, earlier.print)
-        for part in parts:
-            if part.kind is StreamPartKind.STEP_FINISH:
-                report = diagnose(len(request.messages), match, earlier, part.usage, policy, at)
-                with self._lock:
-                    self._earlier.append(Earlier(request, at, part.usage))
-                if report.cause is not None:
-                    _log.info("agentcore: prompt cache miss (%s): %s", report.cause.value, report.reason)
-                part = attrs.evolve(part, cache=report)
-            yield part
+        report = diagnose(len(request.messages), match, earlier, finish.usage, self._policy, self._at)
+        self._tracker._remember(Earlier(request, self._at, finish.usage))
+        if report.cause is not None:
+            _log.info("agentcore: prompt cache miss (%s): %s", report.cause.value, report.reason)
+        return attrs.evolve(finish, cache=report)
 
 
 def tracker(value: CacheTracker | None) -> CacheTracker:

@@ -8,7 +8,8 @@
 * :func:`secret_values`, :func:`without_secret`: the credentials a request
   carries, and an error message with them redacted.
 
-:mod:`agentcore.transport.http` re-exports all of these; adapters use them from there.
+The shell every adapter shares (:mod:`agentcore.providers.shell`) raises
+these for a response whose status is not 200 and redacts its errors.
 """
 
 from __future__ import annotations
