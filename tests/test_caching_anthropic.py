@@ -1,6 +1,7 @@
 """Prompt caching through ``AnthropicModel``: the request shape of every
 caching setting and of the default, the breakpoint limit, cache points, and
-whole runs against a local server that caches as Anthropic documents
+whole runs against a fake API (on the in-memory transport) that caches as
+Anthropic documents
 (https://platform.claude.com/docs/en/build-with-claude/prompt-caching): a
 ten-step tool loop that reads its growing prefix back at every step, and
 one run per cause of a cache miss."""
@@ -45,9 +46,8 @@ from agentcore.providers.anthropic.request import (
 )
 from agentcore.providers.anthropic.stream import FORMAT
 from agentcore.providers.caching import CacheTracker
-from agentcore.transport import Timeout
+from agentcore.transport.memory import MemoryTransport, Reply, SentRequest
 from agentcore.types import CacheCause, PrefixChange
-from tests.localserver import LocalServer, Reply
 from tests.loop_helpers import FuncTool
 from tests.test_anthropic_mapping import (
     MESSAGE_STOP,
@@ -219,7 +219,7 @@ def test_cache_policy() -> None:
     assert CACHE_TTL_SECONDS == {"5m": 300.0, "1h": 3600.0}
 
 
-# --- a local server that caches as Anthropic documents ---------------------------
+# --- a fake API that caches as Anthropic documents ---------------------------------
 
 
 class Clock:
@@ -290,8 +290,8 @@ class CachingServer:
             "cache_creation_input_tokens": prefix - read,
         }
 
-    def __call__(self, record: dict[str, Any]) -> Reply:
-        body = record["body"]
+    def __call__(self, sent: SentRequest) -> Reply:
+        body = sent.json()
         usage = self.usage(body)
         self.usages.append(
             Usage(
@@ -316,20 +316,12 @@ class CachingServer:
                 block_stop(0),
                 message_delta("end_turn", output_tokens=5),
             ]
-        return Reply(actions=[sse(message_start(**usage, output_tokens=1), *blocks, MESSAGE_STOP)])
+        return Reply(chunks=[sse(message_start(**usage, output_tokens=1), *blocks, MESSAGE_STOP)])
 
 
-class Serving:
-    """A :class:`LocalServer` answering with a :class:`CachingServer`, closed on exit."""
-
-    def __init__(self, responder: CachingServer) -> None:
-        self.server = LocalServer(responder=responder)
-
-    def __enter__(self) -> LocalServer:
-        return self.server
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.close()
+def serving(cache: CachingServer) -> MemoryTransport:
+    """An in-memory transport answering with ``cache``."""
+    return MemoryTransport(respond=cache)
 
 
 @pytest.fixture
@@ -338,13 +330,12 @@ def clock() -> Clock:
 
 
 def model(
-    server: LocalServer, clock: Clock, name: str = "claude-sonnet-4-5", **settings: Any
+    transport: MemoryTransport, clock: Clock, name: str = "claude-sonnet-4-5", **settings: Any
 ) -> AnthropicModel:
     return AnthropicModel(
         name,
         api_key=KEY,
-        base_url=server.url,
-        timeout=Timeout(connect=5.0, read=10.0),
+        transport=transport,
         settings=ModelSettings(**settings) if settings else None,
         cache_tracker=CacheTracker(clock=clock),
     )
@@ -363,11 +354,11 @@ def loop(
 
 def test_a_ten_step_loop_sends_the_cache_setting_every_step_and_reads_its_prefix_back(clock: Clock) -> None:
     cache = CachingServer(clock)
-    with Serving(cache) as server:
-        result = loop(model(server, clock), [user_message("Look up the ten records.")])
+    transport = serving(cache)
+    result = loop(model(transport, clock), [user_message("Look up the ten records.")])
     assert len(result.steps) == 10
     assert result.text == "Done."
-    bodies = [request["body"] for request in server.requests]
+    bodies = [sent.json() for sent in transport.sent]
     assert len(bodies) == 10
     for number, body in enumerate(bodies):
         assert body["cache_control"] == {"type": "ephemeral"}
@@ -392,27 +383,27 @@ def test_a_ten_step_loop_sends_the_cache_setting_every_step_and_reads_its_prefix
 
 def test_caching_off_sends_no_cache_control_and_claims_no_miss(clock: Clock) -> None:
     cache = CachingServer(clock)
-    with Serving(cache) as server:
-        result = loop(model(server, clock, cache=False), [user_message("Look up two.")])
-    assert all("cache_control" not in request["body"] for request in server.requests)
+    transport = serving(cache)
+    result = loop(model(transport, clock, cache=False), [user_message("Look up two.")])
+    assert all("cache_control" not in request for request in [sent.json() for sent in transport.sent])
     assert all(step.usage.cache_read == step.usage.cache_write == 0 for step in result.steps)
     assert all(step.cache is not None and not step.cache.miss for step in result.steps)
 
 
 def test_an_edited_message_is_named_in_the_next_run(clock: Clock, caplog: pytest.LogCaptureFixture) -> None:
     cache = CachingServer(clock)
-    with Serving(cache) as server:
-        llm = model(server, clock)
-        first = loop(llm, [user_message("Look up the records.")])
-        history = list(first.messages)
-        assert len(history) == 20
-        result = history[2].tool_results[0]
-        history[2] = Message(
-            role=Role.TOOL, content=[tool_result_part(attrs.evolve(result, content="found none"))]
-        )
-        clock.now += 30
-        with caplog.at_level(logging.INFO, logger="agentcore"):
-            second = loop(llm, [*history, user_message("Thanks. Summarize.")])
+    transport = serving(cache)
+    llm = model(transport, clock)
+    first = loop(llm, [user_message("Look up the records.")])
+    history = list(first.messages)
+    assert len(history) == 20
+    result = history[2].tool_results[0]
+    history[2] = Message(
+        role=Role.TOOL, content=[tool_result_part(attrs.evolve(result, content="found none"))]
+    )
+    clock.now += 30
+    with caplog.at_level(logging.INFO, logger="agentcore"):
+        second = loop(llm, [*history, user_message("Thanks. Summarize.")])
     report = second.steps[0].cache
     assert report is not None
     assert (report.cause, report.change, report.changed_at, report.shared_messages) == (
@@ -443,12 +434,12 @@ def test_an_edited_message_is_named_in_the_next_run(clock: Clock, caplog: pytest
 
 def test_a_changed_system_prompt_is_named(clock: Clock) -> None:
     cache = CachingServer(clock)
-    with Serving(cache) as server:
-        llm = model(server, clock)
-        first = loop(llm, [user_message("Hello there")], tools=False)
-        second = loop(
-            llm, [*first.messages, user_message("Again")], tools=False, system=SYSTEM + "Today is Monday."
-        )
+    transport = serving(cache)
+    llm = model(transport, clock)
+    first = loop(llm, [user_message("Hello there")], tools=False)
+    second = loop(
+        llm, [*first.messages, user_message("Again")], tools=False, system=SYSTEM + "Today is Monday."
+    )
     report = second.steps[0].cache
     assert report is not None
     assert report.cause is CacheCause.PREFIX_CHANGED
@@ -458,11 +449,11 @@ def test_a_changed_system_prompt_is_named(clock: Clock) -> None:
 
 def test_an_expired_cache_is_named(clock: Clock) -> None:
     cache = CachingServer(clock)
-    with Serving(cache) as server:
-        llm = model(server, clock)
-        first = loop(llm, [user_message("Hello there")], tools=False)
-        clock.now += 301
-        second = loop(llm, [*first.messages, user_message("Still there?")], tools=False)
+    transport = serving(cache)
+    llm = model(transport, clock)
+    first = loop(llm, [user_message("Hello there")], tools=False)
+    clock.now += 301
+    second = loop(llm, [*first.messages, user_message("Still there?")], tools=False)
     assert second.steps[0].usage.cache_read == 0
     report = second.steps[0].cache
     assert report is not None
@@ -475,12 +466,12 @@ def test_an_expired_cache_is_named(clock: Clock) -> None:
 
 def test_a_one_hour_ttl_keeps_it(clock: Clock) -> None:
     cache = CachingServer(clock, ttl=3600.0)
-    with Serving(cache) as server:
-        llm = model(server, clock, cache_ttl="1h")
-        first = loop(llm, [user_message("Hello there")], tools=False)
-        clock.now += 1800
-        second = loop(llm, [*first.messages, user_message("Still there?")], tools=False)
-    assert server.requests[0]["body"]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    transport = serving(cache)
+    llm = model(transport, clock, cache_ttl="1h")
+    first = loop(llm, [user_message("Hello there")], tools=False)
+    clock.now += 1800
+    second = loop(llm, [*first.messages, user_message("Still there?")], tools=False)
+    assert transport.sent[0].json()["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
     report = second.steps[0].cache
     assert report is not None
     assert not report.miss
@@ -489,8 +480,8 @@ def test_a_one_hour_ttl_keeps_it(clock: Clock) -> None:
 
 def test_a_prompt_below_the_minimum_is_named(clock: Clock) -> None:
     cache = CachingServer(clock)
-    with Serving(cache) as server:
-        result = loop(model(server, clock), [user_message("Look up two.")], system="Be brief.")
+    transport = serving(cache)
+    result = loop(model(transport, clock), [user_message("Look up two.")], system="Be brief.")
     assert all(step.usage.cache_read == step.usage.cache_write == 0 for step in result.steps)
     first, second = result.steps[0].cache, result.steps[1].cache
     assert first is not None
@@ -505,11 +496,11 @@ def test_a_prompt_below_the_minimum_is_named(clock: Clock) -> None:
 
 def test_a_miss_the_request_does_not_explain_is_said_so(clock: Clock) -> None:
     cache = CachingServer(clock)
-    with Serving(cache) as server:
-        llm = model(server, clock)
-        first = loop(llm, [user_message("Hello there")], tools=False)
-        cache.cached.clear()  # the provider evicted it early
-        second = loop(llm, [*first.messages, user_message("Again")], tools=False)
+    transport = serving(cache)
+    llm = model(transport, clock)
+    first = loop(llm, [user_message("Hello there")], tools=False)
+    cache.cached.clear()  # the provider evicted it early
+    second = loop(llm, [*first.messages, user_message("Again")], tools=False)
     report = second.steps[0].cache
     assert report is not None
     assert report.cause is CacheCause.NOT_SAID
@@ -519,13 +510,13 @@ def test_a_miss_the_request_does_not_explain_is_said_so(clock: Clock) -> None:
 def test_a_shared_tracker_compares_across_model_instances(clock: Clock) -> None:
     cache = CachingServer(clock)
     shared = CacheTracker(clock=clock)
-    with Serving(cache) as server:
+    transport = serving(cache)
 
-        def fresh() -> AnthropicModel:
-            return AnthropicModel("claude-sonnet-4-5", api_key=KEY, base_url=server.url, cache_tracker=shared)
+    def fresh() -> AnthropicModel:
+        return AnthropicModel("claude-sonnet-4-5", api_key=KEY, transport=transport, cache_tracker=shared)
 
-        first = loop(fresh(), [user_message("Hello there")], tools=False)
-        second = loop(fresh(), [*first.messages, user_message("Again")], tools=False)
+    first = loop(fresh(), [user_message("Hello there")], tools=False)
+    second = loop(fresh(), [*first.messages, user_message("Again")], tools=False)
     report = second.steps[0].cache
     assert report is not None
     assert (report.previous_messages, report.shared_messages, report.miss) == (1, 1, False)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -104,15 +104,20 @@ class MemoryTransport:
     Args:
         replies: the answers to the requests to come, one each; more can be
             added with :meth:`add`.
+        respond: answers a request when no reply is queued: a function of
+            the :class:`SentRequest` returning its :class:`Reply` (a fake
+            API that checks what it is sent). Called on the sending thread.
 
     Safe for concurrent use: one lock guards the replies and the record.
-    A request beyond the replies raises ``AssertionError`` (a test's mistake,
-    as a ``ScriptedModel`` call beyond its script is).
+    A request with no reply queued and no ``respond`` raises
+    ``AssertionError`` (a test's mistake, as a ``ScriptedModel`` call beyond
+    its script is).
     """
 
-    def __init__(self, *replies: Reply) -> None:
+    def __init__(self, *replies: Reply, respond: Callable[[SentRequest], Reply] | None = None) -> None:
         self._lock = threading.Lock()
         self._replies = list(replies)
+        self._respond = respond
         self.sent: list[SentRequest] = []
         """Every request sent, in order."""
 
@@ -136,15 +141,18 @@ class MemoryTransport:
         Raises:
             BaseException: the reply's ``failure``.
             Canceled: ``ctx`` was cancelled.
-            AssertionError: no reply is left.
+            AssertionError: no reply is queued and there is no ``respond``.
         """
         ctx.check()
         sent = SentRequest(method, url, dict(headers), bytes(body), timeout)
         with self._lock:
             self.sent.append(sent)
-            if not self._replies:
-                raise AssertionError(f"MemoryTransport has no reply left for request {len(self.sent)}")
-            reply = self._replies.pop(0)
+            reply = self._replies.pop(0) if self._replies else None
+            count = len(self.sent)
+        if reply is None:
+            if self._respond is None:
+                raise AssertionError(f"MemoryTransport has no reply left for request {count}")
+            reply = self._respond(sent)
         if reply.failure is not None:
             raise reply.failure
         return MemoryResponse(reply, sent, ctx)
