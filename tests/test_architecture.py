@@ -235,6 +235,44 @@ def test_a_package_init_exposes_its_public_classes_and_nothing_else() -> None:
     }
 
 
+API_PACKAGES = ("providers/anthropic", "providers/openai/chat", "providers/openai/responses")
+"""One package per API, each of the same modules (docs/writing-a-provider.md)."""
+SHAPE = {
+    "request.py": {"request_body", "SETTINGS", "check_settings", "settings_fields", "file_json"},
+    "stream.py": {"StreamState", "map_finish_reason", "usage_from"},
+    "model.py": set(),
+}
+"""What each module of an API package defines, by the same names everywhere."""
+GUIDE = ROOT / "docs" / "writing-a-provider.md"
+
+
+def test_every_api_package_has_the_same_modules_and_names() -> None:
+    for package in API_PACKAGES:
+        folder = ROOT / "agentcore" / package
+        assert sorted(p.name for p in folder.glob("*.py")) == sorted(["__init__.py", *SHAPE]), package
+        for module, names in SHAPE.items():
+            assert names <= defined_names(folder / module), f"{package}/{module}"
+        [model] = [name for name in defined_classes(folder / "model.py") if name.endswith("Model")]
+        assert model in all_names(folder.parent / "__init__.py") | all_names(folder / "__init__.py"), package
+    # the error-event function: the Anthropic stream's, and the one both OpenAI APIs share
+    assert "error_event" in defined_names(ROOT / "agentcore" / "providers" / "anthropic" / "stream.py")
+    assert "error_event" in defined_names(ROOT / "agentcore" / "providers" / "openai" / "shared.py")
+
+
+def test_the_guide_names_the_modules_and_the_names_as_they_are() -> None:
+    guide = GUIDE.read_text()
+    for module, names in SHAPE.items():
+        assert f"`{module}`" in guide, module
+        for name in names:
+            assert f"`{name}" in guide, name
+    for name in ("StateMachine", "feed(event)", "finish()", "`complete`", "`done`", "Adapter", "_stream("):
+        assert name in guide, name
+    for package in API_PACKAGES:
+        assert (
+            f"`agentcore/{package.rsplit('/', 1)[0]}/" in guide or f"`{package.rsplit('/', 1)[1]}/`" in guide
+        )
+
+
 def test_the_exposure_check_finds_a_function_or_a_constant(tmp_path: pathlib.Path) -> None:
     package = tmp_path / "pkg"
     package.mkdir()
