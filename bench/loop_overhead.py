@@ -31,7 +31,6 @@ from agentcore import Context, FinishReason, LoopOptions, Model, Request, Stream
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
 from agentcore.testing import ScriptedModel
-from agentcore.transport import Timeout
 from bench._streams import (
     anthropic_body,
     anthropic_text,
@@ -83,7 +82,7 @@ def bench_adapter(name: str, parts: int, rounds: int) -> None:
     request = Request(messages=[user_message("hi")])
 
     def floor() -> None:
-        response = session.post(url, json={"stream": True}, stream=True, timeout=Timeout(connect=10, read=60))
+        response = session.post(url, json={"stream": True}, stream=True, timeout=(10, 60))
         reads = iter(lambda: response.raw.read1(65536), b"")
         text = []
         for event in SSEClient(reads).events():

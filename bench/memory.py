@@ -53,7 +53,6 @@ from agentcore import (
     run,
     user_message,
 )
-from agentcore.transport import Timeout
 from bench._streams import ANTHROPIC_MODEL, anthropic_body, anthropic_text, machine
 
 SCENARIOS = ("million-run", "million-direct", "parallel-run", "parallel-floor")
@@ -177,9 +176,7 @@ def child_parallel(use_run: bool, threads: int, deltas: int) -> dict[str, Any]:
         return sum(1 for part in reader if part.kind is StreamPartKind.TEXT_DELTA)
 
     def floor() -> int:
-        response = session.post(
-            url + "/v1/messages", json={"stream": True}, stream=True, timeout=Timeout(connect=10, read=60)
-        )
+        response = session.post(url + "/v1/messages", json={"stream": True}, stream=True, timeout=(10, 60))
         reads = iter(lambda: response.raw.read1(65536), b"")
         count = 0
         for event in SSEClient(reads).events():

@@ -48,7 +48,6 @@ from sseclient import SSEClient
 
 from agentcore import Context, LoopOptions, Request, StreamPartKind, run, user_message
 from agentcore.providers.openai import OpenAIResponsesModel
-from agentcore.transport import Timeout
 from bench._streams import OPENAI_MODEL, delta_text, expected_text, machine, median_ratio, quiet, timed
 from tests.localserver import LocalServer, sse_reply
 
@@ -143,7 +142,7 @@ def contestants(server: LocalServer, sdk: bool) -> dict[str, Callable[[], str]]:
     text_delta = StreamPartKind.TEXT_DELTA
 
     def floor() -> str:
-        response = session.post(url, json={"stream": True}, stream=True, timeout=Timeout(connect=10, read=60))
+        response = session.post(url, json={"stream": True}, stream=True, timeout=(10, 60))
         reads = iter(lambda: response.raw.read1(65536), b"")
         text = []
         for event in SSEClient(reads).events():

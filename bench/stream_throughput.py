@@ -61,7 +61,6 @@ from sseclient import SSEClient
 from agentcore import Context, LoopOptions, Model, Request, StreamPartKind, run, user_message
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
-from agentcore.transport import Timeout
 from bench._streams import (
     ANTHROPIC_MODEL,
     CLOCKS,
@@ -127,7 +126,7 @@ def contestants(fmt: str, server: LocalServer, sdks: bool, stream: str) -> dict[
     messages: list[dict[str, Any]] = [{"role": "user", "content": "hi"}]
 
     def floor() -> str:
-        response = session.post(url, json={"stream": True}, stream=True, timeout=Timeout(connect=10, read=60))
+        response = session.post(url, json={"stream": True}, stream=True, timeout=(10, 60))
         reads = iter(lambda: response.raw.read1(65536), b"")
         text = []
         for event in SSEClient(reads).events():

@@ -429,9 +429,7 @@ def test_the_validator_answers_what_the_api_answers(api: ResponsesAPI) -> None:
 
     def post(items: list[dict[str, Any]]) -> tuple[int, str]:
         request = json.dumps({**body, "input": items}).encode()
-        answer = api.respond(
-            SentRequest("POST", "https://api.openai.com/v1/responses", {}, request, Timeout())
-        )
+        answer = api.respond(SentRequest("POST", api.base_url + "/responses", {}, request, Timeout()))
         if answer.status == 200:
             return 200, ""
         return answer.status, json.loads(b"".join(c for c in answer.chunks if isinstance(c, bytes)))["error"][

@@ -334,31 +334,26 @@ class CacheTracker:
             self._earlier.append(earlier)
 
 
+@attrs.frozen
 class CacheWatch:
-    """One step being watched (:meth:`CacheTracker.watch`)."""
+    """One step being watched (:meth:`CacheTracker.watch`): its request, what
+    it asked of the cache, when it was sent and the earlier request it is
+    compared with."""
 
-    def __init__(
-        self,
-        tracker: CacheTracker,
-        request: Fingerprint,
-        policy: CachePolicy,
-        at: float,
-        earlier: Earlier | None,
-    ) -> None:
-        self._tracker = tracker
-        self._request = request
-        self._policy = policy
-        self._at = at
-        self._earlier = earlier
+    tracker: CacheTracker
+    request: Fingerprint
+    policy: CachePolicy
+    at: float
+    earlier: Earlier | None
 
     def report(self, finish: StreamPart) -> StreamPart:
         """``finish``, the step's ``step-finish`` part, with its
         :class:`CacheReport` (``cache``); the step is remembered (a failed
         attempt, which never gets here, is not) and a miss is logged at INFO."""
-        request, earlier = self._request, self._earlier
+        request, earlier = self.request, self.earlier
         match = None if earlier is None else compare(request, earlier.print)
-        report = diagnose(len(request.messages), match, earlier, finish.usage, self._policy, self._at)
-        self._tracker._remember(Earlier(request, self._at, finish.usage))
+        report = diagnose(len(request.messages), match, earlier, finish.usage, self.policy, self.at)
+        self.tracker._remember(Earlier(request, self.at, finish.usage))
         if report.cause is not None:
             _log.info("agentcore: prompt cache miss (%s): %s", report.cause.value, report.reason)
         return attrs.evolve(finish, cache=report)

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 from agentcore.context import Context
@@ -391,6 +391,22 @@ class Adapter:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self._model!r}, base_url={self._base_url!r})"
+
+    def _body(
+        self, request_body: Callable[..., dict[str, Any]], request: Request, sent: list[Any], **own: Any
+    ) -> dict[str, Any]:
+        """The API's ``request_body`` (its ``request.py``) for ``request``, with
+        the arguments every adapter passes (the model id, the settings, the
+        extra body, the origin, ``sent``) and the adapter's ``own``."""
+        return request_body(
+            request,
+            self._model,
+            settings=self._settings,
+            extra_body=self._extra_body,
+            origin=self._origin,
+            sent=sent,
+            **own,
+        )
 
     def _request_headers(self, request: Request) -> Mapping[str, str]:
         """The headers of one request (not to be changed: a request without

@@ -116,13 +116,10 @@ class AnthropicModel(Adapter):
         headers = self._request_headers(request)
         beta = "".join(value for name, value in headers.items() if name.lower() == "anthropic-beta")
         sent: list[Any] = []
-        body = request_body(
+        body = self._body(
+            request_body,
             request,
-            self._model,
-            settings=self._settings,
-            extra_body=self._extra_body,
-            origin=self._origin,
-            sent=sent,
+            sent,
             max_tokens=self._max_tokens,
             interleaved="interleaved-thinking" in beta.lower(),
         )

@@ -125,13 +125,10 @@ class OpenAIChatModel(Adapter):
             Canceled: ``ctx`` was cancelled.
         """
         sent: list[Any] = []
-        body = request_body(
+        body = self._body(
+            request_body,
             request,
-            self._model,
-            settings=self._settings,
-            extra_body=self._extra_body,
-            origin=self._origin,
-            sent=sent,
+            sent,
             system_role=self._system_role,
             max_tokens_field=self._max_tokens_field,
             include_usage=self._include_usage,

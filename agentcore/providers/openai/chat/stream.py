@@ -404,7 +404,7 @@ class StreamState:
         takes a short path: text while no reasoning block is open (the hot
         path: ``{"content": "..."}``; DeepSeek adds a ``null``
         ``reasoning_content`` to each), or plain reasoning without text.
-        Every other event takes the general one (:meth:`_chunk`).
+        Every other event takes the general one (:meth:`_event`).
 
         Raises:
             ModelError: the event reports an error (see the module docstring).
@@ -449,9 +449,9 @@ class StreamState:
                             and not delta.get(REASONING)
                         ):
                             return [_text_delta(content)]
-        return self._chunk(event)
+        return self._event(event)
 
-    def _chunk(self, event: Event) -> list[StreamPart]:
+    def _event(self, event: Event) -> list[StreamPart]:
         """The general path of :meth:`feed`."""
         data = event.data
         if data == DONE:

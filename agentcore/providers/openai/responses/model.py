@@ -131,13 +131,10 @@ class OpenAIResponsesModel(Adapter):
             Canceled: ``ctx`` was cancelled.
         """
         sent: list[Any] = []
-        body = request_body(
+        body = self._body(
+            request_body,
             request,
-            self._model,
-            settings=self._settings,
-            extra_body=self._extra_body,
-            origin=self._origin,
-            sent=sent,
+            sent,
             system_role=self._system_role,
             reasoning=self._reasoning,
             reasoning_summary=self._reasoning_summary,
