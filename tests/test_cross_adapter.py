@@ -317,7 +317,20 @@ def test_the_shared_options_come_first_in_one_order_with_one_default(adapter: Ad
         ({"extra_body": ["seed"]}, r"^extra_body must be a mapping of str keys to JSON values, got list$"),
         ({"cache_tracker": {}}, r"^cache_tracker must be a CacheTracker or None, got dict$"),
     ],
-    ids=lambda value: repr(value)[:40],
+    ids=[
+        "empty-model",
+        "int-model",
+        "int-key",
+        "key-with-newline",
+        "ftp-base-url",
+        "timeout-pair",
+        "timeout-number",
+        "session-as-transport",
+        "object-as-transport",
+        "dict-settings",
+        "list-extra-body",
+        "dict-cache-tracker",
+    ],
 )
 def test_the_same_mistake_is_the_same_config_error(
     adapter: AdapterClass, options: dict[str, Any], message: str

@@ -39,9 +39,10 @@ of :class:`Adapter` whose ``stream()`` builds the body and hands it to
    why it stopped) ends the step normally, with the usage seen so far
    (design.md, "Defaults and choices where the APIs leave room"). An error
    the API reports inside the stream always fails the step.
-7. **Reuse.** A step read to its end closes its response with
-   ``reuse=True``: the rest of the body is drained so the connection goes
-   back to the pool; a broken or abandoned one is closed.
+7. **Reuse.** Once the step is complete, its response is closed with
+   ``reuse=True`` (at the end of the stream, or when the reader lets go
+   after the stop reason): the rest of the body is drained so the
+   connection goes back to the pool; a broken or incomplete one is closed.
 8. **The cache watch.** The request's fingerprint is compared with the
    earlier requests when it is sent, and the ``step-finish`` part gets its
    :class:`agentcore.types.CacheReport`
