@@ -566,3 +566,17 @@ def test_an_output_item_nested_too_deeply_to_keep_is_upstream() -> None:
         feed_all(ev("response.output_item.done", output_index=0, item=item), completed())
     assert caught.value.error_class is ErrorClass.UPSTREAM
     assert "nested too deeply" in caught.value.message
+
+
+def test_a_negative_output_index_names_no_item_of_the_terminal_response() -> None:
+    """Found by the fuzz: ``output[-1]`` raised an IndexError for an empty
+    ``output`` (and would read the last item for another)."""
+    item = {"type": "function_call", "call_id": "call_1", "name": "f", "arguments": "{}"}
+    parts = feed_all(ev("response.output_item.added", output_index=-1), completed([item]))
+    assert parts == [
+        StreamPart.tool_call_part(ToolCall("call_1", "f", "{}", "", ORIGIN)),
+        StreamPart.step_finish(FinishReason.TOOL_CALLS),
+    ]
+    assert feed_all(ev("response.output_item.added", output_index=-1), completed()) == [
+        StreamPart.step_finish(FinishReason.STOP)
+    ]

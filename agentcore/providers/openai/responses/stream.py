@@ -312,7 +312,7 @@ class StreamState:
             output = []
         parts: list[StreamPart] = []
         for index in sorted(set(range(len(output))) | self._items.keys()):
-            item = output[index] if index < len(output) else _EMPTY
+            item = output[index] if 0 <= index < len(output) else _EMPTY
             parts += self._complete(index, item if isinstance(item, Mapping) else _EMPTY)
         return parts
 
