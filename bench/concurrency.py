@@ -124,11 +124,11 @@ def run_stream(
 
 def idle(kind: str, base_url: str, runs: int, window: float) -> dict[str, float]:
     """Open ``runs`` streams that go silent after one delta; measure the window."""
-    from agentcore.transport.http import new_session
+    from agentcore.transport.http import HTTPTransport, new_session
 
     session = new_session(pool_size=runs)
     model = OpenAIChatModel(
-        OPENAI_MODEL, api_key="bench-key", base_url=base_url + "/silent/v1", session=session
+        OPENAI_MODEL, api_key="bench-key", base_url=base_url + "/silent/v1", transport=HTTPTransport(session)
     )
     all_in = threading.Barrier(runs + 1, timeout=120)
     out: list[str] = []
@@ -167,11 +167,14 @@ def idle(kind: str, base_url: str, runs: int, window: float) -> dict[str, float]
 
 
 def throughput(kind: str, base_url: str, runs: int, parts: int) -> dict[str, float]:
-    from agentcore.transport.http import new_session
+    from agentcore.transport.http import HTTPTransport, new_session
 
     session = new_session(pool_size=runs)
     model = OpenAIChatModel(
-        OPENAI_MODEL, api_key="bench-key", base_url=f"{base_url}/text{parts}/v1", session=session
+        OPENAI_MODEL,
+        api_key="bench-key",
+        base_url=f"{base_url}/text{parts}/v1",
+        transport=HTTPTransport(session),
     )
     out: list[str] = []
     readers: list[Any] = []

@@ -61,6 +61,8 @@ from agentcore.integrations.web import CONTENT_TYPE, SSE_HEADERS, SSEStream, par
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
 from agentcore.testing import ScriptedModel, ScriptStep, TestModel, check_model
+from agentcore.transport import Timeout
+from agentcore.transport.http import HTTPTransport
 
 # --- function tools -----------------------------------------------------------
 
@@ -336,17 +338,15 @@ def adapters() -> list[Model]:
         "claude-sonnet-4-5",
         api_key="sk-ant-example",
         base_url="https://api.anthropic.com",
-        session=session,
-        timeout=(10.0, 600.0),
-        idle_timeout=300.0,
+        transport=HTTPTransport(session),
+        timeout=Timeout(connect=10.0, read=300.0, idle=600.0),
         max_tokens=4096,
         headers={"anthropic-beta": "example"},
     )
     openai = OpenAIChatModel(
         "gpt-4o-mini",
         api_key="sk-example",
-        timeout=(5.0, 120.0),
-        idle_timeout=None,
+        timeout=Timeout(connect=5.0, read=120.0, idle=None),
         system_role="developer",
         max_tokens_field="max_completion_tokens",
         include_usage=True,

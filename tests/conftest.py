@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcore.transport.memory import MemoryTransport
 from tests.localserver import LocalServer
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -30,6 +31,13 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     suite (seconds of CPU), which is what the cap bounds."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return min(2 * cpus, 8)
+
+
+@pytest.fixture
+def transport() -> MemoryTransport:
+    """An in-memory transport for an adapter (``transport=transport``): add
+    canned answers with ``transport.add(...)``, read ``transport.sent``."""
+    return MemoryTransport()
 
 
 @pytest.fixture

@@ -2,8 +2,8 @@
 
 Every ``tests/fixtures/anthropic/*.sse`` (sources and licenses in
 ``tests/fixtures/README.md``) is run through the pure state machine, and
-through ``AnthropicModel`` against the local HTTP server: whole, and split into
-1-byte and 7-byte network writes. Text, tool calls (id, name, parsed input),
+through ``AnthropicModel`` on the in-memory transport: whole, and split into
+1-byte and 7-byte reads. Text, tool calls (id, name, parsed input),
 finish reason, usage, the reasoning blocks (text, signature, redacted data:
 exactly what the provider sent, derived from the raw bytes as each case's
 ``reasoning_source`` says) and the order of the reasoning and tool-call parts
@@ -21,20 +21,14 @@ import pytest
 
 from agentcore.context import Context
 from agentcore.providers.anthropic import AnthropicModel
-from agentcore.providers.anthropic_stream import StepState
+from agentcore.providers.anthropic.stream import StreamState
 from agentcore.transport import sse
+from agentcore.transport.memory import MemoryTransport, Reply
 from agentcore.types import Request, StreamPart, StreamPartKind, user_message
-from tests.localserver import LocalServer, sse_reply
 
 FIXTURES = Path(__file__).parent / "fixtures" / "anthropic"
 CASES = sorted(p.name[: -len(".sse")] for p in FIXTURES.glob("*.sse"))
 KEY = "sk-ant-fixture-key-0123456789"
-
-
-@pytest.fixture
-def server(shared_server: LocalServer) -> LocalServer:
-    """The module's one server, reset for each test (tests/conftest.py)."""
-    return shared_server
 
 
 def test_all_fixtures_are_present() -> None:
@@ -88,22 +82,24 @@ def wanted(expected: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("name", CASES)
 def test_fixture_through_the_state_machine(name: str) -> None:
     body, expected = load(name)
-    state = StepState()
+    state = StreamState()
     parts: list[StreamPart] = []
     for event in sse.iter_events([body]):
-        parts += state.feed(event.event, event.data)
-    assert state.finished  # every recording ends with message_stop
-    parts += state.end_of_stream()
+        parts += state.feed(event)
+    assert state.done  # every recording ends with message_stop
+    parts += state.finish()
     assert outcome(parts, "") == wanted(expected)
 
 
 @pytest.mark.parametrize("piece", [0, 1, 7], ids=["whole", "1-byte", "7-byte"])
 @pytest.mark.parametrize("name", CASES)
-def test_fixture_through_the_adapter(server: LocalServer, name: str, piece: int) -> None:
+def test_fixture_through_the_adapter(name: str, piece: int) -> None:
     body, expected = load(name)
-    server.add(sse_reply(body, piece=piece))
-    model = AnthropicModel("claude-test", api_key=KEY, base_url=server.url, timeout=(5.0, 10.0))
+    transport = MemoryTransport(Reply.of(body, piece=piece))
+    model = AnthropicModel(
+        "claude-test", api_key=KEY, base_url="http://gateway.test:8080", transport=transport
+    )
     parts = list(model.stream(Request(messages=[user_message("Hi")]), Context()))
-    assert outcome(parts, f"127.0.0.1:{server.port}") == wanted(expected)
-    assert server.hits == 1
-    assert server.requests[0]["path"] == "/v1/messages"
+    assert outcome(parts, "gateway.test:8080") == wanted(expected)
+    assert [sent.url for sent in transport.sent] == ["http://gateway.test:8080/v1/messages"]
+    assert transport.sent[0].reused is True

@@ -23,6 +23,8 @@ from agentcore.context import Context
 from agentcore.errors import Canceled, ErrorClass, ModelError
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.testing import check_model
+from agentcore.transport import Timeout
+from agentcore.transport.http import HTTPTransport
 from agentcore.types import FinishReason, Request, StreamPart, StreamPartKind, Usage, user_message
 from tests.localserver import Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
 from tests.loop_helpers import not_utf8_requests, wait_until
@@ -30,7 +32,7 @@ from tests.test_anthropic_mapping import (
     MESSAGE_STOP,
     PING,
     block_stop,
-    error_event,
+    error_payload,
     json_delta,
     message_delta,
     message_start,
@@ -53,7 +55,7 @@ HELLO = sse(
 
 
 def model_for(server: LocalServer, **kwargs: Any) -> AnthropicModel:
-    kwargs.setdefault("timeout", (5.0, 10.0))
+    kwargs.setdefault("timeout", Timeout(connect=5.0, read=10.0))
     return AnthropicModel("claude-test", api_key=KEY, base_url=server.url, **kwargs)
 
 
@@ -218,7 +220,9 @@ def test_retry_after_http_date(server: LocalServer) -> None:
 
 
 def test_overloaded_event_before_any_content(server: LocalServer) -> None:
-    body = sse(message_start(input_tokens=10, output_tokens=1), error_event("overloaded_error", "Overloaded"))
+    body = sse(
+        message_start(input_tokens=10, output_tokens=1), error_payload("overloaded_error", "Overloaded")
+    )
     server.add(sse_reply(body))
     parts, err = failure(model_for(server))
     assert parts == []
@@ -232,7 +236,7 @@ def test_overloaded_event_after_content(server: LocalServer) -> None:
         message_start(input_tokens=10, output_tokens=1),
         text_start(0),
         text_delta(0, "Hel"),
-        error_event("overloaded_error", "Overloaded"),
+        error_payload("overloaded_error", "Overloaded"),
     )
     server.add(sse_reply(body))
     parts, err = failure(model_for(server))
@@ -242,7 +246,7 @@ def test_overloaded_event_after_content(server: LocalServer) -> None:
 
 def test_error_event_after_stop_reason_is_still_an_error(server: LocalServer) -> None:
     body = sse(
-        text_start(0), text_delta(0, "Hi"), message_delta("end_turn"), error_event("api_error", "boom")
+        text_start(0), text_delta(0, "Hi"), message_delta("end_turn"), error_payload("api_error", "boom")
     )
     server.add(sse_reply(body))
     parts, err = failure(model_for(server))
@@ -302,7 +306,10 @@ def test_connection_refused_is_transient() -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     model = AnthropicModel(
-        "claude-test", api_key=KEY, base_url=f"http://127.0.0.1:{port}", timeout=(2.0, 2.0)
+        "claude-test",
+        api_key=KEY,
+        base_url=f"http://127.0.0.1:{port}",
+        timeout=Timeout(connect=2.0, read=2.0),
     )
     _, err = failure(model)
     assert err.error_class is ErrorClass.TRANSIENT
@@ -317,7 +324,7 @@ def test_stall_after_one_delta_fails_within_a_second(server: LocalServer) -> Non
     server.add(
         Reply(actions=[sse(message_start(input_tokens=1), text_start(0), text_delta(0, "Hi")), Stall()])
     )
-    model = model_for(server, timeout=(2.0, 0.5))
+    model = model_for(server, timeout=Timeout(connect=2.0, read=0.5))
     start = time.monotonic()
     parts, err = failure(model)
     elapsed = time.monotonic() - start
@@ -330,7 +337,7 @@ def test_stall_after_one_delta_fails_within_a_second(server: LocalServer) -> Non
 def test_stall_right_after_headers_is_transient(server: LocalServer) -> None:
     server.add(Reply(actions=[Stall()]))
     start = time.monotonic()
-    parts, err = failure(model_for(server, timeout=(2.0, 0.5)))
+    parts, err = failure(model_for(server, timeout=Timeout(connect=2.0, read=0.5)))
     assert parts == []
     assert err.error_class is ErrorClass.TRANSIENT
     assert time.monotonic() - start < 1.5
@@ -339,7 +346,7 @@ def test_stall_right_after_headers_is_transient(server: LocalServer) -> None:
 def test_stall_before_headers_is_transient(server: LocalServer) -> None:
     server.add(Reply(before_headers=[Stall()]))
     start = time.monotonic()
-    _, err = failure(model_for(server, timeout=(2.0, 0.5)))
+    _, err = failure(model_for(server, timeout=Timeout(connect=2.0, read=0.5)))
     assert err.error_class is ErrorClass.TRANSIENT
     assert time.monotonic() - start < 1.5
 
@@ -349,7 +356,7 @@ def test_ping_only_stream_hits_the_idle_timeout(server: LocalServer) -> None:
     for _ in range(50):
         actions += [sse(PING), Pause(0.2)]
     server.add(Reply(actions=actions))
-    model = model_for(server, idle_timeout=0.5)
+    model = model_for(server, timeout=Timeout(idle=0.5))
     start = time.monotonic()
     parts, err = failure(model)
     elapsed = time.monotonic() - start
@@ -362,7 +369,7 @@ def test_ping_only_stream_hits_the_idle_timeout(server: LocalServer) -> None:
 def test_idle_timeout_caps_the_read_timeout(server: LocalServer) -> None:
     server.add(Reply(actions=[sse(message_start(input_tokens=1)), Stall()]))
     start = time.monotonic()
-    _, err = failure(model_for(server, timeout=(2.0, 600.0), idle_timeout=0.5))
+    _, err = failure(model_for(server, timeout=Timeout(connect=2.0, read=600.0, idle=0.5)))
     assert err.error_class is ErrorClass.TRANSIENT
     assert time.monotonic() - start < 1.5
 
@@ -373,13 +380,13 @@ def test_slow_but_steady_content_is_not_idle(server: LocalServer) -> None:
         actions += [Pause(0.15), sse(text_delta(0, word))]
     actions.append(sse(message_delta("end_turn"), MESSAGE_STOP))
     server.add(Reply(actions=actions))
-    parts = list(model_for(server, idle_timeout=0.4).stream(REQUEST, Context()))
+    parts = list(model_for(server, timeout=Timeout(idle=0.4)).stream(REQUEST, Context()))
     assert "".join(p.text for p in parts) == "abcde"
 
 
 def test_idle_timeout_none_streams_a_normal_reply(server: LocalServer) -> None:
     server.add(sse_reply(HELLO))
-    parts = list(model_for(server, idle_timeout=None).stream(REQUEST, Context()))
+    parts = list(model_for(server, timeout=Timeout(idle=None)).stream(REQUEST, Context()))
     assert parts == [
         StreamPart.text_delta("Hello"),
         StreamPart.step_finish(FinishReason.STOP, Usage(10, 5, 0, 0)),
@@ -392,7 +399,9 @@ def test_idle_timeout_none_lets_pings_keep_a_stream_alive(server: LocalServer) -
         actions += [sse(PING), Pause(0.1)]
     actions.append(sse(text_start(0), text_delta(0, "late"), message_delta("end_turn"), MESSAGE_STOP))
     server.add(Reply(actions=actions))
-    parts = list(model_for(server, timeout=(2.0, 0.5), idle_timeout=None).stream(REQUEST, Context()))
+    parts = list(
+        model_for(server, timeout=Timeout(connect=2.0, read=0.5, idle=None)).stream(REQUEST, Context())
+    )
     assert "".join(p.text for p in parts) == "late"
     assert parts[-1].finish_reason is FinishReason.STOP
 
@@ -400,7 +409,7 @@ def test_idle_timeout_none_lets_pings_keep_a_stream_alive(server: LocalServer) -
 def test_idle_timeout_none_leaves_the_read_timeout_in_charge(server: LocalServer) -> None:
     server.add(Reply(actions=[sse(message_start(input_tokens=1)), Stall()]))
     start = time.monotonic()
-    _, err = failure(model_for(server, timeout=(2.0, 0.5), idle_timeout=None))
+    _, err = failure(model_for(server, timeout=Timeout(connect=2.0, read=0.5, idle=None)))
     assert err.error_class is ErrorClass.TRANSIENT
     assert "timed out" in str(err)
     assert "idle timeout" not in str(err)
@@ -494,7 +503,9 @@ def test_cancel_from_another_thread_during_a_blocked_read(server: LocalServer, o
     server.add(Reply(actions=[ENDLESS_HEAD, Stall()]))
     session = None if own_session else requests.Session()
     ctx = Context()
-    stream = model_for(server, session=session).stream(REQUEST, ctx)
+    stream = model_for(server, transport=None if session is None else HTTPTransport(session)).stream(
+        REQUEST, ctx
+    )
     assert next(stream) == StreamPart.text_delta("x")
     timer = threading.Timer(0.2, ctx.cancel)
     timer.start()
@@ -554,7 +565,7 @@ def test_a_completed_step_leaves_the_connection_reusable(
 
     monkeypatch.setattr(urllib3.connection.HTTPConnection, "_new_conn", counting)
     session = None if own_session else requests.Session()
-    model = model_for(server, session=session)
+    model = model_for(server, transport=None if session is None else HTTPTransport(session))
     for _ in range(3):
         stream = model.stream(REQUEST, Context())
         for part in stream:
@@ -611,7 +622,7 @@ def test_key_echoed_by_the_server_is_redacted(server: LocalServer) -> None:
 
 
 def test_key_echoed_in_an_error_event_is_redacted(server: LocalServer) -> None:
-    server.add(sse_reply(sse(error_event("permission_error", f"key {KEY} may not use this model"))))
+    server.add(sse_reply(sse(error_payload("permission_error", f"key {KEY} may not use this model"))))
     _, err = failure(model_for(server))
     assert err.error_class is ErrorClass.AUTH
     assert "key [REDACTED] may not use" in str(err)

@@ -1,4 +1,4 @@
-"""``AnthropicModel`` driven by ``run()`` against the local server: the
+"""``AnthropicModel`` driven by ``run()`` on the in-memory transport: the
 faults 6, 7, 11, 12 and 13 of design.md end to end in Anthropic streams."""
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ from agentcore.context import Context
 from agentcore.durable import SQLiteCheckpoints
 from agentcore.errors import ErrorClass, ModelError
 from agentcore.providers.anthropic import AnthropicModel
+from agentcore.transport.memory import MemoryTransport, Reply
 from agentcore.types import FinishReason, StreamPartKind, ToolDefinition, Usage, user_message
-from tests.localserver import LocalServer, json_reply, sse_reply
+from tests.canned import json_answer
 from tests.loop_helpers import nested
 from tests.test_anthropic_mapping import (
     MESSAGE_STOP,
     block_stop,
-    error_event,
+    error_payload,
     json_delta,
     message_delta,
     message_start,
@@ -47,8 +48,8 @@ class RecordingTool:
         return self.reply
 
 
-def options(server: LocalServer, **kwargs: Any) -> LoopOptions:
-    model = AnthropicModel("claude-test", api_key=KEY, base_url=server.url, timeout=(5.0, 10.0))
+def options(transport: MemoryTransport, **kwargs: Any) -> LoopOptions:
+    model = AnthropicModel("claude-test", api_key=KEY, transport=transport)
     kwargs.setdefault("retry_base_delay", 0.01)
     kwargs.setdefault("messages", [user_message("Weather in Oslo?")])
     return LoopOptions(model=model, **kwargs)
@@ -73,7 +74,7 @@ CACHED_USAGE = {
 }
 
 
-def test_tool_round_trip_history_and_usage(server: LocalServer) -> None:
+def test_tool_round_trip_history_and_usage(transport: MemoryTransport) -> None:
     step1 = sse(
         message_start(**CACHED_USAGE),
         text_start(0),
@@ -87,17 +88,17 @@ def test_tool_round_trip_history_and_usage(server: LocalServer) -> None:
         message_delta("tool_use", output_tokens=15),
         MESSAGE_STOP,
     )
-    server.add(sse_reply(step1), sse_reply(text_step("Rainy.", **CACHED_USAGE)))
+    transport.add(Reply.of(step1), Reply.of(text_step("Rainy.", **CACHED_USAGE)))
     weather = RecordingTool(ToolDefinition(name="get_weather"), reply="rain, 8 C")
     seen: list[Usage] = []
-    result = run(options(server, tools=[weather], on_step=seen.append)).result()
+    result = run(options(transport, tools=[weather], on_step=seen.append)).result()
     assert result.text == "Rainy."
     assert result.finish_reason is FinishReason.STOP
     assert seen == [Usage(2012, 15, 2000, 300)] * 2
     assert result.usage == Usage(4024, 30, 4000, 600)
     assert weather.inputs == [{"city": "Oslo"}]
-    assert server.hits == 2
-    second = server.requests[1]["body"]
+    assert len(transport.sent) == 2
+    second = transport.sent[1].json()
     assert second["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "Weather in Oslo?"}]},
         {
@@ -115,7 +116,7 @@ def test_tool_round_trip_history_and_usage(server: LocalServer) -> None:
     assert second["tools"] == [{"name": "get_weather", "input_schema": {"type": "object", "properties": {}}}]
 
 
-def test_length_inside_a_tool_call_runs_nothing(server: LocalServer) -> None:
+def test_length_inside_a_tool_call_runs_nothing(transport: MemoryTransport) -> None:
     body = sse(
         message_start(input_tokens=30, output_tokens=1),
         tool_start(0, "toolu_1", "write_file"),
@@ -124,38 +125,38 @@ def test_length_inside_a_tool_call_runs_nothing(server: LocalServer) -> None:
         message_delta("max_tokens", output_tokens=64),
         MESSAGE_STOP,
     )
-    server.add(sse_reply(body))
+    transport.add(Reply.of(body))
     write_file = RecordingTool(ToolDefinition(name="write_file"))
-    parts = list(run(options(server, tools=[write_file])))
+    parts = list(run(options(transport, tools=[write_file])))
     assert write_file.inputs == []
     assert StreamPartKind.TOOL_RESULT not in {p.kind for p in parts}
     assert parts[-1].kind is StreamPartKind.FINISH
     assert parts[-1].finish_reason is FinishReason.LENGTH
     assert parts[-1].total_usage == Usage(30, 64, 0, 0)
-    assert server.hits == 1
+    assert len(transport.sent) == 1
 
 
-def test_overloaded_event_before_content_is_retried(server: LocalServer) -> None:
+def test_overloaded_event_before_content_is_retried(transport: MemoryTransport) -> None:
     failing = sse(
-        message_start(input_tokens=10, output_tokens=1), error_event("overloaded_error", "Overloaded")
+        message_start(input_tokens=10, output_tokens=1), error_payload("overloaded_error", "Overloaded")
     )
-    server.add(sse_reply(failing), sse_reply(text_step("Done", input_tokens=10)))
-    parts = list(run(options(server)))
+    transport.add(Reply.of(failing), Reply.of(text_step("Done", input_tokens=10)))
+    parts = list(run(options(transport)))
     assert [p.text for p in parts if p.kind is StreamPartKind.TEXT_DELTA] == ["Done"]
     assert [p.kind for p in parts].count(StreamPartKind.STEP_FINISH) == 1
     assert parts[-1].finish_reason is FinishReason.STOP
-    assert server.hits == 2
+    assert len(transport.sent) == 2
 
 
-def test_overloaded_event_after_content_is_terminal(server: LocalServer) -> None:
+def test_overloaded_event_after_content_is_terminal(transport: MemoryTransport) -> None:
     failing = sse(
         message_start(input_tokens=10, output_tokens=1),
         text_start(0),
         text_delta(0, "Hel"),
-        error_event("overloaded_error", "Overloaded"),
+        error_payload("overloaded_error", "Overloaded"),
     )
-    server.add(sse_reply(failing), sse_reply(text_step("Hello")))
-    parts = list(run(options(server)))
+    transport.add(Reply.of(failing), Reply.of(text_step("Hello")))
+    parts = list(run(options(transport)))
     assert [p.text for p in parts if p.kind is StreamPartKind.TEXT_DELTA] == ["Hel"]
     terminal = parts[-1]
     assert terminal.kind is StreamPartKind.ERROR
@@ -163,18 +164,18 @@ def test_overloaded_event_after_content_is_terminal(server: LocalServer) -> None
     assert isinstance(terminal.err, ModelError)
     assert terminal.err.error_class is ErrorClass.OVERLOADED
     assert terminal.total_usage == Usage()
-    assert server.hits == 1
+    assert len(transport.sent) == 1
 
 
-def test_http_529_then_success(server: LocalServer) -> None:
+def test_http_529_then_success(transport: MemoryTransport) -> None:
     overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
-    server.add(json_reply(529, overloaded), sse_reply(text_step("Done")))
-    result = run(options(server)).result()
+    transport.add(json_answer(529, overloaded), Reply.of(text_step("Done")))
+    result = run(options(transport)).result()
     assert result.text == "Done"
-    assert server.hits == 2
+    assert len(transport.sent) == 2
 
 
-def test_context_length_is_never_retried(server: LocalServer) -> None:
+def test_context_length_is_never_retried(transport: MemoryTransport) -> None:
     too_long = {
         "type": "error",
         "error": {
@@ -182,18 +183,18 @@ def test_context_length_is_never_retried(server: LocalServer) -> None:
             "message": "prompt is too long: 210000 tokens > 200000 maximum",
         },
     }
-    server.add(json_reply(400, too_long))
+    transport.add(json_answer(400, too_long))
     with pytest.raises(RunError) as info:
-        run(options(server, max_retries=5)).result()
+        run(options(transport, max_retries=5)).result()
     assert isinstance(info.value.err, ModelError)
     assert info.value.err.error_class is ErrorClass.CONTEXT_LENGTH
     assert "context window exceeded" in str(info.value.err)
-    assert server.hits == 1
-    assert KEY not in json.dumps(server.requests[0]["body"])
+    assert len(transport.sent) == 1
+    assert KEY not in json.dumps(transport.sent[0].json())
 
 
 def test_a_call_nested_too_deeply_gets_its_error_and_its_history_goes_on(
-    server: LocalServer, tmp_path: Path
+    transport: MemoryTransport, tmp_path: Path
 ) -> None:
     # arguments beyond Python's JSON decoder: the loop answers the call with an
     # error; the history holding it is sent again (its input as {}), saved by a
@@ -207,16 +208,16 @@ def test_a_call_nested_too_deeply_gets_its_error_and_its_history_goes_on(
         message_delta("tool_use", output_tokens=15),
         MESSAGE_STOP,
     )
-    server.add(sse_reply(call), sse_reply(text_step("Sorry.")), sse_reply(text_step("Again.")))
+    transport.add(Reply.of(call), Reply.of(text_step("Sorry.")), Reply.of(text_step("Again.")))
     weather = RecordingTool(ToolDefinition(name="get_weather"))
     store = SQLiteCheckpoints(tmp_path / "runs.db")
-    result = run(options(server, tools=[weather], run_id="deep", checkpoints=store)).result()
+    result = run(options(transport, tools=[weather], run_id="deep", checkpoints=store)).result()
     assert result.text == "Sorry."
     assert weather.inputs == []
     [answer] = result.steps[0].tool_results
     assert answer.is_error
     assert "nested too deeply" in answer.content
-    sent = server.requests[1]["body"]["messages"][1:]
+    sent = transport.sent[1].json()["messages"][1:]
     assert sent == [
         {
             "role": "assistant",
@@ -234,7 +235,7 @@ def test_a_call_nested_too_deeply_gets_its_error_and_its_history_goes_on(
     assert saved.messages == result.messages
     assert saved.messages[1].tool_calls[0].input == deep
     more = run(
-        options(server, tools=[weather], messages=[*saved.messages, user_message("And now?")])
+        options(transport, tools=[weather], messages=[*saved.messages, user_message("And now?")])
     ).result()
     assert more.text == "Again."
-    assert server.requests[2]["body"]["messages"][1:3] == sent
+    assert transport.sent[2].json()["messages"][1:3] == sent

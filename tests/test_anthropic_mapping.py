@@ -1,8 +1,8 @@
 """The pure mappers of the Anthropic adapter, each table-driven on its own.
 
-``request_body`` (request shape), ``map_stop_reason``, ``merge_usage`` /
-``usage_from``, ``classify_error`` / ``error_from_event`` and the stream state
-machine ``StepState`` fed hand-written events (design.md's faults 1, 6, 7,
+``request_body`` (request shape), ``map_finish_reason``, ``merge_usage`` /
+``usage_from``, ``classify_error`` / ``error_event`` and the stream state
+machine ``StreamState`` fed hand-written events (design.md's faults 1, 6, 7,
 10, 11 and 12 in Anthropic streams).
 """
 
@@ -14,16 +14,17 @@ from typing import Any
 import pytest
 
 from agentcore.errors import ErrorClass, ModelError
-from agentcore.providers.anthropic import DEFAULT_MAX_TOKENS, request_body, tool_input
-from agentcore.providers.anthropic_stream import (
-    StepState,
+from agentcore.providers.anthropic.request import DEFAULT_MAX_TOKENS, request_body, tool_input
+from agentcore.providers.anthropic.stream import (
+    StreamState,
     classify_error,
-    error_from_event,
-    map_stop_reason,
+    error_event,
+    map_finish_reason,
     merge_usage,
     usage_from,
 )
 from agentcore.providers.history import MAX_ARGUMENTS_DEPTH
+from agentcore.transport.sse import Event
 from agentcore.types import (
     FinishReason,
     Message,
@@ -91,7 +92,7 @@ MESSAGE_STOP: dict[str, Any] = {"type": "message_stop"}
 PING: dict[str, Any] = {"type": "ping"}
 
 
-def error_event(kind: str, message: str) -> dict[str, Any]:
+def error_payload(kind: str, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
@@ -103,12 +104,12 @@ def sse(*events: dict[str, Any]) -> bytes:
 
 
 def feed_all(*events: dict[str, Any], eof: bool = True) -> list[StreamPart]:
-    state = StepState()
+    state = StreamState()
     parts: list[StreamPart] = []
     for event in events:
-        parts += state.feed(event["type"], event)
+        parts += state.feed(Event(event["type"], event))
     if eof:
-        parts += state.end_of_stream()
+        parts += state.finish()
     return parts
 
 
@@ -200,7 +201,7 @@ REQUEST_CASES: list[tuple[str, Request, dict[str, Any]]] = [
 
 @pytest.mark.parametrize(("name", "request_", "expected"), REQUEST_CASES, ids=[c[0] for c in REQUEST_CASES])
 def test_request_body(name: str, request_: Request, expected: dict[str, Any]) -> None:
-    assert request_body(request_, "claude-test", 1000) == expected
+    assert request_body(request_, "claude-test", max_tokens=1000) == expected
 
 
 MESSAGE_CASES: list[tuple[str, list[Message], list[dict[str, Any]]]] = [
@@ -352,7 +353,7 @@ MESSAGE_CASES: list[tuple[str, list[Message], list[dict[str, Any]]]] = [
 
 @pytest.mark.parametrize(("name", "messages", "expected"), MESSAGE_CASES, ids=[c[0] for c in MESSAGE_CASES])
 def test_request_messages(name: str, messages: list[Message], expected: list[dict[str, Any]]) -> None:
-    body = request_body(Request(messages=messages), "claude-test", DEFAULT_MAX_TOKENS)
+    body = request_body(Request(messages=messages), "claude-test", max_tokens=DEFAULT_MAX_TOKENS)
     assert body["messages"] == expected
     assert body["max_tokens"] == DEFAULT_MAX_TOKENS == 4096
 
@@ -367,7 +368,7 @@ def test_request_messages_alternate_for_any_history() -> None:
         tool_message(ToolResult(tool_call_id="t2", name="f", content="r2")),
         user_message("d"),
     ]
-    roles = [m["role"] for m in request_body(Request(messages=history), "m", 10)["messages"]]
+    roles = [m["role"] for m in request_body(Request(messages=history), "m", max_tokens=10)["messages"]]
     assert roles == ["user", "assistant", "user"]
 
 
@@ -400,7 +401,7 @@ def test_tool_input_nested_too_deeply_is_an_empty_object() -> None:
     assert tool_input("[" * 20_000 + "]" * 20_000) == {}
 
 
-# --- map_stop_reason -----------------------------------------------------------
+# --- map_finish_reason -----------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -419,7 +420,7 @@ def test_tool_input_nested_too_deeply_is_an_empty_object() -> None:
     ],
 )
 def test_map_stop_reason(reason: str | None, expected: FinishReason) -> None:
-    assert map_stop_reason(reason) is expected
+    assert map_finish_reason(reason) is expected
 
 
 # --- usage ---------------------------------------------------------------------
@@ -553,7 +554,7 @@ def test_classify_error(kind: str, message: str, code: object, expected: ErrorCl
 
 
 def test_error_from_event_message_and_class() -> None:
-    err = error_from_event(error_event("overloaded_error", "Overloaded"))
+    err = error_event(error_payload("overloaded_error", "Overloaded"))
     assert err.error_class is ErrorClass.OVERLOADED
     assert err.retry_after == 0.0
     assert err.status == 0
@@ -581,7 +582,7 @@ def test_error_from_event_message_and_class() -> None:
 def test_error_from_event_odd_shapes(
     payload: object, expected_class: ErrorClass, expected_message: str
 ) -> None:
-    err = error_from_event(payload)
+    err = error_event(payload)
     assert err.error_class is expected_class
     assert err.message == expected_message
 
@@ -797,12 +798,13 @@ def test_text_carried_by_content_block_start() -> None:
 
 
 def test_event_name_used_when_data_has_no_type() -> None:
-    state = StepState()
+    state = StreamState()
     assert state.feed(
-        "content_block_start", {"index": 0, "content_block": {"type": "text", "text": "a"}}
+        Event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": "a"}})
     ) == [StreamPart.text_delta("a")]
-    assert state.feed("message_delta", {"delta": {"stop_reason": "end_turn"}}) == []
-    assert state.feed("message_stop", {}) == [StreamPart.step_finish(FinishReason.STOP)]
+    assert state.feed(Event("message_delta", {"delta": {"stop_reason": "end_turn"}})) == []
+    assert state.feed(Event("message_stop", {})) == []
+    assert state.finish() == [StreamPart.step_finish(FinishReason.STOP)]
 
 
 def test_missing_tool_id_is_synthesized_and_unique() -> None:
@@ -895,11 +897,11 @@ def test_a_field_of_the_wrong_type_is_an_upstream_error_naming_it(
     event: dict[str, Any] | list[Any], message: str
 ) -> None:
     # read as empty or 0 it would end the step short or under-count the tokens billed
-    state = StepState()
+    state = StreamState()
     if not (isinstance(event, dict) and event["type"] == "message_start"):
-        state.feed("message_start", message_start(input_tokens=3))
+        state.feed(Event("message_start", message_start(input_tokens=3)))
     with pytest.raises(ModelError) as info:
-        state.feed(event["type"] if isinstance(event, dict) else "message", event)
+        state.feed(Event(event["type"] if isinstance(event, dict) else "message", event))
     assert info.value.error_class is ErrorClass.UPSTREAM
     assert info.value.message == f"an event of the wrong shape in the stream: {message}"
 
@@ -972,38 +974,40 @@ def test_message_stop_without_stop_reason_is_a_stop() -> None:
 
 
 def test_exactly_one_step_finish_and_nothing_after_it() -> None:
-    state = StepState()
-    parts = state.feed("message_delta", message_delta("end_turn"))
-    parts += state.feed("message_stop", MESSAGE_STOP)
-    assert state.finished
-    parts += state.feed("message_stop", MESSAGE_STOP)
-    parts += state.feed("content_block_delta", text_delta(0, "late"))
-    parts += state.end_of_stream()
+    state = StreamState()
+    parts = state.feed(Event("message_delta", message_delta("end_turn")))
+    assert (state.complete, state.done) == (True, False)
+    parts += state.feed(Event("message_stop", MESSAGE_STOP))
+    assert (state.complete, state.done) == (True, True)
+    parts += state.feed(Event("message_stop", MESSAGE_STOP))
+    parts += state.feed(Event("content_block_delta", text_delta(0, "late")))  # the short path too
+    parts += state.finish()
+    parts += state.finish()
     assert parts == [StreamPart.step_finish(FinishReason.STOP)]
 
 
 def test_error_event_before_content() -> None:
-    state = StepState()
-    assert state.feed("message_start", message_start(input_tokens=10, output_tokens=1)) == []
+    state = StreamState()
+    assert state.feed(Event("message_start", message_start(input_tokens=10, output_tokens=1))) == []
     with pytest.raises(ModelError) as info:
-        state.feed("error", error_event("overloaded_error", "Overloaded"))
+        state.feed(Event("error", error_payload("overloaded_error", "Overloaded")))
     assert info.value.error_class is ErrorClass.OVERLOADED
-    assert not state.finished
+    assert not state.complete
 
 
 def test_error_event_after_content_and_after_stop_reason() -> None:
-    state = StepState()
-    assert state.feed("content_block_delta", text_delta(0, "Hel")) == [StreamPart.text_delta("Hel")]
-    state.feed("message_delta", message_delta("end_turn"))
+    state = StreamState()
+    assert state.feed(Event("content_block_delta", text_delta(0, "Hel"))) == [StreamPart.text_delta("Hel")]
+    state.feed(Event("message_delta", message_delta("end_turn")))
     with pytest.raises(ModelError) as info:
-        state.feed("error", error_event("api_error", "Internal server error"))
+        state.feed(Event("error", error_payload("api_error", "Internal server error")))
     assert info.value.error_class is ErrorClass.UPSTREAM
-    assert not state.finished  # an error is never turned into a normal finish
+    assert not state.done  # an error is never turned into a normal finish
 
 
 def test_error_recognized_by_data_type_whatever_the_event_name() -> None:
     with pytest.raises(ModelError) as info:
-        StepState().feed("message", error_event("rate_limit_error", "slow down"))
+        StreamState().feed(Event("message", error_payload("rate_limit_error", "slow down")))
     assert info.value.error_class is ErrorClass.RATE_LIMITED
 
 

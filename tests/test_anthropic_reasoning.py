@@ -1,6 +1,6 @@
 """Reasoning in the Anthropic adapter, mapping by mapping.
 
-The stream side (``StepState`` fed hand-written events in the documented
+The stream side (``StreamState`` fed hand-written events in the documented
 wire shapes): ``thinking`` and ``redacted_thinking`` blocks become reasoning
 parts at their ``content_block_stop``, in order with the tool calls; a
 ``message_start`` that holds the whole message; a second ``message_start``;
@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from agentcore.errors import ConfigError, ErrorClass, ModelError
-from agentcore.providers.anthropic import reasoning_block, request_body, tool_use_id
-from agentcore.providers.anthropic_stream import FORMAT, StepState, merge_usage, usage_from
+from agentcore.providers.anthropic.request import reasoning_block, request_body, tool_use_id
+from agentcore.providers.anthropic.stream import FORMAT, StreamState, merge_usage, usage_from
 from agentcore.settings import ModelSettings
 from agentcore.transport.sse import Event
 from agentcore.types import (
@@ -78,12 +78,17 @@ def redacted_start(index: int, data: str) -> dict[str, Any]:
     return {"type": "content_block_start", "index": index, "content_block": block}
 
 
-def feed(*events: dict[str, Any], origin: str = ORIGIN) -> list[StreamPart]:
-    state = StepState(origin)
+class General(dict[str, Any]):
+    """An event's data that is not exactly a ``dict``: ``StreamState.feed``
+    passes its short paths over and takes the general path."""
+
+
+def feed(*events: dict[str, Any], origin: str = ORIGIN, general: bool = False) -> list[StreamPart]:
+    state = StreamState(origin)
     parts: list[StreamPart] = []
     for event in events:
-        parts += state.feed(event["type"], event)
-    return parts + state.end_of_stream()
+        parts += state.feed(Event(event["type"], General(event) if general else event))
+    return parts + state.finish()
 
 
 def mine(text: str = "", signature: str = "", data: str = "") -> Reasoning:
@@ -222,25 +227,19 @@ def test_stream(name: str, events: list[dict[str, Any]], expected: list[StreamPa
 
 
 @pytest.mark.parametrize(("name", "events", "expected"), STREAM_CASES, ids=[c[0] for c in STREAM_CASES])
-def test_stream_through_the_short_paths(
+def test_stream_through_the_general_path(
     name: str, events: list[dict[str, Any]], expected: list[StreamPart]
 ) -> None:
-    """``StepState.parts`` (its short paths for text and thinking deltas) gives what ``feed`` gives."""
-    state = StepState(ORIGIN)
-    finished: list[bool] = []
-    parts = list(state.parts([Event(e["type"], e) for e in events], lambda: finished.append(True)))
-    if not finished:
-        parts += state.end_of_stream()
-    assert parts == expected
+    """The short paths of ``feed`` (text and thinking deltas) give what its general path gives."""
+    assert feed(*events, general=True) == expected
 
 
-def test_a_thinking_delta_with_an_odd_index_or_no_open_block_goes_through_feed() -> None:
+def test_a_thinking_delta_with_an_odd_index_or_no_open_block_takes_the_general_path() -> None:
     odd = {**thinking_delta(0, "x"), "index": [0]}  # unhashable: the short path must not look it up
     events = [thinking_start(0), odd, thinking_delta(5, "no block"), thinking_delta(0, "kept"), block_stop(0)]
     events += [message_delta("end_turn"), MESSAGE_STOP]
-    state = StepState(ORIGIN)
-    parts = list(state.parts([Event(e["type"], e) for e in events], lambda: None))
-    assert parts == feed(*events)
+    parts = feed(*events)
+    assert parts == feed(*events, general=True)
     assert [p.text for p in parts if p.text] == ["kept"]
     assert [p.reasoning.text for p in parts if p.reasoning is not None] == ["kept"]
 
@@ -281,10 +280,12 @@ def test_a_message_start_holding_the_whole_message_is_read_like_streamed_blocks(
 
 def test_its_stop_reason_counts_without_a_message_delta() -> None:
     content = [{"type": "text", "text": "Hi"}]
-    state = StepState(ORIGIN)
-    assert state.feed("message_start", whole_message(content, "max_tokens")) == [StreamPart.text_delta("Hi")]
-    assert state.has_stop_reason
-    assert state.end_of_stream() == [StreamPart.step_finish(FinishReason.LENGTH)]
+    state = StreamState(ORIGIN)
+    assert state.feed(Event("message_start", whole_message(content, "max_tokens"))) == [
+        StreamPart.text_delta("Hi")
+    ]
+    assert state.complete
+    assert state.finish() == [StreamPart.step_finish(FinishReason.LENGTH)]
 
 
 def test_the_same_message_start_twice_is_passed_over() -> None:
@@ -305,14 +306,14 @@ def test_the_same_message_start_twice_is_passed_over() -> None:
     ids=["another message id", "other usage", "no message at all"],
 )
 def test_a_different_second_message_start_is_an_upstream_error(second: dict[str, Any]) -> None:
-    state = StepState(ORIGIN)
-    state.feed("message_start", message_start())
-    state.feed("content_block_start", tool_start(0, "toolu_1", "f"))
+    state = StreamState(ORIGIN)
+    state.feed(Event("message_start", message_start()))
+    state.feed(Event("content_block_start", tool_start(0, "toolu_1", "f")))
     with pytest.raises(ModelError) as info:
-        state.feed("message_start", second)
+        state.feed(Event("message_start", second))
     assert info.value.error_class is ErrorClass.UPSTREAM
     assert "second message_start" in str(info.value)
-    assert not state.finished
+    assert not state.done
 
 
 # --- compaction usage -----------------------------------------------------------------------------
@@ -413,7 +414,7 @@ def test_reasoning_block(name: str, reasoning: Reasoning, expected: dict[str, An
 
 def body(*messages: Message, settings: ModelSettings | None = None, **kwargs: Any) -> dict[str, Any]:
     return request_body(
-        Request(messages=messages, settings=settings), "claude-test", 4096, origin=ORIGIN, **kwargs
+        Request(messages=messages, settings=settings), "claude-test", max_tokens=4096, origin=ORIGIN, **kwargs
     )
 
 

@@ -1,6 +1,7 @@
-"""A tool loop with thinking on, through ``agentcore.run()``, against a local
-server that checks each history the way the Anthropic docs say the Messages
-API does, and answers the API's real 400 when it is wrong.
+"""A tool loop with thinking on, through ``agentcore.run()``, against a fake
+API (answering on the in-memory transport) that checks each history the way
+the Anthropic docs say the Messages API does, and answers the API's real 400
+when it is wrong.
 
 The rules the server enforces (https://platform.claude.com/docs/en/build-with-claude/thinking,
 "Thinking with tool use", "Preserving thinking blocks" and "Thinking
@@ -35,8 +36,10 @@ import pytest
 
 from agentcore import LoopOptions, ModelSettings, RunError, run, tool
 from agentcore.errors import ErrorClass, ModelError
-from agentcore.providers.anthropic import AnthropicModel, tool_use_id
+from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.anthropic.request import tool_use_id
 from agentcore.tools import ToolSet
+from agentcore.transport.memory import MemoryTransport, Reply, SentRequest
 from agentcore.types import (
     ContentPartKind,
     FinishReason,
@@ -51,7 +54,7 @@ from agentcore.types import (
     tool_result_part,
     user_message,
 )
-from tests.localserver import LocalServer, Reply, json_reply, sse_reply
+from tests.canned import json_answer
 from tests.test_anthropic_mapping import (
     MESSAGE_STOP,
     block_stop,
@@ -136,7 +139,7 @@ def thinking_text(blocks: list[tuple[str, ...]]) -> list[str]:
 
 def invalid(message: str) -> Reply:
     """The API's 400 body (https://docs.anthropic.com/en/api/errors)."""
-    return json_reply(400, {"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+    return json_answer(400, {"type": "error", "error": {"type": "invalid_request_error", "message": message}})
 
 
 MUST_START = (
@@ -160,8 +163,8 @@ class ThinkingAPI:
         self.data: set[str] = set()
         self.refusals: list[str] = []
 
-    def __call__(self, record: dict[str, Any]) -> Reply:
-        body = record["body"]
+    def __call__(self, sent: SentRequest) -> Reply:
+        body = sent.json()
         with self.lock:
             problem = self.check(body)
             if problem is not None:
@@ -177,7 +180,7 @@ class ThinkingAPI:
             for kind, *rest in blocks:
                 if kind == "tool_use":
                     self.issued[rest[0]] = thinking
-        return sse_reply(step_body(blocks))
+        return Reply.of(step_body(blocks))
 
     @staticmethod
     def next_step(messages: list[dict[str, Any]]) -> list[tuple[str, ...]]:
@@ -256,28 +259,22 @@ def api() -> ThinkingAPI:
 
 
 @pytest.fixture
-def server(api: ThinkingAPI) -> Any:
-    srv = LocalServer(responder=api)
-    try:
-        yield srv
-    finally:
-        srv.close()
+def transport(api: ThinkingAPI) -> MemoryTransport:
+    return MemoryTransport(respond=api)
 
 
-def model(server: LocalServer, settings: ModelSettings | None = SETTINGS) -> AnthropicModel:
-    return AnthropicModel(
-        "claude-test", api_key=KEY, base_url=server.url, timeout=(5.0, 10.0), settings=settings
-    )
+def model(transport: MemoryTransport, settings: ModelSettings | None = SETTINGS) -> AnthropicModel:
+    return AnthropicModel("claude-test", api_key=KEY, transport=transport, settings=settings)
 
 
 def options(
-    server: LocalServer,
+    transport: MemoryTransport,
     messages: list[Message],
     model_settings: ModelSettings | None = SETTINGS,
     **kwargs: Any,
 ) -> LoopOptions:
     kwargs.setdefault("retry_base_delay", 0.01)
-    return LoopOptions(model=model(server, model_settings), tools=TOOLS, messages=messages, **kwargs)
+    return LoopOptions(model=model(transport, model_settings), tools=TOOLS, messages=messages, **kwargs)
 
 
 def saved(messages: Any) -> list[Message]:
@@ -287,15 +284,15 @@ def saved(messages: Any) -> list[Message]:
 
 
 def test_three_steps_with_interleaved_thinking_complete_and_stream_the_reasoning(
-    server: LocalServer, api: ThinkingAPI
+    transport: MemoryTransport, api: ThinkingAPI
 ) -> None:
-    reader = run(options(server, [user_message(QUESTION)]))
+    reader = run(options(transport, [user_message(QUESTION)]))
     parts = list(reader)
     result = reader.result()
 
     assert api.refusals == []
-    assert server.hits == 3
-    assert all(r["body"]["thinking"] == {"type": "enabled", "budget_tokens": 2048} for r in server.requests)
+    assert len(transport.sent) == 3
+    assert all(r.json()["thinking"] == {"type": "enabled", "budget_tokens": 2048} for r in transport.sent)
     assert result.finish_reason is FinishReason.STOP
     assert result.text == "Oslo: rain. Lima: sun. It is noon."
     every_thought = [text for step in STEPS for text in thinking_text(step)]
@@ -307,7 +304,7 @@ def test_three_steps_with_interleaved_thinking_complete_and_stream_the_reasoning
         for step in STEPS
         for b in issued_blocks(step)
     ]
-    assert {(r.format, r.origin) for r in blocks} == {("anthropic", f"127.0.0.1:{server.port}")}
+    assert {(r.format, r.origin) for r in blocks} == {("anthropic", "api.anthropic.com")}
     assert result.reasoning == (
         "The user wants two things. First the weather in Oslo.\n\nWhile that runs, I also need the time. ✓",
         "Oslo has rain. Lima next.",
@@ -322,7 +319,7 @@ def test_three_steps_with_interleaved_thinking_complete_and_stream_the_reasoning
         ContentPartKind.REASONING,
         ContentPartKind.TOOL_CALL,
     ]
-    third_request = server.requests[2]["body"]["messages"]
+    third_request = transport.sent[2].json()["messages"]
     assert [b["type"] for b in third_request[1]["content"]] == [
         "thinking",
         "text",
@@ -334,28 +331,28 @@ def test_three_steps_with_interleaved_thinking_complete_and_stream_the_reasoning
 
 
 def test_a_history_saved_as_json_mid_loop_continues_in_a_new_run(
-    server: LocalServer, api: ThinkingAPI
+    transport: MemoryTransport, api: ThinkingAPI
 ) -> None:
-    first = run(options(server, [user_message(QUESTION)], step_limit=1)).result()
+    first = run(options(transport, [user_message(QUESTION)], step_limit=1)).result()
     assert first.finish_reason is FinishReason.STEP_LIMIT
     assert [m.role for m in first.messages] == [Role.USER, Role.ASSISTANT, Role.TOOL]
 
-    second = run(options(server, saved(first.messages))).result()
+    second = run(options(transport, saved(first.messages))).result()
     assert api.refusals == []
     assert second.text == "Oslo: rain. Lima: sun. It is noon."
     assert second.reasoning == ("Oslo has rain. Lima next.", "I have everything: rain, sun, noon.")
 
-    third = run(options(server, [*saved(second.messages), user_message("And tomorrow?")])).result()
+    third = run(options(transport, [*saved(second.messages), user_message("And tomorrow?")])).result()
     assert api.refusals == []
     assert third.text == "Tomorrow: sun in both."
     assert third.reasoning == ("Same cities, tomorrow.",)
-    every_block = [b for turn in server.requests[-1]["body"]["messages"] for b in turn["content"]]
+    every_block = [b for turn in transport.sent[-1].json()["messages"] for b in turn["content"]]
     assert sum(b["type"] in ("thinking", "redacted_thinking") for b in every_block) == 5
-    assert server.hits == 4
+    assert len(transport.sent) == 4
 
 
-def test_the_server_answers_the_api_400_for_an_edited_thinking_block(server: LocalServer) -> None:
-    first = run(options(server, [user_message(QUESTION)], step_limit=1)).result()
+def test_the_server_answers_the_api_400_for_an_edited_thinking_block(transport: MemoryTransport) -> None:
+    first = run(options(transport, [user_message(QUESTION)], step_limit=1)).result()
     history = list(saved(first.messages))
     edited = [
         reasoning_part(Reasoning(**{**p.reasoning.to_dict(), "text": p.reasoning.text + " "}))
@@ -365,7 +362,7 @@ def test_the_server_answers_the_api_400_for_an_edited_thinking_block(server: Loc
     ]
     history[1] = Message(role=Role.ASSISTANT, content=edited)
     with pytest.raises(RunError) as info:
-        run(options(server, history)).result()
+        run(options(transport, history)).result()
     err = info.value.err
     assert isinstance(err, ModelError)
     assert err.error_class is ErrorClass.INVALID_REQUEST
@@ -396,11 +393,11 @@ FOREIGN_TURN = [
 
 
 def test_switching_in_mid_turn_with_manual_thinking_leaves_thinking_out_and_is_accepted(
-    server: LocalServer, api: ThinkingAPI
+    transport: MemoryTransport, api: ThinkingAPI
 ) -> None:
-    result = run(options(server, FOREIGN_TURN, step_limit=1)).result()
+    result = run(options(transport, FOREIGN_TURN, step_limit=1)).result()
     assert api.refusals == []
-    sent = server.requests[0]["body"]
+    sent = transport.sent[0].json()
     assert "thinking" not in sent
     assert sent["messages"][1]["content"] == [
         {
@@ -414,28 +411,32 @@ def test_switching_in_mid_turn_with_manual_thinking_leaves_thinking_out_and_is_a
 
 
 def test_the_same_request_with_thinking_forced_on_is_the_api_400(
-    server: LocalServer, api: ThinkingAPI
+    transport: MemoryTransport, api: ThinkingAPI
 ) -> None:
     """What agentcore avoids: ``extra_body`` is sent as given, so it can force
     the request the API refuses."""
     forced = ModelSettings(extra_body={"thinking": {"type": "enabled", "budget_tokens": 2048}})
     with pytest.raises(RunError) as info:
-        run(options(server, FOREIGN_TURN, settings=forced)).result()
+        run(options(transport, FOREIGN_TURN, settings=forced)).result()
     assert api.refusals == [MUST_START.format(index=1, found="tool_use")]
     assert isinstance(info.value.err, ModelError)
     assert info.value.err.error_class is ErrorClass.INVALID_REQUEST
     assert "a final `assistant` message must start with a thinking block" in str(info.value.err)
 
 
-def test_adaptive_thinking_continues_a_switched_turn_as_it_is(server: LocalServer, api: ThinkingAPI) -> None:
+def test_adaptive_thinking_continues_a_switched_turn_as_it_is(
+    transport: MemoryTransport, api: ThinkingAPI
+) -> None:
     adaptive = ModelSettings(thinking=True)
-    result = run(options(server, FOREIGN_TURN, model_settings=adaptive, step_limit=1)).result()
+    result = run(options(transport, FOREIGN_TURN, model_settings=adaptive, step_limit=1)).result()
     assert api.refusals == []
-    assert server.requests[0]["body"]["thinking"] == {"type": "adaptive"}
+    assert transport.sent[0].json()["thinking"] == {"type": "adaptive"}
     assert result.finish_reason is FinishReason.STEP_LIMIT
 
 
-def test_reasoning_from_another_anthropic_origin_is_not_sent(server: LocalServer, api: ThinkingAPI) -> None:
+def test_reasoning_from_another_anthropic_origin_is_not_sent(
+    transport: MemoryTransport, api: ThinkingAPI
+) -> None:
     """Same wire format, another service (a gateway, another account's proxy):
     its signatures are not this server's to verify, so they stay home."""
     other = Reasoning(
@@ -446,6 +447,6 @@ def test_reasoning_from_another_anthropic_origin_is_not_sent(server: LocalServer
         Message(role=Role.ASSISTANT, content=[reasoning_part(other), *FOREIGN_TURN[1].content[1:]]),
         FOREIGN_TURN[2],
     ]
-    run(options(server, history, step_limit=1)).result()
+    run(options(transport, history, step_limit=1)).result()
     assert api.refusals == []
-    assert [b["type"] for b in server.requests[0]["body"]["messages"][1]["content"]] == ["tool_use"]
+    assert [b["type"] for b in transport.sent[0].json()["messages"][1]["content"]] == ["tool_use"]

@@ -1,21 +1,18 @@
-"""What ``AnthropicModel`` sends: URL, JSON body and headers, checked with ``responses``."""
+"""What ``AnthropicModel`` sends: URL, JSON body, headers and timeout,
+checked on the in-memory transport (``agentcore.transport.memory``)."""
 
 from __future__ import annotations
 
-import json
-import types
-from collections.abc import Callable, Iterator
-from typing import Any
-
 import pytest
-import requests
-import responses
 
 from agentcore.context import Context
 from agentcore.errors import ConfigError
-from agentcore.model import Model
-from agentcore.providers.anthropic import ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS, AnthropicModel
-from agentcore.providers.openai import OpenAIChatModel
+from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.anthropic.model import ANTHROPIC_VERSION
+from agentcore.providers.anthropic.request import DEFAULT_MAX_TOKENS
+from agentcore.transport import Timeout
+from agentcore.transport.http import HTTPTransport
+from agentcore.transport.memory import MemoryTransport, Reply, SentRequest
 from agentcore.types import (
     FinishReason,
     Message,
@@ -49,50 +46,47 @@ OK_BODY = sse(
     message_delta("end_turn", output_tokens=2),
     MESSAGE_STOP,
 )
+HI = Request(messages=[user_message("Hi")])
 
 
-@pytest.fixture
-def mock() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock(assert_all_requests_are_fired=True) as rsps:
-        yield rsps
+def step(model: AnthropicModel, transport: MemoryTransport, request: Request = HI) -> SentRequest:
+    """Run one step answered with :data:`OK_BODY`; the request it sent."""
+    transport.add(Reply.of(OK_BODY))
+    parts = list(model.stream(request, Context()))
+    assert parts[-1].finish_reason is FinishReason.STOP
+    return transport.sent[-1]
 
 
-def answer(mock: responses.RequestsMock, url: str = URL) -> None:
-    mock.add(responses.POST, url, body=OK_BODY, status=200, content_type="text/event-stream")
-
-
-def sent(mock: responses.RequestsMock, index: int = 0) -> tuple[dict[str, Any], Any]:
-    request = mock.calls[index].request
-    body = request.body
-    assert isinstance(body, bytes)
-    return json.loads(body.decode("utf-8")), request.headers
-
-
-def test_posts_a_streaming_body_and_reads_the_answer(mock: responses.RequestsMock) -> None:
-    answer(mock)
-    model = AnthropicModel("claude-sonnet-4-5", api_key=KEY)
-    parts = list(model.stream(Request(messages=[user_message("Hi")]), Context()))
+def test_posts_a_streaming_body_and_reads_the_answer() -> None:
+    transport = MemoryTransport(Reply.of(OK_BODY))
+    model = AnthropicModel("claude-sonnet-4-5", api_key=KEY, transport=transport)
+    parts = list(model.stream(HI, Context()))
     assert parts == [
         StreamPart.text_delta("ok"),
         StreamPart.step_finish(FinishReason.STOP, Usage(3, 2, 0, 0)),
     ]
-    body, headers = sent(mock)
-    assert mock.calls[0].request.url == URL
-    assert body == {
+    [sent] = transport.sent
+    assert (sent.method, sent.url) == ("POST", URL)
+    assert sent.json() == {
         "model": "claude-sonnet-4-5",
         "max_tokens": DEFAULT_MAX_TOKENS,
         "stream": True,
         "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
         "cache_control": {"type": "ephemeral"},  # automatic prompt caching, on by default
     }
-    assert headers["x-api-key"] == KEY
-    assert headers["anthropic-version"] == ANTHROPIC_VERSION == "2023-06-01"
-    assert headers["content-type"] == "application/json"
-    assert headers["accept"] == "text/event-stream"
+    assert sent.headers == {
+        "anthropic-version": ANTHROPIC_VERSION,
+        "content-type": "application/json",
+        "accept": "text/event-stream",
+        "x-api-key": KEY,
+    }
+    assert ANTHROPIC_VERSION == "2023-06-01"
+    assert sent.timeout == Timeout()
+    assert sent.reused is True  # read to its end: the connection may be reused
 
 
-def test_full_history_system_tools_and_max_tokens_override(mock: responses.RequestsMock) -> None:
-    answer(mock)
+def test_full_history_system_tools_and_max_tokens_override() -> None:
+    transport = MemoryTransport()
     weather = ToolDefinition(
         name="get_weather",
         description="Weather for a city.",
@@ -119,11 +113,9 @@ def test_full_history_system_tools_and_max_tokens_override(mock: responses.Reque
         ),
         user_message("Thanks. And Lima?"),
     ]
-    model = AnthropicModel("claude-test", api_key=KEY, max_tokens=999)
+    model = AnthropicModel("claude-test", api_key=KEY, max_tokens=999, transport=transport)
     request = Request(system="You are terse.", messages=history, tools=[weather], max_output_tokens=123)
-    list(model.stream(request, Context()))
-    body, _ = sent(mock)
-    assert body == {
+    assert step(model, transport, request).json() == {
         "model": "claude-test",
         "max_tokens": 123,
         "stream": True,
@@ -163,233 +155,86 @@ def test_full_history_system_tools_and_max_tokens_override(mock: responses.Reque
     }
 
 
-def test_adapter_default_max_tokens_applies_when_request_has_none(mock: responses.RequestsMock) -> None:
-    answer(mock)
-    model = AnthropicModel("claude-test", api_key=KEY, max_tokens=999)
-    list(model.stream(Request(messages=[user_message("Hi")]), Context()))
-    assert sent(mock)[0]["max_tokens"] == 999
+def test_adapter_default_max_tokens_applies_when_request_has_none() -> None:
+    transport = MemoryTransport()
+    model = AnthropicModel("claude-test", api_key=KEY, max_tokens=999, transport=transport)
+    assert step(model, transport).json()["max_tokens"] == 999
 
 
-def test_non_ascii_is_sent_as_utf8(mock: responses.RequestsMock) -> None:
-    answer(mock)
-    model = AnthropicModel("claude-test", api_key=KEY)
-    list(model.stream(Request(messages=[user_message("Zürich 👋")]), Context()))
-    raw = mock.calls[0].request.body
-    assert isinstance(raw, bytes)
-    assert "Zürich 👋".encode() in raw
+def test_non_ascii_is_sent_as_utf8() -> None:
+    transport = MemoryTransport()
+    model = AnthropicModel("claude-test", api_key=KEY, transport=transport)
+    sent = step(model, transport, Request(messages=[user_message("Zürich 👋")]))
+    assert "Zürich 👋".encode() in sent.body
 
 
-def test_header_order_defaults_then_adapter_extras_then_request_headers(mock: responses.RequestsMock) -> None:
-    answer(mock)
+def test_header_order_defaults_then_adapter_extras_then_request_headers() -> None:
+    transport = MemoryTransport()
     model = AnthropicModel(
         "claude-test",
         api_key=KEY,
         anthropic_version="2099-01-01",
         headers={"anthropic-beta": "fine-grained-tool-streaming-2025-05-14", "X-Gateway": "adapter"},
+        transport=transport,
     )
     request = Request(messages=[user_message("Hi")], headers={"x-gateway": "request", "x-title": "demo"})
-    list(model.stream(request, Context()))
-    headers = sent(mock)[1]
-    assert headers["anthropic-version"] == "2099-01-01"
-    assert headers["anthropic-beta"] == "fine-grained-tool-streaming-2025-05-14"
-    assert headers["x-gateway"] == "request"
-    assert headers["x-title"] == "demo"
-    assert headers["x-api-key"] == KEY
+    assert step(model, transport, request).headers == {
+        "anthropic-version": "2099-01-01",
+        "content-type": "application/json",
+        "accept": "text/event-stream",
+        "x-api-key": KEY,
+        "anthropic-beta": "fine-grained-tool-streaming-2025-05-14",
+        "x-gateway": "request",
+        "x-title": "demo",
+    }
 
 
-def test_extra_headers_override_defaults_case_insensitively(mock: responses.RequestsMock) -> None:
-    answer(mock)
-    model = AnthropicModel("claude-test", api_key=KEY, headers={"Anthropic-Version": "2023-01-01"})
-    list(model.stream(Request(messages=[user_message("Hi")]), Context()))
-    headers = sent(mock)[1]
-    assert headers["anthropic-version"] == "2023-01-01"
-    assert [k for k in headers if k.lower() == "anthropic-version"] == ["Anthropic-Version"]
+def test_extra_headers_override_defaults_case_insensitively() -> None:
+    transport = MemoryTransport()
+    model = AnthropicModel(
+        "claude-test", api_key=KEY, headers={"Anthropic-Version": "2023-01-01"}, transport=transport
+    )
+    headers = step(model, transport).headers
+    assert [(k, v) for k, v in headers.items() if k.lower() == "anthropic-version"] == [
+        ("Anthropic-Version", "2023-01-01")
+    ]
 
 
-def test_empty_api_key_sends_no_key_header(mock: responses.RequestsMock) -> None:
-    answer(mock)
-    model = AnthropicModel("claude-test", api_key="", headers={"authorization": "Bearer gateway-token"})
-    list(model.stream(Request(messages=[user_message("Hi")]), Context()))
-    headers = sent(mock)[1]
+@pytest.mark.parametrize("api_key", [None, ""], ids=["none", "empty"])
+def test_no_api_key_sends_no_key_header(api_key: str | None) -> None:
+    transport = MemoryTransport()
+    model = AnthropicModel(
+        "claude-test", api_key=api_key, headers={"authorization": "Bearer gateway-token"}, transport=transport
+    )
+    headers = step(model, transport).headers
     assert "x-api-key" not in headers
     assert headers["authorization"] == "Bearer gateway-token"
 
 
-def test_base_url_trailing_slash_and_path(mock: responses.RequestsMock) -> None:
-    answer(mock, "http://gateway.test/anthropic/v1/messages")
-    model = AnthropicModel("claude-test", api_key=KEY, base_url="http://gateway.test/anthropic/")
-    list(model.stream(Request(messages=[user_message("Hi")]), Context()))
-    assert mock.calls[0].request.url == "http://gateway.test/anthropic/v1/messages"
+def test_base_url_trailing_slash_and_path() -> None:
+    transport = MemoryTransport()
+    model = AnthropicModel(
+        "claude-test", api_key=KEY, base_url="http://gateway.test/anthropic/", transport=transport
+    )
+    assert step(model, transport).url == "http://gateway.test/anthropic/v1/messages"
 
 
-def test_callers_session_is_used(mock: responses.RequestsMock) -> None:
-    answer(mock)
-    session = requests.Session()
-    session.headers["x-from-caller-session"] = "yes"
-    model = AnthropicModel("claude-test", api_key=KEY, session=session)
-    list(model.stream(Request(messages=[user_message("Hi")]), Context()))
-    assert sent(mock)[1]["x-from-caller-session"] == "yes"
-    session.close()
+def test_the_timeout_reaches_every_request() -> None:
+    transport = MemoryTransport()
+    timeout = Timeout(connect=3.0, read=42.0, idle=None)
+    model = AnthropicModel("claude-test", api_key=KEY, timeout=timeout, transport=transport)
+    assert [step(model, transport).timeout for _ in range(2)] == [timeout, timeout]
 
 
-def test_own_session_ignores_the_environment() -> None:
-    model = AnthropicModel("claude-test", api_key=KEY)
-    assert model._session.trust_env is False
+def test_own_transport_ignores_the_environment() -> None:
+    assert HTTPTransport().session.trust_env is False
 
 
 def test_model_id() -> None:
     assert AnthropicModel("claude-haiku-4-5", api_key=KEY).model_id == "claude-haiku-4-5"
 
 
-@pytest.mark.parametrize(
-    "kwargs",
-    [
-        {"model": ""},
-        {"max_tokens": 0},
-        {"max_tokens": -5},
-        {"max_tokens": True},
-        {"timeout": (0.0, 10.0)},
-        {"timeout": (5.0, -1.0)},
-        {"idle_timeout": 0},
-        {"api_key": None},
-    ],
-)
-def test_bad_construction_is_a_config_error(kwargs: dict[str, Any]) -> None:
-    args: dict[str, Any] = {"model": "claude-test", "api_key": KEY, **kwargs}
-    with pytest.raises(ConfigError, match="must be"):
-        AnthropicModel(**args)
-
-
-# --- option checks shared with OpenAIChatModel ------------------------------------
-# docs/errors.md: a caller mistake in an adapter's options is a ConfigError
-# naming the option, never a plain TypeError or ValueError from deeper down.
-
-
-def make_anthropic(**kwargs: Any) -> Model:
-    return AnthropicModel("claude-test", api_key=KEY, **kwargs)
-
-
-def make_openai(**kwargs: Any) -> Model:
-    return OpenAIChatModel("gpt-test", **kwargs)
-
-
-BOTH_ADAPTERS = pytest.mark.parametrize("make", [make_anthropic, make_openai], ids=["anthropic", "openai"])
-Make = Callable[..., Model]
-
-
-@BOTH_ADAPTERS
-@pytest.mark.parametrize(
-    "timeout",
-    [5, 5.0, None, (1, 2, 3), (10,), (), [1, 2, 3], "12", b"12", {"connect": 1, "read": 2}],
-    ids=repr,
-)
-def test_a_timeout_that_is_not_a_pair_is_a_config_error(make: Make, timeout: Any) -> None:
-    with pytest.raises(ConfigError, match=r"^timeout must be a \(connect, read\) pair of seconds, got "):
-        make(timeout=timeout)
-
-
-@BOTH_ADAPTERS
-@pytest.mark.parametrize(
-    ("timeout", "message"),
-    [
-        ((0, 10), r"^connect timeout must be a positive number of seconds, got 0$"),
-        ((True, 10), r"^connect timeout must be a positive number of seconds, got True$"),
-        ((5, "10"), r"^read timeout must be a positive number of seconds, got '10'$"),
-        ((5, float("nan")), r"^read timeout must be a positive number of seconds, got nan$"),
-    ],
-)
-def test_a_bad_timeout_value_is_a_config_error(make: Make, timeout: Any, message: str) -> None:
-    with pytest.raises(ConfigError, match=message):
-        make(timeout=timeout)
-
-
-@BOTH_ADAPTERS
-@pytest.mark.parametrize("timeout", [(1, 2), [1, 2], (0.5, 7.5)], ids=repr)
-def test_a_timeout_pair_is_accepted(make: Make, timeout: Any) -> None:
-    make(timeout=timeout)
-
-
-@BOTH_ADAPTERS
-@pytest.mark.parametrize("idle_timeout", [0, -1, float("nan"), "5", True], ids=repr)
-def test_a_bad_idle_timeout_is_a_config_error(make: Make, idle_timeout: Any) -> None:
-    with pytest.raises(ConfigError, match=r"^idle_timeout must be a positive number of seconds, got "):
-        make(idle_timeout=idle_timeout)
-
-
-@BOTH_ADAPTERS
-def test_idle_timeout_none_means_no_idle_limit(make: Make) -> None:
-    make(idle_timeout=None)
-
-
-def test_anthropic_idle_timeout_none_sends_the_plain_read_timeout(mock: responses.RequestsMock) -> None:
-    answer(mock)
-    model = AnthropicModel("claude-test", api_key=KEY, timeout=(3.0, 42.0), idle_timeout=None)
-    seen: list[Any] = []
-    original = model._session.post
-
-    def post(*args: Any, **kwargs: Any) -> Any:
-        seen.append(kwargs["timeout"])
-        return original(*args, **kwargs)
-
-    model._session.post = post  # type: ignore[method-assign]  # spies on the session the adapter uses
-    parts = list(model.stream(Request(messages=[user_message("Hi")]), Context()))
-    assert parts[-1].finish_reason is FinishReason.STOP
-    assert seen == [(3.0, 42.0)]
-
-
-@BOTH_ADAPTERS
-@pytest.mark.parametrize(
-    "headers",
-    [
-        [("x-gateway", "1")],
-        [],
-        "x-gateway: 1",
-        "",
-        b"x-gateway: 1",
-        5,
-        {"x-gateway": 1},
-        {"x-gateway": None},
-        {"x-gateway": b"1"},
-        {1: "x"},
-        {b"x-gateway": "1"},
-    ],
-    ids=repr,
-)
-def test_headers_that_are_not_a_str_to_str_mapping_are_a_config_error(make: Make, headers: Any) -> None:
-    with pytest.raises(ConfigError, match=r"^headers must be a mapping of str header names to str values"):
-        make(headers=headers)
-
-
-@BOTH_ADAPTERS
-@pytest.mark.parametrize(
-    "headers",
-    [
-        [("Authorization", "Bearer sk-do-not-show-this-secret")],
-        {"x-api-key": b"sk-do-not-show-this-secret"},
-        {"x-api-key": ["sk-do-not-show-this-secret"]},
-    ],
-    ids=["pairs", "bytes-value", "list-value"],
-)
-def test_a_bad_header_is_named_but_its_value_never_shown(make: Make, headers: Any) -> None:
-    with pytest.raises(ConfigError) as info:
-        make(headers=headers)
-    assert "do-not-show" not in str(info.value)
-    assert "do-not-show" not in repr(info.value)
-    if isinstance(headers, dict):
-        assert "'x-api-key'" in str(info.value)
-
-
-@BOTH_ADAPTERS
-@pytest.mark.parametrize(
-    "headers",
-    [
-        None,
-        {},
-        {"x-gateway": "1"},
-        types.MappingProxyType({"x-gateway": "1"}),
-        requests.structures.CaseInsensitiveDict({"X-Gateway": "1"}),
-    ],
-    ids=["none", "empty", "dict", "mapping-proxy", "case-insensitive-dict"],
-)
-def test_any_str_to_str_mapping_is_accepted_as_headers(make: Make, headers: Any) -> None:
-    make(headers=headers)
+@pytest.mark.parametrize("max_tokens", [0, -5, True, 1.5], ids=repr)
+def test_a_bad_max_tokens_is_a_config_error(max_tokens: object) -> None:
+    with pytest.raises(ConfigError, match=r"^max_tokens must be a positive int, got "):
+        AnthropicModel("claude-test", api_key=KEY, max_tokens=max_tokens)  # type: ignore[arg-type]  # wrong on purpose

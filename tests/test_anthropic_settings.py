@@ -1,6 +1,6 @@
 """``ModelSettings`` on the Anthropic adapter: the mapping table, the
 ConfigErrors for what the API would refuse, and what ``AnthropicModel`` sends
-(adapter settings, per-run overrides, ``extra_body``) to the local server."""
+(adapter settings, per-run overrides, ``extra_body``) to the in-memory transport."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ import pytest
 
 from agentcore.context import Context
 from agentcore.errors import ConfigError
-from agentcore.providers.anthropic import AnthropicModel, settings_fields
+from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.anthropic.request import settings_fields
 from agentcore.settings import ModelSettings
+from agentcore.transport.memory import MemoryTransport, Reply
 from agentcore.types import Request, ToolDefinition, user_message
-from tests.localserver import LocalServer, sse_reply
 from tests.test_anthropic_loop import text_step
 
 TOOLS = (ToolDefinition(name="get_weather"), ToolDefinition(name="get_time"))
@@ -192,61 +193,66 @@ def test_settings_the_api_refuses_are_config_errors(
 
 
 @pytest.fixture
-def server(shared_server: LocalServer) -> LocalServer:
-    """The module's one server, reset for each test (tests/conftest.py)."""
-    shared_server.add(sse_reply(text_step("ok")))
-    return shared_server
+def transport() -> MemoryTransport:
+    """Answers every request of a test with one text step."""
+    return MemoryTransport(*[Reply.of(text_step("ok"))] * 4)
 
 
-def model(server: LocalServer, **kwargs: Any) -> AnthropicModel:
-    return AnthropicModel("claude-test", api_key="sk-ant-settings-0000", base_url=server.url, **kwargs)
+def model(transport: MemoryTransport, **kwargs: Any) -> AnthropicModel:
+    return AnthropicModel("claude-test", api_key="sk-ant-settings-0000", transport=transport, **kwargs)
 
 
-def sent(server: LocalServer, model_: AnthropicModel, request: Request) -> dict[str, Any]:
+def sent(transport: MemoryTransport, model_: AnthropicModel, request: Request) -> dict[str, Any]:
     parts = list(model_.stream(request, Context()))
     assert parts[-1].finish_reason is not None
-    body = server.requests[-1]["body"]
+    body = transport.sent[-1].json()
     assert isinstance(body, dict)
     return body
 
 
-def test_adapter_settings_are_sent_and_a_run_overrides_them_field_by_field(server: LocalServer) -> None:
+def test_adapter_settings_are_sent_and_a_run_overrides_them_field_by_field(
+    transport: MemoryTransport,
+) -> None:
     adapter = model(
-        server,
+        transport,
         settings=ModelSettings(
             temperature=0.3, stop_sequences=["X"], extra_body={"top_k": 5, "metadata": {"a": 1}}
         ),
         extra_body={"top_k": 1, "service_tier": "auto"},
     )
-    body = sent(server, adapter, Request(messages=[user_message("Hi")]))
+    body = sent(transport, adapter, Request(messages=[user_message("Hi")]))
     assert body["temperature"] == 0.3
     assert body["stop_sequences"] == ["X"]
     assert (body["top_k"], body["service_tier"], body["metadata"]) == (5, "auto", {"a": 1})
     run = ModelSettings(temperature=0.9, reasoning_effort="low", extra_body={"metadata": {"b": 2}})
-    body = sent(server, adapter, Request(messages=[user_message("Hi")], settings=run))
+    body = sent(transport, adapter, Request(messages=[user_message("Hi")], settings=run))
     assert body["temperature"] == 0.9
     assert body["stop_sequences"] == ["X"]
     assert body["output_config"] == {"effort": "low"}
     assert (body["top_k"], body["metadata"]) == (5, {"b": 2})
 
 
-def test_extra_body_is_sent_as_given_last(server: LocalServer) -> None:
+def test_extra_body_is_sent_as_given_last(transport: MemoryTransport) -> None:
     adapter = model(
-        server, extra_body={"thinking": {"type": "enabled", "budget_tokens": 1024}, "stream": True}
+        transport, extra_body={"thinking": {"type": "enabled", "budget_tokens": 1024}, "stream": True}
     )
     body = sent(
-        server, adapter, Request(messages=[user_message("Hi")], settings=ModelSettings(thinking=False))
+        transport, adapter, Request(messages=[user_message("Hi")], settings=ModelSettings(thinking=False))
     )
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 1024}
 
 
-def test_the_interleaved_thinking_beta_header_lets_the_budget_reach_max_tokens(server: LocalServer) -> None:
+def test_the_interleaved_thinking_beta_header_lets_the_budget_reach_max_tokens(
+    transport: MemoryTransport,
+) -> None:
     beta = {"anthropic-beta": "fine-grained-tool-streaming-2025-05-14,interleaved-thinking-2025-05-14"}
-    adapter = model(server, headers=beta, max_tokens=2048, settings=ModelSettings(thinking_budget=4000))
-    assert sent(server, adapter, Request(messages=[user_message("Hi")]))["thinking"]["budget_tokens"] == 4000
-    plain = model(server, max_tokens=2048, settings=ModelSettings(thinking_budget=4000))
+    adapter = model(transport, headers=beta, max_tokens=2048, settings=ModelSettings(thinking_budget=4000))
+    assert (
+        sent(transport, adapter, Request(messages=[user_message("Hi")]))["thinking"]["budget_tokens"] == 4000
+    )
+    plain = model(transport, max_tokens=2048, settings=ModelSettings(thinking_budget=4000))
     with pytest.raises(ConfigError, match="must be less than the output cap"):
-        sent(server, plain, Request(messages=[user_message("Hi")]))
+        sent(transport, plain, Request(messages=[user_message("Hi")]))
 
 
 @pytest.mark.parametrize(
@@ -258,12 +264,12 @@ def test_the_interleaved_thinking_beta_header_lets_the_budget_reach_max_tokens(s
     ],
 )
 def test_a_refused_run_setting_is_a_config_error_before_any_http_call(
-    server: LocalServer, settings: ModelSettings, match: str
+    transport: MemoryTransport, settings: ModelSettings, match: str
 ) -> None:
-    stream = model(server).stream(Request(messages=[user_message("Hi")], settings=settings), Context())
+    stream = model(transport).stream(Request(messages=[user_message("Hi")], settings=settings), Context())
     with pytest.raises(ConfigError, match=match):
         next(stream)
-    assert server.hits == 0
+    assert transport.sent == []
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,9 @@
 """The module layout (docs/architecture.md): the module graph in that page is the
-real one, the layers only import downwards, names are imported from the module
-that defines them (no re-exports), and no private name crosses a module.
+real one, the layers only import what the table allows, names are imported
+from the module that defines them (no re-exports, but for a package
+``__init__`` exposing its own public classes, and nothing else), no private
+name crosses a module, and the adapters have the same shape
+(docs/writing-a-provider.md).
 
 Run ``python -m tests.test_architecture`` to rewrite the graph in the page after
 a change of imports."""
@@ -112,6 +115,7 @@ def test_the_layer_table_sorts_known_modules() -> None:
     assert layer("agentcore.engine.loop") == "engine"
     assert layer("agentcore.transport.http") == "transport"
     assert layer("agentcore.providers.anthropic") == "providers"
+    assert layer("agentcore.providers.openai.chat.stream") == "providers"
     assert layer("agentcore.cli") == "integrations"
     assert layer("agentcore.types") == "base"
     assert layer("agentcore.options") == "public"
@@ -133,17 +137,76 @@ def defined_names(path: pathlib.Path) -> frozenset[str]:
     return frozenset(names)
 
 
+@functools.cache
+def all_names(path: pathlib.Path) -> frozenset[str]:
+    """The names a module lists in ``__all__``."""
+    for top in ast.parse(path.read_text()).body:
+        if isinstance(top, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in top.targets
+        ):
+            return frozenset(ast.literal_eval(top.value))
+    return frozenset()
+
+
+def exposed(package: str, known: dict[str, pathlib.Path]) -> dict[str, str]:
+    """What a package ``__init__`` exposes: each name of its ``__all__`` it
+    imports from one of its own modules, with that module."""
+    path = known[package]
+    if path.name != "__init__.py" or package == "agentcore":
+        return {}
+    found = {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(package + "."):
+            for alias in node.names:
+                if alias.name in all_names(path):
+                    found[alias.asname or alias.name] = str(node.module)
+    return found
+
+
+@functools.cache
+def defined_classes(path: pathlib.Path) -> frozenset[str]:
+    """The classes a module defines at its top level."""
+    return frozenset(node.name for node in ast.parse(path.read_text()).body if isinstance(node, ast.ClassDef))
+
+
+def exposure_problems(known: dict[str, pathlib.Path]) -> list[str]:
+    """A package ``__init__`` may expose its public classes and nothing else:
+    every name it lists in ``__all__`` is defined there or is a public class
+    of one of its modules."""
+    problems = []
+    for package, path in known.items():
+        if path.name != "__init__.py" or package == "agentcore":
+            continue
+        shown = exposed(package, known)
+        for name in sorted(all_names(path)):
+            if name in defined_names(path):
+                continue
+            source = shown.get(name)
+            if source is None:
+                problems.append(
+                    f"{package}: {name} is in __all__ but neither defined nor imported from the package"
+                )
+            elif name.startswith("_") or name not in defined_classes(known[source]):
+                problems.append(f"{package}: {name} from {source} is not a public class")
+    return problems
+
+
 def import_problems(path: pathlib.Path, known: dict[str, pathlib.Path]) -> list[str]:
     """Imports in ``path`` of a name from a module that does not define it, or of
     a private name of another module. The package itself (``from agentcore
-    import ...``) is the public API and may be imported from."""
+    import ...``) is the public API and may be imported from, and so is a
+    package ``__init__`` for the public classes it exposes (:func:`exposed`)."""
     problems = []
     where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
     for node in ast.walk(ast.parse(path.read_text())):
         if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in known):
             continue
         source = known[node.module]
-        names = defined_names(source) if node.module != "agentcore" else frozenset()
+        names = (
+            defined_names(source) | exposed(node.module, known).keys()
+            if node.module != "agentcore"
+            else frozenset()
+        )
         for alias in node.names:
             name = alias.name
             if name.startswith("_") and not name.endswith("__") and source != path:
@@ -160,6 +223,70 @@ def test_names_are_imported_from_the_module_that_defines_them() -> None:
     files = [p for d in ("agentcore", "tests", "examples", "bench") for p in sorted((ROOT / d).rglob("*.py"))]
     problems = [problem for path in files for problem in import_problems(path, known)]
     assert problems == []
+
+
+def test_a_package_init_exposes_its_public_classes_and_nothing_else() -> None:
+    known = modules()
+    assert exposure_problems(known) == []
+    assert exposed("agentcore.providers.anthropic", known) == {
+        "AnthropicModel": "agentcore.providers.anthropic.model"
+    }
+    assert exposed("agentcore.providers.openai", known) == {
+        "OpenAIChatModel": "agentcore.providers.openai.chat.model",
+        "OpenAIResponsesModel": "agentcore.providers.openai.responses.model",
+    }
+
+
+API_PACKAGES = ("providers/anthropic", "providers/openai/chat", "providers/openai/responses")
+"""One package per API, each of the same modules (docs/writing-a-provider.md)."""
+SHAPE = {
+    "request.py": {"request_body", "SETTINGS", "check_settings", "settings_fields", "file_json"},
+    "stream.py": {"StreamState", "map_finish_reason", "usage_from"},
+    "model.py": set(),
+}
+"""What each module of an API package defines, by the same names everywhere."""
+GUIDE = ROOT / "docs" / "writing-a-provider.md"
+
+
+def test_every_api_package_has_the_same_modules_and_names() -> None:
+    for package in API_PACKAGES:
+        folder = ROOT / "agentcore" / package
+        assert sorted(p.name for p in folder.glob("*.py")) == sorted(["__init__.py", *SHAPE]), package
+        for module, names in SHAPE.items():
+            assert names <= defined_names(folder / module), f"{package}/{module}"
+        [model] = [name for name in defined_classes(folder / "model.py") if name.endswith("Model")]
+        assert model in all_names(folder.parent / "__init__.py") | all_names(folder / "__init__.py"), package
+    # the error-event function: the Anthropic stream's, and the one both OpenAI APIs share
+    assert "error_event" in defined_names(ROOT / "agentcore" / "providers" / "anthropic" / "stream.py")
+    assert "error_event" in defined_names(ROOT / "agentcore" / "providers" / "openai" / "shared.py")
+
+
+def test_the_guide_names_the_modules_and_the_names_as_they_are() -> None:
+    guide = GUIDE.read_text()
+    for module, names in SHAPE.items():
+        assert f"`{module}`" in guide, module
+        for name in names:
+            assert f"`{name}" in guide, name
+    for name in ("StateMachine", "feed(event)", "finish()", "`complete`", "`done`", "Adapter", "_stream("):
+        assert name in guide, name
+    for package in API_PACKAGES:
+        assert (
+            f"`agentcore/{package.rsplit('/', 1)[0]}/" in guide or f"`{package.rsplit('/', 1)[1]}/`" in guide
+        )
+
+
+def test_the_exposure_check_finds_a_function_or_a_constant(tmp_path: pathlib.Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "mod.py").write_text("class Model: ...\ndef helper(): ...\nLIMIT = 3\n_Hidden = object\n")
+    (package / "__init__.py").write_text(
+        "from pkg.mod import LIMIT, Model, helper\n__all__ = ['Model', 'helper', 'LIMIT']\n"
+    )
+    known = {"pkg": package / "__init__.py", "pkg.mod": package / "mod.py"}
+    assert exposure_problems(known) == [
+        "pkg: LIMIT from pkg.mod is not a public class",
+        "pkg: helper from pkg.mod is not a public class",
+    ]
 
 
 def test_the_import_check_finds_a_re_export_and_a_private_name(tmp_path: pathlib.Path) -> None:

@@ -1,6 +1,7 @@
 """Prompt caching through ``AnthropicModel``: the request shape of every
 caching setting and of the default, the breakpoint limit, cache points, and
-whole runs against a local server that caches as Anthropic documents
+whole runs against a fake API (on the in-memory transport) that caches as
+Anthropic documents
 (https://platform.claude.com/docs/en/build-with-claude/prompt-caching): a
 ten-step tool loop that reads its growing prefix back at every step, and
 one run per cause of a cache miss."""
@@ -40,19 +41,19 @@ from agentcore import (
     tool_result_part,
     user_message,
 )
-from agentcore.providers.anthropic import (
+from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.anthropic.request import (
     CACHE_TTL_SECONDS,
     MAX_CACHE_BREAKPOINTS,
-    AnthropicModel,
     cache_breakpoints,
     cache_policy,
     min_cacheable_tokens,
     request_body,
 )
-from agentcore.providers.anthropic_stream import FORMAT
+from agentcore.providers.anthropic.stream import FORMAT
 from agentcore.providers.caching import CacheTracker
+from agentcore.transport.memory import MemoryTransport, Reply, SentRequest
 from agentcore.types import CacheCause, PrefixChange
-from tests.localserver import LocalServer, Reply
 from tests.loop_helpers import FuncTool
 from tests.test_anthropic_mapping import (
     MESSAGE_STOP,
@@ -76,7 +77,7 @@ SYSTEM = "You answer questions about the archive. " * 150  # about 1,500 tokens 
 
 
 def body_of(request: Request, **settings: Any) -> dict[str, Any]:
-    return request_body(request, "claude-sonnet-4-5", 1000, settings=ModelSettings(**settings))
+    return request_body(request, "claude-sonnet-4-5", max_tokens=1000, settings=ModelSettings(**settings))
 
 
 # --- request shapes (pure) -----------------------------------------------------
@@ -224,7 +225,7 @@ def test_cache_policy() -> None:
     assert CACHE_TTL_SECONDS == {"5m": 300.0, "1h": 3600.0}
 
 
-# --- a local server that caches as Anthropic documents ---------------------------
+# --- a fake API that caches as Anthropic documents ---------------------------------
 
 
 class Clock:
@@ -295,8 +296,8 @@ class CachingServer:
             "cache_creation_input_tokens": prefix - read,
         }
 
-    def __call__(self, record: dict[str, Any]) -> Reply:
-        body = record["body"]
+    def __call__(self, sent: SentRequest) -> Reply:
+        body = sent.json()
         usage = self.usage(body)
         self.usages.append(
             Usage(
@@ -321,7 +322,7 @@ class CachingServer:
                 block_stop(0),
                 message_delta("end_turn", output_tokens=5),
             ]
-        return Reply(actions=[sse(message_start(**usage, output_tokens=1), *blocks, MESSAGE_STOP)])
+        return Reply(chunks=[sse(message_start(**usage, output_tokens=1), *blocks, MESSAGE_STOP)])
 
 
 class Turns:
@@ -354,17 +355,9 @@ class Turns:
                 self.turn.notify_all()
 
 
-class Serving:
-    """A :class:`LocalServer` answering with a :class:`CachingServer`, closed on exit."""
-
-    def __init__(self, responder: CachingServer) -> None:
-        self.server = LocalServer(responder=responder)
-
-    def __enter__(self) -> LocalServer:
-        return self.server
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.close()
+def serving(cache: CachingServer) -> MemoryTransport:
+    """An in-memory transport answering with ``cache``."""
+    return MemoryTransport(respond=cache)
 
 
 @pytest.fixture
@@ -373,13 +366,12 @@ def clock() -> Clock:
 
 
 def model(
-    server: LocalServer, clock: Clock, name: str = "claude-sonnet-4-5", **settings: Any
+    transport: MemoryTransport, clock: Clock, name: str = "claude-sonnet-4-5", **settings: Any
 ) -> AnthropicModel:
     return AnthropicModel(
         name,
         api_key=KEY,
-        base_url=server.url,
-        timeout=(5.0, 10.0),
+        transport=transport,
         settings=ModelSettings(**settings) if settings else None,
         cache_tracker=CacheTracker(clock=clock),
     )
@@ -400,11 +392,11 @@ def loop(
 
 def test_a_ten_step_loop_sends_the_cache_setting_every_step_and_reads_its_prefix_back(clock: Clock) -> None:
     cache = CachingServer(clock)
-    with Serving(cache) as server:
-        result = loop(model(server, clock), [user_message("Look up the ten records.")])
+    transport = serving(cache)
+    result = loop(model(transport, clock), [user_message("Look up the ten records.")])
     assert len(result.steps) == 10
     assert result.text == "Done."
-    bodies = [request["body"] for request in server.requests]
+    bodies = [sent.json() for sent in transport.sent]
     assert len(bodies) == 10
     for number, body in enumerate(bodies):
         assert body["cache_control"] == {"type": "ephemeral"}
@@ -429,27 +421,27 @@ def test_a_ten_step_loop_sends_the_cache_setting_every_step_and_reads_its_prefix
 
 def test_caching_off_sends_no_cache_control_and_claims_no_miss(clock: Clock) -> None:
     cache = CachingServer(clock)
-    with Serving(cache) as server:
-        result = loop(model(server, clock, cache=False), [user_message("Look up two.")])
-    assert all("cache_control" not in request["body"] for request in server.requests)
+    transport = serving(cache)
+    result = loop(model(transport, clock, cache=False), [user_message("Look up two.")])
+    assert all("cache_control" not in request for request in [sent.json() for sent in transport.sent])
     assert all(step.usage.cache_read == step.usage.cache_write == 0 for step in result.steps)
     assert all(step.cache is not None and not step.cache.miss for step in result.steps)
 
 
 def test_an_edited_message_is_named_in_the_next_run(clock: Clock, caplog: pytest.LogCaptureFixture) -> None:
     cache = CachingServer(clock)
-    with Serving(cache) as server:
-        llm = model(server, clock)
-        first = loop(llm, [user_message("Look up the records.")])
-        history = list(first.messages)
-        assert len(history) == 20
-        result = history[2].tool_results[0]
-        history[2] = Message(
-            role=Role.TOOL, content=[tool_result_part(attrs.evolve(result, content="found none"))]
-        )
-        clock.now += 30
-        with caplog.at_level(logging.INFO, logger="agentcore"):
-            second = loop(llm, [*history, user_message("Thanks. Summarize.")])
+    transport = serving(cache)
+    llm = model(transport, clock)
+    first = loop(llm, [user_message("Look up the records.")])
+    history = list(first.messages)
+    assert len(history) == 20
+    result = history[2].tool_results[0]
+    history[2] = Message(
+        role=Role.TOOL, content=[tool_result_part(attrs.evolve(result, content="found none"))]
+    )
+    clock.now += 30
+    with caplog.at_level(logging.INFO, logger="agentcore"):
+        second = loop(llm, [*history, user_message("Thanks. Summarize.")])
     report = second.steps[0].cache
     assert report is not None
     assert (report.cause, report.change, report.changed_at, report.shared_messages) == (
@@ -483,14 +475,14 @@ def test_an_edit_is_named_against_the_conversations_last_request(clock: Clock) -
     # messages) but parts at message 3 from its last request, the prefix the
     # provider holds for this conversation
     cache = CachingServer(clock)
-    with Serving(cache) as server:
-        llm = model(server, clock)
-        first = loop(llm, [user_message("Look up the records.")])
-        history = list(first.messages)
-        assert history[3].role is Role.ASSISTANT
-        history[3] = Message(role=Role.ASSISTANT, content=[text_part("Looking again."), *history[3].content])
-        clock.now += 30
-        second = loop(llm, [*history, user_message("Thanks. Summarize.")])
+    server = serving(cache)
+    llm = model(server, clock)
+    first = loop(llm, [user_message("Look up the records.")])
+    history = list(first.messages)
+    assert history[3].role is Role.ASSISTANT
+    history[3] = Message(role=Role.ASSISTANT, content=[text_part("Looking again."), *history[3].content])
+    clock.now += 30
+    second = loop(llm, [*history, user_message("Thanks. Summarize.")])
     report = second.steps[0].cache
     assert report is not None
     assert (report.previous_messages, report.shared_messages, report.change, report.changed_at) == (
@@ -519,22 +511,22 @@ def test_runs_that_began_alike_interleaved_on_one_model_each_compare_with_their_
     # the same question twice at once; the lookups answer differently, so the
     # runs part at message 2, each after the other run's step of the same number
     cache = CachingServer(clock)
-    with Serving(cache) as server:
-        turns = Turns(model(server, clock), "AB" * 10)
-        readers = [
-            run(
-                LoopOptions(
-                    model=turns,
-                    messages=[user_message("Look up the records.")],
-                    system=SYSTEM,
-                    tools=[FuncTool("lookup", functools.partial(found, name))],
-                    headers={"X-Run": name},
-                    step_limit=12,
-                )
+    server = serving(cache)
+    turns = Turns(model(server, clock), "AB" * 10)
+    readers = [
+        run(
+            LoopOptions(
+                model=turns,
+                messages=[user_message("Look up the records.")],
+                system=SYSTEM,
+                tools=[FuncTool("lookup", functools.partial(found, name))],
+                headers={"X-Run": name},
+                step_limit=12,
             )
-            for name in "AB"
-        ]
-        results = [reader.result() for reader in readers]
+        )
+        for name in "AB"
+    ]
+    results = [reader.result() for reader in readers]
     assert turns.done == 20
     first, second = ([step.cache for step in result.steps] for result in results)
     assert all(result.text == "Done." for result in results)
@@ -554,12 +546,12 @@ def test_runs_that_began_alike_interleaved_on_one_model_each_compare_with_their_
 
 def test_a_changed_system_prompt_is_named(clock: Clock) -> None:
     cache = CachingServer(clock)
-    with Serving(cache) as server:
-        llm = model(server, clock)
-        first = loop(llm, [user_message("Hello there")], tools=False)
-        second = loop(
-            llm, [*first.messages, user_message("Again")], tools=False, system=SYSTEM + "Today is Monday."
-        )
+    transport = serving(cache)
+    llm = model(transport, clock)
+    first = loop(llm, [user_message("Hello there")], tools=False)
+    second = loop(
+        llm, [*first.messages, user_message("Again")], tools=False, system=SYSTEM + "Today is Monday."
+    )
     report = second.steps[0].cache
     assert report is not None
     assert report.cause is CacheCause.PREFIX_CHANGED
@@ -569,11 +561,11 @@ def test_a_changed_system_prompt_is_named(clock: Clock) -> None:
 
 def test_an_expired_cache_is_named(clock: Clock) -> None:
     cache = CachingServer(clock)
-    with Serving(cache) as server:
-        llm = model(server, clock)
-        first = loop(llm, [user_message("Hello there")], tools=False)
-        clock.now += 301
-        second = loop(llm, [*first.messages, user_message("Still there?")], tools=False)
+    transport = serving(cache)
+    llm = model(transport, clock)
+    first = loop(llm, [user_message("Hello there")], tools=False)
+    clock.now += 301
+    second = loop(llm, [*first.messages, user_message("Still there?")], tools=False)
     assert second.steps[0].usage.cache_read == 0
     report = second.steps[0].cache
     assert report is not None
@@ -586,12 +578,12 @@ def test_an_expired_cache_is_named(clock: Clock) -> None:
 
 def test_a_one_hour_ttl_keeps_it(clock: Clock) -> None:
     cache = CachingServer(clock, ttl=3600.0)
-    with Serving(cache) as server:
-        llm = model(server, clock, cache_ttl="1h")
-        first = loop(llm, [user_message("Hello there")], tools=False)
-        clock.now += 1800
-        second = loop(llm, [*first.messages, user_message("Still there?")], tools=False)
-    assert server.requests[0]["body"]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    transport = serving(cache)
+    llm = model(transport, clock, cache_ttl="1h")
+    first = loop(llm, [user_message("Hello there")], tools=False)
+    clock.now += 1800
+    second = loop(llm, [*first.messages, user_message("Still there?")], tools=False)
+    assert transport.sent[0].json()["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
     report = second.steps[0].cache
     assert report is not None
     assert not report.miss
@@ -600,8 +592,8 @@ def test_a_one_hour_ttl_keeps_it(clock: Clock) -> None:
 
 def test_a_prompt_below_the_minimum_is_named(clock: Clock) -> None:
     cache = CachingServer(clock)
-    with Serving(cache) as server:
-        result = loop(model(server, clock), [user_message("Look up two.")], system="Be brief.")
+    transport = serving(cache)
+    result = loop(model(transport, clock), [user_message("Look up two.")], system="Be brief.")
     assert all(step.usage.cache_read == step.usage.cache_write == 0 for step in result.steps)
     first, second = result.steps[0].cache, result.steps[1].cache
     assert first is not None
@@ -616,11 +608,11 @@ def test_a_prompt_below_the_minimum_is_named(clock: Clock) -> None:
 
 def test_a_miss_the_request_does_not_explain_is_said_so(clock: Clock) -> None:
     cache = CachingServer(clock)
-    with Serving(cache) as server:
-        llm = model(server, clock)
-        first = loop(llm, [user_message("Hello there")], tools=False)
-        cache.cached.clear()  # the provider evicted it early
-        second = loop(llm, [*first.messages, user_message("Again")], tools=False)
+    transport = serving(cache)
+    llm = model(transport, clock)
+    first = loop(llm, [user_message("Hello there")], tools=False)
+    cache.cached.clear()  # the provider evicted it early
+    second = loop(llm, [*first.messages, user_message("Again")], tools=False)
     report = second.steps[0].cache
     assert report is not None
     assert report.cause is CacheCause.NOT_SAID
@@ -630,13 +622,13 @@ def test_a_miss_the_request_does_not_explain_is_said_so(clock: Clock) -> None:
 def test_a_shared_tracker_compares_across_model_instances(clock: Clock) -> None:
     cache = CachingServer(clock)
     shared = CacheTracker(clock=clock)
-    with Serving(cache) as server:
+    transport = serving(cache)
 
-        def fresh() -> AnthropicModel:
-            return AnthropicModel("claude-sonnet-4-5", api_key=KEY, base_url=server.url, cache_tracker=shared)
+    def fresh() -> AnthropicModel:
+        return AnthropicModel("claude-sonnet-4-5", api_key=KEY, transport=transport, cache_tracker=shared)
 
-        first = loop(fresh(), [user_message("Hello there")], tools=False)
-        second = loop(fresh(), [*first.messages, user_message("Again")], tools=False)
+    first = loop(fresh(), [user_message("Hello there")], tools=False)
+    second = loop(fresh(), [*first.messages, user_message("Again")], tools=False)
     report = second.steps[0].cache
     assert report is not None
     assert (report.previous_messages, report.shared_messages, report.miss) == (1, 1, False)

@@ -12,19 +12,18 @@ import pytest
 
 from agentcore import ConfigError, LoopOptions, ModelSettings, Request, cache_point, generate, user_message
 from agentcore.context import Context
-from agentcore.providers.openai import (
+from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
+from agentcore.providers.openai.chat.request import request_body as chat_body
+from agentcore.providers.openai.responses.request import request_body as responses_body
+from agentcore.providers.openai.shared import (
     CACHE_READ_GRANULARITY,
     MIN_CACHEABLE_TOKENS,
     RETENTION_SECONDS,
-    OpenAIChatModel,
-    OpenAIResponsesModel,
+    cache_fields,
     cache_policy,
 )
-from agentcore.providers.openai import request_body as chat_body
-from agentcore.providers.responses import cache_fields
-from agentcore.providers.responses import request_body as responses_body
+from agentcore.transport.memory import MemoryTransport, Reply
 from agentcore.types import PrefixChange
-from tests.localserver import LocalServer, sse_reply
 
 CHAT_OK = (
     b'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}\n\n'
@@ -42,15 +41,21 @@ RESPONSES_OK = (
 )
 
 
-def chat(server: LocalServer, **settings: Any) -> OpenAIChatModel:
+def chat(transport: MemoryTransport, **settings: Any) -> OpenAIChatModel:
     return OpenAIChatModel(
-        "gpt-4o-mini", base_url=server.url + "/v1", timeout=(5, 10), settings=ModelSettings(**settings)
+        "gpt-4o-mini",
+        base_url="http://localhost:8000/v1",
+        transport=transport,
+        settings=ModelSettings(**settings),
     )
 
 
-def responses(server: LocalServer, **settings: Any) -> OpenAIResponsesModel:
+def responses(transport: MemoryTransport, **settings: Any) -> OpenAIResponsesModel:
     return OpenAIResponsesModel(
-        "gpt-5", base_url=server.url + "/v1", timeout=(5, 10), settings=ModelSettings(**settings)
+        "gpt-5",
+        base_url="http://localhost:8000/v1",
+        transport=transport,
+        settings=ModelSettings(**settings),
     )
 
 
@@ -72,32 +77,32 @@ def test_cache_fields(settings: dict[str, Any], fields: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize(("settings", "fields"), CASES)
 def test_chat_request_carries_the_cache_fields(
-    server: LocalServer, settings: dict[str, Any], fields: dict[str, Any]
+    transport: MemoryTransport, settings: dict[str, Any], fields: dict[str, Any]
 ) -> None:
-    server.add(sse_reply(CHAT_OK))
-    parts = list(chat(server, **settings).stream(Request(messages=[user_message("Hi")]), Context()))
+    transport.add(Reply.of(CHAT_OK))
+    parts = list(chat(transport, **settings).stream(Request(messages=[user_message("Hi")]), Context()))
     assert parts[-1].usage.cache_read == 1920
-    body = server.requests[0]["body"]
+    body = transport.sent[0].json()
     assert {k: v for k, v in body.items() if k.startswith("prompt_cache")} == fields
 
 
 @pytest.mark.parametrize(("settings", "fields"), CASES)
 def test_responses_request_carries_the_cache_fields(
-    server: LocalServer, settings: dict[str, Any], fields: dict[str, Any]
+    transport: MemoryTransport, settings: dict[str, Any], fields: dict[str, Any]
 ) -> None:
-    server.add(sse_reply(RESPONSES_OK))
-    parts = list(responses(server, **settings).stream(Request(messages=[user_message("Hi")]), Context()))
+    transport.add(Reply.of(RESPONSES_OK))
+    parts = list(responses(transport, **settings).stream(Request(messages=[user_message("Hi")]), Context()))
     assert parts[-1].usage.cache_read == 1920
-    body = server.requests[0]["body"]
+    body = transport.sent[0].json()
     assert {k: v for k, v in body.items() if k.startswith("prompt_cache")} == fields
 
 
-def test_a_runs_settings_override_the_models(server: LocalServer) -> None:
-    server.add(sse_reply(CHAT_OK))
-    model = chat(server, cache_key="model-wide")
+def test_a_runs_settings_override_the_models(transport: MemoryTransport) -> None:
+    transport.add(Reply.of(CHAT_OK))
+    model = chat(transport, cache_key="model-wide")
     request = Request(messages=[user_message("Hi")], settings=ModelSettings(cache_key="this-run"))
     list(model.stream(request, Context()))
-    assert server.requests[0]["body"]["prompt_cache_key"] == "this-run"
+    assert transport.sent[0].json()["prompt_cache_key"] == "this-run"
 
 
 @pytest.mark.parametrize("field", ["cache", "cache_ttl", "cache_system", "cache_tools"])
@@ -108,7 +113,7 @@ def test_anthropic_cache_settings_are_refused(field: str) -> None:
     with pytest.raises(
         ConfigError, match=f"ModelSettings.{field} is not supported by the Chat Completions API"
     ):
-        chat_body("gpt-4o-mini", request, origin="api.openai.com")
+        chat_body(request, "gpt-4o-mini", origin="api.openai.com")
     with pytest.raises(
         ConfigError, match=f"ModelSettings.{field} is not supported by the OpenAI Responses API"
     ):
@@ -135,8 +140,8 @@ def test_cache_points_send_nothing() -> None:
     marked = Request(
         messages=[user_message("A long document.", cache_point()), user_message("What does it say?")]
     )
-    assert chat_body("gpt-4o-mini", marked) == chat_body("gpt-4o-mini", plain)
-    assert responses_body("gpt-5", marked, origin="") == responses_body("gpt-5", plain, origin="")
+    assert chat_body(marked, "gpt-4o-mini") == chat_body(plain, "gpt-4o-mini")
+    assert responses_body(marked, "gpt-5", origin="") == responses_body(plain, "gpt-5", origin="")
 
 
 def test_cache_policy() -> None:
@@ -156,9 +161,9 @@ def test_cache_policy() -> None:
     )
 
 
-def test_each_step_reports_the_prefix_it_shares(server: LocalServer) -> None:
-    server.add(sse_reply(CHAT_OK))
-    model = chat(server)
+def test_each_step_reports_the_prefix_it_shares(transport: MemoryTransport) -> None:
+    transport.add(Reply.of(CHAT_OK), Reply.of(CHAT_OK))
+    model = chat(transport)
     first = generate(LoopOptions(model=model, messages=[user_message("Hi")], system="Be brief."))
     second = generate(
         LoopOptions(model=model, messages=[*first.messages, user_message("More")], system="Be brief.")
@@ -177,11 +182,11 @@ def test_each_step_reports_the_prefix_it_shares(server: LocalServer) -> None:
 
 @pytest.mark.parametrize("system_role", ["instructions", "developer"])
 def test_a_changed_system_prompt_is_seen_through_the_responses_api(
-    server: LocalServer, system_role: str
+    transport: MemoryTransport, system_role: str
 ) -> None:
-    server.add(sse_reply(RESPONSES_OK))
+    transport.add(*[Reply.of(RESPONSES_OK)] * 3)
     model = OpenAIResponsesModel(
-        "gpt-5", base_url=server.url + "/v1", timeout=(5, 10), system_role=system_role
+        "gpt-5", base_url="http://localhost:8000/v1", transport=transport, system_role=system_role
     )
     first = generate(LoopOptions(model=model, messages=[user_message("Hi")], system="Be brief."))
     same = generate(

@@ -1,13 +1,21 @@
-"""One two-step tool conversation through both adapters, provider-neutral.
+"""What every adapter shares, checked on all of them.
 
-Each adapter replays recorded steps from a real local HTTP server: a step with
-tool calls, then a text answer. The request of step 2 must be valid for its
-API, and the run's final history must be valid for BOTH APIs, so a
-conversation started on one provider can continue on the other.
+* Their constructors agree: the same options first, in the same order, with
+  the same defaults and the same message for the same mistake.
+* Their headers merge the same way, and their timeout reaches every request.
+* One rule for a broken stream: a transport failure after the step said why
+  it stopped ends the step normally with its usage; before, it fails the step.
+* One two-step tool conversation through the Anthropic and the Chat
+  Completions adapters, provider-neutral: each replays recorded steps (a step
+  with tool calls, then a text answer) on the in-memory transport. The
+  request of step 2 must be valid for its API, and the run's final history
+  must be valid for BOTH APIs, so a conversation started on one provider can
+  continue on the other.
 """
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import json
 import time
@@ -15,11 +23,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 
 from agentcore import (
+    ConfigError,
+    Context,
+    ErrorClass,
     FinishReason,
     LoopOptions,
     Message,
+    ModelError,
     Request,
     RunResult,
     Usage,
@@ -27,8 +40,16 @@ from agentcore import (
     tool,
     user_message,
 )
-from agentcore.providers import anthropic, openai
-from tests.localserver import LocalServer, Pause, Reply, sse_reply
+from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.anthropic import request as anthropic_request
+from agentcore.providers.caching import CacheTracker
+from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
+from agentcore.providers.openai.chat import request as chat_request
+from agentcore.providers.shell import merge_headers
+from agentcore.transport import Timeout
+from agentcore.transport.memory import MemoryTransport
+from agentcore.transport.memory import Reply as Answer
+from tests.localserver import LocalServer, Pause, Reply
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -94,8 +115,8 @@ def openai_problems(payload: dict[str, Any]) -> list[str]:
 
 def both_apis_accept(history: tuple[Message, ...]) -> None:
     request = Request(system="Be brief.", messages=history)
-    assert anthropic_problems(anthropic.request_body(request, "claude-x", 1024)) == []
-    assert openai_problems(openai.request_body("gpt-x", request)) == []
+    assert anthropic_problems(anthropic_request.request_body(request, "claude-x", max_tokens=1024)) == []
+    assert openai_problems(chat_request.request_body(request, "gpt-x")) == []
 
 
 @tool
@@ -126,39 +147,29 @@ def run_replay(model: Any, tools: list[Any]) -> RunResult:
 
 
 @pytest.fixture
-def anthropic_run() -> tuple[RunResult, LocalServer]:
-    server = LocalServer(
-        [
-            sse_reply(body("anthropic/parallel_tools_empty_args"), piece=512),
-            sse_reply(body("anthropic/text_after_tool_result_emoji"), piece=512),
-        ]
+def anthropic_run() -> tuple[RunResult, MemoryTransport]:
+    transport = MemoryTransport(
+        Answer.of(body("anthropic/parallel_tools_empty_args"), piece=512),
+        Answer.of(body("anthropic/text_after_tool_result_emoji"), piece=512),
     )
-    try:
-        model = anthropic.AnthropicModel("claude-haiku-4-5", api_key="test-key", base_url=server.url)
-        return run_replay(model, [pelican_name_generator]), server
-    finally:
-        server.close()
+    model = AnthropicModel("claude-haiku-4-5", api_key="test-key", transport=transport)
+    return run_replay(model, [pelican_name_generator]), transport
 
 
 @pytest.fixture
-def openai_run() -> tuple[RunResult, LocalServer]:
-    server = LocalServer(
-        [
-            sse_reply(body("openai_chat/parallel_tools_mixed_args_gpt4o"), piece=512),
-            sse_reply(body("openai_chat/text_after_tool_result_gpt4o_mini"), piece=512),
-        ]
+def openai_run() -> tuple[RunResult, MemoryTransport]:
+    transport = MemoryTransport(
+        Answer.of(body("openai_chat/parallel_tools_mixed_args_gpt4o"), piece=512),
+        Answer.of(body("openai_chat/text_after_tool_result_gpt4o_mini"), piece=512),
     )
-    try:
-        model = openai.OpenAIChatModel("gpt-4o", api_key="test-key", base_url=server.url + "/v1")
-        return run_replay(model, [get_weather, get_product_name]), server
-    finally:
-        server.close()
+    model = OpenAIChatModel("gpt-4o", api_key="test-key", transport=transport)
+    return run_replay(model, [get_weather, get_product_name]), transport
 
 
-def test_anthropic_two_step_conversation(anthropic_run: tuple[RunResult, LocalServer]) -> None:
-    result, server = anthropic_run
-    assert server.hits == 2
-    second = server.requests[1]["body"]
+def test_anthropic_two_step_conversation(anthropic_run: tuple[RunResult, MemoryTransport]) -> None:
+    result, transport = anthropic_run
+    assert len(transport.sent) == 2
+    second = transport.sent[1].json()
     assert anthropic_problems(second) == []
     assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
     assert [b["tool_use_id"] for b in second["messages"][2]["content"]] == [
@@ -172,10 +183,10 @@ def test_anthropic_two_step_conversation(anthropic_run: tuple[RunResult, LocalSe
     both_apis_accept(result.messages)
 
 
-def test_openai_two_step_conversation(openai_run: tuple[RunResult, LocalServer]) -> None:
-    result, server = openai_run
-    assert server.hits == 2
-    second = server.requests[1]["body"]
+def test_openai_two_step_conversation(openai_run: tuple[RunResult, MemoryTransport]) -> None:
+    result, transport = openai_run
+    assert len(transport.sent) == 2
+    second = transport.sent[1].json()
     assert openai_problems(second) == []
     assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "tool", "tool"]
     assert [m["content"] for m in second["messages"][3:]] == ["sunny in Mexico City", "Pydantic AI"]
@@ -228,9 +239,9 @@ def test_the_end_of_a_run_is_not_held_by_a_server_that_keeps_the_body_open(
     server = LocalServer([Reply(actions=[body(recording), Pause(3.0)])])
     try:
         model: Any = (
-            anthropic.AnthropicModel("claude-x", api_key="k", base_url=server.url)
+            AnthropicModel("claude-x", api_key="k", base_url=server.url)
             if dialect == "anthropic"
-            else openai.OpenAIChatModel("gpt-x", api_key="k", base_url=server.url + "/v1")
+            else OpenAIChatModel("gpt-x", api_key="k", base_url=server.url + "/v1")
         )
         reader = run(LoopOptions(model=model, messages=[user_message("Go.")]))
         arrivals = [(part.kind.value, time.monotonic()) for part in reader]
@@ -241,3 +252,266 @@ def test_the_end_of_a_run_is_not_held_by_a_server_that_keeps_the_body_open(
     assert kinds.count("text-delta") >= 1
     first_text = next(at for kind, at in arrivals if kind == "text-delta")
     assert arrivals[-1][1] - first_text < 1.0  # not the 2 s drain
+
+
+# --- the options every adapter takes -------------------------------------------------
+# docs/errors.md: a caller mistake in an adapter's options is a ConfigError
+# naming the option, never a plain TypeError or ValueError from deeper down,
+# and the same mistake reads the same on every adapter.
+
+AdapterClass = type[AnthropicModel | OpenAIChatModel | OpenAIResponsesModel]
+ADAPTERS: list[AdapterClass] = [AnthropicModel, OpenAIChatModel, OpenAIResponsesModel]
+EVERY_ADAPTER = pytest.mark.parametrize("adapter", ADAPTERS, ids=[a.__name__ for a in ADAPTERS])
+SHARED_OPTIONS = [
+    "model",
+    "api_key",
+    "base_url",
+    "transport",
+    "timeout",
+    "headers",
+    "settings",
+    "extra_body",
+    "cache_tracker",
+]
+
+
+@EVERY_ADAPTER
+def test_the_shared_options_come_first_in_one_order_with_one_default(adapter: AdapterClass) -> None:
+    parameters = inspect.signature(adapter.__init__).parameters
+    assert list(parameters)[1 : 1 + len(SHARED_OPTIONS)] == SHARED_OPTIONS
+    assert parameters["model"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    for name in SHARED_OPTIONS[1:]:
+        assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY, name
+        if name != "base_url":
+            assert parameters[name].default is None, name
+
+
+@EVERY_ADAPTER
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"model": ""}, r"^model must be a non-empty str \(the model id\), got ''$"),
+        ({"model": 5}, r"^model must be a non-empty str \(the model id\), got 5$"),
+        ({"api_key": 5}, r"^api_key must be a str or None, got int$"),
+        ({"api_key": "sk-a\n"}, r"^api_key holds a line break or NUL character"),
+        (
+            {"base_url": "ftp://x"},
+            r"^base_url must be an http:// or https:// URL with a host, got 'ftp://x'$",
+        ),
+        (
+            {"timeout": (10, 600)},
+            r"^timeout must be an agentcore\.transport\.Timeout or None, got tuple \(the \(connect, read\) "
+            r"pair and idle_timeout are now Timeout\(connect=, read=, idle=\)\)$",
+        ),
+        ({"timeout": 30}, r"^timeout must be an agentcore\.transport\.Timeout or None, got int "),
+        (
+            {"transport": requests.Session()},
+            r"^transport must be a Transport, got a requests\.Session: "
+            r"pass transport=HTTPTransport\(session\)",
+        ),
+        (
+            {"transport": object()},
+            r"^transport must be a Transport \(HTTPTransport, MemoryTransport\) or None, got object$",
+        ),
+        ({"settings": {"temperature": 1}}, r"^settings must be a ModelSettings or None, got dict$"),
+        ({"extra_body": ["seed"]}, r"^extra_body must be a mapping of str keys to JSON values, got list$"),
+        ({"cache_tracker": {}}, r"^cache_tracker must be a CacheTracker or None, got dict$"),
+    ],
+    ids=[
+        "empty-model",
+        "int-model",
+        "int-key",
+        "key-with-newline",
+        "ftp-base-url",
+        "timeout-pair",
+        "timeout-number",
+        "session-as-transport",
+        "object-as-transport",
+        "dict-settings",
+        "list-extra-body",
+        "dict-cache-tracker",
+    ],
+)
+def test_the_same_mistake_is_the_same_config_error(
+    adapter: AdapterClass, options: dict[str, Any], message: str
+) -> None:
+    options = {"model": "m", **options}
+    with pytest.raises(ConfigError, match=message):
+        adapter(**options)
+
+
+@EVERY_ADAPTER
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [("x-gateway", "1")],
+        [],
+        "x-gateway: 1",
+        "",
+        b"x-gateway: 1",
+        5,
+        {"x-gateway": 1},
+        {"x-gateway": None},
+        {"x-gateway": b"1"},
+        {1: "x"},
+        {b"x-gateway": "1"},
+    ],
+    ids=repr,
+)
+def test_headers_that_are_not_a_str_to_str_mapping_are_a_config_error(
+    adapter: AdapterClass, headers: Any
+) -> None:
+    with pytest.raises(ConfigError, match=r"^headers must be a mapping of str header names to str values"):
+        adapter("m", headers=headers)
+
+
+@EVERY_ADAPTER
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [("Authorization", "Bearer sk-do-not-show-this-secret")],
+        {"x-api-key": b"sk-do-not-show-this-secret"},
+        {"x-api-key": ["sk-do-not-show-this-secret"]},
+        {"x-api-key": "sk-do-not-show-this-secret\n"},
+    ],
+    ids=["pairs", "bytes-value", "list-value", "newline"],
+)
+def test_a_bad_header_is_named_but_its_value_never_shown(adapter: AdapterClass, headers: Any) -> None:
+    with pytest.raises(ConfigError) as info:
+        adapter("m", headers=headers)
+    assert "do-not-show" not in str(info.value)
+    assert "do-not-show" not in repr(info.value)
+    if isinstance(headers, dict):
+        assert "'x-api-key'" in str(info.value)
+
+
+HI = Request(messages=[user_message("Hi")])
+STEPS = {
+    "AnthropicModel": (
+        b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":7}}}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"text_delta","text":"ok"}}\n\n',
+        b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},'
+        b'"usage":{"output_tokens":2}}\n\n',
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+    ),
+    "OpenAIChatModel": (
+        b'data: {"choices":[{"index":0,"delta":{"content":"ok"}}]}\n\n',
+        b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],'
+        b'"usage":{"prompt_tokens":7,"completion_tokens":2}}\n\n',
+        b"data: [DONE]\n\n",
+    ),
+    "OpenAIResponsesModel": (
+        b'data: {"type":"response.output_text.delta","output_index":0,"delta":"ok"}\n\n',
+        b'data: {"type":"response.completed","response":{"status":"completed","output":[],'
+        b'"usage":{"input_tokens":7,"output_tokens":2}}}\n\n',
+        b"data: [DONE]\n\n",
+    ),
+}
+"""Each API's step in three reads: text, the reason it stopped (with the
+usage), the end marker."""
+RESET = ModelError(ErrorClass.TRANSIENT, message="connection reset")
+
+
+@EVERY_ADAPTER
+def test_headers_merge_defaults_then_the_adapters_then_the_requests(adapter: AdapterClass) -> None:
+    transport = MemoryTransport(Answer(chunks=STEPS[adapter.__name__]))
+    adapter_headers = {"X-Gateway": "adapter", "ACCEPT": "application/x-ndjson", "X-Title": "app"}
+    model = adapter("m", api_key="sk-key-0123456789", headers=adapter_headers, transport=transport)
+    list(model.stream(Request(messages=[user_message("Hi")], headers={"x-gateway": "run"}), Context()))
+    sent = transport.sent[0].headers
+    lower = {name.lower(): value for name, value in sent.items()}
+    assert len(lower) == len(sent)  # no header twice, whatever its case
+    assert lower["accept"] == "application/x-ndjson"  # the adapter's over the default
+    assert lower["x-gateway"] == "run"  # the request's over the adapter's
+    assert lower["x-title"] == "app"
+    assert lower["content-type"] == "application/json"
+    assert "sk-key-0123456789" in lower.get("x-api-key", lower.get("authorization", ""))
+
+
+@EVERY_ADAPTER
+@pytest.mark.parametrize("api_key", [None, ""], ids=["none", "empty"])
+def test_no_key_sends_no_key_header(adapter: AdapterClass, api_key: str | None) -> None:
+    transport = MemoryTransport(Answer(chunks=STEPS[adapter.__name__]))
+    list(adapter("m", api_key=api_key, transport=transport).stream(HI, Context()))
+    assert {name.lower() for name in transport.sent[0].headers} & {"x-api-key", "authorization"} == set()
+
+
+def test_merge_headers_keeps_the_later_value_under_its_own_spelling() -> None:
+    assert merge_headers({"Accept": "a", "X-One": "1"}, {"accept": "b"}, {"ACCEPT": "c", "x-two": "2"}) == {
+        "X-One": "1",
+        "ACCEPT": "c",
+        "x-two": "2",
+    }
+
+
+@EVERY_ADAPTER
+def test_the_timeout_and_the_transport_reach_every_request(adapter: AdapterClass) -> None:
+    transport = MemoryTransport(
+        Answer(chunks=STEPS[adapter.__name__]), Answer(chunks=STEPS[adapter.__name__])
+    )
+    timeout = Timeout(connect=2.0, read=30.0, idle=45.0)
+    model = adapter("m", transport=transport, timeout=timeout)
+    for _ in range(2):
+        parts = list(model.stream(HI, Context()))
+        assert parts[-1].finish_reason is FinishReason.STOP
+    assert [(sent.method, sent.timeout, sent.reused) for sent in transport.sent] == [
+        ("POST", timeout, True)
+    ] * 2
+
+
+@EVERY_ADAPTER
+def test_a_transport_break_after_the_stop_reason_ends_the_step_normally(adapter: AdapterClass) -> None:
+    text, stopped, _ = STEPS[adapter.__name__]
+    transport = MemoryTransport(Answer(chunks=[text, stopped, RESET]))
+    parts = list(adapter("m", transport=transport).stream(HI, Context()))
+    assert parts[0] == parts[0].text_delta("ok")
+    assert parts[-1].finish_reason is FinishReason.STOP
+    assert parts[-1].usage == Usage(input=7, output=2)
+    # A broken connection is not pooled; the Responses API's step ends with its
+    # terminal event, after which nothing is read: the break is never seen.
+    assert transport.sent[0].reused is (adapter is OpenAIResponsesModel)
+
+
+@EVERY_ADAPTER
+def test_a_transport_break_before_the_stop_reason_fails_the_step(adapter: AdapterClass) -> None:
+    text, _, _ = STEPS[adapter.__name__]
+    transport = MemoryTransport(Answer(chunks=[text, RESET]))
+    parts: list[Any] = []
+    stream = adapter("m", transport=transport).stream(HI, Context())
+    with pytest.raises(ModelError) as info:
+        parts.extend(stream)
+    assert info.value is RESET
+    assert [part.text for part in parts] == ["ok"]
+    assert transport.sent[0].reused is False
+
+
+@EVERY_ADAPTER
+def test_a_body_that_ends_before_the_stop_reason_fails_the_step(adapter: AdapterClass) -> None:
+    text, _, _ = STEPS[adapter.__name__]
+    transport = MemoryTransport(Answer(chunks=[text]))
+    with pytest.raises(ModelError) as info:
+        list(adapter("m", transport=transport).stream(HI, Context()))
+    assert info.value.error_class is ErrorClass.TRANSIENT
+    assert "ended before" in info.value.message
+
+
+@EVERY_ADAPTER
+def test_a_cache_tracker_is_shared_between_instances(adapter: AdapterClass) -> None:
+    tracker = CacheTracker()
+    transport = MemoryTransport(
+        Answer(chunks=STEPS[adapter.__name__]), Answer(chunks=STEPS[adapter.__name__])
+    )
+    first = list(adapter("m", transport=transport, cache_tracker=tracker).stream(HI, Context()))
+    second = list(adapter("m", transport=transport, cache_tracker=tracker).stream(HI, Context()))
+    assert first[-1].cache is not None
+    assert first[-1].cache.previous_messages is None
+    assert second[-1].cache is not None
+    assert second[-1].cache.previous_messages == 1
+
+
+@EVERY_ADAPTER
+def test_repr_shows_the_model_and_the_base_url_and_never_the_key(adapter: AdapterClass) -> None:
+    model = adapter("m", api_key="sk-never-shown-0123456789", base_url="https://gateway.example/api/")
+    assert repr(model) == f"{adapter.__name__}(model='m', base_url='https://gateway.example/api')"
+    assert (model.model_id, model.base_url) == ("m", "https://gateway.example/api")

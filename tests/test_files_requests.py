@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 
 from agentcore import ConfigError, File, Message, Role, ToolCall, ToolResult, file_part, user_message
-from agentcore.providers import anthropic, attachments, openai
-from agentcore.providers import responses as responses_mapping
+from agentcore.providers import attachments
+from agentcore.providers.anthropic import request as anthropic_request
+from agentcore.providers.openai.chat import request as chat_request
+from agentcore.providers.openai.responses import request as responses_request
 from agentcore.types import Request, text_part, tool_call_part, tool_result_part
 from tests.files_api import anthropic_problems, chat_problems, responses_problems
 
@@ -44,13 +46,15 @@ def tool_turn(
 
 
 def anthropic_body(*messages: Message) -> dict[str, Any]:
-    body = anthropic.request_body(Request(messages=messages), "claude-test", 1024, origin=ORIGIN)
+    body = anthropic_request.request_body(
+        Request(messages=messages), "claude-test", max_tokens=1024, origin=ORIGIN
+    )
     assert anthropic_problems(body) == []
     return body
 
 
 def responses_body(*messages: Message) -> dict[str, Any]:
-    body = responses_mapping.request_body("gpt-test", Request(messages=messages), origin=ORIGIN)
+    body = responses_request.request_body(Request(messages=messages), "gpt-test", origin=ORIGIN)
     assert responses_problems(body) == []
     return body
 
@@ -213,7 +217,7 @@ def test_responses_an_error_result_with_files_keeps_its_marker() -> None:
 
 
 def chat_body(*messages: Message) -> dict[str, Any]:
-    body = openai.request_body("gpt-test", Request(messages=messages), origin=ORIGIN)
+    body = chat_request.request_body(Request(messages=messages), "gpt-test", origin=ORIGIN)
     assert chat_problems(body) == []
     return body
 
@@ -314,16 +318,16 @@ def test_the_chat_check_finds_a_tool_call_left_unanswered() -> None:
 # --- types and sizes the APIs refuse ---------------------------------------------
 
 
-def anthropic_request(*messages: Message) -> None:
-    anthropic.request_body(Request(messages=messages), "claude-test", 1024, origin=ORIGIN)
+def send_anthropic(*messages: Message) -> None:
+    anthropic_request.request_body(Request(messages=messages), "claude-test", max_tokens=1024, origin=ORIGIN)
 
 
-def responses_request(*messages: Message) -> None:
-    responses_mapping.request_body("gpt-test", Request(messages=messages), origin=ORIGIN)
+def send_responses(*messages: Message) -> None:
+    responses_request.request_body(Request(messages=messages), "gpt-test", origin=ORIGIN)
 
 
-def chat_request(*messages: Message) -> None:
-    openai.request_body("gpt-test", Request(messages=messages), origin=ORIGIN)
+def send_chat(*messages: Message) -> None:
+    chat_request.request_body(Request(messages=messages), "gpt-test", origin=ORIGIN)
 
 
 BIG = 5 * attachments.MB  # the Anthropic image limit counts base64: 3/4 of it in bytes is the most
@@ -333,62 +337,62 @@ BIG = 5 * attachments.MB  # the Anthropic image limit counts base64: 3/4 of it i
     ("send", "messages", "words"),
     [
         (
-            anthropic_request,
+            send_anthropic,
             (user_message("?", file_part(b"GIF", media_type="image/bmp")),),
             "messages[0] holds a file of type image/bmp, which the Anthropic Messages API does not "
             "accept here; it takes image/jpeg, image/png, image/gif, image/webp, application/pdf, text/plain",
         ),
         (
-            anthropic_request,
+            send_anthropic,
             tool_turn(File("application/zip", b"PK")),
             "messages[2] (the result of the tool call 'call_1') holds a file of type application/zip",
         ),
         (
-            anthropic_request,
+            send_anthropic,
             (user_message("?", file_part(url="https://example.com/a.txt", media_type="text/plain")),),
             "given by URL, which the Anthropic Messages API does not accept",
         ),
         (
-            anthropic_request,
+            send_anthropic,
             (user_message("?", file_part(b"\xff\xfe", media_type="text/plain")),),
             "messages[0] holds a text/plain file that is not UTF-8",
         ),
         (
-            anthropic_request,
+            send_anthropic,
             (user_message("?", file_part(b"\x00" * (BIG * 3 // 4 + 1), media_type="image/png")),),
             "messages[0] holds a file of type image/png and 3,932,161 bytes (5,242,884 as base64); "
             "the Anthropic Messages API takes at most 5,242,880 bytes of base64",
         ),
         (
-            responses_request,
+            send_responses,
             (user_message("?", file_part(b"x", media_type="audio/mpeg")),),
             "messages[0] holds a file of type audio/mpeg, which the OpenAI Responses API does not accept",
         ),
         (
-            responses_request,
+            send_responses,
             tool_turn(File("image/png", b"\x00" * (50 * attachments.MB + 1))),
             "messages[2] (the result of the tool call 'call_1') holds a file of type image/png and "
             "52,428,801 bytes; the OpenAI Responses API takes at most 52,428,800 bytes",
         ),
         (
-            chat_request,
+            send_chat,
             (user_message("?", file_part(b"PK", media_type="application/zip")),),
             "messages[0] holds a file of type application/zip, which the OpenAI Chat Completions API does "
             "not accept here; it takes image/jpeg, image/png, image/gif, image/webp, application/pdf, text/*",
         ),
         (
-            chat_request,
+            send_chat,
             tool_turn(File("application/pdf", url="https://example.com/a.pdf")),
             "messages[2] (the result of the tool call 'call_1') holds a file of type application/pdf "
             "given by URL, which the OpenAI Chat Completions API does not accept",
         ),
         (
-            chat_request,
+            send_chat,
             (user_message("?", file_part(b"\xff", media_type="text/markdown")),),
             "messages[0] holds a text/markdown file that is not UTF-8",
         ),
         (
-            chat_request,
+            send_chat,
             (
                 user_message(
                     "?", file_part(b"\x00" * (50 * attachments.MB + 1), media_type="application/pdf")
@@ -407,15 +411,15 @@ def test_a_file_the_api_refuses_is_a_config_error_naming_the_message(
 
 
 def test_an_image_at_the_anthropic_limit_passes() -> None:
-    anthropic_request(user_message("?", file_part(b"\x00" * (BIG * 3 // 4), media_type="image/png")))
+    send_anthropic(user_message("?", file_part(b"\x00" * (BIG * 3 // 4), media_type="image/png")))
 
 
 def test_responses_takes_any_text_type_and_office_files() -> None:
-    for media_type in ("text/x-python", "text/csv", "application/json", responses_mapping.FILE_TYPES[-1]):
-        responses_request(user_message("?", file_part(b"x", media_type=media_type)))
+    for media_type in ("text/x-python", "text/csv", "application/json", responses_request.FILE_TYPES[-1]):
+        send_responses(user_message("?", file_part(b"x", media_type=media_type)))
 
 
-@pytest.mark.parametrize("send", [anthropic_request, responses_request, chat_request])
+@pytest.mark.parametrize("send", [send_anthropic, send_responses, send_chat])
 def test_a_file_part_outside_a_user_message_is_a_config_error(send: Any) -> None:
     messages = (
         user_message("Hi."),

@@ -5,12 +5,15 @@ Targets, each fed by hypothesis:
 * ``iter_events`` (the SSE reader) with arbitrary bytes in arbitrary reads,
   and with bytes assembled from SSE's own tokens (field names, line ends,
   BOMs, ``[DONE]``, JSON fragments, invalid UTF-8);
-* ``ChunkState`` (the OpenAI event mapper) with arbitrary JSON and with
-  chunk-shaped JSON whose every field may hold anything;
-* ``StepState`` (the Anthropic event mapper) the same way, with
-  event-shaped JSON;
-* ``AnthropicModel.stream`` and ``OpenAIChatModel.stream`` whole, against the
-  real local server sending generated bodies.
+* each adapter's ``StreamState.feed`` (its short paths for the deltas that
+  make up nearly every event, as production runs them) with arbitrary JSON
+  and with JSON of the API's shapes whose every field may hold anything;
+  and, for the same events, the general path (the events' data as a
+  ``dict`` subclass, which the short paths pass over) must give exactly
+  the same parts or the same error;
+* ``AnthropicModel``, ``OpenAIChatModel`` and ``OpenAIResponsesModel``
+  ``.stream`` whole, the shell included, on the in-memory transport
+  answering with generated bodies in generated reads.
 
 Only a :class:`ModelError` or a clean step (text and tool calls, then exactly
 one step-finish) may come out.
@@ -20,7 +23,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,26 +32,31 @@ from hypothesis import strategies as st
 
 from agentcore import Context, ModelError, Request, StreamPart, StreamPartKind, user_message
 from agentcore.providers.anthropic import AnthropicModel
-from agentcore.providers.anthropic_stream import StepState
-from agentcore.providers.openai import OpenAIChatModel
-from agentcore.providers.openai_stream import ChunkState
+from agentcore.providers.anthropic import stream as anthropic_stream
+from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
+from agentcore.providers.openai.chat import stream as chat_stream
+from agentcore.providers.openai.responses import stream as responses_stream
+from agentcore.providers.shell import StateMachine
+from agentcore.transport.memory import MemoryTransport, Reply
 from agentcore.transport.sse import Event, iter_events
-from tests.localserver import LocalServer, Reply
 
 EXAMPLES = 300
 """Generated inputs per pure target."""
 ADAPTER_EXAMPLES = 120
-"""Generated bodies per adapter (each one a request to the local server)."""
+"""Generated bodies per adapter (each one a step on the in-memory transport)."""
 TARGETS = (
     "iter_events, arbitrary bytes",
     "iter_events, SSE tokens",
-    "ChunkState, arbitrary JSON",
-    "ChunkState, chunk-shaped JSON",
-    "StepState, arbitrary JSON",
-    "StepState, event-shaped JSON",
+    "Chat Completions StreamState, arbitrary JSON",
+    "Chat Completions StreamState, chunk-shaped JSON, short paths against the general path",
+    "Anthropic StreamState, arbitrary JSON",
+    "Anthropic StreamState, event-shaped JSON, short paths against the general path",
+    "Responses StreamState, arbitrary JSON",
+    "Responses StreamState, event-shaped JSON, short paths against the general path",
     "recorded streams, mutated, through the SSE reader and their mapper",
-    "AnthropicModel.stream over HTTP",
-    "OpenAIChatModel.stream over HTTP",
+    "AnthropicModel.stream, whole",
+    "OpenAIChatModel.stream, whole",
+    "OpenAIResponsesModel.stream, whole",
 )
 
 
@@ -160,8 +167,14 @@ anthropic_event = st.fixed_dictionaries(
             st.fixed_dictionaries(
                 {},
                 optional={
-                    "type": maybe(st.sampled_from(["text_delta", "input_json_delta", "thinking_delta", "x"])),
+                    "type": maybe(
+                        st.sampled_from(
+                            ["text_delta", "input_json_delta", "thinking_delta", "signature_delta", "x"]
+                        )
+                    ),
                     "text": maybe(st.text(max_size=10)),
+                    "thinking": maybe(st.text(max_size=10)),
+                    "signature": maybe(st.text(max_size=10)),
                     "partial_json": maybe(st.text(max_size=10)),
                     "stop_reason": maybe(
                         st.sampled_from(["end_turn", "tool_use", "max_tokens", "refusal", "x"])
@@ -200,6 +213,9 @@ openai_chunk = st.fixed_dictionaries(
                                 {},
                                 optional={
                                     "content": maybe(st.text(max_size=10)),
+                                    "reasoning_content": maybe(st.text(max_size=10)),
+                                    "reasoning": maybe(st.text(max_size=10)),
+                                    "channel": maybe(st.just("analysis")),
                                     "tool_calls": maybe(st.lists(tool_fragment, max_size=3)),
                                     "function_call": any_json,
                                     "role": any_json,
@@ -217,6 +233,61 @@ openai_chunk = st.fixed_dictionaries(
         "usage": maybe(usage_json),
         "error": maybe(error_json),
         "x_groq": maybe(st.fixed_dictionaries({}, optional={"usage": usage_json})),
+    },
+)
+responses_item = st.fixed_dictionaries(
+    {"type": maybe(st.sampled_from(["message", "reasoning", "function_call", "web_search_call"]))},
+    optional={
+        "id": maybe(st.text(max_size=6)),
+        "call_id": maybe(st.text(max_size=6)),
+        "name": maybe(st.text(max_size=6)),
+        "arguments": maybe(st.text(max_size=10)),
+        "summary": maybe(st.lists(st.fixed_dictionaries({"text": maybe(st.text(max_size=8))}), max_size=2)),
+        "encrypted_content": maybe(st.text(max_size=8)),
+    },
+)
+responses_event = st.fixed_dictionaries(
+    {
+        "type": st.sampled_from(
+            [
+                "response.created",
+                "response.output_item.added",
+                "response.output_text.delta",
+                "response.refusal.delta",
+                "response.reasoning_summary_text.delta",
+                "response.function_call_arguments.delta",
+                "response.function_call_arguments.done",
+                "response.output_item.done",
+                "response.completed",
+                "response.incomplete",
+                "response.failed",
+                "error",
+                "response.future_event",
+            ]
+        )
+    },
+    optional={
+        "output_index": maybe(st.integers(-1, 3)),
+        "delta": maybe(st.text(max_size=10)),
+        "arguments": maybe(st.text(max_size=10)),
+        "item": maybe(responses_item),
+        "response": maybe(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "id": maybe(st.text(max_size=6)),
+                    "status": maybe(st.sampled_from(["completed", "incomplete", "failed"])),
+                    "output": maybe(st.lists(responses_item, max_size=3)),
+                    "usage": maybe(usage_json),
+                    "incomplete_details": maybe(
+                        st.fixed_dictionaries({"reason": maybe(st.text(max_size=8))})
+                    ),
+                    "error": maybe(error_json),
+                },
+            )
+        ),
+        "code": maybe(st.sampled_from(["rate_limit_exceeded", "server_error", "x"])),
+        "message": maybe(st.text(max_size=10)),
     },
 )
 event_names = st.sampled_from(["message", "error", "ping", "content_block_delta", "message_stop", "x"])
@@ -288,27 +359,50 @@ def test_sse_reader_sse_tokens(body: bytes, cuts: list[int]) -> None:
     drain_events(reads(body, cuts))
 
 
-# --- the OpenAI mapper -----------------------------------------------------------------------------
+# --- the state machines ---------------------------------------------------------------------------
 
 
-def through_chunk_state(events: list[tuple[str, Any]]) -> None:
-    state = ChunkState()
+class General(dict[str, Any]):
+    """Event data that is not exactly a ``dict``: ``feed`` passes its short
+    paths over and takes the general path."""
+
+
+def run_state(state: StateMachine, events: list[tuple[str, Any]], general: bool = False) -> list[StreamPart]:
+    """Feed ``events`` (their data as :class:`General` objects when
+    ``general``) until the machine is done, then finish it; the parts, or
+    the ``ModelError`` raised."""
     parts: list[StreamPart] = []
+    for name, data in events:
+        parts += state.feed(Event(name, General(data) if general and type(data) is dict else data))
+        if state.done:
+            break
+    return parts + state.finish()
+
+
+def outcome(make: Any, events: list[tuple[str, Any]], general: bool = False) -> list[StreamPart] | str:
+    """The parts of a clean step, or the class and message of the ``ModelError``."""
     try:
-        for name, data in events:
-            parts += state.feed(Event(name, data))
-            if state.done:
-                break
-        parts += state.finish()
-    except ModelError:
-        return
+        parts = run_state(make(), events, general)
+    except ModelError as exc:
+        return f"{exc.error_class.name}: {exc.message}"
     clean_step(parts)
+    return parts
+
+
+def counted_ids() -> Any:
+    ids = itertools.count()
+    return lambda: f"call_{next(ids)}"
+
+
+CHAT: Any = lambda: chat_stream.StreamState(new_id=counted_ids())  # noqa: E731 - a factory per step
+ANTHROPIC: Any = anthropic_stream.StreamState
+RESPONSES: Any = lambda: responses_stream.StreamState(new_id=counted_ids())  # noqa: E731
 
 
 @FUZZ
 @given(st.lists(st.tuples(event_names, any_json | st.just("[DONE]")), max_size=8))
-def test_openai_mapper_arbitrary_json(events: list[tuple[str, Any]]) -> None:
-    through_chunk_state(events)
+def test_chat_mapper_arbitrary_json(events: list[tuple[str, Any]]) -> None:
+    outcome(CHAT, events)
 
 
 @FUZZ
@@ -318,59 +412,72 @@ def test_openai_mapper_arbitrary_json(events: list[tuple[str, Any]]) -> None:
         max_size=8,
     )
 )
-def test_openai_mapper_chunk_shaped_json(events: list[tuple[str, Any]]) -> None:
-    through_chunk_state(events)
-
-
-# --- the Anthropic mapper --------------------------------------------------------------------------
-
-
-def through_step_state(events: list[tuple[str, Any]]) -> None:
-    state = StepState()
-    parts: list[StreamPart] = []
-    try:
-        for name, data in events:
-            parts += state.feed(name, data)
-        parts += state.end_of_stream()
-    except ModelError:
-        return
-    clean_step(parts)
+def test_chat_mapper_chunk_shaped_json(events: list[tuple[str, Any]]) -> None:
+    assert outcome(CHAT, events) == outcome(CHAT, events, general=True)
 
 
 @FUZZ
 @given(st.lists(st.tuples(event_names, any_json.filter(lambda v: not isinstance(v, dict))), max_size=8))
 def test_anthropic_mapper_arbitrary_json(events: list[tuple[str, Any]]) -> None:
     # Any JSON that is not an object; objects are event_shaped below.
-    through_step_state(events)
+    outcome(ANTHROPIC, events)
 
 
 @pytest.mark.slow
 @FUZZ
 @given(st.lists(st.tuples(event_names, anthropic_event), max_size=10))
 def test_anthropic_mapper_event_shaped_json(events: list[tuple[str, Any]]) -> None:
-    through_step_state(events)
+    assert outcome(ANTHROPIC, events) == outcome(ANTHROPIC, events, general=True)
+
+
+@FUZZ
+@given(st.lists(st.tuples(event_names, any_json | st.just("[DONE]")), max_size=8))
+def test_responses_mapper_arbitrary_json(events: list[tuple[str, Any]]) -> None:
+    outcome(RESPONSES, events)
+
+
+@FUZZ
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["message", "error"]), responses_event | st.just("[DONE]")), max_size=10
+    )
+)
+def test_responses_mapper_event_shaped_json(events: list[tuple[str, Any]]) -> None:
+    assert outcome(RESPONSES, events) == outcome(RESPONSES, events, general=True)
 
 
 @pytest.mark.parametrize("index", [[0], {"i": 0}])
 def test_anthropic_state_machine_takes_an_unhashable_index(index: Any) -> None:
-    state = StepState()
-    state.feed(
-        "content_block_start",
-        {
-            "type": "content_block_start",
-            "index": 0,
-            "content_block": {"type": "tool_use", "id": "t", "name": "n"},
-        },
-    )
+    state = anthropic_stream.StreamState()
+    start = {
+        "type": "content_block_start",
+        "index": 0,
+        "content_block": {"type": "tool_use", "id": "t", "name": "n"},
+    }
+    state.feed(Event("content_block_start", start))
     # An index that names no open block stops nothing; the call still comes out at the end.
-    assert state.feed("content_block_stop", {"type": "content_block_stop", "index": index}) == []
-    parts = state.feed("message_stop", {"type": "message_stop"})
-    assert [p.kind.value for p in parts] == ["tool-call", "step-finish"]
+    assert state.feed(Event("content_block_stop", {"type": "content_block_stop", "index": index})) == []
+    assert state.feed(Event("message_stop", {"type": "message_stop"})) == []
+    assert [p.kind.value for p in state.finish()] == ["tool-call", "step-finish"]
 
 
 # --- recorded streams, mutated ----------------------------------------------------------------
 
-RECORDINGS = sorted((Path(__file__).parent / "fixtures").glob("*/*.sse"))
+FIXTURES = Path(__file__).parent / "fixtures"
+RECORDINGS = sorted([*FIXTURES.glob("*/*.sse"), *FIXTURES.glob("openai_responses/*/*.sse")])
+
+
+def api(path: Path) -> str:
+    """The API a recording speaks: its first folder under ``tests/fixtures``."""
+    return path.relative_to(FIXTURES).parts[0]
+
+
+SHAPES = {
+    "anthropic": anthropic_event,
+    "openai_chat": openai_chunk,
+    "openai_compat": openai_chunk,
+    "openai_responses": responses_event,
+}
 
 
 @st.composite
@@ -391,66 +498,43 @@ def mutated(draw: st.DrawFn) -> tuple[Path, list[bytes]]:
         elif edit == "flip" and at < len(body):
             body[at] = draw(st.integers(0, 255))
         elif edit == "splice":
-            shaped = anthropic_event if path.parent.name == "anthropic" else openai_chunk
+            shaped = SHAPES[api(path)]
             body[at:at] = sse_event(draw(st.sampled_from([None, "error", "ping"])), draw(shaped | any_json))
     return path, reads(bytes(body), draw(st.lists(st.integers(0, 10**6), max_size=20)))
+
+
+MAPPERS = {"anthropic": ANTHROPIC, "openai_chat": CHAT, "openai_compat": CHAT, "openai_responses": RESPONSES}
+
+
+def test_every_recording_has_a_mapper() -> None:
+    assert {api(path) for path in RECORDINGS} == MAPPERS.keys()
 
 
 @FUZZ
 @given(mutated())
 def test_mutated_recordings(case: tuple[Path, list[bytes]]) -> None:
     path, chunks = case
+    state = MAPPERS[api(path)]()
     parts: list[StreamPart] = []
     try:
-        if path.parent.name == "anthropic":
-            state = StepState()
-            for event in iter_events(chunks):
-                parts += state.feed(event.event, event.data)
-                if state.finished:
-                    break
-            parts += state.end_of_stream()
-        else:
-            chunk_state = ChunkState()
-            for event in iter_events(chunks):
-                parts += chunk_state.feed(event)
-                if chunk_state.done:
-                    break
-            parts += chunk_state.finish()
+        for event in iter_events(chunks):
+            parts += state.feed(event)
+            if state.done:
+                break
+        parts += state.finish()
     except ModelError:
         return
     clean_step(parts)
 
 
-# --- both adapters, whole, over HTTP ---------------------------------------------------------------
+# --- the adapters, whole ---------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def fuzz_server() -> Iterator[LocalServer]:
-    server = LocalServer()
-    try:
-        yield server
-    finally:
-        server.close()
-
-
-@pytest.fixture(scope="module")
-def anthropic_model(fuzz_server: LocalServer) -> AnthropicModel:
-    return AnthropicModel("claude-fuzz", api_key="k", base_url=fuzz_server.url, timeout=(2.0, 2.0))
-
-
-@pytest.fixture(scope="module")
-def openai_model(fuzz_server: LocalServer) -> OpenAIChatModel:
-    return OpenAIChatModel("gpt-fuzz", base_url=fuzz_server.url + "/v1", timeout=(2.0, 2.0))
-
-
-def through_adapter(server: LocalServer, model: Any, body: bytes, cuts: list[int]) -> None:
-    # An empty HTTP chunk would end the chunked body early: send only non-empty writes.
-    actions: list[Any] = [piece for piece in reads(body, cuts) if piece]
-    with server._lock:
-        server.script[:] = [Reply(actions=actions)]
+def through_adapter(model: Any, body: bytes, cuts: list[int]) -> None:
+    transport = MemoryTransport(Reply(chunks=reads(body, cuts)))
     parts: list[StreamPart] = []
     try:
-        for part in model.stream(Request(messages=[user_message("fuzz")]), Context(timeout=10)):
+        for part in model(transport).stream(Request(messages=[user_message("fuzz")]), Context()):
             parts.append(part)
     except ModelError:
         return
@@ -460,6 +544,16 @@ def through_adapter(server: LocalServer, model: Any, body: bytes, cuts: list[int
 anthropic_body = st.lists(
     st.one_of(
         st.tuples(st.sampled_from([None, "message", "ping", "error"]), anthropic_event).map(
+            lambda t: sse_event(*t)
+        ),
+        st.tuples(st.none(), any_json).map(lambda t: sse_event(*t)),
+        sse_tokens,
+    ),
+    max_size=10,
+).map(b"".join)
+responses_body = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from([None, None, "error"]), responses_event | st.just("[DONE]")).map(
             lambda t: sse_event(*t)
         ),
         st.tuples(st.none(), any_json).map(lambda t: sse_event(*t)),
@@ -495,16 +589,21 @@ ADAPTER = settings(FUZZ, max_examples=ADAPTER_EXAMPLES, suppress_health_check=li
     + sse_event(None, {"type": "content_block_stop", "index": [0]}),
     [],
 )
-def test_anthropic_adapter_over_http(
-    fuzz_server: LocalServer, anthropic_model: AnthropicModel, body: bytes, cuts: list[int]
-) -> None:
-    through_adapter(fuzz_server, anthropic_model, body, cuts)
+def test_anthropic_adapter_whole(body: bytes, cuts: list[int]) -> None:
+    through_adapter(
+        lambda transport: AnthropicModel("claude-fuzz", api_key="k", transport=transport), body, cuts
+    )
 
 
 @pytest.mark.slow
 @ADAPTER
 @given(openai_body, st.lists(st.integers(0, 10_000), max_size=4))
-def test_openai_adapter_over_http(
-    fuzz_server: LocalServer, openai_model: OpenAIChatModel, body: bytes, cuts: list[int]
-) -> None:
-    through_adapter(fuzz_server, openai_model, body, cuts)
+def test_chat_adapter_whole(body: bytes, cuts: list[int]) -> None:
+    through_adapter(lambda transport: OpenAIChatModel("gpt-fuzz", transport=transport), body, cuts)
+
+
+@pytest.mark.slow
+@ADAPTER
+@given(responses_body, st.lists(st.integers(0, 10_000), max_size=4))
+def test_responses_adapter_whole(body: bytes, cuts: list[int]) -> None:
+    through_adapter(lambda transport: OpenAIResponsesModel("gpt-fuzz", transport=transport), body, cuts)

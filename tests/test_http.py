@@ -1,4 +1,6 @@
-"""HTTP plumbing (agentcore/transport/http.py) against the real local server."""
+"""HTTP plumbing against the real local server: the requests transport
+(agentcore/transport/http.py) and the shell's opening of a stream through it
+(:func:`agentcore.providers.shell.open_stream`)."""
 
 from __future__ import annotations
 
@@ -20,7 +22,9 @@ import requests
 
 from agentcore.context import Context
 from agentcore.errors import Canceled, ConfigError, DeadlineExceeded, ErrorClass, ModelError
-from agentcore.providers.config import check_base_url, positive_seconds
+from agentcore.providers.config import check_base_url
+from agentcore.providers.shell import encode_body, open_stream
+from agentcore.transport import Response, Timeout
 from agentcore.transport.errors import (
     CONTEXT_LENGTH_PATTERN,
     error_fields,
@@ -28,13 +32,7 @@ from agentcore.transport.errors import (
     looks_like_context_length,
     parse_retry_after,
 )
-from agentcore.transport.http import (
-    CancellableHTTPAdapter,
-    StreamResponse,
-    iter_body,
-    new_session,
-    open_stream,
-)
+from agentcore.transport.http import CancellableHTTPAdapter, HTTPTransport, new_session
 from tests.faults.measure import socket_inodes
 from tests.localserver import Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
 from tests.loop_helpers import wait_until
@@ -51,6 +49,48 @@ def session() -> Iterator[requests.Session]:
         s.close()
 
 
+class Opened:
+    """A stream the shell opened: its response and body chunks; leaving the
+    ``with`` block closes it, with ``reuse`` when the test says the step was
+    complete."""
+
+    def __init__(self, response: Response, chunks: Iterator[bytes]) -> None:
+        self.response = response
+        self.chunks = chunks
+        self.reuse = False
+
+    def __enter__(self) -> Opened:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.response.close(reuse=self.reuse)
+
+
+def send(
+    session: requests.Session,
+    url: str,
+    ctx: Context | None = None,
+    *,
+    headers: dict[str, str] | None = None,
+    body: dict[str, Any] | None = None,
+    timeout: Timeout = Timeout(connect=5.0, read=10.0),  # noqa: B008 - a frozen value
+) -> Opened:
+    """Open a stream as the adapters do: :func:`open_stream` through an
+    :class:`HTTPTransport` over ``session``."""
+    response, chunks = open_stream(
+        HTTPTransport(session),
+        url,
+        headers=headers if headers is not None else {},
+        body=encode_body(body if body is not None else {}),
+        timeout=timeout,
+        ctx=ctx or Context(),
+    )
+    return Opened(response, chunks)
+
+
 def post(
     session: requests.Session,
     server: LocalServer,
@@ -58,14 +98,14 @@ def post(
     *,
     read_timeout: float = 10.0,
     body: dict[str, Any] | None = None,
-) -> StreamResponse:
-    return open_stream(
+) -> Opened:
+    return send(
         session,
         server.url + "/v1/chat/completions",
+        ctx,
         headers={"Content-Type": "application/json", "Authorization": "Bearer sk-test"},
         body=body if body is not None else {"model": "m", "stream": True},
-        timeout=(5.0, read_timeout),
-        ctx=ctx or Context(),
+        timeout=Timeout(connect=5.0, read=read_timeout),
     )
 
 
@@ -80,19 +120,18 @@ def fail(session: requests.Session, server: LocalServer, **kwargs: Any) -> Model
     return info.value
 
 
-# --- open_stream / iter_body: success -------------------------------------------------
+# --- open_stream and Response.chunks(): success -------------------------------------------------
 
 
-def test_open_stream_returns_the_200_response_and_iter_body_yields_it(
+def test_open_stream_returns_the_200_response_and_chunks_yields_its_body(
     server: LocalServer, session: requests.Session
 ) -> None:
     server.add(sse_reply(SSE, piece=10))
     stream = post(session, server, body={"model": "m", "messages": [{"content": "héllo 👋"}]})
     with stream:
-        assert isinstance(stream, StreamResponse)
-        assert stream.response.status_code == 200
-        assert stream.response.headers["Content-Type"] == "text/event-stream"
-        chunks = list(iter_body(stream))
+        assert stream.response.status == 200
+        assert stream.response.headers["content-type"] == "text/event-stream"
+        chunks = list(stream.chunks)
     assert b"".join(chunks) == SSE
     assert len(chunks) > 1
     assert server.hits == 1
@@ -104,36 +143,36 @@ def test_open_stream_returns_the_200_response_and_iter_body_yields_it(
     assert request["headers"]["Content-Type"] == "application/json"
 
 
-def test_iter_body_yields_each_chunk_as_it_arrives(server: LocalServer, session: requests.Session) -> None:
+def test_chunks_yields_each_chunk_as_it_arrives(server: LocalServer, session: requests.Session) -> None:
     server.add(Reply(actions=[b"data: 1\n\n", Pause(0.5), b"data: 2\n\n"]))
     started = time.monotonic()
     arrivals: list[tuple[float, bytes]] = []
     with post(session, server) as stream:
-        for chunk in iter_body(stream):
+        for chunk in stream.chunks:
             arrivals.append((time.monotonic() - started, chunk))
     assert [c for _, c in arrivals] == [b"data: 1\n\n", b"data: 2\n\n"]
     assert arrivals[0][0] < 0.4
     assert arrivals[1][0] >= 0.45
 
 
-def test_iter_body_streams_a_body_without_chunked_encoding(
+def test_chunks_streams_a_body_without_chunked_encoding(
     server: LocalServer, session: requests.Session
 ) -> None:
     """``requests``' iter_content waits for a full chunk of a body without chunked
-    encoding; iter_body hands each event on as it arrives (design.md, "Transport hazards")."""
+    encoding; chunks() hands each event on as it arrives (design.md, "Transport hazards")."""
     server.add(Reply(chunked=False, actions=[b"data: 1\n\n", Pause(0.5), b"data: 2\n\n", Close()]))
     started = time.monotonic()
     arrivals: list[tuple[float, bytes]] = []
     with post(session, server) as stream:
-        assert "chunked" not in stream.response.headers.get("Transfer-Encoding", "")
-        for chunk in iter_body(stream):
+        assert "chunked" not in stream.response.headers.get("transfer-encoding", "")
+        for chunk in stream.chunks:
             arrivals.append((time.monotonic() - started, chunk))
     assert b"".join(c for _, c in arrivals) == b"data: 1\n\ndata: 2\n\n"
     assert arrivals[0][1] == b"data: 1\n\n"
     assert arrivals[0][0] < 0.4
 
 
-def test_iter_body_decodes_a_gzip_body(server: LocalServer, session: requests.Session) -> None:
+def test_chunks_decodes_a_gzip_body(server: LocalServer, session: requests.Session) -> None:
     """requests sends ``Accept-Encoding: gzip, deflate``; a server (or proxy)
     that takes it up must not hand compressed bytes to the SSE parser."""
     compressor = zlib.compressobj(wbits=31)
@@ -149,7 +188,7 @@ def test_iter_body_decodes_a_gzip_body(server: LocalServer, session: requests.Se
     with post(session, server) as stream:
         chunks = []
         first_at = None
-        for chunk in iter_body(stream):
+        for chunk in stream.chunks:
             first_at = first_at or time.monotonic() - started
             chunks.append(chunk)
     assert "gzip" in server.requests[0]["headers"]["Accept-Encoding"]
@@ -292,7 +331,7 @@ def test_a_huge_error_body_is_cut_and_the_connection_closed(
     assert err.error_class is ErrorClass.UPSTREAM
     assert len(err.message) <= 2000
     with post(session, server) as stream:
-        assert b"".join(iter_body(stream)) == SSE
+        assert b"".join(stream.chunks) == SSE
 
 
 @pytest.mark.parametrize("chunked", [False, True])
@@ -324,7 +363,7 @@ def test_every_error_response_is_closed_before_raising(server: LocalServer, chun
                 except ModelError as exc:
                     outcome.append(exc.status)
             with post(session, server, read_timeout=5) as stream:
-                outcome.append(b"".join(iter_body(stream)))
+                outcome.append(b"".join(stream.chunks))
         except BaseException as exc:
             outcome.append(exc)
 
@@ -350,9 +389,7 @@ def test_connection_refused_is_transient(session: requests.Session) -> None:
     port = free_port()
     started = time.monotonic()
     with pytest.raises(ModelError) as info:
-        open_stream(
-            session, f"http://127.0.0.1:{port}/v1", headers={}, body={}, timeout=(2.0, 2.0), ctx=Context()
-        )
+        send(session, f"http://127.0.0.1:{port}/v1", headers={}, timeout=Timeout(connect=2.0, read=2.0))
     assert time.monotonic() - started < 2.0
     err = info.value
     assert err.error_class is ErrorClass.TRANSIENT
@@ -367,14 +404,7 @@ def test_a_refused_connection_names_the_url_without_its_credentials(session: req
     port = free_port()
     url = f"http://user:secret-password@127.0.0.1:{port}/v1/messages?key=secret-query#secret-fragment"
     with pytest.raises(ModelError) as info:
-        open_stream(
-            session,
-            url,
-            headers={"x-api-key": "secret-key"},
-            body={},
-            timeout=(2.0, 2.0),
-            ctx=Context(),
-        )
+        send(session, url, headers={"x-api-key": "secret-key"}, timeout=Timeout(connect=2.0, read=2.0))
     assert (
         info.value.message == f"could not connect to http://127.0.0.1:{port}/v1/messages (connection refused)"
     )
@@ -405,13 +435,10 @@ def test_a_connect_timeout_names_the_url_without_its_credentials(session: reques
     port = listener.getsockname()[1]
     try:
         with pytest.raises(ModelError) as info:
-            open_stream(
+            send(
                 session,
                 f"http://key:secret@127.0.0.1:{port}/v1/chat/completions?api_key=secret",
-                headers={},
-                body={},
-                timeout=(0.3, 5.0),
-                ctx=Context(),
+                timeout=Timeout(connect=0.3, read=5.0),
             )
     finally:
         for sock in [listener, *filling]:
@@ -451,7 +478,7 @@ def test_connection_lost_mid_body_is_transient(
     server.add(Reply(actions=[b"data: 1\n\n", Pause(0.05), action]))
     got: list[bytes] = []
     with post(session, server) as stream, pytest.raises(ModelError) as info:
-        collect(iter_body(stream), got)
+        collect(stream.chunks, got)
     assert got == [b"data: 1\n\n"]
     assert info.value.error_class is ErrorClass.TRANSIENT
 
@@ -461,7 +488,7 @@ def test_plain_body_cut_before_its_content_length_is_transient(
 ) -> None:
     server.add(Reply(chunked=False, actions=[b"data: 1\n\n", Close()], headers={"Content-Length": "100"}))
     with post(session, server) as stream, pytest.raises(ModelError) as info:
-        list(iter_body(stream))
+        list(stream.chunks)
     assert info.value.error_class is ErrorClass.TRANSIENT
 
 
@@ -471,7 +498,7 @@ def test_stall_mid_body_times_out_as_transient(server: LocalServer, session: req
     with post(session, server, read_timeout=0.5) as stream:
         started = time.monotonic()
         with pytest.raises(ModelError) as info:
-            collect(iter_body(stream), got)
+            collect(stream.chunks, got)
         elapsed = time.monotonic() - started
     assert got == [b"data: 1\n\n"]
     assert 0.4 <= elapsed < 3.0
@@ -490,7 +517,7 @@ def test_no_foreign_exception_escapes(server: LocalServer, session: requests.Ses
     for _ in range(4):
         try:
             with post(session, server, read_timeout=2) as stream:
-                list(iter_body(stream))
+                list(stream.chunks)
         except ModelError:
             pass
         except Exception as exc:
@@ -538,7 +565,7 @@ def test_cancel_while_blocked_reading_the_body(server: LocalServer, session: req
     ctx = Context()
     got: list[bytes] = []
     with post(session, server, ctx, read_timeout=30) as stream:
-        body = iter_body(stream)
+        body = stream.chunks
         got.append(next(body))
         timer, when = cancel_later(ctx, 0.2)
         with pytest.raises(Canceled):
@@ -554,7 +581,7 @@ def test_cancel_while_reading_a_plain_body(server: LocalServer, session: request
     server.add(Reply(chunked=False, actions=[b"data: 1\n\n", Stall()]))
     ctx = Context()
     with post(session, server, ctx, read_timeout=30) as stream:
-        body = iter_body(stream)
+        body = stream.chunks
         assert next(body) == b"data: 1\n\n"
         timer, when = cancel_later(ctx, 0.1)
         with pytest.raises(Canceled):
@@ -573,7 +600,7 @@ def test_cancel_on_a_plain_requests_session_while_reading_the_body(server: Local
     ctx = Context()
     try:
         with post(plain, server, ctx, read_timeout=30) as stream:
-            body = iter_body(stream)
+            body = stream.chunks
             assert next(body) == b"data: 1\n\n"
             timer, when = cancel_later(ctx, 0.1)
             with pytest.raises(Canceled):
@@ -658,9 +685,9 @@ def test_cancel_after_the_response_is_closed_does_nothing(
     server.add(sse_reply(SSE), Reply(actions=[b"data: 1\n\n", Pause(0.3), b"data: 2\n\n"]))
     first = Context()
     with post(session, server, first) as stream:
-        assert b"".join(iter_body(stream)) == SSE
+        assert b"".join(stream.chunks) == SSE
     with post(session, server) as stream:
-        body = iter_body(stream)
+        body = stream.chunks
         assert next(body) == b"data: 1\n\n"
         first.cancel()
         assert list(body) == [b"data: 2\n\n"]
@@ -677,10 +704,10 @@ def test_connection_is_reused_after_a_complete_drained_stream(
     # adapter does; close() drains the rest because the step is complete.
     server.add(Reply(actions=[SSE, Pause(0.05)]), sse_reply(SSE))
     with post(session, server) as stream:
-        assert next(iter_body(stream)) == SSE
-        stream.complete = True
+        assert next(stream.chunks) == SSE
+        stream.reuse = True
     with post(session, server) as stream:
-        assert b"".join(iter_body(stream)) == SSE
+        assert b"".join(stream.chunks) == SSE
     assert server.hits == 2
     assert server.connections == 1
 
@@ -699,13 +726,13 @@ def test_the_drain_at_the_end_of_a_step_starts_no_deadline(
 
     server.add(Reply(actions=[SSE, Pause(0.05)]), sse_reply(SSE))
     with post(session, server) as stream:
-        assert next(iter_body(stream)) == SSE
-        stream.complete = True
+        assert next(stream.chunks) == SSE
+        stream.reuse = True
         monkeypatch.setattr(Context, "__init__", recording)
     monkeypatch.undo()
     assert deadlines == []
     with post(session, server) as stream:
-        assert b"".join(iter_body(stream)) == SSE
+        assert b"".join(stream.chunks) == SSE
     assert server.connections == 1  # drained and reused
 
 
@@ -715,7 +742,7 @@ def test_connection_is_reused_after_reading_to_the_end(
     server.add(sse_reply(SSE, piece=7))
     for _ in range(3):
         with post(session, server) as stream:
-            assert b"".join(iter_body(stream)) == SSE
+            assert b"".join(stream.chunks) == SSE
     assert server.hits == 3
     assert server.connections == 1
 
@@ -723,38 +750,37 @@ def test_connection_is_reused_after_reading_to_the_end(
 def test_an_incomplete_stream_is_not_drained(server: LocalServer, session: requests.Session) -> None:
     server.add(Reply(actions=[b"data: 1\n\n", Pause(2.0), b"data: 2\n\n"]), sse_reply(SSE))
     with post(session, server) as stream:
-        assert next(iter_body(stream)) == b"data: 1\n\n"
+        assert next(stream.chunks) == b"data: 1\n\n"
         started = time.monotonic()
     assert time.monotonic() - started < 0.5  # closed at once, not drained
     with post(session, server) as stream:
-        assert b"".join(iter_body(stream)) == SSE
+        assert b"".join(stream.chunks) == SSE
     assert server.connections == 2
 
 
 def test_drain_is_bounded(server: LocalServer, session: requests.Session) -> None:
     server.add(Reply(actions=[b"data: [DONE]\n\n", Stall()]), sse_reply(SSE))
     with post(session, server) as stream:
-        assert next(iter_body(stream)) == b"data: [DONE]\n\n"
-        stream.complete = True
+        assert next(stream.chunks) == b"data: [DONE]\n\n"
+        stream.reuse = True
         started = time.monotonic()
     assert time.monotonic() - started < 1.5
     with post(session, server) as stream:
-        assert b"".join(iter_body(stream)) == SSE
+        assert b"".join(stream.chunks) == SSE
     assert server.connections == 2
 
 
-def test_stream_response_close_is_idempotent(server: LocalServer, session: requests.Session) -> None:
-    server.add(sse_reply(SSE), Reply(actions=[b"data: 1\n\n", Stall()]))
+def test_closing_a_response_twice_is_harmless(server: LocalServer, session: requests.Session) -> None:
+    server.add(Reply(actions=[b"data: 1\n\n", Stall()]), Reply(actions=[b"data: 1\n\n", Stall()]))
     stream = post(session, server)
     stream.close()
-    assert stream.response.raw.closed
+    assert wait_until(lambda: server.disconnects == 1)  # an unfinished body: the connection is closed
     stream.close()
-    with stream:
-        pass
-    assert stream.response.raw.closed
+    stream.reuse = True
+    stream.close()
     # closing twice released nothing twice: the next request streams normally
     with post(session, server) as second:
-        assert next(iter_body(second)) == b"data: 1\n\n"
+        assert next(second.chunks) == b"data: 1\n\n"
 
 
 # --- redirects ---------------------------------------------------------------------
@@ -811,7 +837,7 @@ def test_a_late_cancel_on_a_callers_session_never_shuts_a_socket_another_request
     assert checked.wait(5)
     finished: list[bytes] = []
     # reads to the end of the body, where urllib3 gives the connection back to the pool
-    reader = threading.Thread(target=lambda: finished.append(first.response.raw.read()))
+    reader = threading.Thread(target=lambda: finished.append(first.response.read(1 << 20, 10.0)))
     reader.start()
     reader.join(0.5)  # the release either happened or waits for the cancel in progress
     second_body: list[bytes] = []
@@ -820,7 +846,7 @@ def test_a_late_cancel_on_a_callers_session_never_shuts_a_socket_another_request
     def second_request() -> None:
         try:
             with post(caller_session, server, read_timeout=5) as second:
-                body = iter_body(second)
+                body = second.chunks
                 second_body.append(next(body))
                 proceed.set()  # the held cancel goes on while this request reads
                 second_body.extend(body)
@@ -859,7 +885,7 @@ def test_concurrent_streams_on_one_new_session_keep_their_connections(
         try:
             with post(session, server) as stream:
                 all_open.wait()  # every connection is in use at once
-                bodies.append(b"".join(iter_body(stream)))
+                bodies.append(b"".join(stream.chunks))
         except BaseException as exc:
             errors.append(exc)
             all_open.abort()
@@ -896,7 +922,7 @@ def test_new_session_ignores_the_environment(server: LocalServer, monkeypatch: p
         monkeypatch.delenv("no_proxy", raising=False)
         server.add(sse_reply(SSE))
         with post(session, server) as stream:
-            assert b"".join(iter_body(stream)) == SSE
+            assert b"".join(stream.chunks) == SSE
     finally:
         session.close()
 
@@ -933,7 +959,7 @@ def test_cancelled_requests_leave_no_open_socket(server: LocalServer) -> None:
                     canceled += 1
             else:  # cancelled while blocked reading the body
                 with post(session, server, ctx, read_timeout=30) as stream:
-                    body = iter_body(stream)
+                    body = stream.chunks
                     assert next(body) == b"data: 1\n\n"
                     during.append(len(socket_inodes() - baseline))
                     timer, _ = cancel_later(ctx, 0.0)
@@ -1104,17 +1130,40 @@ def test_does_not_look_like_context_length(text: str) -> None:
 # --- options and secrets shared by the adapters --------------------------------------
 
 
+@pytest.mark.parametrize("field", ["connect", "read", "idle"])
 @pytest.mark.parametrize(("value", "expected"), [(1, 1.0), (0.25, 0.25), (600.0, 600.0)])
-def test_positive_seconds(value: float, expected: float) -> None:
-    result = positive_seconds("read timeout", value)
+def test_timeout_fields_are_float_seconds(field: str, value: float, expected: float) -> None:
+    result = getattr(Timeout(**{field: value}), field)
     assert result == expected
     assert type(result) is float
 
 
+@pytest.mark.parametrize("field", ["connect", "read", "idle"])
 @pytest.mark.parametrize("value", [0, 0.0, -1, float("nan"), True, "5", None])
-def test_positive_seconds_rejects(value: Any) -> None:
-    with pytest.raises(ConfigError, match=r"^read timeout must be a positive number of seconds, got "):
-        positive_seconds("read timeout", value)
+def test_a_bad_timeout_field_is_a_config_error(field: str, value: Any) -> None:
+    if field == "idle" and value is None:
+        assert Timeout(idle=None).idle is None  # no idle limit
+        return
+    with pytest.raises(ConfigError, match=rf"^Timeout\.{field} must be a positive number of seconds, got "):
+        Timeout(**{field: value})
+
+
+def test_the_timeout_defaults_each_take_effect() -> None:
+    timeout = Timeout()
+    assert (timeout.connect, timeout.read, timeout.idle) == (10.0, 300.0, 600.0)
+    assert timeout.read_wait == 300.0  # the read limit fires before the idle one for a silent server
+
+
+@pytest.mark.parametrize(
+    ("timeout", "wait"),
+    [
+        (Timeout(read=60.0, idle=30.0), 30.0),
+        (Timeout(read=5.0, idle=30.0), 5.0),
+        (Timeout(read=5.0, idle=None), 5.0),
+    ],
+)
+def test_a_read_waits_no_longer_than_the_idle_limit(timeout: Timeout, wait: float) -> None:
+    assert timeout.read_wait == wait
 
 
 # --- bad input and replies that are not event streams -------------------------------------------
@@ -1178,7 +1227,7 @@ def test_an_event_stream_with_a_json_content_type_is_still_streamed(server: Loca
     body = b'data: {"a": 1}\n\ndata: [DONE]\n\n'
     server.add(Reply(actions=[body], headers={"Content-Type": "application/json"}))
     with post(new_session(), server) as stream:
-        assert b"".join(iter_body(stream)) == body
+        assert b"".join(stream.chunks) == body
 
 
 # --- a slow error body; a 200 document whatever its content type ---------------------------
@@ -1217,10 +1266,10 @@ def test_a_trickled_error_body_is_read_for_a_bounded_time(
 ) -> None:
     """Every read of the body is quick, but the whole of it would take 14 s:
     the error is raised once the bound is spent, with the bytes that arrived."""
-    from agentcore.transport import http
+    from agentcore.providers import shell
 
-    assert 1.0 <= http.ERROR_BODY_SECONDS <= 10.0  # "a few seconds"
-    monkeypatch.setattr(http, "ERROR_BODY_SECONDS", 0.6)
+    assert 1.0 <= shell.ERROR_BODY_SECONDS <= 10.0  # "a few seconds"
+    monkeypatch.setattr(shell, "ERROR_BODY_SECONDS", 0.6)
     slow = Reply(status=status, actions=trickle(TRICKLED), headers=headers, chunked=chunked)
     server.add(slow, sse_reply(SSE))
     started = time.monotonic()
@@ -1234,14 +1283,14 @@ def test_a_trickled_error_body_is_read_for_a_bounded_time(
     assert TRICKLED.decode().startswith(err.message)  # what arrived, and only that
     assert len(err.message) < len(TRICKLED)
     with post(session, server) as stream:  # the slow response was closed, the session still works
-        assert b"".join(iter_body(stream)) == SSE
+        assert b"".join(stream.chunks) == SSE
 
 
 def test_a_trickled_200_document_is_read_for_a_bounded_time(
     server: LocalServer, session: requests.Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
 
-    monkeypatch.setattr("agentcore.transport.http.ERROR_BODY_SECONDS", 0.6)
+    monkeypatch.setattr("agentcore.providers.shell.ERROR_BODY_SECONDS", 0.6)
     body = b'{"id": "chatcmpl-1", "object": "chat.completion", "choices": [{"index": 0}]}'
     server.add(Reply(actions=[body[:1], *trickle(body[1:])], headers={"Content-Type": "application/json"}))
     started = time.monotonic()
@@ -1299,9 +1348,11 @@ def test_a_run_given_a_200_json_document_fails_without_retrying(
     server.add(Reply(actions=[JSON_ANSWER], headers=headers, chunked=False))
     model: Any
     if provider == "openai":
-        model = OpenAIChatModel("m", base_url=server.url + "/v1", timeout=(5, 10))
+        model = OpenAIChatModel("m", base_url=server.url + "/v1", timeout=Timeout(connect=5, read=10))
     else:
-        model = AnthropicModel("m", api_key="sk-test", base_url=server.url, timeout=(5, 10))
+        model = AnthropicModel(
+            "m", api_key="sk-test", base_url=server.url, timeout=Timeout(connect=5, read=10)
+        )
     try:
         generate(LoopOptions(model=model, messages=[user_message("hi")], retry_base_delay=0.01))
     except RunError as error:  # not pytest.raises: its ExceptionInfo would keep the response alive
@@ -1334,7 +1385,7 @@ def test_an_event_stream_of_another_type_is_still_streamed(
     headers = {} if content_type is None else {"Content-Type": content_type}
     server.add(Reply(actions=[body[:7], Pause(0.05), body[7:]], headers=headers))
     with post(new_session(), server) as stream:
-        assert b"".join(iter_body(stream)) == body
+        assert b"".join(stream.chunks) == body
 
 
 @pytest.mark.parametrize("body", [JSON_ANSWER, b"<html><body>Welcome</body></html>"])
@@ -1343,7 +1394,7 @@ def test_a_text_event_stream_is_always_streamed(server: LocalServer, body: bytes
     then fail on what they cannot parse)."""
     server.add(Reply(actions=[body], headers={"Content-Type": "text/event-stream; charset=utf-8"}))
     with post(new_session(), server) as stream:
-        assert b"".join(iter_body(stream)) == body
+        assert b"".join(stream.chunks) == body
 
 
 def test_a_200_whose_first_read_fails_is_closed_and_transient(server: LocalServer) -> None:
@@ -1354,7 +1405,7 @@ def test_a_200_whose_first_read_fails_is_closed_and_transient(server: LocalServe
     err = fail(session, server, read_timeout=5)
     assert err.error_class is ErrorClass.TRANSIENT
     with post(session, server, read_timeout=5) as stream:  # the pool's one connection was released
-        assert b"".join(iter_body(stream)) == SSE
+        assert b"".join(stream.chunks) == SSE
     session.close()
 
 
@@ -1367,24 +1418,24 @@ def test_whitespace_before_the_first_byte_is_read_past(server: LocalServer) -> N
     assert err.error_class is ErrorClass.UPSTREAM
     assert "answered with a JSON document, not an event stream" in err.message
     with post(new_session(), server) as stream:
-        assert b"".join(iter_body(stream)) == b"\n\n" + SSE
+        assert b"".join(stream.chunks) == b"\n\n" + SSE
 
 
 def test_endless_whitespace_is_streamed_after_a_few_reads(server: LocalServer) -> None:
-    from agentcore.transport import http
+    from agentcore.providers import shell
 
     actions: list[Any] = []
-    for _ in range(http.PEEK_READS + 2):
+    for _ in range(shell.PEEK_READS + 2):
         actions += [b"\n", Pause(0.02)]
     server.add(Reply(actions=[*actions, JSON_ANSWER], headers={"Content-Type": "text/plain"}))
     with post(new_session(), server) as stream:
-        assert b"".join(iter_body(stream)) == b"\n" * (http.PEEK_READS + 2) + JSON_ANSWER
+        assert b"".join(stream.chunks) == b"\n" * (shell.PEEK_READS + 2) + JSON_ANSWER
 
 
 def test_an_empty_200_body_is_returned_to_the_adapter(server: LocalServer) -> None:
     server.add(Reply(actions=[], headers={}))
     with post(new_session(), server) as stream:
-        assert b"".join(iter_body(stream)) == b""
+        assert b"".join(stream.chunks) == b""
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,8 @@ import requests
 
 from agentcore import LoopOptions, StreamPartKind, run, user_message
 from agentcore.engine.channel import RunReader
-from agentcore.transport.http import new_session
+from agentcore.transport import Timeout
+from agentcore.transport.http import HTTPTransport, new_session
 from tests.faults import DIALECTS, Dialect
 from tests.faults.measure import (
     SCENARIOS,
@@ -110,7 +111,9 @@ def leave_behind(
 ) -> None:
     try:
         model = d.model(
-            remote.base_url(d.name, scenario), session=session, timeout=(5.0, 30.0), idle_timeout=30.0
+            remote.base_url(d.name, scenario),
+            transport=HTTPTransport(session),
+            timeout=Timeout(connect=5.0, read=30.0, idle=30.0),
         )
         options = LoopOptions(
             model=model,
@@ -149,7 +152,7 @@ def test_a_kept_retry_log_record_does_not_keep_a_socket_open(remote: RemoteServe
         gc.collect()
         sockets = socket_inodes()
         session = new_session()
-        model = d.model(remote.base_url(d.name, "retry"), session=session)
+        model = d.model(remote.base_url(d.name, "retry"), transport=HTTPTransport(session))
         with run(LoopOptions(model=model, messages=[user_message("go")])):
             assert wait_until(lambda: bool(kept))
         assert wait_for_workers(2.0) == 0

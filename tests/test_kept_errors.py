@@ -13,6 +13,7 @@ import pytest
 
 from agentcore import Context, LoopOptions, RunError, generate, user_message
 from agentcore.providers.openai import OpenAIChatModel
+from agentcore.transport.http import HTTPTransport
 from tests.faults.measure import socket_inodes
 from tests.localserver import LocalServer, Reply, Stall, json_reply
 from tests.loop_helpers import wait_no_threads, wait_until
@@ -46,8 +47,11 @@ def test_kept_run_errors_pin_no_session_and_no_socket(
     kept: list[RunError] = []
     sessions = []
     for _ in range(RUNS):
-        model = OpenAIChatModel("m", api_key="sk-test", base_url=quiet_server.url + "/v1")
-        sessions.append(weakref.ref(model._session))
+        transport = HTTPTransport()
+        sessions.append(weakref.ref(transport.session))
+        model = OpenAIChatModel(
+            "m", api_key="sk-test", base_url=quiet_server.url + "/v1", transport=transport
+        )
         options = LoopOptions(
             model=model, messages=[user_message("hi")], max_retries=2, retry_base_delay=0.001
         )
@@ -55,7 +59,7 @@ def test_kept_run_errors_pin_no_session_and_no_socket(
         with pytest.raises(RunError) as info:
             generate(options, ctx)
         kept.append(info.value)
-        del model, options, info
+        del model, transport, options, info
     # result() returns at the terminal part; the last worker may still be tidying up
     assert wait_no_threads("agentcore-stream") == []
     gc.collect()

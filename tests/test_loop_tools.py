@@ -1,7 +1,7 @@
 """Tools in the loop: loop rule 6 of design.md (failures become error results) and parallel_tools
 (agentcore/engine/loop.py), and text that is not valid Unicode kept out of the history. The tests
-drive ``run()`` with a ScriptedModel, or with OpenAIChatModel and the local server where the
-bytes a server gets are the point."""
+drive ``run()`` with a ScriptedModel, or with OpenAIChatModel on the in-memory transport where
+the bytes a server gets are the point."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from agentcore import (
 from agentcore.context import Context
 from agentcore.providers.openai import OpenAIChatModel
 from agentcore.testing import ScriptedModel
-from tests.localserver import LocalServer, sse_reply
+from agentcore.transport.memory import MemoryTransport, Reply
 from tests.loop_helpers import (
     NOT_UTF8,
     STOP,
@@ -346,16 +346,20 @@ CHAT_ANSWER = (
     ids=["prompt", "system prompt", "both, and a file name"],
 )
 def test_a_lone_surrogate_from_the_caller_is_replaced_and_logged(
-    server: LocalServer, caplog: pytest.LogCaptureFixture, messages: list[Message], system: str, where: str
+    transport: MemoryTransport,
+    caplog: pytest.LogCaptureFixture,
+    messages: list[Message],
+    system: str,
+    where: str,
 ) -> None:
     # the same rule as for tool output: text UTF-8 cannot encode never enters
     # the history; the caller's is replaced when the run starts, with a warning
-    server.add(sse_reply(CHAT_ANSWER))
-    model = OpenAIChatModel("m", base_url=server.url, timeout=(5, 10))
+    transport.add(Reply.of(CHAT_ANSWER))
+    model = OpenAIChatModel("m", transport=transport)
     with caplog.at_level(logging.WARNING, logger="agentcore"):
         result = run(options(model, messages=messages, system=system)).result()
     assert result.text == "ok"
-    body = server.requests[0]["body"]
+    body = transport.sent[0].json()
     sent = json.dumps(body, ensure_ascii=False)
     assert "caf\ufffd" in sent
     assert "\udce9" not in sent
@@ -367,12 +371,12 @@ def test_a_lone_surrogate_from_the_caller_is_replaced_and_logged(
     assert NOT_UTF8 in messages[-1].text or NOT_UTF8 in system  # the caller's values are left as they were
 
 
-def test_a_lone_surrogate_in_a_tool_output_reaches_the_server_replaced(server: LocalServer) -> None:
-    server.add(sse_reply(CHAT_CALL), sse_reply(CHAT_ANSWER))
-    model = OpenAIChatModel("m", base_url=server.url, timeout=(5, 10))
+def test_a_lone_surrogate_in_a_tool_output_reaches_the_server_replaced(transport: MemoryTransport) -> None:
+    transport.add(Reply.of(CHAT_CALL), Reply.of(CHAT_ANSWER))
+    model = OpenAIChatModel("m", transport=transport)
     result = run(options(model, tools=[FuncTool("ls", lambda _i, _c: f"{NOT_UTF8}.txt")])).result()
     assert result.text == "ok"
-    assert server.requests[1]["body"]["messages"][-1] == {
+    assert transport.sent[1].json()["messages"][-1] == {
         "role": "tool",
         "tool_call_id": "call_1",
         "content": "caf\ufffd.txt",

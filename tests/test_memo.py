@@ -17,10 +17,10 @@ from agentcore.providers.caching import MessageDigests, digest, fingerprint
 from agentcore.providers.history import check_history
 from agentcore.providers.memo import MessageMemo
 from agentcore.providers.openai import OpenAIChatModel
-from agentcore.providers.openai import request_body as chat_body
-from agentcore.providers.openai_stream import REASONING, REASONING_CONTENT
+from agentcore.providers.openai.chat.request import request_body as chat_body
+from agentcore.providers.openai.chat.stream import REASONING, REASONING_CONTENT
+from agentcore.transport.memory import MemoryTransport, Reply
 from agentcore.types import reasoning_part, text_part
-from tests.localserver import LocalServer, sse_reply
 
 OK = b'data: {"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
 
@@ -54,9 +54,9 @@ def test_a_remembered_digest_is_used_only_while_the_message_sends_the_same_json(
     assert again.messages[1] != digest(sent[1])
 
 
-def test_each_step_sends_the_messages_request_body_maps(server: LocalServer) -> None:
-    server.add(sse_reply(OK), sse_reply(OK))
-    model = OpenAIChatModel("m", base_url=server.url + "/v1", timeout=(5, 10))
+def test_each_step_sends_the_messages_request_body_maps(transport: MemoryTransport) -> None:
+    transport.add(Reply.of(OK), Reply.of(OK))
+    model = OpenAIChatModel("m", base_url="http://localhost:8000/v1", transport=transport)
     here = config.origin(model.base_url)
 
     def turn(text: str, fmt: str) -> Message:
@@ -72,10 +72,10 @@ def test_each_step_sends_the_messages_request_body_maps(server: LocalServer) -> 
     for request in (first, second):
         parts = list(model.stream(request, Context()))
         assert parts[-1].kind.value == "step-finish"
-    sent = [record["body"]["messages"] for record in server.requests]
+    sent = [request.json()["messages"] for request in transport.sent]
     assert sent == [
-        chat_body("m", first, origin=here)["messages"],
-        chat_body("m", second, origin=here)["messages"],
+        chat_body(first, "m", origin=here)["messages"],
+        chat_body(second, "m", origin=here)["messages"],
     ]
     assert sent[0][1]["reasoning_content"] == "Think."
     assert "reasoning_content" not in sent[1][1]

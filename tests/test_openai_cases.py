@@ -1,6 +1,7 @@
 """The faults of design.md ("Faults every adapter and the loop handle") in
-Chat Completions streams, each through the adapter against the real local HTTP
-server, with the exact expected values."""
+Chat Completions streams, each through the adapter (the shell included) on
+the in-memory transport, in the reads a server's writes would give, with the
+exact expected values."""
 
 # ruff: noqa: E501  (the stream listings keep one event per line)
 
@@ -29,14 +30,8 @@ from agentcore import (
     user_message,
 )
 from agentcore.providers.openai import OpenAIChatModel
-from tests.localserver import LocalServer, Reply, sse_reply
+from agentcore.transport.memory import MemoryTransport, Reply
 from tests.loop_helpers import nested
-
-
-@pytest.fixture
-def server(shared_server: LocalServer) -> LocalServer:
-    """The module's one server, reset for each test (tests/conftest.py)."""
-    return shared_server
 
 
 def listing(text: str) -> bytes:
@@ -45,13 +40,13 @@ def listing(text: str) -> bytes:
     return "".join(line + "\n\n" for line in lines).encode("utf-8")
 
 
-def stream(server: LocalServer, body: bytes, *, piece: int = 0, **kwargs: Any) -> list[StreamPart]:
-    return stream_reply(server, sse_reply(body, piece=piece), **kwargs)
+def stream(transport: MemoryTransport, body: bytes, *, piece: int = 0, **kwargs: Any) -> list[StreamPart]:
+    return stream_reply(transport, Reply.of(body, piece=piece), **kwargs)
 
 
-def stream_reply(server: LocalServer, reply: Reply, **kwargs: Any) -> list[StreamPart]:
-    server.add(reply)
-    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10), **kwargs)
+def stream_reply(transport: MemoryTransport, reply: Reply, **kwargs: Any) -> list[StreamPart]:
+    transport.add(reply)
+    model = OpenAIChatModel("test-model", transport=transport, **kwargs)
     return list(model.stream(Request(messages=(user_message("hi"),)), Context()))
 
 
@@ -79,16 +74,16 @@ data: [DONE]
 """
 
 
-def test_empty_arguments_mean_an_empty_object(server: LocalServer) -> None:
-    parts = stream(server, listing(NO_ARGUMENTS))
+def test_empty_arguments_mean_an_empty_object(transport: MemoryTransport) -> None:
+    parts = stream(transport, listing(NO_ARGUMENTS))
     assert parts == [
         StreamPart.tool_call_event(ToolCall("call_1", "get_time", "{}")),
         StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(0, 0, 0, 0)),
     ]
 
 
-def test_whitespace_arguments_mean_an_empty_object(server: LocalServer) -> None:
-    parts = stream(server, listing(NO_ARGUMENTS.replace('"arguments":""', '"arguments":"  "')))
+def test_whitespace_arguments_mean_an_empty_object(transport: MemoryTransport) -> None:
+    parts = stream(transport, listing(NO_ARGUMENTS.replace('"arguments":""', '"arguments":"  "')))
     assert calls_of(parts) == [ToolCall("call_1", "get_time", "{}")]
 
 
@@ -118,8 +113,8 @@ data: [DONE]
 """
 
 
-def test_interleaved_fragments_are_grouped_by_index(server: LocalServer) -> None:
-    parts = stream(server, listing(INTERLEAVED_CALLS))
+def test_interleaved_fragments_are_grouped_by_index(transport: MemoryTransport) -> None:
+    parts = stream(transport, listing(INTERLEAVED_CALLS))
     assert parts == [
         StreamPart.tool_call_event(ToolCall("call_a", "get_weather", '{"city":"Paris"}')),
         StreamPart.tool_call_event(ToolCall("call_b", "get_time", '{"tz":"UTC"}')),
@@ -128,8 +123,8 @@ def test_interleaved_fragments_are_grouped_by_index(server: LocalServer) -> None
 
 
 @pytest.mark.parametrize("body", [WHOLE_CALLS, WHOLE_CALLS_ONE_DELTA], ids=["chunk-per-call", "one-delta"])
-def test_whole_calls_stay_separate(server: LocalServer, body: str) -> None:
-    parts = stream(server, listing(body))
+def test_whole_calls_stay_separate(transport: MemoryTransport, body: str) -> None:
+    parts = stream(transport, listing(body))
     assert calls_of(parts) == [
         ToolCall("call_a", "get_weather", '{"city":"Tokyo"}'),
         ToolCall("call_b", "get_weather", '{"city":"Paris"}'),
@@ -154,16 +149,16 @@ data: [DONE]
 """
 
 
-def test_a_missing_index_is_the_fragment_position(server: LocalServer) -> None:
-    parts = stream(server, listing(NO_INDEX))
+def test_a_missing_index_is_the_fragment_position(transport: MemoryTransport) -> None:
+    parts = stream(transport, listing(NO_INDEX))
     assert parts == [
         StreamPart.tool_call_event(ToolCall("call_9", "sqrt", '{"x":16}')),
         StreamPart.step_finish(FinishReason.TOOL_CALLS),
     ]
 
 
-def test_index_zero_without_id_gets_a_synthesized_id(server: LocalServer) -> None:
-    parts = stream(server, listing(INDEX_ZERO_WITHOUT_ID))
+def test_index_zero_without_id_gets_a_synthesized_id(transport: MemoryTransport) -> None:
+    parts = stream(transport, listing(INDEX_ZERO_WITHOUT_ID))
     [call] = calls_of(parts)
     assert call.name == "search"
     assert call.input == '{"q":"sse"}'
@@ -183,23 +178,23 @@ class SearchTool:
         return "found it"
 
 
-def test_a_synthesized_id_is_the_same_in_part_history_and_result(server: LocalServer) -> None:
+def test_a_synthesized_id_is_the_same_in_part_history_and_result(transport: MemoryTransport) -> None:
     answer = listing(
         r"""
         data: {"choices":[{"index":0,"delta":{"content":"done"},"finish_reason":"stop"}]}
         data: [DONE]
         """
     )
-    server.add(sse_reply(listing(INDEX_ZERO_WITHOUT_ID)), sse_reply(answer))
+    transport.add(Reply.of(listing(INDEX_ZERO_WITHOUT_ID)), Reply.of(answer))
     tool = SearchTool()
-    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10))
+    model = OpenAIChatModel("test-model", transport=transport)
     result = run(LoopOptions(model=model, messages=[user_message("find sse")], tools=[tool])).result()
     assert result.text == "done"
     assert tool.inputs == [{"q": "sse"}]
     [call] = result.steps[0].tool_calls
     [tool_result] = result.steps[0].tool_results
     assert tool_result.tool_call_id == call.id
-    sent = server.requests[1]["body"]["messages"]
+    sent = transport.sent[1].json()["messages"]
     assert sent[1]["role"] == "assistant"
     assert sent[1]["tool_calls"][0]["id"] == call.id
     assert sent[2] == {"role": "tool", "tool_call_id": call.id, "content": "found it"}
@@ -218,8 +213,8 @@ data: [DONE]
 """
 
 
-def test_repeated_ids_and_a_second_finish_chunk(server: LocalServer) -> None:
-    parts = stream(server, listing(REPEATED_IDS))
+def test_repeated_ids_and_a_second_finish_chunk(transport: MemoryTransport) -> None:
+    parts = stream(transport, listing(REPEATED_IDS))
     assert parts == [
         StreamPart.tool_call_event(ToolCall("call_abc", "search", '{"query":"hello"}')),
         StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(50, 9, 0, 0)),
@@ -237,20 +232,20 @@ data: [DONE]
 """
 
 
-def test_a_name_after_the_arguments(server: LocalServer) -> None:
-    parts = stream(server, listing(NAME_AFTER_ARGUMENTS))
+def test_a_name_after_the_arguments(transport: MemoryTransport) -> None:
+    parts = stream(transport, listing(NAME_AFTER_ARGUMENTS))
     assert calls_of(parts) == [ToolCall("call_7", "bash", '{"command": "ls -la"}')]
     assert json.loads(calls_of(parts)[0].input) == {"command": "ls -la"}
 
 
-def test_a_call_that_never_gets_a_name_is_still_emitted(server: LocalServer) -> None:
+def test_a_call_that_never_gets_a_name_is_still_emitted(transport: MemoryTransport) -> None:
     body = listing(
         NAME_AFTER_ARGUMENTS.replace(
             'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"bash"}}]}}]}',
             "",
         )
     )
-    parts = stream(server, body)
+    parts = stream(transport, body)
     assert calls_of(parts) == [ToolCall("call_7", "", '{"command": "ls -la"}')]
     assert finish_of(parts).finish_reason is FinishReason.TOOL_CALLS
 
@@ -266,8 +261,8 @@ data: [DONE]
 """
 
 
-def test_text_and_a_tool_call_in_one_step(server: LocalServer) -> None:
-    parts = stream(server, listing(TEXT_AND_CALL))
+def test_text_and_a_tool_call_in_one_step(transport: MemoryTransport) -> None:
+    parts = stream(transport, listing(TEXT_AND_CALL))
     assert parts == [
         StreamPart.text_delta("Let me check."),
         StreamPart.text_delta(" One moment."),
@@ -299,13 +294,13 @@ data: [DONE]
 """
 
 
-def test_usage_chunk_after_finish_with_cached_tokens(server: LocalServer) -> None:
-    parts = stream(server, listing(USAGE_AFTER_FINISH))
+def test_usage_chunk_after_finish_with_cached_tokens(transport: MemoryTransport) -> None:
+    parts = stream(transport, listing(USAGE_AFTER_FINISH))
     assert parts == [
         StreamPart.text_delta("Hello"),
         StreamPart.step_finish(FinishReason.STOP, Usage(1200, 30, 1024, 0)),
     ]
-    body = server.requests[0]["body"]
+    body = transport.sent[0].json()
     assert body["stream"] is True
     assert body["stream_options"] == {"include_usage": True}
 
@@ -315,8 +310,10 @@ def test_usage_chunk_after_finish_with_cached_tokens(server: LocalServer) -> Non
     [(USAGE_IN_FINISH, Usage(1200, 30, 1024, 0)), (NO_USAGE, Usage(0, 0, 0, 0))],
     ids=["usage-in-finish-chunk", "no-usage"],
 )
-def test_usage_in_the_finish_chunk_or_none_at_all(server: LocalServer, body: str, usage: Usage) -> None:
-    parts = stream(server, listing(body))
+def test_usage_in_the_finish_chunk_or_none_at_all(
+    transport: MemoryTransport, body: str, usage: Usage
+) -> None:
+    parts = stream(transport, listing(body))
     assert parts == [StreamPart.text_delta("Hello"), StreamPart.step_finish(FinishReason.STOP, usage)]
 
 
@@ -336,16 +333,16 @@ data: [DONE]
 """
 
 
-def test_tool_calls_ending_with_stop(server: LocalServer) -> None:
-    parts = stream(server, listing(CALLS_ENDING_WITH_STOP))
+def test_tool_calls_ending_with_stop(transport: MemoryTransport) -> None:
+    parts = stream(transport, listing(CALLS_ENDING_WITH_STOP))
     assert parts == [
         StreamPart.tool_call_event(ToolCall("call_1", "get_weather", '{"city":"Lima"}')),
         StreamPart.step_finish(FinishReason.TOOL_CALLS),
     ]
 
 
-def test_empty_finish_reasons_do_not_end_the_step(server: LocalServer) -> None:
-    parts = stream(server, listing(EMPTY_FINISH_REASONS))
+def test_empty_finish_reasons_do_not_end_the_step(transport: MemoryTransport) -> None:
+    parts = stream(transport, listing(EMPTY_FINISH_REASONS))
     assert parts == [
         StreamPart.text_delta("Hello"),
         StreamPart.text_delta(" there"),
@@ -353,17 +350,17 @@ def test_empty_finish_reasons_do_not_end_the_step(server: LocalServer) -> None:
     ]
 
 
-def test_unknown_finish_reason_with_calls(server: LocalServer) -> None:
+def test_unknown_finish_reason_with_calls(transport: MemoryTransport) -> None:
     parts = stream(
-        server, listing(CALLS_ENDING_WITH_STOP.replace('"finish_reason":"stop"', '"finish_reason":"eos"'))
+        transport, listing(CALLS_ENDING_WITH_STOP.replace('"finish_reason":"stop"', '"finish_reason":"eos"'))
     )
     assert calls_of(parts) == [ToolCall("call_1", "get_weather", '{"city":"Lima"}')]
     assert finish_of(parts).finish_reason is FinishReason.TOOL_CALLS
 
 
-def test_unknown_finish_reason_text_only(server: LocalServer) -> None:
+def test_unknown_finish_reason_text_only(transport: MemoryTransport) -> None:
     parts = stream(
-        server, listing(EMPTY_FINISH_REASONS.replace('"finish_reason":"stop"', '"finish_reason":"eos"'))
+        transport, listing(EMPTY_FINISH_REASONS.replace('"finish_reason":"stop"', '"finish_reason":"eos"'))
     )
     assert parts == [
         StreamPart.text_delta("Hello"),
@@ -381,16 +378,16 @@ data: [DONE]
 """
 
 
-def test_length_in_the_middle_of_a_tool_call(server: LocalServer) -> None:
-    parts = stream(server, listing(LENGTH_INSIDE_A_CALL))
+def test_length_in_the_middle_of_a_tool_call(transport: MemoryTransport) -> None:
+    parts = stream(transport, listing(LENGTH_INSIDE_A_CALL))
     assert parts == [
         StreamPart.tool_call_event(ToolCall("call_1", "write_file", '{"path":"a.txt","text":"lorem ip')),
         StreamPart.step_finish(FinishReason.LENGTH, Usage(30, 64, 0, 0)),
     ]
 
 
-def test_the_loop_does_not_run_the_cut_call(server: LocalServer) -> None:
-    server.add(sse_reply(listing(LENGTH_INSIDE_A_CALL)))
+def test_the_loop_does_not_run_the_cut_call(transport: MemoryTransport) -> None:
+    transport.add(Reply.of(listing(LENGTH_INSIDE_A_CALL)))
 
     class WriteFile:
         definition = ToolDefinition(name="write_file")
@@ -400,15 +397,15 @@ def test_the_loop_does_not_run_the_cut_call(server: LocalServer) -> None:
             WriteFile.runs += 1
             return "written"
 
-    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10))
+    model = OpenAIChatModel("test-model", transport=transport)
     result = run(LoopOptions(model=model, messages=[user_message("write")], tools=[WriteFile()])).result()
     assert result.finish_reason is FinishReason.LENGTH
     assert result.usage == Usage(30, 64, 0, 0)
     assert WriteFile.runs == 0
-    assert server.hits == 1
+    assert len(transport.sent) == 1
 
 
-def test_a_call_nested_too_deeply_gets_its_error_and_its_history_goes_on(server: LocalServer) -> None:
+def test_a_call_nested_too_deeply_gets_its_error_and_its_history_goes_on(transport: MemoryTransport) -> None:
     # arguments beyond Python's JSON decoder: the loop answers the call with an
     # error, and the history holding it goes back with the arguments as {}
     deep = nested(20_000)
@@ -431,20 +428,20 @@ def test_a_call_nested_too_deeply_gets_its_error_and_its_history_goes_on(server:
         ]
     }
     answer = 'data: {"choices":[{"index":0,"delta":{"content":"done"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
-    server.add(
-        sse_reply(f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()),
-        sse_reply(answer.encode()),
-        sse_reply(answer.encode()),
+    transport.add(
+        Reply.of(f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()),
+        Reply.of(answer.encode()),
+        Reply.of(answer.encode()),
     )
     tool = SearchTool()
-    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10))
+    model = OpenAIChatModel("test-model", transport=transport)
     result = run(LoopOptions(model=model, messages=[user_message("find")], tools=[tool])).result()
     assert result.text == "done"
     assert tool.inputs == []
     [error] = result.steps[0].tool_results
     assert error.is_error
     assert "nested too deeply" in error.content
-    sent = server.requests[1]["body"]["messages"][1:]
+    sent = transport.sent[1].json()["messages"][1:]
     assert sent == [
         {
             "role": "assistant",
@@ -459,7 +456,7 @@ def test_a_call_nested_too_deeply_gets_its_error_and_its_history_goes_on(server:
     assert history[1].tool_calls[0].input == deep
     again = run(LoopOptions(model=model, messages=[*history, user_message("again")], tools=[tool])).result()
     assert again.text == "done"
-    assert server.requests[2]["body"]["messages"][1:3] == sent
+    assert transport.sent[2].json()["messages"][1:3] == sent
 
 
 # --- fault 17: framing variants -----------------------------------------------
@@ -503,12 +500,12 @@ def framing_variants() -> dict[str, tuple[bytes, int]]:
 
 
 @pytest.mark.parametrize("name", list(framing_variants()))
-def test_framing_variants_give_identical_parts(server: LocalServer, name: str) -> None:
+def test_framing_variants_give_identical_parts(transport: MemoryTransport, name: str) -> None:
     body, split_at = framing_variants()[name]
     if name == "crlf-split":  # two writes: "...}\r" | "\n\r\n..."
-        parts = stream_reply(server, Reply(actions=[body[:split_at], body[split_at:]]))
+        parts = stream_reply(transport, Reply(chunks=[body[:split_at], body[split_at:]]))
     else:
-        parts = stream(server, body, piece=split_at)
+        parts = stream(transport, body, piece=split_at)
     assert parts == FRAMING_EXPECTED
 
 
@@ -521,12 +518,12 @@ SPLIT_UTF8 = (
 ).encode()
 
 
-def test_utf8_split_across_one_byte_reads(server: LocalServer) -> None:
-    parts = stream(server, SPLIT_UTF8, piece=1)
+def test_utf8_split_across_one_byte_reads(transport: MemoryTransport) -> None:
+    parts = stream(transport, SPLIT_UTF8, piece=1)
     assert parts == [StreamPart.text_delta("héllo 你好 👋"), StreamPart.step_finish(FinishReason.STOP)]
 
 
-def test_utf8_split_across_seven_byte_reads(server: LocalServer) -> None:
+def test_utf8_split_across_seven_byte_reads(transport: MemoryTransport) -> None:
     # A comment line of varying length shifts the 7-byte boundaries so that,
     # over the seven shifts, each of é (2 bytes), 你 (3) and 👋 (4) is split.
     split: set[str] = set()
@@ -536,12 +533,12 @@ def test_utf8_split_across_seven_byte_reads(server: LocalServer) -> None:
             start, size = body.index(ch.encode()), len(ch.encode())
             if start // 7 != (start + size - 1) // 7:
                 split.add(ch)
-        parts = stream(server, body, piece=7)
+        parts = stream(transport, body, piece=7)
         assert parts == [StreamPart.text_delta("héllo 你好 👋"), StreamPart.step_finish(FinishReason.STOP)]
     assert split == {"é", "你", "👋"}
 
 
-def test_tool_input_split_inside_a_character(server: LocalServer) -> None:
+def test_tool_input_split_inside_a_character(transport: MemoryTransport) -> None:
     body = listing(
         r"""
         data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"weather","arguments":"{\"city\":\"Zürich\"}"}}]}}]}
@@ -549,11 +546,11 @@ def test_tool_input_split_inside_a_character(server: LocalServer) -> None:
         data: [DONE]
         """
     )
-    parts = stream(server, body, piece=1)
+    parts = stream(transport, body, piece=1)
     assert calls_of(parts) == [ToolCall("call_1", "weather", '{"city":"Zürich"}')]
 
 
-def test_error_after_text_is_raised_after_the_text(server: LocalServer) -> None:
+def test_error_after_text_is_raised_after_the_text(transport: MemoryTransport) -> None:
     body = (
         listing(
             r"""
@@ -562,8 +559,8 @@ def test_error_after_text_is_raised_after_the_text(server: LocalServer) -> None:
         )
         + b'event: error\ndata: {"error":{"message":"Tool choice is required","type":"invalid_request_error","code":"tool_use_failed","status_code":400}}\n\n'
     )
-    server.add(sse_reply(body))
-    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10))
+    transport.add(Reply.of(body))
+    model = OpenAIChatModel("test-model", transport=transport)
     seen: list[StreamPart] = []
     with pytest.raises(ModelError) as info:
         seen.extend(model.stream(Request(messages=(user_message("hi"),)), Context()))

@@ -1,6 +1,6 @@
 """Every recorded OpenAI and OpenAI-compatible stream in ``tests/fixtures``
-conforms: through the adapter against the local HTTP server (the whole body in
-one write, in 1-byte and in 7-byte writes), and through the pure state machine
+conforms: through the adapter on the in-memory transport (the whole body in
+one read, in 1-byte and in 7-byte reads), and through the pure state machine
 fed with 1-byte and 7-byte reads.
 
 Each ``<name>.sse`` is a real response body; ``<name>.expected.json`` holds
@@ -23,25 +23,23 @@ import pytest
 from agentcore import Context, ErrorClass, ModelError, Request, StreamPart, StreamPartKind, user_message
 from agentcore.providers.config import origin
 from agentcore.providers.openai import OpenAIChatModel
-from agentcore.providers.openai_stream import (
+from agentcore.providers.openai.chat.stream import (
     MISTRAL_THINKING,
     REASONING,
     REASONING_CONTENT,
     REASONING_DETAILS,
-    ChunkState,
+    StreamState,
 )
+from agentcore.transport.memory import MemoryTransport, Reply
 from agentcore.transport.sse import iter_events
-from tests.localserver import LocalServer, sse_reply
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CASES = sorted([*FIXTURES.glob("openai_chat/*.sse"), *FIXTURES.glob("openai_compat/*.sse")])
 IDS = [f"{p.parent.name}/{p.stem}" for p in CASES]
 
 
-@pytest.fixture
-def server(shared_server: LocalServer) -> LocalServer:
-    """The module's one server, reset for each test (tests/conftest.py)."""
-    return shared_server
+BASE_URL = "http://127.0.0.1:8000/v1"
+"""Where the adapter sends (the in-memory transport answers)."""
 
 
 REASONING_FIELDS: dict[str, tuple[str, str]] = {
@@ -185,8 +183,8 @@ def check_reasoning(
 ORIGIN = "api.example.test"
 
 
-def through_state(chunks: Iterable[bytes]) -> tuple[list[StreamPart], ModelError | None, ChunkState]:
-    state = ChunkState(origin=ORIGIN)
+def through_state(chunks: Iterable[bytes]) -> tuple[list[StreamPart], ModelError | None, StreamState]:
+    state = StreamState(origin=ORIGIN)
     parts: list[StreamPart] = []
     try:
         for event in iter_events(chunks):
@@ -200,10 +198,10 @@ def through_state(chunks: Iterable[bytes]) -> tuple[list[StreamPart], ModelError
 
 
 def through_adapter(
-    server: LocalServer, body: bytes, piece: int
+    transport: MemoryTransport, body: bytes, piece: int
 ) -> tuple[list[StreamPart], ModelError | None]:
-    server.add(sse_reply(body, piece=piece))
-    model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5, 10))
+    transport.add(Reply.of(body, piece=piece))
+    model = OpenAIChatModel("test-model", base_url=BASE_URL, transport=transport)
     parts: list[StreamPart] = []
     try:
         for part in model.stream(Request(messages=(user_message("hi"),)), Context()):
@@ -226,11 +224,11 @@ def test_fixture_through_the_state_machine(path: Path, piece: int) -> None:
 
 @pytest.mark.parametrize("path", CASES, ids=IDS)
 @pytest.mark.parametrize("piece", [0, 1, 7])
-def test_fixture_through_the_adapter(server: LocalServer, path: Path, piece: int) -> None:
-    parts, error = through_adapter(server, path.read_bytes(), piece)
+def test_fixture_through_the_adapter(transport: MemoryTransport, path: Path, piece: int) -> None:
+    parts, error = through_adapter(transport, path.read_bytes(), piece)
     check(parts, error, expected_of(path))
-    check_reasoning(parts, error, f"{path.parent.name}/{path.stem}", path.read_bytes(), origin(server.url))
-    assert server.hits == 1
-    sent = server.requests[0]
-    assert sent["path"] == "/v1/chat/completions"
-    assert sent["body"]["stream"] is True
+    check_reasoning(parts, error, f"{path.parent.name}/{path.stem}", path.read_bytes(), origin(BASE_URL))
+    assert len(transport.sent) == 1
+    sent = transport.sent[0]
+    assert sent.url == BASE_URL + "/chat/completions"
+    assert sent.json()["stream"] is True

@@ -32,8 +32,9 @@ from agentcore import (
 )
 from agentcore.providers.openai import OpenAIChatModel
 from agentcore.testing import check_model
+from agentcore.transport import Timeout
 from agentcore.transport.errors import error_from_body
-from agentcore.transport.http import CancellableHTTPAdapter
+from agentcore.transport.http import CancellableHTTPAdapter, HTTPTransport
 from tests.localserver import Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
 from tests.loop_helpers import not_utf8_requests, wait_until
 
@@ -81,7 +82,7 @@ def server(shared_server: PortServer) -> PortServer:
 
 
 def model_for(server: LocalServer, **kwargs: Any) -> OpenAIChatModel:
-    kwargs.setdefault("timeout", (5, 10))
+    kwargs.setdefault("timeout", Timeout(connect=5, read=10))
     return OpenAIChatModel("test-model", base_url=server.url + "/v1", **kwargs)
 
 
@@ -366,7 +367,7 @@ def test_connection_refused_is_transient() -> None:
     probe = LocalServer()
     url = probe.url
     probe.close()
-    model = OpenAIChatModel("m", base_url=url + "/v1", timeout=(2, 2))
+    model = OpenAIChatModel("m", base_url=url + "/v1", timeout=Timeout(connect=2, read=2))
     parts, error = collect(model)
     assert parts == []
     assert isinstance(error, ModelError)
@@ -473,7 +474,7 @@ def test_a_break_after_the_finish_reason_keeps_the_step(
         b'"usage":{"prompt_tokens":4,"completion_tokens":1}}\n\n'
     )
     server.add(Reply(actions=[HI, finish, end]))
-    parts, error = collect(model_for(server, timeout=(5, 0.5)))
+    parts, error = collect(model_for(server, timeout=Timeout(connect=5, read=0.5)))
     assert error is None
     assert parts == [
         StreamPart.text_delta("Hi"),
@@ -484,7 +485,7 @@ def test_a_break_after_the_finish_reason_keeps_the_step(
 def test_stall_after_one_delta_times_out_as_transient(server: LocalServer) -> None:
     server.add(Reply(actions=[HI, Stall()]))
     started = time.monotonic()
-    parts, error = collect(model_for(server, timeout=(5, 0.5)))
+    parts, error = collect(model_for(server, timeout=Timeout(connect=5, read=0.5)))
     assert time.monotonic() - started < 1.5
     assert parts == [StreamPart.text_delta("Hi")]
     assert isinstance(error, ModelError)
@@ -495,7 +496,7 @@ def test_stall_after_one_delta_times_out_as_transient(server: LocalServer) -> No
 def test_stall_right_after_the_headers_is_transient(server: LocalServer) -> None:
     server.add(Reply(actions=[Stall()]))
     started = time.monotonic()
-    error = failure(server, timeout=(5, 0.5))
+    error = failure(server, timeout=Timeout(connect=5, read=0.5))
     assert time.monotonic() - started < 1.5
     assert error.error_class is ErrorClass.TRANSIENT
 
@@ -503,7 +504,7 @@ def test_stall_right_after_the_headers_is_transient(server: LocalServer) -> None
 def test_stall_before_the_headers_is_transient(server: LocalServer) -> None:
     server.add(Reply(before_headers=[Stall()]))
     started = time.monotonic()
-    error = failure(server, timeout=(5, 0.5))
+    error = failure(server, timeout=Timeout(connect=5, read=0.5))
     assert time.monotonic() - started < 1.5
     assert error.error_class is ErrorClass.TRANSIENT
 
@@ -516,7 +517,7 @@ def test_stall_before_the_headers_is_transient(server: LocalServer) -> None:
 def test_keepalives_without_content_hit_the_idle_timeout(server: LocalServer, keepalive: bytes) -> None:
     server.add(Reply(actions=[keepalive, Pause(0.2)] * 25))
     started = time.monotonic()
-    error = failure(server, idle_timeout=0.5)
+    error = failure(server, timeout=Timeout(idle=0.5))
     assert time.monotonic() - started < 1.5
     assert error.error_class is ErrorClass.TRANSIENT
     assert "idle timeout" in str(error)
@@ -531,7 +532,7 @@ def test_keepalives_between_content_do_not_fire_the_idle_timeout(server: LocalSe
     server.add(Reply(actions=actions))
     # Content every 0.4 s, a ping between: well inside a 1 s idle timeout even
     # on a loaded machine (0.5 s left 0.1 s of margin, which load took away).
-    parts, error = collect(model_for(server, idle_timeout=1.0))
+    parts, error = collect(model_for(server, timeout=Timeout(idle=1.0)))
     assert error is None
     assert [p.text for p in parts[:-1]] == ["x"] * 4
 
@@ -546,7 +547,7 @@ def test_a_slow_reader_does_not_fire_the_idle_timeout(server: LocalServer) -> No
     actions.append(b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
     server.add(Reply(actions=actions))
     options = LoopOptions(
-        model=model_for(server, idle_timeout=0.2), messages=[user_message("hi")], queue_size=1
+        model=model_for(server, timeout=Timeout(idle=0.2)), messages=[user_message("hi")], queue_size=1
     )
     kinds = []
     with run(options) as reader:
@@ -570,7 +571,7 @@ def test_closing_the_generator_closes_the_response(server: LocalServer) -> None:
     assert next(stream) == StreamPart.text_delta("x")
     assert next(stream) == StreamPart.text_delta("x")
     started = time.monotonic()
-    stream.close()  # type: ignore[attr-defined]  # Model.stream is an Iterator; the adapter returns a generator
+    stream.close()
     assert time.monotonic() - started < 0.5
     assert wait_until(lambda: server.disconnects >= 1)
     assert server.hits == 1
@@ -579,7 +580,7 @@ def test_closing_the_generator_closes_the_response(server: LocalServer) -> None:
 def test_cancel_from_another_thread_while_blocked(server: LocalServer) -> None:
     server.add(Reply(actions=[HI, Stall()]))
     ctx = Context()
-    stream = model_for(server, timeout=(5, 30)).stream(REQUEST, ctx)
+    stream = model_for(server, timeout=Timeout(connect=5, read=30)).stream(REQUEST, ctx)
     assert next(stream) == StreamPart.text_delta("Hi")
     cancelled_at: list[float] = []
 
@@ -608,7 +609,7 @@ def test_cancel_while_waiting_for_the_headers(server: LocalServer) -> None:
 
     timer = threading.Timer(0.2, cancel)
     timer.start()
-    parts, error = collect(model_for(server, timeout=(5, 30)), ctx)
+    parts, error = collect(model_for(server, timeout=Timeout(connect=5, read=30)), ctx)
     elapsed = time.monotonic() - cancelled_at[0]
     timer.join()
     assert parts == []
@@ -640,7 +641,9 @@ def test_a_callers_session_ends_the_header_wait_on_cancel_only_with_the_adapter_
     canceller = threading.Thread(target=cancel_once_the_server_has_the_request)
     canceller.start()
     try:
-        parts, error = collect(model_for(server, timeout=(5, 1.0), session=session), ctx)
+        parts, error = collect(
+            model_for(server, timeout=Timeout(connect=5, read=1.0), transport=HTTPTransport(session)), ctx
+        )
         elapsed = time.monotonic() - cancelled_at[0]
     finally:
         canceller.join()
@@ -685,7 +688,7 @@ def test_error_responses_are_closed_so_a_one_connection_pool_never_starves(serve
         Reply(status=503, actions=[b'{"error":', Pause(0.05), b'{"message":"busy"}}']),
         sse_reply(HELLO),
     )
-    model = model_for(server, session=session)
+    model = model_for(server, transport=HTTPTransport(session))
     classes: list[Any] = []
 
     def work() -> None:
@@ -717,7 +720,7 @@ def test_streams_that_end_in_error_release_the_connection_too(server: LocalServe
         sse_reply(HI),
         sse_reply(HELLO),
     )
-    model = model_for(server, session=session)
+    model = model_for(server, transport=HTTPTransport(session))
     outcomes: list[Any] = []
 
     def work() -> None:
@@ -735,7 +738,7 @@ def test_streams_that_end_in_error_release_the_connection_too(server: LocalServe
 def test_finished_streams_reuse_the_connection(server: PortServer) -> None:
     session = one_connection_session()
     server.add(sse_reply(HELLO))
-    model = model_for(server, session=session)
+    model = model_for(server, transport=HTTPTransport(session))
     for _ in range(3):
         parts, error = collect(model)
         assert error is None
@@ -757,11 +760,11 @@ def test_closing_after_the_finish_reason_drains_the_rest_and_reuses_the_connecti
         b"data: [DONE]\n\n"
     )
     server.add(Reply(actions=[body[:80], body[80:]]))
-    model = model_for(server, session=session)
+    model = model_for(server, transport=HTTPTransport(session))
     for _ in range(3):
         stream = model.stream(REQUEST, Context())
         assert next(stream) == StreamPart.text_delta("Hello")  # the step is complete here
-        stream.close()  # type: ignore[attr-defined]  # Model.stream is an Iterator; the adapter returns a generator
+        stream.close()
     assert server.hits == 3
     assert len(set(server.ports)) == 1
 
@@ -769,10 +772,10 @@ def test_closing_after_the_finish_reason_drains_the_rest_and_reuses_the_connecti
 def test_closing_before_the_finish_does_not_reuse_a_half_read_connection(server: PortServer) -> None:
     session = one_connection_session()
     server.add(sse_reply(HELLO))
-    model = model_for(server, session=session)
+    model = model_for(server, transport=HTTPTransport(session))
     stream = model.stream(REQUEST, Context())
     assert next(stream) == StreamPart.text_delta("Hello")
-    stream.close()  # type: ignore[attr-defined]  # Model.stream is an Iterator; the adapter returns a generator
+    stream.close()
     parts, error = collect(model)
     assert error is None
     assert parts == [

@@ -1,7 +1,7 @@
 """Three-step tool loops with thinking on, through ``agentcore.run()`` and the
-OpenAI chat adapter, against local servers on 127.0.0.1 that check every
-incoming history the way each provider documents and answer with the
-provider's real 400 when it is wrong:
+OpenAI chat adapter, against fake APIs (answering on the in-memory transport)
+that check every incoming history the way each provider documents and answer
+with the provider's real 400 when it is wrong:
 
 * DeepSeek (https://api-docs.deepseek.com/guides/thinking_mode, "Tool
   Calls"): between two user messages in which the model called a tool, every
@@ -25,6 +25,7 @@ run for each validator shows it refuses a history without the reasoning.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -48,9 +49,11 @@ from agentcore import (
     user_message,
 )
 from agentcore.providers.config import origin
-from agentcore.providers.openai import GEMINI, GEMINI_DUMMY_SIGNATURE, NONE, OpenAIChatModel
-from agentcore.providers.openai_stream import REASONING_CONTENT, REASONING_DETAILS
-from tests.localserver import LocalServer, Reply, json_reply, sse_reply
+from agentcore.providers.openai import OpenAIChatModel
+from agentcore.providers.openai.chat.request import GEMINI, GEMINI_DUMMY_SIGNATURE, NONE
+from agentcore.providers.openai.chat.stream import REASONING_CONTENT, REASONING_DETAILS
+from agentcore.transport.memory import MemoryTransport, Reply, SentRequest
+from tests.canned import json_answer
 from tests.loop_helpers import FuncTool, collect
 
 REASONING = (
@@ -161,7 +164,7 @@ def deepseek_check(messages: list[dict[str, Any]]) -> Reply | None:
         if any(m.get("tool_calls") for m in span) and not all(
             isinstance(m.get("reasoning_content"), str) for m in span
         ):
-            return json_reply(400, DEEPSEEK_400)
+            return json_answer(400, DEEPSEEK_400)
     return None
 
 
@@ -232,9 +235,9 @@ def openrouter_check(messages: list[dict[str, Any]]) -> Reply | None:
     step = len(turns) - 1
     sent = turns[-1].get("reasoning_details")
     if not sent:
-        return json_reply(400, openrouter_400(ANTHROPIC_THINKING))
+        return json_answer(400, openrouter_400(ANTHROPIC_THINKING))
     if sent != openrouter_details(step):
-        return json_reply(400, openrouter_400(ANTHROPIC_MODIFIED))
+        return json_answer(400, openrouter_400(ANTHROPIC_MODIFIED))
     return None
 
 
@@ -259,7 +262,7 @@ def gemini_check(messages: list[dict[str, Any]]) -> Reply | None:
         if calls:
             signature = ((calls[0].get("extra_content") or {}).get("google") or {}).get("thought_signature")
             if signature not in (*SIGNATURES, GEMINI_DUMMY_SIGNATURE):
-                return json_reply(400, GEMINI_400)
+                return json_answer(400, GEMINI_400)
     return None
 
 
@@ -284,23 +287,37 @@ PROVIDERS = [
         "openrouter",
         openrouter_stream,
         openrouter_check,
-        reasoning_format=REASONING_DETAILS,  # the local server is not openrouter.ai
+        reasoning_format=REASONING_DETAILS,  # the fake is not at openrouter.ai
         settings=ModelSettings(reasoning_effort="high"),
     ),
     Provider("gemini", gemini_stream, gemini_check, reasoning_format=GEMINI),
 ]
 
 
-def responder(provider: Provider) -> Callable[[dict[str, Any]], Reply]:
-    def respond(request: dict[str, Any]) -> Reply:
-        messages = request["body"]["messages"]
-        refused = provider.check(messages)
+class Fake:
+    """A provider's API answering on the in-memory transport, at a base URL of
+    its own (the origin reasoning goes back to): checks each request as the
+    provider does, then streams the step."""
+
+    made = itertools.count(1)
+
+    def __init__(self, provider: Provider) -> None:
+        self.provider = provider
+        self.url = f"https://{provider.name}-{next(self.made)}.test"
+        self.transport = MemoryTransport(respond=self.respond)
+
+    def respond(self, sent: SentRequest) -> Reply:
+        messages = sent.json()["messages"]
+        refused = self.provider.check(messages)
         if refused is not None:
             return refused
         step = sum(1 for _, m in current_turn(messages) if m["role"] == "assistant")
-        return sse_reply(provider.stream(step), piece=64)
+        return Reply.of(self.provider.stream(step), piece=64)
 
-    return respond
+    @property
+    def bodies(self) -> list[dict[str, Any]]:
+        """The body of every request sent, in order."""
+        return [sent.json() for sent in self.transport.sent]
 
 
 @pytest.fixture(params=PROVIDERS, ids=[p.name for p in PROVIDERS])
@@ -309,10 +326,10 @@ def provider(request: pytest.FixtureRequest) -> Provider:
     return request.param
 
 
-def model_for(provider: Provider, server: LocalServer, **overrides: Any) -> OpenAIChatModel:
+def model_for(provider: Provider, fake: Fake, **overrides: Any) -> OpenAIChatModel:
     options: dict[str, Any] = {"reasoning_format": provider.reasoning_format, "settings": provider.settings}
     options.update(overrides)
-    return OpenAIChatModel("thinker", base_url=server.url + "/v1", timeout=(5, 10), **options)
+    return OpenAIChatModel("thinker", base_url=fake.url + "/v1", transport=fake.transport, **options)
 
 
 def tools() -> list[FuncTool]:
@@ -344,40 +361,37 @@ def run_to_end(options: LoopOptions) -> tuple[list[StreamPart], RunResult]:
 
 
 def test_three_step_loop_with_thinking_saved_and_continued(provider: Provider) -> None:
-    server = LocalServer(responder=responder(provider))
-    try:
-        # steps 1 and 2, then the step limit: the history is saved as JSON
-        first_parts, first = run_to_end(
-            LoopOptions(
-                model=model_for(provider, server),
-                messages=[user_message("Weather in Paris?")],
-                tools=tools(),
-                step_limit=2,
-            )
+    api = Fake(provider)
+    # steps 1 and 2, then the step limit: the history is saved as JSON
+    first_parts, first = run_to_end(
+        LoopOptions(
+            model=model_for(provider, api),
+            messages=[user_message("Weather in Paris?")],
+            tools=tools(),
+            step_limit=2,
         )
-        assert first.finish_reason is FinishReason.STEP_LIMIT
-        assert streamed_reasoning(first_parts) == list(REASONING[:2])
-        assert first.reasoning == REASONING[:2]
-        # a step's reasoning reaches the reader before its tool call
-        kinds = [p.kind for p in first_parts]
-        assert kinds.index(StreamPartKind.REASONING) < kinds.index(StreamPartKind.TOOL_CALL)
-        saved = json.dumps([m.to_dict() for m in first.messages])
+    )
+    assert first.finish_reason is FinishReason.STEP_LIMIT
+    assert streamed_reasoning(first_parts) == list(REASONING[:2])
+    assert first.reasoning == REASONING[:2]
+    # a step's reasoning reaches the reader before its tool call
+    kinds = [p.kind for p in first_parts]
+    assert kinds.index(StreamPartKind.REASONING) < kinds.index(StreamPartKind.TOOL_CALL)
+    saved = json.dumps([m.to_dict() for m in first.messages])
 
-        # a new run, with a new adapter, continues from the JSON
-        history = [Message.from_dict(m) for m in json.loads(saved)]
-        assert history == list(first.messages)
-        second_parts, second = run_to_end(
-            LoopOptions(model=model_for(provider, server), messages=history, tools=tools())
-        )
-        assert second.finish_reason is FinishReason.STOP
-        assert second.text == ANSWER
-        assert streamed_reasoning(second_parts) == [REASONING[2]]
-        assert second.reasoning == (REASONING[2],)
-    finally:
-        server.close()
+    # a new run, with a new adapter, continues from the JSON
+    history = [Message.from_dict(m) for m in json.loads(saved)]
+    assert history == list(first.messages)
+    second_parts, second = run_to_end(
+        LoopOptions(model=model_for(provider, api), messages=history, tools=tools())
+    )
+    assert second.finish_reason is FinishReason.STOP
+    assert second.text == ANSWER
+    assert streamed_reasoning(second_parts) == [REASONING[2]]
+    assert second.reasoning == (REASONING[2],)
 
-    assert server.hits == 3  # no request was refused
-    here = origin(server.url)
+    assert len(api.transport.sent) == 3  # no request was refused
+    here = origin(api.url)
     assistant = [m for m in second.messages if m.role is Role.ASSISTANT]
     assert [b.text for m in assistant for b in m.reasoning] == list(REASONING)
     assert {(b.format, b.origin) for m in assistant for b in m.reasoning} == {
@@ -386,7 +400,7 @@ def test_three_step_loop_with_thinking_saved_and_continued(provider: Provider) -
     # each assistant turn holds its reasoning before its tool call or its text
     assert [p.kind.value for p in assistant[0].content] == ["reasoning", "tool-call"]
     assert [p.kind.value for p in assistant[2].content] == ["reasoning", "text"]
-    check_sent_back(provider, [r["body"] for r in server.requests])
+    check_sent_back(provider, api.bodies)
 
 
 def check_sent_back(provider: Provider, bodies: list[dict[str, Any]]) -> None:
@@ -413,24 +427,21 @@ def check_sent_back(provider: Provider, bodies: list[dict[str, Any]]) -> None:
 def test_each_validator_refuses_a_history_without_the_reasoning(provider: Provider) -> None:
     """Control: the same loop with reasoning sent back nowhere
     (``reasoning_format="none"``) gets the provider's real 400 at step 2."""
-    server = LocalServer(responder=responder(provider))
-    try:
-        reader = run(
-            LoopOptions(
-                model=model_for(provider, server, reasoning_format=NONE),
-                messages=[user_message("Weather in Paris?")],
-                tools=tools(),
-            )
+    api = Fake(provider)
+    reader = run(
+        LoopOptions(
+            model=model_for(provider, api, reasoning_format=NONE),
+            messages=[user_message("Weather in Paris?")],
+            tools=tools(),
         )
-        parts = collect(reader)
-        with pytest.raises(RunError) as caught:
-            reader.result()
-    finally:
-        server.close()
+    )
+    parts = collect(reader)
+    with pytest.raises(RunError) as caught:
+        reader.result()
     error = caught.value.err
     assert isinstance(error, ModelError)
     assert error.error_class is ErrorClass.INVALID_REQUEST
-    assert server.hits == 2
+    assert len(api.transport.sent) == 2
     expected = {
         "deepseek": "The `reasoning_content` in the thinking mode must be passed back to the API.",
         "openrouter": "Provider returned error",
@@ -443,59 +454,52 @@ def test_each_validator_refuses_a_history_without_the_reasoning(provider: Provid
 def test_openrouter_refuses_modified_reasoning_details() -> None:
     """Control: an entry changed in the saved history is refused upstream."""
     provider = PROVIDERS[1]
-    server = LocalServer(responder=responder(provider))
-    try:
-        _, first = run_to_end(
-            LoopOptions(
-                model=model_for(provider, server),
-                messages=[user_message("Weather in Paris?")],
-                tools=tools(),
-                step_limit=1,
-            )
+    api = Fake(provider)
+    _, first = run_to_end(
+        LoopOptions(
+            model=model_for(provider, api),
+            messages=[user_message("Weather in Paris?")],
+            tools=tools(),
+            step_limit=1,
         )
-        saved = json.loads(json.dumps([m.to_dict() for m in first.messages]))
-        stored = saved[1]["content"][0]["reasoning"]
-        stored["provider_data"] = stored["provider_data"].replace(SIGNATURES[0], SIGNATURES[1])
-        reader = run(
-            LoopOptions(
-                model=model_for(provider, server),
-                messages=[Message.from_dict(m) for m in saved],
-                tools=tools(),
-            )
+    )
+    saved = json.loads(json.dumps([m.to_dict() for m in first.messages]))
+    stored = saved[1]["content"][0]["reasoning"]
+    stored["provider_data"] = stored["provider_data"].replace(SIGNATURES[0], SIGNATURES[1])
+    reader = run(
+        LoopOptions(
+            model=model_for(provider, api),
+            messages=[Message.from_dict(m) for m in saved],
+            tools=tools(),
         )
-        collect(reader)
-        with pytest.raises(RunError) as caught:
-            reader.result()
-    finally:
-        server.close()
+    )
+    collect(reader)
+    with pytest.raises(RunError) as caught:
+        reader.result()
     assert isinstance(caught.value.err, ModelError)
     assert caught.value.err.error_class is ErrorClass.INVALID_REQUEST
-    assert server.hits == 2
+    assert len(api.transport.sent) == 2
 
 
 def test_gemini_takes_calls_another_model_made_with_the_dummy_signature() -> None:
     """Switching to Gemini mid-loop: the DeepSeek history's calls carry no
     signature of Gemini's; the first call of each step gets the documented
     dummy and Gemini's validator accepts the request."""
-    deepseek = LocalServer(responder=responder(PROVIDERS[0]))
-    gemini = LocalServer(responder=responder(PROVIDERS[2]))
-    try:
-        _, first = run_to_end(
-            LoopOptions(
-                model=model_for(PROVIDERS[0], deepseek),
-                messages=[user_message("Weather in Paris?")],
-                tools=tools(),
-                step_limit=2,
-            )
+    deepseek = Fake(PROVIDERS[0])
+    gemini = Fake(PROVIDERS[2])
+    _, first = run_to_end(
+        LoopOptions(
+            model=model_for(PROVIDERS[0], deepseek),
+            messages=[user_message("Weather in Paris?")],
+            tools=tools(),
+            step_limit=2,
         )
-        _, second = run_to_end(
-            LoopOptions(model=model_for(PROVIDERS[2], gemini), messages=list(first.messages), tools=tools())
-        )
-    finally:
-        deepseek.close()
-        gemini.close()
+    )
+    _, second = run_to_end(
+        LoopOptions(model=model_for(PROVIDERS[2], gemini), messages=list(first.messages), tools=tools())
+    )
     assert second.text == ANSWER
-    sent = [m for m in gemini.requests[0]["body"]["messages"] if m["role"] == "assistant"]
+    sent = [m for m in gemini.bodies[0]["messages"] if m["role"] == "assistant"]
     assert [m["tool_calls"][0]["extra_content"] for m in sent] == [
         {"google": {"thought_signature": GEMINI_DUMMY_SIGNATURE}}
     ] * 2
@@ -507,29 +511,25 @@ def test_gemini_takes_calls_another_model_made_with_the_dummy_signature() -> Non
 def test_deepseek_takes_a_history_another_server_made() -> None:
     """Switching to DeepSeek mid-loop: the OpenRouter turns' visible reasoning
     goes in ``reasoning_content``; their signed entries stay behind."""
-    openrouter = LocalServer(responder=responder(PROVIDERS[1]))
-    deepseek = LocalServer(responder=responder(PROVIDERS[0]))
-    try:
-        _, first = run_to_end(
-            LoopOptions(
-                model=model_for(PROVIDERS[1], openrouter),
-                messages=[user_message("Weather in Paris?")],
-                tools=tools(),
-                step_limit=2,
-            )
+    openrouter = Fake(PROVIDERS[1])
+    deepseek = Fake(PROVIDERS[0])
+    _, first = run_to_end(
+        LoopOptions(
+            model=model_for(PROVIDERS[1], openrouter),
+            messages=[user_message("Weather in Paris?")],
+            tools=tools(),
+            step_limit=2,
         )
-        # the DeepSeek server is not api.deepseek.com: its field is named
-        _, second = run_to_end(
-            LoopOptions(
-                model=model_for(PROVIDERS[0], deepseek, reasoning_format=REASONING_CONTENT),
-                messages=list(first.messages),
-                tools=tools(),
-            )
+    )
+    # the DeepSeek server is not api.deepseek.com: its field is named
+    _, second = run_to_end(
+        LoopOptions(
+            model=model_for(PROVIDERS[0], deepseek, reasoning_format=REASONING_CONTENT),
+            messages=list(first.messages),
+            tools=tools(),
         )
-    finally:
-        openrouter.close()
-        deepseek.close()
+    )
     assert second.text == ANSWER
-    sent = [m for m in deepseek.requests[0]["body"]["messages"] if m["role"] == "assistant"]
+    sent = [m for m in deepseek.bodies[0]["messages"] if m["role"] == "assistant"]
     assert [m["reasoning_content"] for m in sent] == list(REASONING[:2])
     assert not any(signature in json.dumps(sent) for signature in SIGNATURES)

@@ -1,7 +1,8 @@
 """What the OpenAI chat adapter sends back of reasoning, table by table: the
 dialect each server speaks, each assistant turn in each dialect, switching
 providers both ways, the ConfigErrors raised before any HTTP call, and the
-ModelSettings mapping (pure, then on the wire against the local server)."""
+ModelSettings mapping (pure, then what the adapter sends, on the in-memory
+transport)."""
 
 from __future__ import annotations
 
@@ -30,23 +31,23 @@ from agentcore import (
     user_message,
 )
 from agentcore.providers.config import origin
-from agentcore.providers.openai import (
+from agentcore.providers.openai import OpenAIChatModel
+from agentcore.providers.openai.chat.request import (
     GEMINI,
     GEMINI_DUMMY_SIGNATURE,
     NONE,
-    OpenAIChatModel,
     reasoning_dialect,
     request_body,
     settings_fields,
 )
-from agentcore.providers.openai_stream import (
+from agentcore.providers.openai.chat.stream import (
     MISTRAL_THINKING,
     REASONING,
     REASONING_CONTENT,
     REASONING_DETAILS,
 )
+from agentcore.transport.memory import MemoryTransport, Reply
 from agentcore.types import tool_result_part
-from tests.localserver import LocalServer, sse_reply
 
 HERE = "api.example.test"
 """The origin the adapter under test talks to (one with no entry in KNOWN_DIALECTS)."""
@@ -112,7 +113,7 @@ def sent_turn(message: Message, where: str = HERE, fmt: str | None = None) -> di
     history = [user_message("Weather in Paris?"), message]
     if message.tool_calls:
         history.append(results(*message.tool_calls))
-    body = request_body("m", Request(messages=history), origin=where, reasoning_format=fmt)
+    body = request_body(Request(messages=history), "m", origin=where, reasoning_format=fmt)
     turn: dict[str, Any] = body["messages"][1]
     return turn
 
@@ -372,26 +373,28 @@ def refused_histories(here: str) -> list[tuple[list[Message], str]]:
 
 
 @pytest.mark.parametrize("case", range(len(refused_histories(HERE))))
-def test_history_refused_before_any_request(server: LocalServer, case: int) -> None:
-    server.add(sse_reply(OK))
-    history, match = refused_histories(origin(server.url))[case]
-    model = OpenAIChatModel("m", base_url=server.url + "/v1", reasoning_format=REASONING_DETAILS)
+def test_history_refused_before_any_request(transport: MemoryTransport, case: int) -> None:
+    transport.add(Reply.of(OK))
+    history, match = refused_histories(HERE)[case]
+    model = OpenAIChatModel(
+        "m", base_url=f"https://{HERE}/v1", transport=transport, reasoning_format=REASONING_DETAILS
+    )
     with pytest.raises(ConfigError, match=match):
         list(model.stream(Request(messages=history), Context()))
-    assert server.hits == 0
+    assert transport.sent == []
 
 
 def test_another_origins_provider_data_is_not_read() -> None:
     """Data written elsewhere is not this adapter's to parse."""
     history = [user_message("hi"), turn(call(provider_data="{not json", origin=ELSEWHERE)), results(call())]
-    assert request_body("m", Request(messages=history), origin=HERE)["messages"][1]["tool_calls"] == [
+    assert request_body(Request(messages=history), "m", origin=HERE)["messages"][1]["tool_calls"] == [
         CALL_JSON
     ]
 
 
 @pytest.mark.parametrize("bad", ["reasoning_contents", "", "anthropic"])
 def test_unknown_reasoning_format_option(bad: str) -> None:
-    with pytest.raises(ConfigError, match="reasoning_format must be None or one of"):
+    with pytest.raises(ConfigError, match="reasoning_format must be one of None, "):
         OpenAIChatModel("m", reasoning_format=bad)
 
 
@@ -571,8 +574,8 @@ def test_settings_precedence_in_the_body() -> None:
     model_settings = ModelSettings(temperature=0.1, seed=1, extra_body={"top_k": 5, "seed": 2})
     run_settings = ModelSettings(temperature=0.7, extra_body={"top_k": 9})
     body = request_body(
-        "m",
         Request(messages=[user_message("hi")], settings=run_settings),
+        "m",
         extra_body={"seed": 3, "temperature": 1.5, "user": "u1"},
         settings=model_settings,
         include_usage=False,
@@ -588,13 +591,14 @@ def test_settings_precedence_in_the_body() -> None:
     }
 
 
-def test_settings_on_the_wire_adapter_and_per_run(server: LocalServer) -> None:
+def test_settings_on_the_wire_adapter_and_per_run(transport: MemoryTransport) -> None:
     """Constructor settings reach every request; a run's settings override
     them; a per-run setting the server refuses fails before any request."""
-    server.add(sse_reply(OK))
+    transport.add(Reply.of(OK), Reply.of(OK))
     model = OpenAIChatModel(
         "m",
-        base_url=server.url + "/v1",
+        base_url="http://127.0.0.1:8000/v1",
+        transport=transport,
         settings=ModelSettings(temperature=0.3, stop_sequences=["END"], tool_choice="auto"),
         include_usage=False,
     )
@@ -608,7 +612,7 @@ def test_settings_on_the_wire_adapter_and_per_run(server: LocalServer) -> None:
         )
     )
     assert second.result().text == "ok"
-    sent = [r["body"] for r in server.requests]
+    sent = [request.json() for request in transport.sent]
     assert {k: v for k, v in sent[0].items() if k != "messages"} == {
         "model": "m",
         "stream": True,
@@ -632,7 +636,7 @@ def test_settings_on_the_wire_adapter_and_per_run(server: LocalServer) -> None:
         refused.result()
     assert isinstance(caught.value.err, ConfigError)
     assert "'required' but the request has no tools" in str(caught.value.err)
-    assert server.hits == 2
+    assert len(transport.sent) == 2
 
 
 def test_openai_origin_refuses_thinking() -> None:
@@ -641,7 +645,7 @@ def test_openai_origin_refuses_thinking() -> None:
     where = origin("https://api.openai.com/v1")
     with pytest.raises(ConfigError, match=r"ModelSettings\.thinking is not supported"):
         request_body(
-            "m", Request(messages=[user_message("hi")]), origin=where, settings=ModelSettings(thinking=True)
+            Request(messages=[user_message("hi")]), "m", origin=where, settings=ModelSettings(thinking=True)
         )
 
 

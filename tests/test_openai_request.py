@@ -1,14 +1,12 @@
-"""What the OpenAI adapter sends: the pure request mappers, then the body and
-headers seen on the wire (mocked with ``responses``), and its construction."""
+"""What the OpenAI Chat Completions adapter sends: the pure request mappers,
+then the body and headers it sends (on the in-memory transport), and its
+construction."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
-import requests
-import responses
 
 from agentcore import (
     ConfigError,
@@ -24,7 +22,10 @@ from agentcore import (
     user_message,
 )
 from agentcore.providers.history import MAX_ARGUMENTS_DEPTH
-from agentcore.providers.openai import OpenAIChatModel, request_body, request_headers
+from agentcore.providers.openai import OpenAIChatModel
+from agentcore.providers.openai.chat.request import request_body
+from agentcore.transport import Timeout
+from agentcore.transport.memory import MemoryTransport, Reply
 from agentcore.types import tool_result_part
 from tests.loop_helpers import nested
 
@@ -77,7 +78,7 @@ def answer(call_id: str, name: str, content: str = "ok") -> Message:
 
 def test_request_body_full_shape() -> None:
     request = Request(system="Be brief.", messages=history(), tools=(WEATHER,), max_output_tokens=256)
-    assert request_body("gpt-4o-mini", request) == {
+    assert request_body(request, "gpt-4o-mini") == {
         "model": "gpt-4o-mini",
         "stream": True,
         "stream_options": {"include_usage": True},
@@ -125,7 +126,7 @@ def test_assistant_content_is_null_with_calls_and_no_text() -> None:
             answer("call_1", "f"),
         )
     )
-    assistant = request_body("m", request)["messages"][1]
+    assistant = request_body(request, "m")["messages"][1]
     assert assistant == {
         "role": "assistant",
         "content": None,
@@ -135,7 +136,7 @@ def test_assistant_content_is_null_with_calls_and_no_text() -> None:
 
 def test_assistant_without_text_or_calls_sends_empty_content() -> None:
     request = Request(messages=(user_message("hi"), Message(role=Role.ASSISTANT)))
-    assert request_body("m", request)["messages"][1] == {"role": "assistant", "content": ""}
+    assert request_body(request, "m")["messages"][1] == {"role": "assistant", "content": ""}
 
 
 @pytest.mark.parametrize(
@@ -160,7 +161,7 @@ def test_arguments_that_are_not_a_json_object_are_sent_as_an_empty_object(argume
             answer("call_1", "write_file"),
         )
     )
-    assert request_body("m", request)["messages"][0]["tool_calls"][0]["function"]["arguments"] == sent
+    assert request_body(request, "m")["messages"][0]["tool_calls"][0]["function"]["arguments"] == sent
 
 
 @pytest.mark.parametrize(
@@ -179,7 +180,7 @@ def test_tool_results_mark_errors_in_content(content: str, is_error: bool, sent:
     request = Request(
         messages=(calling("call_1", "f"), Message(role=Role.TOOL, content=(tool_result_part(result),)))
     )
-    assert request_body("m", request)["messages"][1:] == [
+    assert request_body(request, "m")["messages"][1:] == [
         {"role": "tool", "tool_call_id": "call_1", "content": sent}
     ]
 
@@ -189,7 +190,7 @@ def test_user_text_parts_are_joined_and_results_in_a_user_turn_become_tool_messa
         role=Role.USER,
         content=(tool_result_part(ToolResult("call_1", "f", "42")), text_part("and "), text_part("then?")),
     )
-    assert request_body("m", Request(messages=(calling("call_1", "f"), message)))["messages"][1:] == [
+    assert request_body(Request(messages=(calling("call_1", "f"), message)), "m")["messages"][1:] == [
         {"role": "tool", "tool_call_id": "call_1", "content": "42"},
         {"role": "user", "content": "and then?"},
     ]
@@ -237,11 +238,11 @@ def test_user_text_parts_are_joined_and_results_in_a_user_turn_become_tool_messa
     ],
 )
 def test_request_body_options(options: dict[str, Any], request_: Request, expected: dict[str, Any]) -> None:
-    assert request_body("m", request_, **options) == expected
+    assert request_body(request_, "m", **options) == expected
 
 
 def test_tool_without_description_leaves_it_out() -> None:
-    body = request_body("m", Request(tools=(ToolDefinition(name="noop"),)))
+    body = request_body(Request(tools=(ToolDefinition(name="noop"),)), "m")
     assert body["tools"] == [
         {"type": "function", "function": {"name": "noop", "parameters": {"type": "object", "properties": {}}}}
     ]
@@ -280,39 +281,38 @@ def test_request_headers(
     per_request: dict[str, str] | None,
     expected: dict[str, str],
 ) -> None:
-    assert request_headers(api_key, headers, per_request) == expected
+    transport = MemoryTransport(Reply.of(STREAM_OK))
+    model = OpenAIChatModel("m", api_key=api_key, headers=headers, transport=transport)
+    list(model.stream(Request(messages=(user_message("hi"),), headers=per_request or {}), Context()))
+    assert transport.sent[0].headers == expected
 
 
-# --- on the wire (responses) --------------------------------------------------
+# --- what is sent ---------------------------------------------------------------
 
 
-def sent_body(call: Any) -> dict[str, Any]:
-    body = call.request.body
-    parsed: dict[str, Any] = json.loads(body if isinstance(body, (str, bytes)) else b"")
-    return parsed
-
-
-@responses.activate
-def test_wire_body_and_headers_with_key() -> None:
-    responses.add(responses.POST, URL, body=STREAM_OK, status=200, content_type="text/event-stream")
+def test_sent_body_and_headers_with_key() -> None:
+    transport = MemoryTransport(Reply.of(STREAM_OK))
     model = OpenAIChatModel(
         "gpt-4o-mini",
         api_key="sk-secret",
         base_url="https://api.example.test/v1/",
+        transport=transport,
         headers={"HTTP-Referer": "https://app.example"},
         extra_body={"temperature": 0},
     )
     request = Request(system="Be brief.", messages=history(), tools=(WEATHER,), headers={"X-Run": "7"})
     parts = list(model.stream(request, Context()))
     assert [p.kind.value for p in parts] == ["text-delta", "step-finish"]
-    assert len(responses.calls) == 1
-    call = responses.calls[0]
-    assert call.request.url == URL
-    assert call.request.headers["Authorization"] == "Bearer sk-secret"
-    assert call.request.headers["Content-Type"] == "application/json"
-    assert call.request.headers["HTTP-Referer"] == "https://app.example"
-    assert call.request.headers["X-Run"] == "7"
-    body = sent_body(call)
+    [sent] = transport.sent
+    assert (sent.method, sent.url, sent.timeout) == ("POST", URL, Timeout())
+    assert sent.headers == {
+        "Content-Type": "application/json",
+        "Accept": "text/event-stream",
+        "Authorization": "Bearer sk-secret",
+        "HTTP-Referer": "https://app.example",
+        "X-Run": "7",
+    }
+    body = sent.json()
     assert body["stream"] is True
     assert body["stream_options"] == {"include_usage": True}
     assert body["temperature"] == 0
@@ -322,13 +322,13 @@ def test_wire_body_and_headers_with_key() -> None:
     assert "max_tokens" not in body
 
 
-@responses.activate
-def test_wire_no_authorization_without_key_and_developer_role() -> None:
-    local = "http://localhost:11434/v1/chat/completions"
-    responses.add(responses.POST, local, body=STREAM_OK, status=200, content_type="text/event-stream")
+def test_no_authorization_without_key_and_developer_role() -> None:
+    transport = MemoryTransport(Reply.of(STREAM_OK))
     model = OpenAIChatModel(
         "llama3.2",
         base_url="http://localhost:11434/v1",
+        transport=transport,
+        timeout=Timeout(connect=2.0, read=30.0),
         system_role="developer",
         max_tokens_field="max_completion_tokens",
         include_usage=False,
@@ -336,9 +336,11 @@ def test_wire_no_authorization_without_key_and_developer_role() -> None:
     list(
         model.stream(Request(system="rules", messages=(user_message("hi"),), max_output_tokens=64), Context())
     )
-    call = responses.calls[0]
-    assert "Authorization" not in call.request.headers
-    body = sent_body(call)
+    [sent] = transport.sent
+    assert sent.url == "http://localhost:11434/v1/chat/completions"
+    assert sent.timeout == Timeout(connect=2.0, read=30.0)
+    assert "Authorization" not in sent.headers
+    body = sent.json()
     assert body["messages"][0] == {"role": "developer", "content": "rules"}
     assert body["max_completion_tokens"] == 64
     assert "max_tokens" not in body
@@ -359,29 +361,21 @@ def test_repr_and_errors_never_show_the_key() -> None:
 
 
 @pytest.mark.parametrize(
-    "kwargs",
+    ("kwargs", "message"),
     [
-        {"system_role": "user"},
-        {"max_tokens_field": "max_output_tokens"},
-        {"timeout": (0, 10)},
-        {"timeout": (10,)},
-        {"timeout": (10, -1)},
-        {"idle_timeout": 0},
-        {"idle_timeout": float("nan")},
+        ({"system_role": "user"}, r"^system_role must be one of 'system', 'developer'; got 'user'$"),
+        (
+            {"max_tokens_field": "max_output_tokens"},
+            r"^max_tokens_field must be one of 'max_tokens', 'max_completion_tokens'; "
+            r"got 'max_output_tokens'$",
+        ),
+        ({"include_usage": 1}, r"^include_usage must be one of True, False; got 1$"),
+        ({"reasoning_format": "thoughts"}, r"^reasoning_format must be one of None, 'reasoning_content', "),
     ],
 )
-def test_bad_options_are_config_errors(kwargs: dict[str, Any]) -> None:
-    with pytest.raises(ConfigError):
+def test_bad_options_are_config_errors(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
         OpenAIChatModel("m", **kwargs)
-    with pytest.raises(ValueError, match="model"):
-        OpenAIChatModel("")
-
-
-def test_own_session_ignores_the_environment_and_a_given_one_is_used() -> None:
-    model = OpenAIChatModel("m")
-    assert model._session.trust_env is False
-    session = requests.Session()
-    assert OpenAIChatModel("m", session=session)._session is session
 
 
 def _circular() -> dict[str, Any]:
@@ -422,6 +416,8 @@ def test_extra_body_that_is_not_a_json_object_is_a_config_error(extra_body: Any,
 
 def test_extra_body_is_copied_at_construction() -> None:
     extra: dict[str, Any] = {"seed": 1}
-    model = OpenAIChatModel("m", extra_body=extra)
+    transport = MemoryTransport(Reply.of(STREAM_OK))
+    model = OpenAIChatModel("m", extra_body=extra, transport=transport)
     extra["seed"] = 2
-    assert model._extra_body == {"seed": 1}
+    list(model.stream(Request(messages=(user_message("hi"),)), Context()))
+    assert transport.sent[0].json()["seed"] == 1

@@ -19,18 +19,17 @@ from agentcore import (
     ToolCall,
     Usage,
 )
-from agentcore.providers.openai_stream import (
+from agentcore.providers.openai.chat.stream import (
     MISTRAL_THINKING,
     REASONING,
     REASONING_CONTENT,
     REASONING_DETAILS,
-    ChunkState,
+    StreamState,
     map_finish_reason,
     merge_details,
-    stream_error,
-    synthesize_id,
     usage_from,
 )
+from agentcore.providers.openai.shared import error_event, synthesize_id
 from agentcore.transport.sse import DONE, Event
 
 # --- helpers ----------------------------------------------------------------
@@ -62,8 +61,8 @@ def ids() -> Any:
     return lambda: f"call_synth_{next(counter)}"
 
 
-def feed_all(events: list[Event], state: ChunkState | None = None) -> list[StreamPart]:
-    state = state or ChunkState(new_id=ids())
+def feed_all(events: list[Event], state: StreamState | None = None) -> list[StreamPart]:
+    state = state or StreamState(new_id=ids())
     parts: list[StreamPart] = []
     for event in events:
         parts.extend(state.feed(event))
@@ -188,7 +187,7 @@ def test_usage_of_the_wrong_shape_is_an_upstream_error(usage: Any, message: str)
     assert info.value.message == f"an event of the wrong shape in the stream: {message}"
 
 
-# --- stream_error -------------------------------------------------------------
+# --- error_event -------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -246,7 +245,7 @@ def test_usage_of_the_wrong_shape_is_an_upstream_error(usage: Any, message: str)
     ],
 )
 def test_stream_error_classification(payload: dict[str, Any], expected: ErrorClass) -> None:
-    error = stream_error(payload)
+    error = error_event(payload)
     assert isinstance(error, ModelError)
     assert error.error_class is expected
     assert error.retry_after == 0.0
@@ -254,11 +253,11 @@ def test_stream_error_classification(payload: dict[str, Any], expected: ErrorCla
 
 
 def test_stream_error_message_names_type_code_and_message() -> None:
-    error = stream_error(
+    error = error_event(
         {"error": {"message": "Tool choice is required", "type": "invalid_request_error", "code": "x"}}
     )
     assert error.message == "error in the stream (invalid_request_error, x): Tool choice is required"
-    assert stream_error({}, fallback="gone").message == "error in the stream: gone"
+    assert error_event({}, fallback="gone").message == "error in the stream: gone"
 
 
 def test_synthesize_id_is_call_and_hex() -> None:
@@ -269,11 +268,11 @@ def test_synthesize_id_is_call_and_hex() -> None:
     assert first != second
 
 
-# --- ChunkState: text ---------------------------------------------------------
+# --- StreamState: text ---------------------------------------------------------
 
 
 def test_text_deltas_are_emitted_as_they_arrive() -> None:
-    state = ChunkState()
+    state = StreamState()
     assert state.feed(chunk({"role": "assistant", "content": "Hel"})) == [StreamPart.text_delta("Hel")]
     assert state.feed(chunk({"content": ""})) == []
     assert state.feed(chunk({"content": None, "refusal": None})) == []
@@ -281,7 +280,7 @@ def test_text_deltas_are_emitted_as_they_arrive() -> None:
 
 
 def test_content_array_text_parts_are_text_and_thinking_parts_reasoning() -> None:
-    state = ChunkState(origin="api.mistral.ai")
+    state = StreamState(origin="api.mistral.ai")
     thinking = {
         "type": "thinking",
         "thinking": [{"type": "text", "text": "hmm"}, {"type": "text", "text": "!"}],
@@ -310,7 +309,7 @@ def test_content_array_text_parts_are_text_and_thinking_parts_reasoning() -> Non
     ],
 )
 def test_annotations_empty_reasoning_and_extras_are_passed_over(delta: dict[str, Any]) -> None:
-    state = ChunkState()
+    state = StreamState()
     assert state.feed(chunk(delta, obfuscation="abc", x_groq={"id": "req_1"})) == []
     assert state.feed(chunk(finish="stop")) == []
     assert state.finish() == [StreamPart.step_finish(FinishReason.STOP)]
@@ -334,7 +333,7 @@ def test_refusal_is_text() -> None:
     ]
 
 
-# --- ChunkState: reasoning ----------------------------------------------------
+# --- StreamState: reasoning ----------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -342,7 +341,7 @@ def test_refusal_is_text() -> None:
     [("reasoning_content", REASONING_CONTENT), ("reasoning", REASONING)],
 )
 def test_plain_reasoning_field_streams_then_one_block_before_the_text(field: str, fmt: str) -> None:
-    state = ChunkState(origin="api.example.test")
+    state = StreamState(origin="api.example.test")
     parts = feed_all(
         [
             chunk({"role": "assistant", field: "Let me ", "content": None}),
@@ -426,7 +425,7 @@ def details(*entries: dict[str, Any], reasoning: str | None = None) -> Event:
 def test_reasoning_details_fragments_merge_by_index_and_are_kept_verbatim() -> None:
     """OpenRouter in front of Claude: text fragments, then the signature alone."""
     fmt = "anthropic-claude-v1"
-    state = ChunkState(origin="openrouter.ai")
+    state = StreamState(origin="openrouter.ai")
     parts = feed_all(
         [
             details({"type": "reasoning.text", "text": "", "signature": "", "format": fmt, "index": 0}),
@@ -522,7 +521,7 @@ def test_merge_details(fragments: list[Any], merged: list[dict[str, Any]]) -> No
 
 def test_gemini_thought_signature_is_kept_on_its_call() -> None:
     extra = {"google": {"thought_signature": "c2lnbmF0dXJl"}}
-    state = ChunkState(new_id=ids(), origin="generativelanguage.googleapis.com")
+    state = StreamState(new_id=ids(), origin="generativelanguage.googleapis.com")
     first = call(0, "fc_1", "get_weather", '{"city":"Paris"}')
     parts = feed_all(
         [
@@ -544,7 +543,7 @@ def test_gemini_thought_signature_is_kept_on_its_call() -> None:
 
 
 def test_other_choices_and_odd_payloads_are_ignored() -> None:
-    state = ChunkState()
+    state = StreamState()
     other = Event("message", {"choices": [{"index": 1, "delta": {"content": "no"}, "finish_reason": "stop"}]})
     assert state.feed(other) == []
     assert state.finish_reason is None
@@ -555,7 +554,7 @@ def test_other_choices_and_odd_payloads_are_ignored() -> None:
     ]
 
 
-# --- ChunkState: tool calls ---------------------------------------------------
+# --- StreamState: tool calls ---------------------------------------------------
 
 
 def test_empty_or_whitespace_arguments_mean_empty_object() -> None:
@@ -615,7 +614,7 @@ def test_a_new_id_at_a_used_index_starts_a_new_call() -> None:
 
 
 def test_index_zero_is_an_index_and_ids_are_synthesized_once() -> None:
-    state = ChunkState(new_id=ids())
+    state = StreamState(new_id=ids())
     parts = feed_all(
         [
             tools(call(0, name="search", arguments="")),
@@ -630,7 +629,7 @@ def test_index_zero_is_an_index_and_ids_are_synthesized_once() -> None:
 
 def test_a_second_call_with_the_first_calls_id_gets_its_own() -> None:
     # A server that names every parallel call "call_0": two calls at indexes 0 and 1.
-    state = ChunkState(new_id=ids())
+    state = StreamState(new_id=ids())
     parts = feed_all(
         [
             tools(call(0, "call_0", "pay", '{"amount": 500}')),
@@ -753,11 +752,11 @@ def test_legacy_function_call_delta_is_a_call() -> None:
     assert parts[-1] == StreamPart.step_finish(FinishReason.TOOL_CALLS)
 
 
-# --- ChunkState: finish, usage, completion ----------------------------------
+# --- StreamState: finish, usage, completion ----------------------------------
 
 
 def test_finish_reason_survives_later_nulls_and_empty_strings() -> None:
-    state = ChunkState()
+    state = StreamState()
     state.feed(chunk({"content": "a"}, finish=""))
     complete_before_finish = state.complete
     state.feed(chunk(finish="stop"))
@@ -771,7 +770,7 @@ def test_finish_reason_survives_later_nulls_and_empty_strings() -> None:
 
 
 def test_last_non_null_usage_wins_and_is_never_summed() -> None:
-    state = ChunkState()
+    state = StreamState()
     state.feed(chunk({"content": "a"}, usage={"prompt_tokens": 5, "completion_tokens": 1}))
     state.feed(chunk({"content": "b"}, usage={"prompt_tokens": 5, "completion_tokens": 2}))
     state.feed(chunk(finish="stop", usage={"prompt_tokens": 5, "completion_tokens": 3}))
@@ -780,7 +779,7 @@ def test_last_non_null_usage_wins_and_is_never_summed() -> None:
 
 
 def test_groq_x_groq_usage_is_a_fallback_only() -> None:
-    state = ChunkState()
+    state = StreamState()
     state.feed(chunk(finish="stop", x_groq={"usage": {"prompt_tokens": 9, "completion_tokens": 4}}))
     assert state.usage == Usage(9, 4, 0, 0)
     state.feed(
@@ -790,7 +789,7 @@ def test_groq_x_groq_usage_is_a_fallback_only() -> None:
 
 
 def test_done_completes_the_step_and_content_decides_the_reason() -> None:
-    state = ChunkState()
+    state = StreamState()
     state.feed(chunk({"content": "4"}))
     assert state.feed(DONE_EVENT) == []
     assert state.done
@@ -811,8 +810,9 @@ def test_done_completes_the_step_and_content_decides_the_reason() -> None:
 def test_done_without_a_finish_reason_after_no_text_or_call_is_a_cut_stream(events: list[Event]) -> None:
     # servers that send no finish reason send the answer (the recorded Kimi
     # and Snowflake streams): without one, [DONE] alone is no empty answer
-    state = ChunkState()
-    list(state.parts(events, lambda: None))
+    state = StreamState()
+    for event in events:
+        state.feed(event)
     assert state.complete
     with pytest.raises(ModelError) as info:
         state.finish()
@@ -821,9 +821,8 @@ def test_done_without_a_finish_reason_after_no_text_or_call_is_a_cut_stream(even
 
 
 def test_done_without_a_finish_reason_after_text_on_the_short_path_is_an_answer() -> None:
-    state = ChunkState()
-    parts = list(state.parts([chunk({"content": "4"}), DONE_EVENT], lambda: None))
-    assert parts + state.finish() == [StreamPart.text_delta("4"), StreamPart.step_finish(FinishReason.STOP)]
+    parts = feed_all([chunk({"content": "4"}), DONE_EVENT])
+    assert parts == [StreamPart.text_delta("4"), StreamPart.step_finish(FinishReason.STOP)]
 
 
 WRONG_SHAPES: list[tuple[Any, str]] = [
@@ -881,20 +880,20 @@ WRONG_SHAPES: list[tuple[Any, str]] = [
 @pytest.mark.parametrize(("data", "message"), WRONG_SHAPES, ids=[m for _, m in WRONG_SHAPES])
 def test_a_chunk_of_the_wrong_shape_is_an_upstream_error_naming_the_field(data: Any, message: str) -> None:
     # read as absent, each ended the step with finish=stop and empty text
-    state = ChunkState()
     with pytest.raises(ModelError) as info:
-        list(state.parts([Event("message", data), chunk(finish="stop"), DONE_EVENT], lambda: None))
+        feed_all([Event("message", data), chunk(finish="stop"), DONE_EVENT])
     assert info.value.error_class is ErrorClass.UPSTREAM
     assert info.value.message == f"an event of the wrong shape in the stream: {message}"
 
 
 def test_usage_of_the_wrong_shape_fails_the_step_at_its_end() -> None:
-    state = ChunkState()
+    state = StreamState()
     events = [
         chunk({"content": "Hi"}, finish="stop"),
         Event("message", {"choices": [], "usage": {"prompt_tokens": "9"}}),
+        DONE_EVENT,
     ]
-    assert list(state.parts([*events, DONE_EVENT], lambda: None)) == [StreamPart.text_delta("Hi")]
+    assert [part for event in events for part in state.feed(event)] == [StreamPart.text_delta("Hi")]
     with pytest.raises(ModelError) as info:
         state.finish()
     assert info.value.error_class is ErrorClass.UPSTREAM
@@ -902,7 +901,7 @@ def test_usage_of_the_wrong_shape_fails_the_step_at_its_end() -> None:
 
 
 def test_a_stream_cut_before_finish_and_done_is_transient() -> None:
-    state = ChunkState()
+    state = StreamState()
     state.feed(chunk({"content": "Hel"}))
     with pytest.raises(ModelError) as info:
         state.finish()
@@ -911,16 +910,16 @@ def test_a_stream_cut_before_finish_and_done_is_transient() -> None:
 
 
 def test_a_finish_reason_alone_completes_the_step() -> None:
-    state = ChunkState()
+    state = StreamState()
     state.feed(chunk({"content": "Hi"}, finish="stop"))
     assert state.finish() == [StreamPart.step_finish(FinishReason.STOP)]
 
 
-# --- ChunkState: errors inside the stream -----------------------------------
+# --- StreamState: errors inside the stream -----------------------------------
 
 
 def test_error_object_alone_raises_and_records_usage() -> None:
-    state = ChunkState()
+    state = StreamState()
     state.feed(chunk({"content": ""}, finish="length"))
     error_chunk = chunk(
         {"content": ""},
@@ -935,19 +934,19 @@ def test_error_object_alone_raises_and_records_usage() -> None:
 
 
 def test_error_object_without_choices_raises() -> None:
-    state = ChunkState()
+    state = StreamState()
     with pytest.raises(ModelError) as info:
         state.feed(Event("message", {"error": {"message": "Rate limit", "code": 429}}))
     assert info.value.error_class is ErrorClass.RATE_LIMITED
 
 
 def test_null_error_field_is_not_an_error() -> None:
-    state = ChunkState()
+    state = StreamState()
     assert state.feed(chunk({"content": "ok"}, error=None)) == [StreamPart.text_delta("ok")]
 
 
 def test_finish_reason_error_raises_never_finishes() -> None:
-    state = ChunkState()
+    state = StreamState()
     state.feed(chunk({"content": "partial"}))
     with pytest.raises(ModelError) as info:
         state.feed(chunk(finish="error"))
@@ -956,7 +955,7 @@ def test_finish_reason_error_raises_never_finishes() -> None:
 
 
 def test_finish_reason_error_with_an_error_object_uses_it() -> None:
-    state = ChunkState()
+    state = StreamState()
     with pytest.raises(ModelError) as info:
         state.feed(chunk(finish="error", error={"code": 502, "message": "Provider disconnected"}))
     assert info.value.error_class is ErrorClass.TRANSIENT
@@ -964,7 +963,7 @@ def test_finish_reason_error_with_an_error_object_uses_it() -> None:
 
 
 def test_named_error_event_raises() -> None:
-    state = ChunkState()
+    state = StreamState()
     payload = {
         "error": {
             "message": "Tool choice is required",
@@ -976,11 +975,16 @@ def test_named_error_event_raises() -> None:
         state.feed(Event("error", payload))
     assert info.value.error_class is ErrorClass.INVALID_REQUEST
     with pytest.raises(ModelError) as info:
-        ChunkState().feed(Event("error", {"message": "Overloaded", "type": "overloaded_error"}))
+        StreamState().feed(Event("error", {"message": "Overloaded", "type": "overloaded_error"}))
     assert info.value.error_class is ErrorClass.OVERLOADED
 
 
-# --- ChunkState.parts: the short paths give what feed() gives -------------------
+# --- StreamState.feed: the short paths give what the general path gives -------------
+
+
+class General(dict[str, Any]):
+    """A chunk that is not exactly a ``dict``: ``feed`` passes its short
+    paths over and takes the general path."""
 
 
 MIXED = [
@@ -1001,11 +1005,10 @@ MIXED = [
 ]
 
 
-def test_parts_short_paths_match_feed() -> None:
+def test_feed_short_paths_match_the_general_path() -> None:
     fed = feed_all(MIXED)
-    state = ChunkState(new_id=ids())
-    streamed = list(state.parts(MIXED, lambda: None)) + state.finish()
-    assert streamed == fed
+    general = [Event(e.event, General(e.data) if type(e.data) is dict else e.data) for e in MIXED]
+    assert feed_all(general) == fed
     assert [p.kind.value for p in fed] == [
         "reasoning-delta",
         "reasoning-delta",

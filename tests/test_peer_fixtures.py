@@ -15,8 +15,9 @@ and the format in ``tests/fixtures/README.md`` and ``peer/SOURCES.md``):
 
 ``exclude`` names oracle statements left out, with the reason.
 
-Every case is served whole by the local HTTP server and read through
-``AnthropicModel`` or ``OpenAIChatModel``, as a real response is. The text,
+Every case is answered whole on the in-memory transport and read through
+``AnthropicModel`` or ``OpenAIChatModel``, shell included, as a real
+response is. The text,
 the client tool calls (id, name, parsed input), the finish reason, the usage
 and whether the stream ended in a :class:`ModelError` must equal each oracle.
 Where agentcore deliberately differs from an oracle, the oracle value is
@@ -35,7 +36,7 @@ import pytest
 from agentcore import Context, ModelError, Request, StreamPart, StreamPartKind, user_message
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
-from tests.localserver import LocalServer, sse_reply
+from agentcore.transport.memory import MemoryTransport, Reply
 
 PEER = Path(__file__).parent / "fixtures" / "peer"
 CASES = sorted(p.relative_to(PEER).as_posix()[: -len(".sse")] for p in PEER.glob("*/*.sse"))
@@ -48,12 +49,6 @@ FOLDERS = {
     "pydantic_openai": "openai",
     "vercel_openai": "openai",
 }
-
-
-@pytest.fixture
-def server(shared_server: LocalServer) -> LocalServer:
-    """The module's one server, reset for each test (tests/conftest.py)."""
-    return shared_server
 
 
 def load(case: str) -> tuple[bytes, dict[str, Any]]:
@@ -79,17 +74,17 @@ def test_every_case_is_here_with_its_source() -> None:
 
 
 def adapter_parts(
-    server: LocalServer, provider: str, body: bytes
+    transport: MemoryTransport, provider: str, body: bytes
 ) -> tuple[list[StreamPart], ModelError | None]:
     """The parts ``AnthropicModel`` (``provider`` "anthropic") or
-    ``OpenAIChatModel`` yields for ``body`` served by ``server``, and the
+    ``OpenAIChatModel`` yields for ``body`` answered on ``transport``, and the
     ModelError the stream ended in, if any."""
-    server.add(sse_reply(body))
+    transport.add(Reply.of(body))
     model: AnthropicModel | OpenAIChatModel
     if provider == "anthropic":
-        model = AnthropicModel("claude-test", api_key=KEY, base_url=server.url, timeout=(5.0, 10.0))
+        model = AnthropicModel("claude-test", api_key=KEY, transport=transport)
     else:
-        model = OpenAIChatModel("test-model", base_url=server.url + "/v1", timeout=(5.0, 10.0))
+        model = OpenAIChatModel("test-model", transport=transport)
     parts: list[StreamPart] = []
     error: ModelError | None = None
     try:
@@ -97,14 +92,14 @@ def adapter_parts(
             parts.append(part)
     except ModelError as exc:
         error = exc
-    assert server.hits == 1
+    assert len(transport.sent) == 1
     return parts, error
 
 
-def replay(server: LocalServer, provider: str, body: bytes) -> dict[str, Any]:
+def replay(transport: MemoryTransport, provider: str, body: bytes) -> dict[str, Any]:
     """The adapter's reading of ``body``: the oracles' fields, plus ``error``
     (whether the stream ended in a ModelError)."""
-    parts, error = adapter_parts(server, provider, body)
+    parts, error = adapter_parts(transport, provider, body)
     finishes = [p for p in parts if p.kind is StreamPartKind.STEP_FINISH]
     if error is None:
         # a stream read to its end gives exactly one step-finish, the last part
@@ -263,9 +258,9 @@ def differences(got: dict[str, Any], want: dict[str, Any] | None, oracle: str) -
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_peer_case(server: LocalServer, case: str) -> None:
+def test_peer_case(transport: MemoryTransport, case: str) -> None:
     body, spec = load(case)
-    got = replay(server, spec["provider"], body)
+    got = replay(transport, spec["provider"], body)
     sdk = sdk_expectation(spec, body)
     vercel = vercel_expectation(spec)
     if sdk is None and vercel is None:

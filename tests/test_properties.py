@@ -47,9 +47,11 @@ from agentcore import (
     run,
     user_message,
 )
-from agentcore.providers import anthropic, openai
-from agentcore.providers.anthropic_stream import StepState
-from agentcore.providers.openai_stream import ChunkState
+from agentcore.providers.anthropic import request as anthropic_request
+from agentcore.providers.anthropic import stream as anthropic_stream
+from agentcore.providers.openai.chat import request as chat_request
+from agentcore.providers.openai.chat import stream as chat_stream
+from agentcore.providers.shell import StateMachine
 from agentcore.testing import ScriptedModel
 from agentcore.transport.sse import iter_events
 from tests.loop_helpers import FuncTool, assert_valid_history
@@ -73,20 +75,18 @@ def parts_of(path: Path, chunks: Iterable[bytes]) -> tuple[Any, ...]:
     state machine, and the error class if it ends in one."""
     parts: list[StreamPart] = []
     error: ErrorClass | None = None
+    state: StateMachine
+    if path.parent.name == "anthropic":
+        state = anthropic_stream.StreamState()
+    else:
+        ids = (f"call_synth_{n}" for n in itertools.count())
+        state = chat_stream.StreamState(new_id=lambda: next(ids))
     try:
-        if path.parent.name == "anthropic":
-            state = StepState()
-            for event in iter_events(chunks):
-                parts += state.feed(event.event, event.data)
-            parts += state.end_of_stream()
-        else:
-            ids = (f"call_synth_{n}" for n in itertools.count())
-            chunk_state = ChunkState(new_id=lambda: next(ids))
-            for event in iter_events(chunks):
-                parts += chunk_state.feed(event)
-                if chunk_state.done:
-                    break
-            parts += chunk_state.finish()
+        for event in iter_events(chunks):
+            parts += state.feed(event)
+            if state.done:
+                break
+        parts += state.finish()
     except ModelError as exc:
         error = exc.error_class
     return tuple(parts), error
@@ -309,7 +309,7 @@ def oracle(script: list[Step], step_limit: int, max_retries: int) -> Outcome:
 def check_sendable(history: list[Message]) -> None:
     """The history is valid, and both adapters build a well-formed request from it."""
     assert_valid_history(history)
-    body = anthropic.request_body(Request(messages=history), "claude-x", 100)
+    body = anthropic_request.request_body(Request(messages=history), "claude-x", max_tokens=100)
     roles = [turn["role"] for turn in body["messages"]]
     assert all(a != b for a, b in itertools.pairwise(roles)), roles
     assert roles[0] == "user"
@@ -322,7 +322,7 @@ def check_sendable(history: list[Message]) -> None:
         open_calls = [b["id"] for b in blocks if b["type"] == "tool_use"]
         assert all(isinstance(b["input"], dict) for b in blocks if b["type"] == "tool_use")
     assert open_calls == []
-    messages = openai.request_body("gpt-x", Request(messages=history))["messages"]
+    messages = chat_request.request_body(Request(messages=history), "gpt-x")["messages"]
     pending: list[str] = []
     for message in messages:
         if message["role"] == "tool":

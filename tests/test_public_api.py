@@ -251,13 +251,13 @@ def test_provider_constructors_follow_the_design() -> None:
     from agentcore.providers.anthropic import AnthropicModel
     from agentcore.providers.openai import OpenAIChatModel
 
-    for cls, base_url, key_default in (
-        (AnthropicModel, "https://api.anthropic.com", inspect.Parameter.empty),
-        (OpenAIChatModel, "https://api.openai.com/v1", None),
+    for cls, base_url in (
+        (AnthropicModel, "https://api.anthropic.com"),
+        (OpenAIChatModel, "https://api.openai.com/v1"),
     ):
         params = inspect.signature(cls.__init__).parameters
         assert list(params)[:2] == ["self", "model"]
         assert params["api_key"].kind is inspect.Parameter.KEYWORD_ONLY
-        assert params["api_key"].default == key_default
+        assert params["api_key"].default is None
         assert params["base_url"].default == base_url
-        assert params["session"].default is None
+        assert params["transport"].default is None

@@ -36,7 +36,7 @@ event or chunk, or a second ``message_start`` after content began) is read
 up to that point: ``text`` is what streamed before it, ``blocks`` the blocks
 that completed before it.
 
-Each stream is then served by the local HTTP server and read through the
+Each stream is then answered on the in-memory transport and read through the
 adapter: the ``reasoning-delta`` parts joined equal ``text``, and the
 ``reasoning`` parts, in order, carry each block's text, signature and data
 exactly, each after as much answer text as the provider sent before the block
@@ -52,17 +52,11 @@ from typing import Any
 import pytest
 
 from agentcore import Reasoning, StreamPartKind
-from tests.localserver import LocalServer
+from agentcore.transport.memory import MemoryTransport
 from tests.test_peer_fixtures import adapter_parts, payloads
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXPECTED = FIXTURES / "reasoning_expected.json"
-
-
-@pytest.fixture
-def server(shared_server: LocalServer) -> LocalServer:
-    """The module's one server, reset for each test (tests/conftest.py)."""
-    return shared_server
 
 
 def recorded_streams() -> dict[str, str]:
@@ -221,9 +215,9 @@ def carried(reasoning: Reasoning) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("name", sorted(stored()))
-def test_recorded_reasoning_through_the_adapter(server: LocalServer, name: str) -> None:
+def test_recorded_reasoning_through_the_adapter(transport: MemoryTransport, name: str) -> None:
     case = stored()[name]
-    parts, _ = adapter_parts(server, case["api"], (FIXTURES / f"{name}.sse").read_bytes())
+    parts, _ = adapter_parts(transport, case["api"], (FIXTURES / f"{name}.sse").read_bytes())
     streamed = "".join(p.text for p in parts if p.kind is StreamPartKind.REASONING_DELTA)
     assert streamed == case["text"]
     got = []

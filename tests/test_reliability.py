@@ -38,6 +38,7 @@ from agentcore import (
     user_message,
 )
 from agentcore.context import ManualClock
+from agentcore.transport import Timeout
 from tests.faults import DIALECTS, U1, U2, Dialect
 from tests.faults.measure import back_pressure, million_parts
 from tests.localserver import LocalServer, Pause, Reply, Stall, json_reply
@@ -109,7 +110,7 @@ def test_idle_timeout_ends_a_ping_only_stream_as_transient(server: LocalServer, 
         pings += [d.ping(), Pause(0.05)]
     server.add(stream(*pings, Stall()))
     # The read timeout alone would never fire: a ping arrives every 50 ms.
-    model = d.model(server.url, timeout=(2.0, 5.0), idle_timeout=0.4)
+    model = d.model(server.url, timeout=Timeout(connect=2.0, read=5.0, idle=0.4))
     start = time.monotonic()
     error = failed(run(LoopOptions(model=model, messages=[user_message("hi")], max_retries=0)))
     elapsed = time.monotonic() - start
@@ -123,7 +124,7 @@ def test_idle_timeout_ends_a_ping_only_stream_as_transient(server: LocalServer, 
 @pytest.mark.parametrize("d", DIALECTS, ids=DIALECT_IDS)
 def test_idle_timeout_is_retried_like_any_transient_failure(server: LocalServer, d: Dialect) -> None:
     server.add(stream(d.ping(), Pause(0.05), d.ping(), Stall()), stream(d.text_step(U2, "back")))
-    model = d.model(server.url, timeout=(2.0, 5.0), idle_timeout=0.3)
+    model = d.model(server.url, timeout=Timeout(connect=2.0, read=5.0, idle=0.3))
     result = run(LoopOptions(model=model, messages=[user_message("hi")], retry_base_delay=0.01)).result()
     assert (result.text, result.usage, server.hits) == ("back", U2, 2)
 
@@ -134,7 +135,7 @@ def test_idle_timeout_is_retried_like_any_transient_failure(server: LocalServer,
 @pytest.mark.parametrize("d", DIALECTS, ids=DIALECT_IDS)
 def test_deadline_bounds_retry_waits_on_server_hints(server: LocalServer, d: Dialect) -> None:
     server.add(json_reply(503, d.error_body("overloaded_error", "busy"), {"retry-after-ms": "300"}))
-    model = d.model(server.url, timeout=(2.0, 5.0))
+    model = d.model(server.url, timeout=Timeout(connect=2.0, read=5.0))
     clock = ManualClock()
     waits: list[float] = []
 
@@ -155,7 +156,7 @@ def test_deadline_bounds_retry_waits_on_server_hints(server: LocalServer, d: Dia
 @pytest.mark.parametrize("d", DIALECTS, ids=DIALECT_IDS)
 def test_deadline_bounds_the_computed_backoff(server: LocalServer, d: Dialect) -> None:
     server.add(json_reply(502, d.error_body("api_error", "bad gateway")))
-    model = d.model(server.url, timeout=(2.0, 5.0))
+    model = d.model(server.url, timeout=Timeout(connect=2.0, read=5.0))
     start = time.monotonic()
     options = LoopOptions(model=model, messages=[user_message("hi")], retry_base_delay=5.0)
     error = failed(run(options, Context(timeout=1.0)))
@@ -168,7 +169,7 @@ def test_deadline_bounds_the_computed_backoff(server: LocalServer, d: Dialect) -
 @pytest.mark.parametrize("d", DIALECTS, ids=DIALECT_IDS)
 def test_deadline_interrupts_a_stalled_read(server: LocalServer, d: Dialect) -> None:
     server.add(stream(d.head(U2), d.text("Hi"), Stall()))
-    model = d.model(server.url, timeout=(2.0, 30.0), idle_timeout=30.0)
+    model = d.model(server.url, timeout=Timeout(connect=2.0, read=30.0, idle=30.0))
     clock = ManualClock()
     reader = run(LoopOptions(model=model, messages=[user_message("hi")]), Context(timeout=0.5, clock=clock))
     assert next(reader).text == "Hi"
@@ -185,7 +186,7 @@ def test_deadline_interrupts_a_stalled_read(server: LocalServer, d: Dialect) -> 
 def test_deadline_bounds_a_run_of_many_steps_and_keeps_their_usage(server: LocalServer, d: Dialect) -> None:
     # Every step calls a tool, forever; the deadline passes after the third step.
     server.add(stream(d.tool_step("call_x", "echo", ["{}"], U1)))
-    model = d.model(server.url, timeout=(2.0, 5.0))
+    model = d.model(server.url, timeout=Timeout(connect=2.0, read=5.0))
     options = LoopOptions(model=model, messages=[user_message("hi")], tools=[Quick()], step_limit=100)
     clock = ManualClock()
     reader = run(options, Context(timeout=0.8, clock=clock))

@@ -1,7 +1,7 @@
 """Every recorded OpenAI Responses stream in ``tests/fixtures/openai_responses``
-conforms to what its oracles assert: through the adapter against the local
-HTTP server (the whole body in one write, and in 997-byte writes), and
-through the pure state machine fed with the whole body and 7-byte reads.
+conforms to what its oracles assert: through the adapter on the in-memory
+transport (the whole body in one read, and in 997-byte reads), and through
+the pure state machine fed with the whole body and 7-byte reads.
 
 Each ``<group>/<name>.sse`` is a response body another project recorded (or
 wrote) for its own tests; ``<name>.json`` holds what each oracle expects, in
@@ -34,9 +34,9 @@ import pytest
 
 from agentcore import Context, ErrorClass, ModelError, Request, StreamPart, StreamPartKind, user_message
 from agentcore.providers.openai import OpenAIResponsesModel
-from agentcore.providers.responses import FORMAT, ResponseState
+from agentcore.providers.openai.responses.stream import FORMAT, StreamState
+from agentcore.transport.memory import MemoryTransport, Reply
 from agentcore.transport.sse import iter_events
-from tests.localserver import LocalServer, sse_reply
 
 FIXTURES = Path(__file__).parent / "fixtures" / "openai_responses"
 CASES = sorted(FIXTURES.glob("*/*.sse"))
@@ -46,10 +46,8 @@ ORACLES = {"vercel": "vercel", "sdk": "sdk", "source_expect": "source"}
 ORIGIN = "127.0.0.1"
 
 
-@pytest.fixture
-def server(shared_server: LocalServer) -> LocalServer:
-    """The module's one server, reset for each test (tests/conftest.py)."""
-    return shared_server
+BASE_URL = "http://127.0.0.1:8000/v1"
+"""Where the adapter sends (the in-memory transport answers)."""
 
 
 def case_of(path: Path) -> dict[str, Any]:
@@ -183,7 +181,7 @@ def pieces(body: bytes, size: int) -> list[bytes]:
 
 
 def through_state(chunks: Iterable[bytes]) -> tuple[list[StreamPart], ModelError | None]:
-    state = ResponseState(ORIGIN)
+    state = StreamState(ORIGIN)
     parts: list[StreamPart] = []
     try:
         for event in iter_events(chunks):
@@ -197,10 +195,10 @@ def through_state(chunks: Iterable[bytes]) -> tuple[list[StreamPart], ModelError
 
 
 def through_adapter(
-    server: LocalServer, body: bytes, piece: int
+    transport: MemoryTransport, body: bytes, piece: int
 ) -> tuple[list[StreamPart], ModelError | None]:
-    server.add(sse_reply(body, piece=piece))
-    model = OpenAIResponsesModel("test-model", base_url=server.url + "/v1", timeout=(5, 10))
+    transport.add(Reply.of(body, piece=piece))
+    model = OpenAIResponsesModel("test-model", base_url=BASE_URL, transport=transport)
     parts: list[StreamPart] = []
     try:
         for part in model.stream(Request(messages=(user_message("hi"),)), Context()):
@@ -221,13 +219,14 @@ def test_fixture_through_the_state_machine(path: Path, piece: int) -> None:
 
 @pytest.mark.parametrize("path", CASES, ids=IDS)
 @pytest.mark.parametrize("piece", [0, 997])
-def test_fixture_through_the_adapter(server: LocalServer, path: Path, piece: int) -> None:
+def test_fixture_through_the_adapter(transport: MemoryTransport, path: Path, piece: int) -> None:
     case = case_of(path)
-    got = summary(*through_adapter(server, path.read_bytes(), piece))
+    got = summary(*through_adapter(transport, path.read_bytes(), piece))
     check(got, case, f"{path.parent.name}/{path.stem}")
-    check_reasoning_items(got, case, f"127.0.0.1:{server.port}")
-    assert server.hits == 1
-    sent = server.requests[0]
-    assert sent["path"] == "/v1/responses"
-    assert sent["body"]["stream"] is True
-    assert sent["body"]["store"] is False
+    check_reasoning_items(got, case, "127.0.0.1:8000")
+    assert len(transport.sent) == 1
+    sent = transport.sent[0]
+    assert sent.url == BASE_URL + "/responses"
+    body = sent.json()
+    assert body["stream"] is True
+    assert body["store"] is False

@@ -39,7 +39,8 @@ from agentcore import (
 )
 from agentcore.providers.openai import OpenAIResponsesModel
 from agentcore.testing import check_model
-from agentcore.transport.http import CancellableHTTPAdapter
+from agentcore.transport import Timeout
+from agentcore.transport.http import CancellableHTTPAdapter, HTTPTransport
 from tests.localserver import Action, Close, LocalServer, Pause, Reply, Reset, Stall, json_reply, sse_reply
 from tests.loop_helpers import nested, not_utf8_requests, wait_until
 
@@ -76,7 +77,7 @@ def server(shared_server: LocalServer) -> LocalServer:
 
 
 def model_for(server: LocalServer, **kwargs: Any) -> OpenAIResponsesModel:
-    kwargs.setdefault("timeout", (5, 10))
+    kwargs.setdefault("timeout", Timeout(connect=5, read=10))
     return OpenAIResponsesModel("gpt-5", base_url=server.url + "/v1", **kwargs)
 
 
@@ -416,7 +417,7 @@ def test_a_body_that_ends_before_the_response_completed_is_transient(
 def test_nothing_after_the_completed_event_is_waited_for(server: LocalServer) -> None:
     server.add(Reply(actions=[HELLO, Stall()]))
     started = time.monotonic()
-    parts, error = collect(model_for(server, timeout=(5, 30)))
+    parts, error = collect(model_for(server, timeout=Timeout(connect=5, read=30)))
     assert error is None
     assert parts == DONE_PARTS
     assert time.monotonic() - started < 1.5
@@ -425,7 +426,7 @@ def test_nothing_after_the_completed_event_is_waited_for(server: LocalServer) ->
 def test_a_stall_after_one_delta_times_out_as_transient(server: LocalServer) -> None:
     server.add(Reply(actions=[HI, Stall()]))
     started = time.monotonic()
-    parts, error = collect(model_for(server, timeout=(5, 0.5)))
+    parts, error = collect(model_for(server, timeout=Timeout(connect=5, read=0.5)))
     assert time.monotonic() - started < 1.5
     assert parts == [StreamPart.text_delta("Hi")]
     assert isinstance(error, ModelError)
@@ -437,7 +438,7 @@ def test_keepalives_without_content_hit_the_idle_timeout(server: LocalServer) ->
     keepalive: list[Action] = [b": keep-alive\n\n", Pause(0.2)]
     server.add(Reply(actions=[CREATED, *(keepalive * 25)]))
     started = time.monotonic()
-    parts, error = collect(model_for(server, idle_timeout=0.5))
+    parts, error = collect(model_for(server, timeout=Timeout(idle=0.5)))
     assert time.monotonic() - started < 1.5
     assert parts == []
     assert isinstance(error, ModelError)
@@ -458,7 +459,7 @@ def test_closing_the_generator_closes_the_response(server: LocalServer) -> None:
     stream = model_for(server).stream(REQUEST, Context())
     assert next(stream) == StreamPart.text_delta("x")
     started = time.monotonic()
-    stream.close()  # type: ignore[attr-defined]  # Model.stream is an Iterator; the adapter returns a generator
+    stream.close()
     assert time.monotonic() - started < 0.5
     assert wait_until(lambda: server.disconnects >= 1)
     assert server.hits == 1
@@ -467,7 +468,7 @@ def test_closing_the_generator_closes_the_response(server: LocalServer) -> None:
 def test_cancel_from_another_thread_while_blocked(server: LocalServer) -> None:
     server.add(Reply(actions=[HI, Stall()]))
     ctx = Context()
-    stream = model_for(server, timeout=(5, 30)).stream(REQUEST, ctx)
+    stream = model_for(server, timeout=Timeout(connect=5, read=30)).stream(REQUEST, ctx)
     assert next(stream) == StreamPart.text_delta("Hi")
     cancelled_at: list[float] = []
 
@@ -491,7 +492,7 @@ def test_cancel_while_waiting_for_the_headers(server: LocalServer) -> None:
     timer = threading.Timer(0.2, ctx.cancel)
     timer.start()
     started = time.monotonic()
-    parts, error = collect(model_for(server, timeout=(5, 30)), ctx)
+    parts, error = collect(model_for(server, timeout=Timeout(connect=5, read=30)), ctx)
     timer.join()
     assert parts == []
     assert isinstance(error, Canceled)
@@ -543,7 +544,7 @@ def test_finished_streams_reuse_the_connection_even_with_data_after_the_terminal
     port_server: PortServer,
 ) -> None:
     port_server.add(sse_reply(HELLO + b"data: [DONE]\n\n" + FAILED_OVERLOADED))
-    model = model_for(port_server, session=one_connection_session())
+    model = model_for(port_server, transport=HTTPTransport(one_connection_session()))
     for _ in range(3):
         assert collect(model) == (DONE_PARTS, None)
     assert port_server.hits == 3
@@ -557,7 +558,7 @@ def test_error_streams_release_the_connection(port_server: PortServer) -> None:
         json_reply(500, openai_error("boom", "server_error")),
         sse_reply(HELLO),
     )
-    model = model_for(port_server, session=one_connection_session())
+    model = model_for(port_server, transport=HTTPTransport(one_connection_session()))
     outcomes: list[Any] = []
 
     def work() -> None:

@@ -1,5 +1,5 @@
 """``OpenAIResponsesModel`` driven by ``run()`` through a three-step tool loop
-against a local server that checks every request's input items the way the
+against a fake API (on the in-memory transport) that checks every request's input items the way the
 Responses API documents and answers its real errors when they are wrong:
 
 * a ``function_call`` item whose ``fc_`` id the server issued after a
@@ -29,12 +29,10 @@ import base64
 import json
 import os
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import attrs
 import pytest
-import requests
 
 from agentcore import (
     ErrorClass,
@@ -51,9 +49,12 @@ from agentcore import (
     user_message,
 )
 from agentcore.providers.openai import OpenAIResponsesModel
-from agentcore.providers.responses import FORMAT, request_body
+from agentcore.providers.openai.responses.request import request_body
+from agentcore.providers.openai.responses.stream import FORMAT
+from agentcore.transport import Timeout
+from agentcore.transport.memory import MemoryTransport, Reply, SentRequest
 from agentcore.types import Request, Role, reasoning_part, text_part
-from tests.localserver import LocalServer, Reply, json_reply, sse_reply
+from tests.canned import json_answer
 
 CITIES = {"Oslo": "12 C", "Bergen": "9 C", "Tromsø": "3 C"}
 ANSWER = "Oslo has 12 C, Bergen 9 C and Tromsø 3 C."
@@ -76,18 +77,20 @@ def get_weather(city: str) -> str:
 
 
 def api_error(status: int, message: str) -> Reply:
-    return json_reply(
+    return json_answer(
         status,
         {"error": {"message": message, "type": "invalid_request_error", "param": "input", "code": None}},
     )
 
 
 class ResponsesAPI:
-    """A Responses API on a local server: three scripted steps (reasoning then
+    """A fake Responses API, answering on the in-memory transport: three scripted steps (reasoning then
     a call; reasoning, a call, reasoning, a call; reasoning then the answer),
     streamed as api.openai.com streams them, after the input was checked."""
 
-    def __init__(self) -> None:
+    def __init__(self, base_url: str = "https://responses.test/v1") -> None:
+        self.base_url = base_url
+        """Where the API is: its origin decides which reasoning goes back to it."""
         self._lock = threading.Lock()
         self.encrypted: dict[str, str] = {}
         """rs_ id -> the encrypted content issued for it."""
@@ -96,10 +99,10 @@ class ResponsesAPI:
         self.stored: dict[str, list[dict[str, Any]]] = {}
         """response id -> its whole context (input then output), when stored."""
         self.errors: list[str] = []
-        self.server = LocalServer(responder=self.respond)
+        self.transport = MemoryTransport(respond=self.respond)
 
-    def respond(self, record: dict[str, Any]) -> Reply:
-        body = record["body"]
+    def respond(self, sent: SentRequest) -> Reply:
+        body = sent.json()
         context = list(body["input"])
         previous = body.get("previous_response_id")
         if previous is not None:
@@ -109,7 +112,7 @@ class ResponsesAPI:
                 context = self.stored[previous] + context
         error = self.check(context, store=bool(body.get("store")))
         if error is not None:
-            body_bytes = error.actions[0]
+            body_bytes = error.chunks[0]
             assert isinstance(body_bytes, bytes)
             self.errors.append(body_bytes.decode())
             return error
@@ -119,7 +122,7 @@ class ResponsesAPI:
         if body.get("store"):
             with self._lock:
                 self.stored[response_id] = context + output
-        return sse_reply(stream(response_id, output, text), piece=301)
+        return Reply.of(stream(response_id, output, text), piece=301)
 
     def check(self, items: list[dict[str, Any]], *, store: bool) -> Reply | None:
         seen_reasoning: set[str] = set()
@@ -310,17 +313,13 @@ def stream(response_id: str, output: list[dict[str, Any]], text: str) -> bytes:
 
 
 @pytest.fixture
-def api() -> Iterator[ResponsesAPI]:
-    fake = ResponsesAPI()
-    try:
-        yield fake
-    finally:
-        fake.server.close()
+def api() -> ResponsesAPI:
+    return ResponsesAPI()
 
 
 def model_for(api: ResponsesAPI, **kwargs: Any) -> OpenAIResponsesModel:
     return OpenAIResponsesModel(
-        "gpt-5", api_key="sk-test-0123456789", base_url=api.server.url + "/v1", **kwargs
+        "gpt-5", api_key="sk-test-0123456789", base_url=api.base_url, transport=api.transport, **kwargs
     )
 
 
@@ -336,7 +335,7 @@ def options(model: OpenAIResponsesModel, messages: Any = None, **kwargs: Any) ->
 
 
 def inputs(api: ResponsesAPI) -> list[list[dict[str, Any]]]:
-    return [r["body"]["input"] for r in api.server.requests]
+    return [sent.json()["input"] for sent in api.transport.sent]
 
 
 def kinds(items: list[dict[str, Any]]) -> list[str]:
@@ -356,7 +355,7 @@ def test_a_three_step_tool_loop_sends_every_reasoning_item_back_in_place(api: Re
     assert api.errors == []
     assert result.finish_reason is FinishReason.STOP
     assert result.text == ANSWER
-    assert api.server.hits == 3
+    assert len(api.transport.sent) == 3
     # every reasoning item streamed as it was thought, and whole, before its call
     shown = [kind for kind, _ in streamed if kind != "reasoning-delta" and kind != "text-delta"]
     assert shown == [
@@ -392,7 +391,7 @@ def test_a_three_step_tool_loop_sends_every_reasoning_item_back_in_place(api: Re
         "9 C",
         "3 C",
     ]
-    for body in (r["body"] for r in api.server.requests):
+    for body in (sent.json() for sent in api.transport.sent):
         assert body["store"] is False
         assert body["include"] == ["reasoning.encrypted_content"]
         assert body["reasoning"] == {"summary": "auto"}
@@ -417,21 +416,25 @@ def test_a_history_saved_as_json_mid_loop_continues_in_a_new_run(api: ResponsesA
     assert api.errors == []
     assert second.finish_reason is FinishReason.STOP
     assert second.text == ANSWER
-    assert api.server.hits == 3
+    assert len(api.transport.sent) == 3
     assert kinds(inputs(api)[2]).count("reasoning") == 3
 
 
 def test_the_validator_answers_what_the_api_answers(api: ResponsesAPI) -> None:
     history = generate(options(model_for(api), step_limit=1)).messages
-    body = api.server.requests[-1]["body"]
-    origin = f"127.0.0.1:{api.server.port}"
-    full = request_body("gpt-5", Request(messages=history), origin=origin)["input"]
+    body = api.transport.sent[-1].json()
+    full = request_body(Request(messages=history), "gpt-5", origin="responses.test")["input"]
     assert kinds(full) == ["message", "reasoning", "function_call", "function_call_output"]
     user, reasoning, call, output = full
 
     def post(items: list[dict[str, Any]]) -> tuple[int, str]:
-        answer = requests.post(api.server.url + "/v1/responses", json={**body, "input": items}, timeout=5)
-        return answer.status_code, answer.json()["error"]["message"] if answer.status_code != 200 else ""
+        request = json.dumps({**body, "input": items}).encode()
+        answer = api.respond(SentRequest("POST", api.base_url + "/responses", {}, request, Timeout()))
+        if answer.status == 200:
+            return 200, ""
+        return answer.status, json.loads(b"".join(c for c in answer.chunks if isinstance(c, bytes)))["error"][
+            "message"
+        ]
 
     assert post(full) == (200, "")
     assert post([user, call, output]) == (
@@ -495,23 +498,20 @@ def test_reasoning_from_another_provider_is_not_sent(
 
 def test_a_history_from_one_server_continues_on_another_without_its_reasoning(api: ResponsesAPI) -> None:
     first = generate(options(model_for(api), step_limit=1))
-    other = ResponsesAPI()
-    try:
-        result = generate(options(model_for(other), list(first.messages)))
-        assert other.errors == []
-        assert result.text == ANSWER
-        sent = other.server.requests[0]["body"]["input"]
-        # the first server's encrypted reasoning and fc_ item ids stay behind; the calls and results go
-        assert kinds(sent) == ["message", "function_call", "function_call_output"]
-        assert "id" not in sent[1]
-        assert sent[1]["call_id"] == first.steps[0].tool_calls[0].id
-        # and back on the first server, its own reasoning goes back in place again
-        again = generate(options(model_for(api), list(first.messages)))
-        assert api.errors == []
-        assert again.text == ANSWER
-        assert kinds(inputs(api)[1])[:3] == ["message", "reasoning", "function_call"]
-    finally:
-        other.server.close()
+    other = ResponsesAPI(base_url="https://gateway.example/v1")
+    result = generate(options(model_for(other), list(first.messages)))
+    assert other.errors == []
+    assert result.text == ANSWER
+    sent = other.transport.sent[0].json()["input"]
+    # the first server's encrypted reasoning and fc_ item ids stay behind; the calls and results go
+    assert kinds(sent) == ["message", "function_call", "function_call_output"]
+    assert "id" not in sent[1]
+    assert sent[1]["call_id"] == first.steps[0].tool_calls[0].id
+    # and back on the first server, its own reasoning goes back in place again
+    again = generate(options(model_for(api), list(first.messages)))
+    assert api.errors == []
+    assert again.text == ANSWER
+    assert kinds(inputs(api)[1])[:3] == ["message", "reasoning", "function_call"]
 
 
 def test_tampered_reasoning_is_the_servers_400_and_no_retry(api: ResponsesAPI) -> None:
@@ -529,14 +529,14 @@ def test_tampered_reasoning_is_the_servers_400_and_no_retry(api: ResponsesAPI) -
     assert isinstance(error, ModelError)
     assert error.error_class is ErrorClass.INVALID_REQUEST
     assert "could not be verified" in error.message
-    assert api.server.hits == 2
+    assert len(api.transport.sent) == 2
 
 
 def test_server_side_state_chains_with_previous_response_id(api: ResponsesAPI) -> None:
     result = generate(options(model_for(api, server_state=True)))
     assert api.errors == []
     assert result.text == ANSWER
-    bodies = [r["body"] for r in api.server.requests]
+    bodies = [sent.json() for sent in api.transport.sent]
     assert [b["store"] for b in bodies] == [True, True, True]
     assert "previous_response_id" not in bodies[0]
     assert bodies[1]["previous_response_id"] in api.stored
@@ -552,6 +552,6 @@ def test_a_stateless_history_continued_with_server_state_is_sent_whole(api: Resp
     result = generate(options(model_for(api, server_state=True), list(first.messages)))
     assert api.errors == []
     assert result.text == ANSWER
-    second = api.server.requests[1]["body"]
+    second = api.transport.sent[1].json()
     assert "previous_response_id" not in second  # the stateless response was never stored
     assert kinds(second["input"]) == ["message", "reasoning", "function_call", "function_call_output"]

@@ -11,7 +11,8 @@ import pytest
 
 from agentcore import ConfigError, Message, ModelSettings, Reasoning, Request, Role, ToolCall, ToolResult
 from agentcore.providers.openai import OpenAIResponsesModel
-from agentcore.providers.responses import FORMAT, chain_point, request_body
+from agentcore.providers.openai.responses.request import chain_point, request_body
+from agentcore.providers.openai.responses.stream import FORMAT
 from agentcore.types import (
     ToolDefinition,
     reasoning_part,
@@ -80,7 +81,7 @@ def body_of(*messages: Message, **kwargs: Any) -> dict[str, Any]:
         system=kwargs.pop("system", ""), messages=(user_message("Weather in Oslo?"), *messages)
     )
     kwargs.setdefault("origin", ORIGIN)
-    return request_body("gpt-5", request, **kwargs)
+    return request_body(request, "gpt-5", **kwargs)
 
 
 def input_of(*messages: Message, **kwargs: Any) -> list[dict[str, Any]]:
@@ -248,7 +249,7 @@ def test_tools_are_strict_where_their_schema_allows() -> None:
         name="search", input_schema='{"type":"object","properties":{"q":{"type":"string"}}}'
     )
     request = Request(messages=(user_message("hi"),), tools=(WEATHER, loose), max_output_tokens=500)
-    body = request_body("gpt-5", request, origin=ORIGIN)
+    body = request_body(request, "gpt-5", origin=ORIGIN)
     assert body["tools"] == [
         {
             "type": "function",
@@ -280,7 +281,7 @@ def test_tools_are_strict_where_their_schema_allows() -> None:
 )
 def test_settings_map_onto_the_body(settings: ModelSettings, expected: dict[str, Any]) -> None:
     request = Request(messages=(user_message("hi"),), tools=(WEATHER,))
-    body = request_body("gpt-5", request, origin=ORIGIN, settings=settings)
+    body = request_body(request, "gpt-5", origin=ORIGIN, settings=settings)
     assert {k: body[k] for k in expected} == expected
 
 
@@ -391,18 +392,24 @@ def test_server_state_without_a_stored_response_sends_the_history_with_reasoning
 @pytest.mark.parametrize(
     ("kwargs", "words"),
     [
-        ({"model": ""}, "model must be a non-empty string"),
+        ({"model": ""}, "model must be a non-empty str"),
         ({"settings": {"temperature": 1}}, "settings must be a ModelSettings"),
-        ({"reasoning": "yes"}, "reasoning must be True or False"),
-        ({"server_state": 1}, "server_state must be True or False"),
-        ({"reasoning_summary": "long"}, "reasoning_summary must be one of"),
-        ({"system_role": "system"}, "system_role must be one of"),
+        ({"reasoning": "yes"}, r"^reasoning must be one of True, False; got 'yes'$"),
+        ({"server_state": 1}, r"^server_state must be one of True, False; got 1$"),
+        (
+            {"reasoning_summary": "long"},
+            r"^reasoning_summary must be one of None, 'auto', 'concise', 'detailed'",
+        ),
+        (
+            {"system_role": "system"},
+            r"^system_role must be one of 'instructions', 'developer'; got 'system'$",
+        ),
         (
             {"settings": ModelSettings(seed=1)},
             "ModelSettings.seed is not supported by the OpenAI Responses API",
         ),
         ({"reasoning": False, "settings": ModelSettings(reasoning_effort="low")}, "reasoning=False"),
-        ({"timeout": (1, 0)}, "read timeout must be a positive number"),
+        ({"timeout": (1, 10)}, "timeout must be an agentcore.transport.Timeout or None, got tuple"),
         ({"base_url": "ftp://x"}, "base_url must be an http"),
         ({"api_key": 5}, "api_key must be a str or None"),
         ({"extra_body": {1: 2}}, "extra_body must be a mapping of str keys"),

@@ -1,6 +1,7 @@
 """The pure stream mapping of the OpenAI Responses adapter, table by table:
-:class:`ResponseState` event by event, :func:`usage_from`, :func:`map_finish`,
-:func:`error_event` / :func:`failed_response` and :func:`strict_schema`."""
+:class:`StreamState` event by event (its errors: an ``error`` event and
+``response.failed``), :func:`usage_from`, :func:`map_finish_reason` and
+:func:`strict_schema`."""
 
 from __future__ import annotations
 
@@ -9,19 +10,31 @@ from typing import Any
 
 import pytest
 
-from agentcore import ErrorClass, FinishReason, ModelError, Reasoning, StreamPart, ToolCall, Usage
-from agentcore.providers.responses import (
+from agentcore import (
+    Context,
+    ErrorClass,
+    FinishReason,
+    ModelError,
+    Reasoning,
+    Request,
+    StreamPart,
+    ToolCall,
+    Usage,
+    user_message,
+)
+from agentcore.providers.openai import OpenAIResponsesModel
+from agentcore.providers.openai.responses.stream import (
     FORMAT,
-    ResponseState,
-    error_event,
-    failed_response,
-    map_finish,
-    strict_schema,
+    StreamState,
+    map_finish_reason,
     usage_from,
 )
+from agentcore.providers.openai.shared import strict_schema
+from agentcore.transport.memory import MemoryTransport, Reply
 from agentcore.transport.sse import DONE, Event, iter_events
 
 ORIGIN = "api.openai.com"
+REQUEST = Request(messages=[user_message("Hi")])
 
 
 def ev(kind: str, **fields: Any) -> Event:
@@ -36,8 +49,13 @@ def completed(output: list[Any] | None = None, **usage: int | dict[str, int]) ->
     return ev("response.completed", response=response)
 
 
-def feed_all(*events: Event, state: ResponseState | None = None) -> list[StreamPart]:
-    state = state or ResponseState(ORIGIN, new_id=lambda: "call_new")
+def sse_body(*events: Event) -> bytes:
+    """The events framed as the server sends them (``data:`` lines)."""
+    return b"".join(b"data: " + json.dumps(event.data).encode() + b"\n\n" for event in events)
+
+
+def feed_all(*events: Event, state: StreamState | None = None) -> list[StreamPart]:
+    state = state or StreamState(ORIGIN, new_id=lambda: "call_new")
     parts: list[StreamPart] = []
     for event in events:
         parts += state.feed(event)
@@ -89,7 +107,7 @@ def test_reasoning_then_a_function_call() -> None:
         completed(input_tokens=50, output_tokens=20, input_tokens_details={"cached_tokens": 10}),
     )
     # a stored response: the tool call records the response id, for chaining
-    parts = feed_all(*events, state=ResponseState(ORIGIN, stored=True))
+    parts = feed_all(*events, state=StreamState(ORIGIN, stored=True))
     assert parts == [
         StreamPart.reasoning_delta("**Plan**"),
         StreamPart.reasoning_delta("Then act."),
@@ -268,26 +286,23 @@ def test_an_item_done_twice_is_emitted_once() -> None:
 
 
 def test_nothing_after_the_terminal_event_is_read() -> None:
-    state = ResponseState(ORIGIN)
-    events = [
+    state = StreamState(ORIGIN)
+    assert state.feed(ev("response.output_text.delta", output_index=0, delta="Hello")) == [
+        StreamPart.text_delta("Hello")
+    ]
+    assert not state.done
+    assert state.feed(completed()) == []
+    assert (state.complete, state.done) == (True, True)  # the shell reads no further
+    after = sse_body(
         ev("response.output_text.delta", output_index=0, delta="Hello"),
         completed(),
-        Event("message", DONE),
         ev("response.failed", response={"status": "failed", "error": {"code": "server_error"}}),
-    ]
-    seen: list[Event] = []
-
-    def source() -> Any:
-        for event in events:
-            seen.append(event)
-            yield event
-
-    done: list[bool] = []
-    parts = list(state.parts(source(), lambda: done.append(True)))
-    assert parts == [StreamPart.text_delta("Hello")]
-    assert state.finish() == [StreamPart.step_finish(FinishReason.STOP)]
-    assert len(seen) == 2
-    assert done == [True]
+    )
+    transport = MemoryTransport(Reply.of(after))
+    parts = list(OpenAIResponsesModel("gpt-5", transport=transport).stream(REQUEST, Context()))
+    assert parts[0] == StreamPart.text_delta("Hello")
+    assert parts[-1].finish_reason is FinishReason.STOP
+    assert transport.sent[0].reused is True
 
 
 def test_events_without_an_event_line_and_a_done_marker() -> None:
@@ -381,7 +396,7 @@ def test_usage_of_the_wrong_shape_is_an_upstream_error(usage: Any, message: str)
     ],
 )
 def test_map_finish(response: dict[str, Any], incomplete: bool, calls: bool, expected: FinishReason) -> None:
-    assert map_finish(response, incomplete, calls) is expected
+    assert map_finish_reason(response, incomplete, calls) is expected
 
 
 def test_incomplete_event_ends_the_step_with_its_usage() -> None:
@@ -420,13 +435,11 @@ ERRORS = [
 
 @pytest.mark.parametrize(("data", "expected"), ERRORS)
 def test_error_event(data: dict[str, Any], expected: ErrorClass) -> None:
-    error = error_event(data)
-    assert error.error_class is expected
-    message = data.get("message") or data.get("error", {}).get("message") or "the server sent an error event"
-    assert message in error.message
     with pytest.raises(ModelError) as caught:
         feed_all(ev("response.output_text.delta", output_index=0, delta="x"), Event("error", data))
     assert caught.value.error_class is expected
+    message = data.get("message") or data.get("error", {}).get("message") or "the server sent an error event"
+    assert message in caught.value.message
 
 
 @pytest.mark.parametrize(
@@ -446,10 +459,11 @@ def test_error_event(data: dict[str, Any], expected: ErrorClass) -> None:
     ],
 )
 def test_failed_response(response: Any, expected: ErrorClass) -> None:
-    assert failed_response(response).error_class is expected
     with pytest.raises(ModelError) as caught:
         feed_all(ev("response.failed", response=response))
     assert caught.value.error_class is expected
+    message = (response or {}).get("error") or {"message": "the response failed"}
+    assert message["message"] in caught.value.message
 
 
 OBJECT = {"type": "object", "additionalProperties": False}
@@ -616,20 +630,32 @@ def test_an_event_of_the_wrong_shape_is_an_upstream_error_naming_the_field(
     event: Event, message: str
 ) -> None:
     # read as empty, each lost text or arguments, or ended the step as an empty stop
-    state = ResponseState()
     with pytest.raises(ModelError) as info:
-        list(state.parts([event, completed()], lambda: None))
+        feed_all(event, completed())
     assert info.value.error_class is ErrorClass.UPSTREAM
     assert info.value.message == f"an event of the wrong shape in the stream: {message}"
 
 
 def test_a_terminal_usage_of_the_wrong_shape_fails_the_step_at_its_end() -> None:
-    state = ResponseState()
+    state = StreamState()
     done = ev("response.completed", response={"id": "resp_1", "output": [], "usage": {"input_tokens": "40"}})
-    assert list(state.parts([ev("response.output_text.delta", delta="Hi"), done], lambda: None)) == [
-        StreamPart.text_delta("Hi")
-    ]
+    assert state.feed(ev("response.output_text.delta", delta="Hi")) == [StreamPart.text_delta("Hi")]
+    assert state.feed(done) == []
     with pytest.raises(ModelError) as info:
         state.finish()
     assert info.value.error_class is ErrorClass.UPSTREAM
     assert "response.usage.input_tokens is the string '40', not a token count" in info.value.message
+
+
+def test_a_negative_output_index_names_no_item_of_the_terminal_response() -> None:
+    """Found by the fuzz: ``output[-1]`` raised an IndexError for an empty
+    ``output`` (and would read the last item for another)."""
+    item = {"type": "function_call", "call_id": "call_1", "name": "f", "arguments": "{}"}
+    parts = feed_all(ev("response.output_item.added", output_index=-1), completed([item]))
+    assert parts == [
+        StreamPart.tool_call_event(ToolCall("call_1", "f", "{}", "", ORIGIN)),
+        StreamPart.step_finish(FinishReason.TOOL_CALLS),
+    ]
+    assert feed_all(ev("response.output_item.added", output_index=-1), completed()) == [
+        StreamPart.step_finish(FinishReason.STOP)
+    ]

@@ -31,6 +31,7 @@ from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
 from agentcore.redaction import headers_repr, redact, secret_values, without_secret
 from agentcore.testing import ScriptedModel
+from agentcore.transport import Timeout
 from tests.faults import ANTHROPIC, OPENAI, U2, Dialect
 from tests.localserver import LocalServer, Pause, Reply, Reset, Stall, json_reply, refused_url
 
@@ -46,7 +47,7 @@ def server(shared_server: LocalServer) -> LocalServer:
 
 def make_model(dialect: str, url: str, *, key_in: str = "api_key") -> Any:
     """A model holding KEY as its api_key, or (``key_in="headers"``) in its own headers."""
-    timeouts: dict[str, Any] = {"timeout": (1.0, 0.3), "idle_timeout": 0.3}
+    timeouts: dict[str, Any] = {"timeout": Timeout(connect=1.0, read=0.3, idle=0.3)}
     if dialect == "anthropic":
         if key_in == "headers":
             return AnthropicModel(

@@ -47,11 +47,12 @@ from agentcore import (
 )
 from agentcore.model import Model
 from agentcore.output import OUTPUT_TOOL, OutputValidationError, partial_json
-from agentcore.providers import anthropic, openai
 from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.anthropic import request as anthropic_request
 from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
-from agentcore.providers.responses import json_schema_format
-from agentcore.providers.responses import request_body as responses_body
+from agentcore.providers.openai.chat import request as chat_request
+from agentcore.providers.openai.responses.request import request_body as responses_body
+from agentcore.providers.openai.shared import json_schema_format
 from agentcore.schema.validation import SchemaValidator
 from agentcore.testing import ScriptedModel, TestModel, example_value
 from agentcore.types import OutputSchema, Request
@@ -122,7 +123,7 @@ def test_anthropic_moves_the_constraints_it_refuses_into_descriptions() -> None:
         "required": ["minimum", "tags", "one"],
         "additionalProperties": False,
     }
-    out = anthropic.output_format(OutputSchema("S", json.dumps(schema)))
+    out = anthropic_request.output_format(OutputSchema("S", json.dumps(schema)))
     assert out == {
         "type": "json_schema",
         "schema": {
@@ -141,7 +142,7 @@ def test_anthropic_moves_the_constraints_it_refuses_into_descriptions() -> None:
         },
     }
     described = {"type": "string", "description": "A code.", "minLength": 3}
-    assert anthropic.output_format(OutputSchema("S", json.dumps(described)))["schema"] == {
+    assert anthropic_request.output_format(OutputSchema("S", json.dumps(described)))["schema"] == {
         "type": "string",
         "description": "A code. Constraints: minLength 3",
     }
@@ -152,21 +153,21 @@ def _request(**kwargs: Any) -> Request:
 
 
 def test_request_bodies_carry_the_native_field() -> None:
-    body = anthropic.request_body(_request(), "claude-x", 1024)
+    body = anthropic_request.request_body(_request(), "claude-x", max_tokens=1024)
     assert body["output_config"] == {"format": {"type": "json_schema", "schema": WEATHER_SCHEMA}}
-    chat = openai.request_body("gpt-x", _request())
+    chat = chat_request.request_body(_request(), "gpt-x")
     assert chat["response_format"] == {
         "type": "json_schema",
         "json_schema": {"name": "Weather", "schema": WEATHER_SCHEMA, "strict": True},
     }
-    responses = responses_body("gpt-x", _request(), origin="api.openai.com")
+    responses = responses_body(_request(), "gpt-x", origin="api.openai.com")
     assert responses["text"] == {
         "format": {"type": "json_schema", "name": "Weather", "schema": WEATHER_SCHEMA, "strict": True}
     }
     for plain in (
-        anthropic.request_body(Request(messages=ASK), "claude-x", 1024),
-        openai.request_body("gpt-x", Request(messages=ASK)),
-        responses_body("gpt-x", Request(messages=ASK), origin="api.openai.com"),
+        anthropic_request.request_body(Request(messages=ASK), "claude-x", max_tokens=1024),
+        chat_request.request_body(Request(messages=ASK), "gpt-x"),
+        responses_body(Request(messages=ASK), "gpt-x", origin="api.openai.com"),
     ):
         assert not plain.keys() & {"output_config", "response_format", "text"}
 
@@ -174,7 +175,9 @@ def test_request_bodies_carry_the_native_field() -> None:
 def test_anthropic_keeps_the_effort_next_to_the_format() -> None:
     from agentcore import ModelSettings
 
-    body = anthropic.request_body(_request(settings=ModelSettings(reasoning_effort="low")), "claude-x", 1024)
+    body = anthropic_request.request_body(
+        _request(settings=ModelSettings(reasoning_effort="low")), "claude-x", max_tokens=1024
+    )
     assert body["output_config"] == {
         "effort": "low",
         "format": {"type": "json_schema", "schema": WEATHER_SCHEMA},

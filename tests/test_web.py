@@ -44,7 +44,7 @@ from agentcore.integrations.web import (
     sse_stream,
 )
 from agentcore.testing import ScriptedModel
-from agentcore.transport.http import new_session
+from agentcore.transport.http import HTTPTransport, new_session
 from agentcore.types import CacheCause, CacheReport, PrefixChange
 from tests.conftest import wait_for_threads
 from tests.localserver import LocalServer, Pause, Reply, json_reply
@@ -639,7 +639,9 @@ def test_no_api_key_reaches_the_browser(server: LocalServer) -> None:
     body = {"type": "error", "error": {"type": "authentication_error", "message": f"invalid x-api-key {key}"}}
     server.add(json_reply(401, body))
     with new_session() as session:  # closed here: no pooled connection outlives the test
-        model = AnthropicModel("claude-test", api_key=key, base_url=server.url, session=session)
+        model = AnthropicModel(
+            "claude-test", api_key=key, base_url=server.url, transport=HTTPTransport(session)
+        )
         data = b"".join(sse_stream(run(LoopOptions(model=model, messages=[user_message("hi")]))))
     assert server.requests[0]["headers"]["x-api-key"] == key  # it was sent upstream ...
     assert key.encode() not in data  # ... and never downstream

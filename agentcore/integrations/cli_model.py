@@ -27,7 +27,7 @@ reads it); nothing here reads the process's environment.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import attrs
 
@@ -156,30 +156,23 @@ def _provider_choice(provider: str, model: str, base_url: str | None, env: Mappi
 
 
 def build_model(choice: ModelChoice) -> Model:
-    """Construct the model a :class:`ModelChoice` names (no network is touched).
+    """Construct the model a :class:`ModelChoice` names (no network is touched):
+    the adapter with the key (none when empty) and the base URL (the
+    adapter's default when None).
 
     The provider modules are imported here, so the offline path needs neither.
     """
+    if choice.provider == "test":
+        from agentcore.testing import TestModel
+
+        return TestModel(model_id=choice.model, reasoning=True)
+    adapter: Callable[..., Model]
     if choice.provider == "anthropic":
-        from agentcore.providers.anthropic import AnthropicModel
-
-        if choice.base_url:
-            return AnthropicModel(choice.model, api_key=choice.api_key, base_url=choice.base_url)
-        return AnthropicModel(choice.model, api_key=choice.api_key)
-    if choice.provider == "openai":
-        from agentcore.providers.openai import OpenAIChatModel
-
-        key = choice.api_key or None
-        if choice.base_url:
-            return OpenAIChatModel(choice.model, api_key=key, base_url=choice.base_url)
-        return OpenAIChatModel(choice.model, api_key=key)
-    if choice.provider == "openai-responses":
-        from agentcore.providers.openai import OpenAIResponsesModel
-
-        key = choice.api_key or None
-        if choice.base_url:
-            return OpenAIResponsesModel(choice.model, api_key=key, base_url=choice.base_url)
-        return OpenAIResponsesModel(choice.model, api_key=key)
-    from agentcore.testing import TestModel
-
-    return TestModel(model_id=choice.model, reasoning=True)
+        from agentcore.providers.anthropic import AnthropicModel as adapter
+    elif choice.provider == "openai":
+        from agentcore.providers.openai import OpenAIChatModel as adapter
+    else:
+        from agentcore.providers.openai import OpenAIResponsesModel as adapter
+    if choice.base_url:
+        return adapter(choice.model, api_key=choice.api_key or None, base_url=choice.base_url)
+    return adapter(choice.model, api_key=choice.api_key or None)

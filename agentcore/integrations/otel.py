@@ -87,7 +87,7 @@ TOOL_ERROR = "tool_error"
 """``error.type`` of an ``execute_tool`` span whose result is an error the model reads."""
 
 _PROVIDERS = {"agentcore.providers.anthropic": "anthropic", "agentcore.providers.openai": "openai"}
-"""``gen_ai.provider.name`` by the module that defines the model's class."""
+"""``gen_ai.provider.name`` by the package that defines the model's class."""
 
 _FINISH = {
     FinishReason.STOP: "stop",
@@ -194,7 +194,8 @@ def provider_name(model: Model) -> str:
     name = getattr(model, "provider_name", None)
     if isinstance(name, str) and name:
         return name
-    return _PROVIDERS.get(type(model).__module__, "unknown")
+    package = ".".join(type(model).__module__.split(".")[:3])
+    return _PROVIDERS.get(package, "unknown")
 
 
 def server_attributes(base_url: object) -> dict[str, Any]:

@@ -1,7 +1,8 @@
-"""Provider adapters: ``agentcore.providers.anthropic.AnthropicModel``,
+"""Provider adapters, one package per API family, each imported on its own:
+``agentcore.providers.anthropic.AnthropicModel``,
 ``agentcore.providers.openai.OpenAIChatModel`` and
-``agentcore.providers.openai.OpenAIResponsesModel``, each module imported on
-its own, with the pure mappings they use (``anthropic_stream``,
-``openai_stream``, ``responses``: provider events to stream parts and
-messages to request bodies; ``attachments``, ``history``, ``config``: rules
-shared by the adapters)."""
+``agentcore.providers.openai.OpenAIResponsesModel``. Each API is three
+modules of the same names (``request``, ``stream``, ``model``); beside the
+packages stand what every adapter shares: ``shell`` (everything around a
+stream), ``attachments``, ``history``, ``caching``, ``memo`` and ``config``
+(docs/writing-a-provider.md)."""

@@ -10,12 +10,12 @@ expires (its TTL), and a prompt shorter than the provider's minimum is not
 cached at all. ``docs/caching.md`` has the cost model and how to read this.
 
 Each adapter fingerprints the JSON it sends (:func:`fingerprint`: one digest
-for the tools, one for the system prompt, one per history message) and hands
-the step's parts to its :class:`CacheTracker`, which compares the request with
-the latest earlier request of the same conversation through the same model
-instance (the run's previous step, or for a run's first step the latest
-request sharing the longest prefix with it) and, once the step's usage is
-known, attaches a :class:`agentcore.types.CacheReport` to its
+for the tools, one for the system prompt, one per history message) and has
+its :class:`CacheTracker` watch the step (:meth:`CacheTracker.watch`): the
+tracker compares the request with the latest earlier request of the same
+conversation through the same model instance (the run's previous step, or
+for a run's first step the latest request sharing the longest prefix with
+it) and, once the step's usage is known, attaches a :class:`agentcore.types.CacheReport` to its
 ``step-finish`` part (:func:`diagnose`); the loop puts it on
 :attr:`agentcore.StepResult.cache`.
 A step that read less than it could have is logged at INFO, naming the cause.
@@ -30,7 +30,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -38,7 +38,7 @@ import attrs
 from agentcore.context import Context
 from agentcore.errors import ConfigError
 from agentcore.providers.memo import MessageMemo
-from agentcore.types import CacheCause, CacheReport, PrefixChange, StreamPart, StreamPartKind, Usage
+from agentcore.types import CacheCause, CacheReport, PrefixChange, StreamPart, Usage
 
 DEFAULT_KEEP = 32
 """How many earlier requests a :class:`CacheTracker` remembers."""
@@ -339,37 +339,49 @@ class CacheTracker:
                 best, best_score = entry, score
         return best
 
-    def watch(
-        self,
-        parts: Iterator[StreamPart],
-        request: Fingerprint,
-        policy: CachePolicy,
-        run: Context | None,
-    ) -> Iterator[StreamPart]:
-        """``parts`` of one step as they come, the ``step-finish`` part with its
-        :class:`CacheReport` (``cache``); logs a miss at INFO.
+    def watch(self, request: Fingerprint, policy: CachePolicy, run: Context | None) -> CacheWatch:
+        """Start watching one step: its request is compared with the
+        remembered ones now, when it is sent; :meth:`CacheWatch.report` then
+        gives the step's ``step-finish`` part its :class:`CacheReport`.
 
         Args:
-            parts: the adapter's parts for the request.
             request: the request's fingerprint.
             policy: what the request asked of the cache.
             run: the context ``Model.stream`` was given (the run's, in a
                 run), which ties the run's steps together; None for none.
         """
-        at = self._clock()
-        earlier = self._previous(request, run)
+        return CacheWatch(self, request, policy, self._clock(), self._previous(request, run), run)
+
+    def _remember(self, earlier: Earlier) -> None:
+        with self._lock:
+            self._earlier.append(earlier)
+
+
+@attrs.frozen
+class CacheWatch:
+    """One step being watched (:meth:`CacheTracker.watch`): its request, what
+    it asked of the cache, when it was sent, the earlier request it is
+    compared with and the run that sent it."""
+
+    tracker: CacheTracker
+    request: Fingerprint
+    policy: CachePolicy
+    at: float
+    earlier: Earlier | None
+    run: Context | None
+
+    def report(self, finish: StreamPart) -> StreamPart:
+        """``finish``, the step's ``step-finish`` part, with its
+        :class:`CacheReport` (``cache``); the step is remembered (a failed
+        attempt, which never gets here, is not) and a miss is logged at INFO."""
+        request, earlier = self.request, self.earlier
         match = None if earlier is None else compare(request, earlier.print)
-        for part in parts:
-            if part.kind is StreamPartKind.STEP_FINISH:
-                report = diagnose(len(request.messages), match, earlier, part.usage, policy, at)
-                with self._lock:
-                    self._earlier.append(
-                        Earlier(request, at, part.usage, None if run is None else weakref.ref(run))
-                    )
-                if report.cause is not None:
-                    _log.info("agentcore: prompt cache miss (%s): %s", report.cause.value, report.reason)
-                part = attrs.evolve(part, cache=report)
-            yield part
+        report = diagnose(len(request.messages), match, earlier, finish.usage, self.policy, self.at)
+        run = None if self.run is None else weakref.ref(self.run)
+        self.tracker._remember(Earlier(request, self.at, finish.usage, run))
+        if report.cause is not None:
+            _log.info("agentcore: prompt cache miss (%s): %s", report.cause.value, report.reason)
+        return attrs.evolve(finish, cache=report)
 
 
 def tracker(value: CacheTracker | None) -> CacheTracker:

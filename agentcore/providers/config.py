@@ -1,5 +1,5 @@
-"""The checks every adapter applies to its options, each a :class:`ConfigError`
-naming the option (never showing a header's value: it may be a credential)."""
+"""The base URL every adapter takes: its check (a :class:`ConfigError` naming
+the option) and the origin it names."""
 
 from __future__ import annotations
 
@@ -30,49 +30,6 @@ def check_base_url(url: str) -> str:
             f"base_url must not have a query or fragment (agentcore appends the API path), got {url!r}"
         )
     return url.rstrip("/")
-
-
-def positive_seconds(name: str, value: float) -> float:
-    """``value`` as a float, for a timeout option called ``name``.
-
-    Raises:
-        ConfigError: ``value`` is not a number (a bool is not one), or not
-            above zero.
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ConfigError(f"{name} must be a positive number of seconds, got {value!r}")
-    return float(value)
-
-
-def timeout_pair(value: tuple[float, float]) -> tuple[float, float]:
-    """``value``, the ``timeout=(connect, read)`` option, as two floats.
-
-    Raises:
-        ConfigError: ``value`` is not a tuple or list of two items, or an item
-            is not a positive number of seconds.
-    """
-    if not isinstance(value, (tuple, list)) or len(value) != 2:
-        raise ConfigError(f"timeout must be a (connect, read) pair of seconds, got {value!r}")
-    connect, read = value
-    return positive_seconds("connect timeout", connect), positive_seconds("read timeout", read)
-
-
-def timeouts(
-    timeout: tuple[float, float], idle_timeout: float | None
-) -> tuple[tuple[float, float], float | None]:
-    """The ``(connect, read)`` pair to give ``requests`` and the idle timeout,
-    from the adapters' ``timeout`` and ``idle_timeout`` options: the read
-    timeout is capped by the idle timeout (None: no idle limit), so a server
-    that sends nothing at all fails within it too.
-
-    Raises:
-        ConfigError: as :func:`timeout_pair`, or a non-positive idle timeout.
-    """
-    connect, read = timeout_pair(timeout)
-    if idle_timeout is None:
-        return (connect, read), None
-    idle = positive_seconds("idle_timeout", idle_timeout)
-    return (connect, min(read, idle)), idle
 
 
 def origin(base_url: str) -> str:

@@ -6,7 +6,8 @@
   :func:`looks_like_context_length`: provider error bodies and objects, and
   the context-window overflow hint that :func:`classify_status` takes.
 
-:mod:`agentcore.transport.http` re-exports all of these; adapters use them from there.
+The shell every adapter shares (:mod:`agentcore.providers.shell`) raises
+these for a response whose status is not 200 and redacts its errors.
 """
 
 from __future__ import annotations

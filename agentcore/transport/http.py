@@ -1,22 +1,19 @@
-"""HTTP plumbing shared by the adapters: the one place where ``requests`` and
-``urllib3`` exceptions and HTTP statuses become :class:`ModelError`.
+"""The ``requests`` implementation of :class:`agentcore.transport.Transport`:
+:class:`HTTPTransport`, the adapters' default, and the one place where
+``requests``, ``urllib3``, ``socket`` and ``http.client`` exceptions become
+:class:`ModelError` (:class:`_Translated`, around sending a request and
+around every read of its body).
 
-What lives here:
-
-* :func:`new_session`: the session an adapter makes when the caller gives
-  none. It ignores the environment (``trust_env = False``: no proxy or netrc
-  variables) and mounts :class:`CancellableHTTPAdapter`.
-* :func:`open_stream`: POST a JSON body with ``stream=True`` under a
-  :class:`Context`, returning the 200 event stream or raising ``ModelError``
-  after reading (for a bounded time) and closing any other response, or a
-  200 that is a JSON document or an HTML page (so a small pool never starves).
-* :func:`iter_body`: the body in the largest reads available (``read1``), with
-  read failures translated.
-* Re-exported from :mod:`agentcore.transport.errors` (what a failed response
-  says): :func:`parse_retry_after`, :func:`error_from_body`,
-  :func:`error_fields` and :func:`looks_like_context_length`.
-* :func:`redacted`: a stream's :class:`ModelError` without the request's
-  credentials (:mod:`agentcore.redaction`).
+* :class:`HTTPTransport` sends with ``stream=True`` and never follows a
+  redirect (requests would re-send the credentials to wherever the server
+  says, and a cancel could no longer reach the new connection).
+* :func:`new_session`: the session :class:`HTTPTransport` makes when it is
+  given none. It ignores the environment (``trust_env = False``: no proxy or
+  netrc variables) and mounts :class:`CancellableHTTPAdapter`, with a pool
+  of :data:`DEFAULT_POOL_SIZE` connections per host.
+* :class:`HTTPResponse` reads the body in the largest reads available
+  (``read1``), reads an error body within a time limit, and drains a
+  complete body briefly on ``close(reuse=True)`` so the connection is reused.
 
 Cancellation (design.md, "Transport hazards"): a ``requests`` response must not be
 closed from another thread, so a cancel shuts the socket down instead; the
@@ -33,14 +30,12 @@ timeout fires. Mount ``CancellableHTTPAdapter`` on your session to avoid that.
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import http.client
-import json
-import re
 import socket
 import threading
 import time
+import types
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -53,40 +48,14 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
-from agentcore.redaction import secret_values, without_secret
-from agentcore.transport.errors import (
-    error_fields,
-    error_from_body,
-    json_or_none,
-    parse_retry_after,
-)
-from agentcore.types import StreamPart
+from agentcore.transport import Timeout, Transport
 
-DEFAULT_CONNECT_TIMEOUT = 10.0
-"""Seconds to wait for a TCP/TLS connection."""
-DEFAULT_READ_TIMEOUT = 600.0
-"""Seconds to wait for the response headers or for any single network read."""
-DEFAULT_IDLE_TIMEOUT = 300.0
-"""Seconds a stream may go without a content-bearing event (pings do not count)."""
-
-
-_ERROR_BODY_LIMIT = 64 * 1024
-ERROR_BODY_SECONDS = 5.0
-"""Seconds allowed for reading a whole error body (or a document sent with
-status 200), on top of each read's own timeout: a server that trickles it
-cannot hold the run, and the error is raised with what arrived by then (the
-status alone still classifies it)."""
 _READ_SIZE = 64 * 1024
 DRAIN_SECONDS = 0.25
 """Seconds a finished stream's body may take to drain before the connection is
 closed instead of going back to the pool."""
-PEEK_READS = 8
-"""Reads of nothing but whitespace after which the start of a 200 body is
-no longer searched for a document's first byte (the body is then streamed)."""
 
 _local = threading.local()
-_JSON = json.JSONEncoder(ensure_ascii=False)
-"""The request bodies' encoder (``json.dumps`` with an option builds one per call)."""
 
 
 class _SocketCanceller:
@@ -165,12 +134,14 @@ class _HTTPSPool(_PoolMixin, HTTPSConnectionPool):
 
 class CancellableHTTPAdapter(HTTPAdapter):
     """A ``requests`` transport adapter through which a cancelled run
-    interrupts a built-in adapter's request while it waits for the response
-    headers, not only while it reads the body. The sessions agentcore creates
-    mount it; mount it on a session you pass to an adapter (``session=``) to
-    get the same there (it takes ``HTTPAdapter``'s arguments)::
+    interrupts a request of :class:`HTTPTransport` while it waits for the
+    response headers, not only while it reads the body. The sessions
+    agentcore creates (:func:`new_session`) mount it; mount it on a session
+    you give :class:`HTTPTransport` to get the same there (it takes
+    ``HTTPAdapter``'s arguments)::
 
         session.mount("https://", CancellableHTTPAdapter())
+        model = OpenAIChatModel("gpt-4o-mini", transport=HTTPTransport(session))
 
     Requests sent through the session by other code are not affected.
     """
@@ -206,45 +177,161 @@ def new_session(pool_size: int = DEFAULT_POOL_SIZE) -> requests.Session:
     return session
 
 
-class StreamResponse:
-    """A 200 streaming response bound to the context that may cancel it.
+class HTTPTransport:
+    """A :class:`agentcore.transport.Transport` over ``requests``: the
+    adapters' default (see the module docstring).
 
-    Use as a context manager; leaving it closes the response (draining a
-    finished body briefly first, so the connection can be reused).
+    Args:
+        session: the ``requests.Session`` to send with (its pool, proxies,
+            TLS settings and adapters are the caller's policy; mount
+            :class:`CancellableHTTPAdapter` on it so a cancel also ends the
+            wait for the response headers); None makes one with
+            :func:`new_session`.
+
+    Raises:
+        ConfigError: ``session`` is not a ``requests.Session``.
     """
 
-    def __init__(self, response: requests.Response, canceller: _SocketCanceller, ctx: Context) -> None:
-        self.response = response
-        self._canceller = canceller
-        self._ctx = ctx
-        self.complete = False
-        """Set by the adapter once the step is complete; the rest is then drained."""
-        self.prefix = b""
-        """Bytes already read that :func:`iter_body` yields first."""
+    def __init__(self, session: requests.Session | None = None) -> None:
+        if session is not None and not isinstance(session, requests.Session):
+            raise ConfigError(f"session must be a requests.Session or None, got {type(session).__name__}")
+        self._session = session if session is not None else new_session()
 
-    def __enter__(self) -> StreamResponse:
-        return self
+    @property
+    def session(self) -> requests.Session:
+        """The session requests are sent with."""
+        return self._session
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    def __repr__(self) -> str:
+        return "HTTPTransport()"
 
-    def close(self) -> None:
-        """Drain (when complete) and close; safe to call twice."""
+    def send(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        body: bytes,
+        timeout: Timeout,
+        ctx: Context,
+    ) -> HTTPResponse:
+        """Send one request (see :class:`agentcore.transport.Transport`):
+        ``stream=True``, no redirects, ``(timeout.connect, timeout.read_wait)``.
+
+        Raises:
+            ModelError: no response came (:class:`_Translated` classifies it).
+            Canceled: ``ctx`` was cancelled.
+        """
+        ctx.check()
+        translated = _Translated(url, ctx)
+        canceller = _SocketCanceller(ctx)
+        _local.canceller = canceller
         try:
-            if self.complete and not self._ctx.cancelled:
+            with translated:
+                response = self._session.request(
+                    method,
+                    url,
+                    data=body,
+                    headers=dict(headers),
+                    timeout=(timeout.connect, timeout.read_wait),
+                    stream=True,
+                    allow_redirects=False,
+                )
+        except BaseException:
+            canceller.detach()
+            raise
+        finally:
+            _local.canceller = None
+        _detach_before_release(response.raw, canceller)
+        canceller.attach(lambda: response.raw.shutdown())
+        return HTTPResponse(response, canceller, translated, ctx)
+
+
+class HTTPResponse:
+    """A response of :class:`HTTPTransport`, bound to the context that may
+    cancel it (an :class:`agentcore.transport.Response`)."""
+
+    def __init__(
+        self, response: requests.Response, canceller: _SocketCanceller, translated: _Translated, ctx: Context
+    ) -> None:
+        self._response = response
+        self._canceller = canceller
+        self._translated = translated
+        self._ctx = ctx
+        self.headers: Mapping[str, str] = {name.lower(): value for name, value in response.headers.items()}
+        """The response headers, their names in lower case."""
+
+    @property
+    def status(self) -> int:
+        """The HTTP status code."""
+        return self._response.status_code
+
+    def chunks(self) -> Iterator[bytes]:
+        """The body in the largest reads available, decoded as its
+        ``Content-Encoding`` says (``requests`` asks for gzip and deflate).
+
+        ``read1`` returns what one network read brought (a whole chunk of a
+        chunked body, or what arrived of a plain one), so data reaches the
+        consumer as soon as it is sent, without the quadratic cost of tiny
+        reads.
+
+        Raises:
+            ModelError: ``TRANSIENT`` on a reset, a read timeout or a cut body.
+            Canceled: the context was cancelled (checked after every read).
+        """
+        read1 = self._response.raw.read1
+        translated = self._translated
+        ctx = self._ctx
+        while True:
+            with translated:
+                chunk = read1(_READ_SIZE, decode_content=True)
+            ctx.check()  # once per network read: the adapters need not check per event
+            if not chunk:
+                return
+            yield chunk
+
+    def read(self, limit: int, seconds: float) -> bytes:
+        """Up to ``limit`` bytes of the rest of the body, read for at most
+        ``seconds`` (then the socket is shut down and the read in progress
+        fails); a failed read ends it early, with what arrived."""
+        raw = self._response.raw
+        chunks: list[bytes] = []
+        size = 0
+        # held here: the deadline scheduler keeps only a weak reference
+        limit_ctx = Context(timeout=seconds)
+        remove = limit_ctx.add_callback(self._canceller.fire)
+        try:
+            with contextlib.suppress(*_TRANSPORT_ERRORS):
+                while size < limit:
+                    chunk = raw.read1(_READ_SIZE, decode_content=True)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    size += len(chunk)
+        finally:
+            remove()
+        return b"".join(chunks)[:limit]
+
+    def close(self, *, reuse: bool = False) -> None:
+        """Release the response; safe to call twice. ``reuse``: drain what is
+        left of a complete body first (unless the context was cancelled),
+        so the connection goes back to the pool."""
+        try:
+            if reuse and not self._ctx.cancelled:
                 self._drain()
         finally:
             self._canceller.detach()
-            self.response.close()
+            self._response.close()
 
     def _drain(self) -> None:
         """Read the rest of a complete body for at most :data:`DRAIN_SECONDS`,
-        so the connection goes back to the pool. Each read waits at most the
-        time left, through the socket's own timeout: the drain at the end of
+        so the connection goes back to the pool; its failures are dropped
+        (the connection is then closed). Each read waits at most the time
+        left, through the socket's own timeout: the drain at the end of
         every step starts no deadline and wakes no other thread."""
-        raw = self.response.raw
+        raw = self._response.raw
         deadline = time.monotonic() + DRAIN_SECONDS
-        with contextlib.suppress(*_READ_ERRORS):
+        with contextlib.suppress(*_TRANSPORT_ERRORS):
             for _ in range(16):
                 sock = getattr(raw.connection, "sock", None)
                 left = deadline - time.monotonic()
@@ -255,100 +342,64 @@ class StreamResponse:
                     break
 
 
-_READ_ERRORS = (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException, ValueError)
-"""What a failed read of a response body raises."""
+_TRANSPORT_ERRORS = (
+    requests.RequestException,
+    urllib3.exceptions.HTTPError,
+    http.client.HTTPException,
+    OSError,
+    ValueError,
+)
+"""What sending a request or reading its body raises (``ValueError``: a read
+of a response already closed, a header value ``http.client`` cannot encode)."""
 
 
-@contextlib.contextmanager
-def _time_limit(seconds: float, canceller: _SocketCanceller) -> Iterator[None]:
-    """Shut the socket down (through ``canceller``) if the block is still
-    reading after ``seconds``: the read in progress then fails at once."""
-    limit = Context(timeout=seconds)  # held here: the deadline scheduler keeps only a weak reference
-    remove = limit.add_callback(canceller.fire)
-    try:
-        yield
-    finally:
-        remove()
+class _Translated:
+    """The one exception-mapping point: ``with translated:`` around sending
+    a request and around each read of its body turns the errors of
+    ``requests``, ``urllib3``, ``socket`` and ``http.client`` into
+    :class:`ModelError` (the original as its cause), or into ``Canceled``
+    when the context was cancelled (a cancel shuts the socket down, which
+    fails the read in progress). One instance per request."""
+
+    __slots__ = ("_ctx", "_url")
+
+    def __init__(self, url: str, ctx: Context) -> None:
+        self._url = url
+        self._ctx = ctx
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: types.TracebackType | None
+    ) -> None:
+        if exc is None or not isinstance(exc, _TRANSPORT_ERRORS):
+            return
+        self._ctx.check()
+        raise ModelError(_error_class(exc), err=exc, message=_describe(exc, self._url)) from exc
 
 
-def open_stream(
-    session: requests.Session,
-    url: str,
-    *,
-    headers: Mapping[str, str],
-    body: Mapping[str, Any],
-    timeout: tuple[float, float],
-    ctx: Context,
-    context_length_words: re.Pattern[str] | None = None,
-) -> StreamResponse:
-    """POST ``body`` as JSON with ``stream=True`` and return the 200 response.
-
-    Args:
-        session: the session to send with.
-        url: the endpoint.
-        headers: request headers (the API key among them; never logged here).
-        body: the JSON body.
-        timeout: ``(connect, read)`` seconds; read bounds the wait for headers
-            and every network read.
-        ctx: cancelling it interrupts the request (see the module docstring).
-        context_length_words: overrides :data:`CONTEXT_LENGTH_PATTERN`.
-
-    Returns:
-        The open response, to be closed by the caller.
+def transport_option(value: object) -> Transport:
+    """An adapter's ``transport`` option: ``value``, or a new
+    :class:`HTTPTransport` for None.
 
     Raises:
-        ModelError: a non-200 status (classified, with ``retry_after``), a
-            200 that is a document, not an event stream (``UPSTREAM``, see
-            :func:`_refuse_a_document`), or a connection failure or timeout
-            (``TRANSIENT``).
-        Canceled: ``ctx`` was cancelled.
+        ConfigError: ``value`` is not a transport (a ``requests.Session``,
+            which adapters took as ``session=`` before, names the new spelling).
     """
-    ctx.check()
-    try:
-        data = _JSON.encode(body).encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ModelError(
-            ErrorClass.INVALID_REQUEST,
-            err=exc,
-            message="the request holds text that is not valid Unicode (a lone surrogate, as left by "
-            "bytes that are not UTF-8); nothing was sent",
-        ) from exc
-    canceller = _SocketCanceller(ctx)
-    _local.canceller = canceller
-    try:
-        response = session.post(
-            url, data=data, headers=dict(headers), timeout=timeout, stream=True, allow_redirects=False
+    if value is None:
+        return HTTPTransport()
+    if isinstance(value, requests.Session):
+        raise ConfigError(
+            "transport must be a Transport, got a requests.Session: pass transport=HTTPTransport(session) "
+            "(from agentcore.transport.http)"
         )
-    except requests.RequestException as exc:
-        canceller.detach()
-        ctx.check()
-        message = _describe_transport_error(exc, url)
-        raise ModelError(_request_error_class(exc), err=exc, message=message) from exc
-    except BaseException:
-        canceller.detach()
-        raise
-    finally:
-        _local.canceller = None
-    _detach_before_release(response.raw, canceller)
-    canceller.attach(lambda: response.raw.shutdown())
-    if response.status_code != 200:
-        try:
-            raw = _read_error_body(response, canceller)
-        finally:
-            canceller.detach()
-            response.close()
-        ctx.check()
-        if response.is_redirect:
-            raise _refuse_redirect(response)
-        raise error_from_body(
-            response.status_code,
-            raw,
-            retry_after=parse_retry_after(response.headers),
-            pattern=context_length_words,
+    if not isinstance(value, Transport):
+        raise ConfigError(
+            "transport must be a Transport (HTTPTransport, MemoryTransport) or None, "
+            f"got {type(value).__name__}"
         )
-    stream = StreamResponse(response, canceller, ctx)
-    _refuse_a_document(stream, context_length_words)
-    return stream
+    return value
 
 
 def _detach_before_release(raw: urllib3.BaseHTTPResponse, canceller: _SocketCanceller) -> None:
@@ -371,150 +422,11 @@ def _detach_before_release(raw: urllib3.BaseHTTPResponse, canceller: _SocketCanc
     raw.release_conn = detach_then_release  # type: ignore[method-assign]
 
 
-def _refuse_redirect(response: requests.Response) -> ModelError:
-    """A redirect is not followed: requests would re-send the request, with its
-    credentials, to wherever the server says (an ``x-api-key`` header to
-    another host included), and a cancel could no longer interrupt it."""
-    location = response.headers.get("location", "")
-    return ModelError(
-        ErrorClass.INVALID_REQUEST,
-        message=f"the server redirected the request (HTTP {response.status_code}) to {location[:500]!r}; "
-        "redirects are not followed: use the new location as the base URL",
-        status=response.status_code,
-    )
-
-
-_EVENT_STREAM = "text/event-stream"
-_DOCUMENT_OPENINGS = {b"{": "a JSON document", b"[": "a JSON document", b"<": "an HTML page"}
-_BOM = codecs.BOM_UTF8
-
-
-def _refuse_a_document(stream: StreamResponse, pattern: re.Pattern[str] | None) -> None:
-    """A 200 that is a JSON document or an HTML page, not an event stream: a
-    server that ignored ``stream: true``, an error object sent with status 200,
-    or a base URL that is not the API.
-
-    A ``text/event-stream`` body is always streamed. Any other (whatever its
-    content type says, or without one) is a document when its first bytes
-    after whitespace are ``{``, ``[`` or ``<``; a body that starts like an
-    event stream (``data:``, ``event:``, ``:`` ...) is streamed. What was read
-    to decide is kept in :attr:`StreamResponse.prefix`.
-
-    Raises:
-        ModelError: ``UPSTREAM`` for a document (an error object's own code
-            classifies it instead), or ``TRANSIENT`` when the first read fails.
-        Canceled: the context was cancelled during the first read.
-    """
-    content_type = stream.response.headers.get("content-type", "").split(";")[0].strip().lower()
-    if content_type == _EVENT_STREAM:
-        return
-    try:
-        first = _first_bytes(stream)
-        what = _DOCUMENT_OPENINGS.get(first.lstrip().removeprefix(_BOM).lstrip()[:1])
-        if what is None:
-            stream.prefix = first
-            return
-        raw = (first + _read_error_body(stream.response, stream._canceller))[:_ERROR_BODY_LIMIT]
-    except BaseException:
-        stream.close()
-        raise
-    stream.close()
-    stream._ctx.check()  # a cancel that cut the document short is a cancel, not its error
-    _, _, code = error_fields(json_or_none(raw))
-    status = code if isinstance(code, int) and not isinstance(code, bool) and code != 200 else 200
-    error = error_from_body(status, raw, pattern=pattern)
-    if status != 200:  # an error object sent with status 200: its own code classifies it
-        raise error
-    raise ModelError(
-        ErrorClass.UPSTREAM,
-        message=f"the server answered with {what}, not an event stream (is the base URL the API's, "
-        f"and does the server stream?): {error.message}"[:2000],
-        status=200,
-    )
-
-
-def _first_bytes(stream: StreamResponse) -> bytes:
-    """The body's first read, and more while all of it is whitespace (at most
-    :data:`PEEK_READS` reads); empty for an empty body."""
-    chunks: list[bytes] = []
-    for chunk in iter_body(stream):
-        chunks.append(chunk)
-        if chunk.strip() or len(chunks) >= PEEK_READS:
-            break
-    return b"".join(chunks)
-
-
-def _read_error_body(response: requests.Response, canceller: _SocketCanceller) -> bytes:
-    """Up to :data:`_ERROR_BODY_LIMIT` bytes of the body, read for at most
-    :data:`ERROR_BODY_SECONDS` (then ``canceller`` shuts the socket down);
-    a read failure ends it early. The response is the caller's to close."""
-    chunks: list[bytes] = []
-    size = 0
-    # A read failure ends it early: the status alone still classifies the failure.
-    with _time_limit(ERROR_BODY_SECONDS, canceller), contextlib.suppress(*_READ_ERRORS):
-        while size < _ERROR_BODY_LIMIT:
-            chunk = response.raw.read1(_READ_SIZE, decode_content=True)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    return b"".join(chunks)[:_ERROR_BODY_LIMIT]
-
-
-def iter_body(stream: StreamResponse) -> Iterator[bytes]:
-    """Yield the response body in the largest reads available, decoded as its
-    ``Content-Encoding`` says (``requests`` asks for gzip and deflate).
-
-    ``read1`` returns what one network read brought (a whole chunk of a
-    chunked body, or what arrived of a plain one), so parts reach the consumer
-    as soon as they are sent, without the quadratic cost of tiny reads.
-
-    Raises:
-        ModelError: ``TRANSIENT`` on a reset, a read timeout or a cut body.
-        Canceled: the context was cancelled (checked after every read, so
-            events already read are not turned into parts after a cancel
-            for longer than one read's worth).
-    """
-    raw = stream.response.raw
-    ctx = stream._ctx
-    if stream.prefix:
-        yield stream.prefix
-        stream.prefix = b""
-    while True:
-        try:
-            chunk = raw.read1(_READ_SIZE, decode_content=True)
-        except _READ_ERRORS as exc:
-            ctx.check()
-            message = _describe_transport_error(exc, stream.response.url)
-            raise ModelError(ErrorClass.TRANSIENT, err=exc, message=message) from exc
-        ctx.check()  # once per network read: the adapters need not check per event
-        if not chunk:
-            return
-        yield chunk
-
-
-def redacted(parts: Iterator[StreamPart], headers: Mapping[str, str]) -> Iterator[StreamPart]:
-    """``parts``, with every credential of ``headers`` (:func:`secret_values`)
-    redacted from a :class:`ModelError` they raise (a server may echo the key).
-
-    The redacted error is raised outside the handler, so no chained exception
-    (``__context__``) keeps the original message.
-    """
-    failure: ModelError | None = None
-    try:
-        yield from parts
-    except ModelError as exc:
-        failure = without_secret(exc, secret_values(headers))
-        if failure is exc:
-            raise
-    if failure is not None:
-        raise failure
-
-
-def _request_error_class(exc: requests.RequestException) -> ErrorClass:
+def _error_class(exc: BaseException) -> ErrorClass:
     """``TRANSIENT`` for failures a retry may cure (resets, timeouts, refused
-    connections); ``INVALID_REQUEST`` for a malformed URL or header, and
-    ``UPSTREAM`` for a certificate the server cannot prove, which no retry fixes."""
+    connections); ``INVALID_REQUEST`` for a malformed URL or header (a value
+    HTTP cannot encode included), and ``UPSTREAM`` for a certificate the
+    server cannot prove, which no retry fixes."""
     if isinstance(
         exc,
         (
@@ -523,6 +435,7 @@ def _request_error_class(exc: requests.RequestException) -> ErrorClass:
             requests.exceptions.InvalidSchema,
             requests.exceptions.InvalidHeader,
             requests.exceptions.URLRequired,
+            UnicodeError,
         ),
     ):
         return ErrorClass.INVALID_REQUEST
@@ -531,7 +444,7 @@ def _request_error_class(exc: requests.RequestException) -> ErrorClass:
     return ErrorClass.TRANSIENT
 
 
-def _describe_transport_error(exc: BaseException, url: str) -> str:
+def _describe(exc: BaseException, url: str) -> str:
     """What went wrong on the wire, in a few words; a failure to connect names
     ``url`` (without what may hold a credential: :func:`_shown_url`)."""
     if isinstance(exc, (requests.ConnectTimeout, urllib3.exceptions.ConnectTimeoutError)):
@@ -543,6 +456,8 @@ def _describe_transport_error(exc: BaseException, url: str) -> str:
         return "timed out waiting for the server"
     if isinstance(exc, requests.ConnectionError) and "Max retries" in text:
         return f"could not connect to {_shown_url(url)} ({_connect_failure(exc)})"
+    if isinstance(exc, UnicodeError):
+        return f"the request could not be encoded for HTTP: {type(exc).__name__}: {text}"[:500]
     return f"connection failed: {type(exc).__name__}: {text}"[:500]
 
 

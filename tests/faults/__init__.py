@@ -52,6 +52,7 @@ from agentcore import (
 )
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
+from agentcore.transport import Timeout
 from tests.localserver import (
     Action,
     Close,
@@ -796,7 +797,9 @@ def run_row(row: Row) -> Observed:
         prefix = [] if fault.refused else [_stream(dialect.tool_step("call_1", "echo", [STEP1_ARGS], U1))]
         server.add(*prefix, *fault.replies(dialect))
         url = refused_url() if fault.refused else server.url
-        model = Counting(dialect.model(url, timeout=(2.0, READ_TIMEOUT), idle_timeout=READ_TIMEOUT))
+        model = Counting(
+            dialect.model(url, timeout=Timeout(connect=2.0, read=READ_TIMEOUT, idle=READ_TIMEOUT))
+        )
         echo = Echo()
         options = LoopOptions(
             model=model,

@@ -48,7 +48,8 @@ from agentcore import (
     user_message,
 )
 from agentcore.testing import ScriptedModel
-from agentcore.transport.http import new_session
+from agentcore.transport import Timeout
+from agentcore.transport.http import HTTPTransport, new_session
 from tests.faults import DIALECTS
 from tests.faults.server import RemoteServer, echo_usage
 from tests.loop_helpers import SEND, asleep_in, assert_valid_history, wait_until
@@ -221,7 +222,9 @@ def hygiene(runs: int = 1000, *, seed: int = 4, warmup: int = 60) -> HygieneFigu
                 session = new_session()
                 sessions.append(session)
                 models[(dialect.name, scenario)] = dialect.model(
-                    server.base_url(dialect.name, scenario), session=session, timeout=(5.0, 10.0)
+                    server.base_url(dialect.name, scenario),
+                    transport=HTTPTransport(session),
+                    timeout=Timeout(connect=5.0, read=10.0),
                 )
         keys = sorted(models)
         for i in range(warmup):
@@ -311,7 +314,7 @@ def concurrency(dialect_name: str, runs: int = 50) -> ConcurrencyFigures:
     lock = threading.Lock()
     correct = 0
     with RemoteServer() as server:
-        model = dialect.model(server.base_url(dialect.name, "echo"), timeout=(5.0, 20.0))
+        model = dialect.model(server.base_url(dialect.name, "echo"), timeout=Timeout(connect=5.0, read=20.0))
         barrier = threading.Barrier(runs)
 
         def one(n: int) -> None:

@@ -1,17 +1,13 @@
-"""The Anthropic Messages API adapter: :class:`AnthropicModel`.
+"""The Anthropic Messages API, what a request sends: small pure functions,
+each following the documented API and tested on its own.
 
-A thin shell (:meth:`AnthropicModel.stream`) over small pure functions, each
-following the documented API and tested on its own:
-
-* :func:`request_body` builds the JSON body of ``POST /v1/messages``
-  (https://docs.anthropic.com/en/api/messages), with :func:`reasoning_block`
-  for the reasoning that goes back and :func:`settings_fields` (with
-  :func:`thinking_config` and :func:`tool_choice`) for the
-  :class:`~agentcore.ModelSettings`;
-* :mod:`agentcore.providers.anthropic_stream` maps the response (its
-  docstring holds the decisions about the stream: thinking blocks, a
-  ``message_start`` holding the whole message, a second ``message_start``,
-  compaction usage).
+:func:`request_body` builds the JSON body of ``POST /v1/messages``
+(https://docs.anthropic.com/en/api/messages), with :func:`reasoning_block`
+for the reasoning that goes back, :func:`file_json` for files and
+:func:`settings_fields` (with :func:`thinking_config` and :func:`tool_choice`)
+for the :class:`~agentcore.ModelSettings`. The stream is
+:mod:`agentcore.providers.anthropic.stream`'s, the model class
+:mod:`agentcore.providers.anthropic.model`'s.
 
 Decisions:
 
@@ -27,7 +23,7 @@ Decisions:
   rewritten the same way in the call and its result (:func:`tool_use_id`).
   An empty tool result is sent without ``content``.
 * Files: images, PDFs and plain text as the API documents them
-  (:func:`file_block`), in user turns and inside tool results; another media
+  (:func:`file_json`), in user turns and inside tool results; another media
   type, or a file over its documented size, is a :class:`ConfigError`
   naming the message before any HTTP call.
 * Reasoning (https://platform.claude.com/docs/en/build-with-claude/thinking):
@@ -61,8 +57,6 @@ Decisions:
   (:func:`cache_control`); more than :data:`MAX_CACHE_BREAKPOINTS` in one
   request is a :class:`ConfigError`. Each step's ``step-finish`` part carries
   its :class:`agentcore.types.CacheReport` (:func:`cache_policy`).
-* An API key (8 characters or longer) that the server echoes in an error
-  message is replaced with ``[REDACTED]``.
 """
 
 from __future__ import annotations
@@ -72,22 +66,16 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-import requests
-from requests.structures import CaseInsensitiveDict
-
-from agentcore.context import Context
-from agentcore.errors import ConfigError, ErrorClass, ModelError
+from agentcore.errors import ConfigError
 from agentcore.files import File
-from agentcore.providers import attachments, caching, config
-from agentcore.providers.anthropic_stream import FORMAT, StepState
+from agentcore.providers import attachments, caching
+from agentcore.providers.anthropic.stream import FORMAT
 from agentcore.providers.history import arguments_object, check_history
 from agentcore.schema.signature import rewrite_schema
-from agentcore.settings import ModelSettings, extra_body_dict, unsupported
-from agentcore.transport import http, sse
-from agentcore.transport.headers import credential, header_dict
+from agentcore.settings import ModelSettings, unsupported
 from agentcore.types import (
     ContentPart,
     ContentPartKind,
@@ -96,51 +84,12 @@ from agentcore.types import (
     Reasoning,
     Request,
     Role,
-    StreamPart,
     ToolDefinition,
     ToolResult,
 )
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
-"""The Anthropic API origin; requests go to ``{base_url}/v1/messages``."""
 DEFAULT_MAX_TOKENS = 4096
 """Output token cap sent when ``Request.max_output_tokens`` is None (the API requires one)."""
-ANTHROPIC_VERSION = "2023-06-01"
-"""The ``anthropic-version`` header value (the current stable API version)."""
-
-
-__all__ = [
-    "ANTHROPIC_VERSION",
-    "CACHE_DOCS",
-    "CACHE_TTL_SECONDS",
-    "MAX_CACHE_BREAKPOINTS",
-    "MIN_CACHEABLE_TOKENS",
-    "DEFAULT_BASE_URL",
-    "DEFAULT_MAX_TOKENS",
-    "DEFAULT_SETTINGS",
-    "EFFORTS",
-    "FILE_TYPES",
-    "MAX_DOCUMENT_BASE64",
-    "MAX_IMAGE_BASE64",
-    "MIN_THINKING_BUDGET",
-    "SETTINGS",
-    "AnthropicModel",
-    "cache_breakpoints",
-    "cache_control",
-    "cache_policy",
-    "min_cacheable_tokens",
-    "file_block",
-    "reasoning_block",
-    "request_body",
-    "settings_fields",
-    "thinking_config",
-    "tool_choice",
-    "tool_input",
-    "tool_use_id",
-]
-
-
-# --- request --------------------------------------------------------------
 
 SETTINGS = frozenset(
     {
@@ -207,7 +156,7 @@ _THINKING_BLOCKS = ("thinking", "redacted_thinking")
 _TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]+")
 _NOT_IN_ID = re.compile(r"[^a-zA-Z0-9_-]")
 _API = "the Anthropic Messages API"
-_log = logging.getLogger(__name__)
+_log = logging.getLogger("agentcore.providers.anthropic")
 
 
 def tool_input(text: str) -> dict[str, Any]:
@@ -259,7 +208,7 @@ def tool_use_id(call_id: str) -> str:
     return f"{_NOT_IN_ID.sub('_', call_id)}_{digest}"
 
 
-def file_block(file: File, where: str) -> dict[str, Any]:
+def file_json(file: File, where: str) -> dict[str, Any]:
     """The content block of a file, in a user turn or inside a ``tool_result``.
 
     * An image (JPEG, PNG, GIF, WebP) is ``{"type": "image", "source": ...}``
@@ -310,7 +259,7 @@ def _result_block(result: ToolResult, index: int) -> dict[str, Any]:
     if result.files:
         where = attachments.place(index, result)
         content = [{"type": "text", "text": result.content}] if result.content.strip() else []
-        block["content"] = content + [file_block(file, where) for file in result.files]
+        block["content"] = content + [file_json(file, where) for file in result.files]
     elif result.content:
         block["content"] = result.content
     if result.is_error:
@@ -322,7 +271,7 @@ def _block(part: ContentPart, index: int, origin: str) -> dict[str, Any] | None:
     if part.reasoning is not None:
         return reasoning_block(part.reasoning, origin)
     if part.file is not None:
-        return file_block(part.file, attachments.place(index))
+        return file_json(part.file, attachments.place(index))
     if part.tool_call is not None:
         call = part.tool_call
         return {
@@ -478,6 +427,13 @@ def tool_choice(
     return out
 
 
+def check_settings(settings: ModelSettings) -> None:
+    """Raise :class:`ConfigError` for a set field that is not one of
+    :data:`SETTINGS` (the adapter checks its own settings at construction;
+    :func:`settings_fields` checks each request's)."""
+    unsupported(settings, set(SETTINGS), _API)
+
+
 def settings_fields(
     settings: ModelSettings,
     tools: tuple[ToolDefinition, ...],
@@ -502,7 +458,7 @@ def settings_fields(
             "Limits and feature compatibility"); and as :func:`thinking_config`
             and :func:`tool_choice`.
     """
-    unsupported(settings, set(SETTINGS), _API)
+    check_settings(settings)
     fields: dict[str, Any] = {}
     thinking = thinking_config(settings, max_tokens, interleaved=interleaved)
     thinking_on = thinking is not None and thinking["type"] != "disabled"
@@ -635,14 +591,14 @@ def cache_policy(settings: ModelSettings, model: str, body: Mapping[str, Any]) -
 
 def request_body(
     request: Request,
-    model: str,
-    max_tokens: int,
+    model_id: str,
     *,
     settings: ModelSettings | None = None,
     extra_body: Mapping[str, Any] | None = None,
     origin: str = "",
-    interleaved: bool = False,
     sent: list[Any] | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    interleaved: bool = False,
 ) -> dict[str, Any]:
     """The JSON body of a streaming ``POST /v1/messages``.
 
@@ -650,7 +606,7 @@ def request_body(
     top-level string; ``messages`` alternate ``user`` and ``assistant`` (tool
     results travel in ``user`` turns as ``tool_result`` blocks, first in the
     turn); tools are ``{name, description, input_schema}`` with the schema as
-    an object. Files become image and document blocks (:func:`file_block`),
+    an object. Files become image and document blocks (:func:`file_json`),
     in user turns and inside ``tool_result`` content, after the result's
     text. Blank text parts are dropped (the API rejects them), an
     assistant message left empty is skipped and neighbouring turns of one
@@ -682,15 +638,15 @@ def request_body(
 
     Args:
         request: the step's request.
-        model: the model id.
-        max_tokens: the cap used when ``request.max_output_tokens`` is None.
+        model_id: the model id.
         settings: the adapter's settings (``request.settings`` override them).
         extra_body: the adapter's extra body fields.
         origin: the service the request goes to (see :func:`reasoning_block`).
-        interleaved: the request carries the ``interleaved-thinking`` beta.
         sent: when given, gets the blocks sent for each message of
             ``request.messages`` appended, one list per message (the same
             objects as in the body; for :func:`agentcore.providers.caching.fingerprint`).
+        max_tokens: the cap used when ``request.max_output_tokens`` is None.
+        interleaved: the request carries the ``interleaved-thinking`` beta.
 
     Returns:
         A JSON-ready dict with ``stream: true``.
@@ -702,14 +658,14 @@ def request_body(
             :func:`agentcore.providers.history.check_history`; no messages; a
             user or tool message with nothing to send; an assistant message
             last, a prefill, while thinking is on; a file part outside a user
-            message; a file the API refuses, see :func:`file_block`), or
+            message; a file the API refuses, see :func:`file_json`), or
             settings it would refuse (see :func:`settings_fields`).
     """
     check_history(request.messages)
     attachments.check_places(request.messages)
     merged = (settings or ModelSettings()).merged(request.settings)
     cap = request.max_output_tokens or max_tokens
-    body: dict[str, Any] = {"model": model, "max_tokens": cap, "stream": True}
+    body: dict[str, Any] = {"model": model_id, "max_tokens": cap, "stream": True}
     cache = cache_control(merged)
     if request.system:
         system = {"type": "text", "text": request.system, "cache_control": cache}
@@ -773,187 +729,3 @@ def _check_breakpoints(body: Mapping[str, Any], settings: ModelSettings) -> None
             f"ModelSettings.cache_ttl is {settings.cache_ttl!r} but the request asks for no caching "
             "(cache=False, no cache_system, cache_tools or cache point)"
         )
-
-
-# --- the adapter ----------------------------------------------------------
-
-
-class AnthropicModel:
-    """A :class:`agentcore.Model` over the Anthropic Messages API (streaming).
-
-    Args:
-        model: the model id, e.g. ``"claude-sonnet-4-5"``.
-        api_key: sent as ``x-api-key`` (omitted when empty, for gateways that
-            authenticate through ``headers``); never shown in ``repr``, logs
-            or error messages.
-        base_url: the API origin; requests go to ``{base_url}/v1/messages``.
-        session: a ``requests.Session`` to send with (the caller's policy);
-            None makes one that ignores the environment and supports cancel.
-        timeout: ``(connect, read)`` seconds; read bounds the wait for the
-            response headers and for each network read.
-        idle_timeout: seconds the stream may go without a content-bearing
-            event (pings do not count); the read timeout is capped by it.
-            None for no limit (the read timeout alone then bounds each read).
-        max_tokens: the output token cap when ``Request.max_output_tokens``
-            is None (the API requires one).
-        anthropic_version: the ``anthropic-version`` header.
-        headers: extra headers for every request (``anthropic-beta``, gateway
-            headers); they override the defaults, and ``Request.headers``
-            override them.
-        settings: the model settings of every request (see
-            :func:`settings_fields` for the mapping), over the adapter's
-            default ``ModelSettings(cache=True)`` (automatic prompt caching;
-            ``cache=False`` turns it off); a run's ``LoopOptions(settings=...)``
-            override them field by field.
-        extra_body: fields merged into every request body after the
-            settings (the settings' own ``extra_body`` goes last).
-        cache_tracker: compares each request with the earlier ones for the
-            step's :class:`agentcore.types.CacheReport`; by default one of
-            this instance's own. Pass one to share it between instances (a
-            model made per request) or to give it a clock.
-
-    Raises:
-        ConfigError: an empty model id, a ``timeout`` that is not a
-            ``(connect, read)`` pair, a non-positive timeout or max_tokens,
-            ``headers`` that are not a mapping of ``str`` to ``str``,
-            ``settings`` that are not a :class:`ModelSettings` or set a field
-            the API does not support (``seed``), an ``extra_body`` that is not
-            a mapping of ``str`` keys to JSON values.
-    """
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str,
-        base_url: str = DEFAULT_BASE_URL,
-        session: requests.Session | None = None,
-        timeout: tuple[float, float] = (http.DEFAULT_CONNECT_TIMEOUT, http.DEFAULT_READ_TIMEOUT),
-        idle_timeout: float | None = http.DEFAULT_IDLE_TIMEOUT,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        anthropic_version: str = ANTHROPIC_VERSION,
-        headers: Mapping[str, str] | None = None,
-        settings: ModelSettings | None = None,
-        extra_body: Mapping[str, Any] | None = None,
-        cache_tracker: caching.CacheTracker | None = None,
-    ) -> None:
-        if not isinstance(model, str) or not model:
-            raise ConfigError("model must be a non-empty model id")
-        if not isinstance(api_key, str):
-            raise ConfigError("api_key must be a str")
-        credential("api_key", api_key)
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
-            raise ConfigError(f"max_tokens must be a positive int, got {max_tokens!r}")
-        self._timeout, self._idle_timeout = config.timeouts(timeout, idle_timeout)
-        extra_headers = header_dict(headers)
-        if settings is not None and not isinstance(settings, ModelSettings):
-            raise ConfigError(f"settings must be a ModelSettings or None, got {type(settings).__name__}")
-        self._settings = DEFAULT_SETTINGS.merged(settings)
-        unsupported(self._settings, set(SETTINGS), _API)
-        self._cache = caching.tracker(cache_tracker)
-        self._digests = caching.MessageDigests()
-        self._extra_body = extra_body_dict(extra_body)
-        self._model = model
-        self._base_url = config.check_base_url(base_url)
-        self._origin = config.origin(self._base_url)
-        self._url = f"{self._base_url}/v1/messages"
-        self._session = session if session is not None else http.new_session()
-        self._max_tokens = max_tokens
-        self._default_headers: CaseInsensitiveDict[str] = CaseInsensitiveDict()
-        if api_key:
-            self._default_headers["x-api-key"] = api_key
-        self._default_headers["anthropic-version"] = anthropic_version
-        self._default_headers["content-type"] = "application/json"
-        self._default_headers["accept"] = "text/event-stream"
-        self._default_headers.update(extra_headers)
-
-    @property
-    def model_id(self) -> str:
-        """The model id sent in every request."""
-        return self._model
-
-    @property
-    def base_url(self) -> str:
-        """The API origin requests go to."""
-        return self._base_url
-
-    def __repr__(self) -> str:
-        return f"AnthropicModel(model={self._model!r}, base_url={self._base_url!r})"
-
-    def _headers(self, request: Request) -> CaseInsensitiveDict[str]:
-        """The request's headers (not to be changed: without headers of its
-        own, a request gets the adapter's, built once)."""
-        if not request.headers:
-            return self._default_headers
-        headers = self._default_headers.copy()
-        headers.update(request.headers)
-        return headers
-
-    def stream(self, request: Request, ctx: Context) -> Generator[StreamPart, None, None]:
-        """Stream one step (see :class:`agentcore.Model`).
-
-        Yields:
-            ``text-delta`` and ``reasoning-delta`` parts as they arrive; a
-            ``reasoning`` or ``tool-call`` part as each block completes; then
-            one ``step-finish``.
-
-        Raises:
-            ConfigError: before any HTTP call, for a history or settings the
-                API would refuse (see :func:`request_body`).
-            ModelError: an HTTP error status, an ``error`` event, a transport
-                failure, a timeout, a stream cut before the step completed or
-                holding a second message.
-            Canceled: ``ctx`` was cancelled.
-        """
-        headers = self._headers(request)
-        beta = headers.get("anthropic-beta", "")
-        sent: list[Any] = []
-        body = request_body(
-            request,
-            self._model,
-            self._max_tokens,
-            settings=self._settings,
-            extra_body=self._extra_body,
-            origin=self._origin,
-            interleaved="interleaved-thinking" in beta.lower(),
-            sent=sent,
-        )
-        plain = dict(headers)
-        policy = cache_policy(self._settings.merged(request.settings), self._model, body)
-        prompt = self._digests.fingerprint(body.get("tools"), body.get("system"), request.messages, sent)
-        yield from self._cache.watch(
-            http.redacted(self._stream(body, plain, ctx), plain), prompt, policy, ctx
-        )
-
-    def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
-        response = http.open_stream(
-            self._session,
-            self._url,
-            headers=headers,
-            body=body,
-            timeout=self._timeout,
-            ctx=ctx,
-        )
-        state = StepState(self._origin)
-
-        def complete() -> None:  # the step is whole: the rest of the body may be drained for reuse
-            response.complete = True
-
-        try:
-            events = sse.iter_events(http.iter_body(response), idle_timeout=self._idle_timeout)
-            try:
-                yield from state.parts(events, complete)
-            except ModelError as exc:
-                # A connection lost after message_delta said why the model stopped
-                # ends a complete step (design.md, "Defaults and choices where the
-                # APIs leave room"): finish it, keep its usage.
-                if exc.error_class is not ErrorClass.TRANSIENT or not state.has_stop_reason:
-                    raise
-                yield from state.end_of_stream()
-                return
-            if not state.finished:
-                parts = state.end_of_stream()
-                complete()
-                yield from parts
-        finally:
-            response.close()

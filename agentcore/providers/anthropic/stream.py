@@ -1,10 +1,12 @@
-"""Pure mapping from the Anthropic Messages stream to agentcore parts.
+"""The Anthropic Messages API, what a stream means: its events mapped to
+agentcore parts.
 
-No I/O here: :class:`StepState` is fed one decoded SSE event at a time and
-returns the parts it can emit; :func:`map_stop_reason`, :func:`merge_usage` /
-:func:`usage_from` and :func:`classify_error` / :func:`error_from_event` are
-small functions tested table by table. ``agentcore.providers.anthropic`` is
-the HTTP shell around them.
+No I/O here: :class:`StreamState` (a :class:`agentcore.providers.shell.StateMachine`)
+is fed one decoded SSE event at a time and returns the parts it can emit;
+:func:`map_finish_reason`, :func:`merge_usage` / :func:`usage_from` and
+:func:`classify_error` / :func:`error_event` are small functions tested
+table by table. :class:`agentcore.providers.anthropic.model.AnthropicModel`
+runs it inside the shell (:mod:`agentcore.providers.shell`).
 
 Each follows the documented API: the stream events
 (https://docs.anthropic.com/en/docs/build-with-claude/streaming), thinking
@@ -15,7 +17,7 @@ and the error objects (https://docs.anthropic.com/en/api/errors).
 
 Decisions:
 
-* Stop reasons beyond the documented four: see :func:`map_stop_reason`. A
+* Stop reasons beyond the documented four: see :func:`map_finish_reason`. A
   step that emitted a tool call is ``tool-calls`` unless it is ``length``; a
   ``tool_use`` step without a client tool call is ``stop``.
 * ``tool_use`` blocks become tool calls and ``thinking`` / ``redacted_thinking``
@@ -44,9 +46,10 @@ Decisions:
 * Usage with ``iterations`` (compaction): the documented billed total is the
   sum over all iterations, and the top-level numbers leave the compaction
   iterations out, so those are added to them (see :func:`merge_usage`).
-* The step ends at ``message_stop``, or at the end of the body once a
-  ``stop_reason`` came; a body that ends before either is ``TRANSIENT``. An
-  ``error`` event raises a classified :class:`ModelError`.
+* The step is complete once a ``stop_reason`` came (or ``message_stop``);
+  nothing after ``message_stop`` is read. A body that ends before either is
+  ``TRANSIENT``. An ``error`` event raises a classified :class:`ModelError`,
+  also after the ``stop_reason``.
 * Fields are read by their documented JSON types
   (:mod:`agentcore.providers.fields`): absent or ``null`` is absent; any
   other type (an event that is not an object, a text, thinking, signature or
@@ -60,7 +63,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from agentcore.errors import ErrorClass, ModelError, classify_status
@@ -85,7 +88,7 @@ _STOP_REASONS = {
 }
 
 
-def map_stop_reason(reason: str | None) -> FinishReason:
+def map_finish_reason(reason: str | None) -> FinishReason:
     """Map an Anthropic ``stop_reason`` onto a :class:`FinishReason`.
 
     ``end_turn`` and ``stop_sequence`` -> ``stop``; ``tool_use`` ->
@@ -211,7 +214,7 @@ def classify_error(kind: str, message: str = "", code: object = None) -> ErrorCl
     return error_class
 
 
-def error_from_event(payload: object) -> ModelError:
+def error_event(payload: object) -> ModelError:
     """The :class:`ModelError` for an ``error`` event inside a 200 stream,
     ``{"type": "error", "error": {"type": ..., "message": ...}}``."""
     kind, message, code = error_fields(payload)
@@ -272,15 +275,20 @@ class _ThinkingBlock:
 
 _NO_MESSAGE = object()
 """The ``message`` of a ``message_start`` not seen yet."""
+_text_delta = StreamPart.text_delta
+_reasoning_delta = StreamPart.reasoning_delta
 
 
-class StepState:
-    """One step's stream state machine: feed it decoded events in order.
+class StreamState:
+    """One step's stream state machine (a
+    :class:`agentcore.providers.shell.StateMachine`): feed it decoded events
+    in order.
 
     :meth:`feed` returns the parts an event produces (usually none or one)
-    and raises :class:`ModelError` for an ``error`` event; :attr:`finished`
-    turns True with the ``step-finish`` part. :meth:`end_of_stream` is
-    called when the body ends before ``message_stop``.
+    and raises :class:`ModelError` for an ``error`` event; :attr:`complete`
+    turns True with the ``stop_reason`` (or ``message_stop``), :attr:`done`
+    with ``message_stop``; :meth:`finish` gives the blocks left open and the
+    ``step-finish`` part.
 
     Args:
         origin: the service the stream comes from (``Reasoning.origin`` of
@@ -296,24 +304,88 @@ class StepState:
         self._calls = 0
         self._ids = itertools.count(1)
         self._stop_reason: str | None = None
-        self.has_stop_reason = False
-        self.finished = False
+        self._finished = False
+        self.complete = False
+        """The step said why it stopped (a ``stop_reason``, or ``message_stop``)."""
+        self.done = False
+        """``message_stop`` arrived: nothing after it is read."""
 
-    def feed(self, name: str, data: object) -> list[StreamPart]:
-        """Parts for one event; ``name`` is the SSE event name, ``data`` its JSON.
+    def feed(self, event: Event) -> list[StreamPart]:
+        """The parts of one event (nothing once :attr:`done`).
+
+        A text delta and a thinking delta of an open thinking block take a
+        short path (nearly every event of a long answer or a long reasoning
+        is one); every other event the general one (:meth:`_event`).
 
         Raises:
-            ModelError: an ``error`` event; a second message; ``UPSTREAM`` for
-                a field of the wrong JSON type (module docstring).
+            ModelError: an ``error`` event, a second message in the body, or
+                a field of the wrong JSON type (``UPSTREAM``).
+        """
+        data = event[1]
+        if type(data) is dict and data.get("type") == "content_block_delta" and not self.done:
+            delta = data.get("delta")
+            if type(delta) is dict:
+                kind = delta.get("type")
+                if kind == "text_delta":
+                    text = delta.get("text")
+                    if type(text) is str:
+                        return [_text_delta(text)] if text else []
+                elif kind == "thinking_delta":
+                    index = data.get("index")
+                    block = self._open.get(index) if type(index) is int else None
+                    text = delta.get("thinking")
+                    if type(block) is _ThinkingBlock and type(text) is str:  # else the general path decides
+                        if not text:
+                            return []
+                        block.texts.append(text)
+                        return [_reasoning_delta(text)]
+        return self._event(event[0], data)
+
+    def finish(self) -> list[StreamPart]:
+        """The end of the stream: the blocks that never stopped and the
+        ``step-finish`` part (nothing when called again).
+
+        Raises:
+            ModelError: ``TRANSIENT`` when the step never said why it stopped.
+        """
+        if self._finished:
+            return []
+        if not self.complete:
+            raise ModelError(
+                ErrorClass.TRANSIENT, message="the stream ended before the model said why it stopped"
+            )
+        self._finished = True
+        reason = map_finish_reason(self._stop_reason)
+        parts: list[StreamPart] = []
+        for block in self._open.values():  # blocks that never stopped
+            if isinstance(block, _ThinkingBlock):
+                parts.append(block.part(self._origin))
+            elif reason is not FinishReason.LENGTH:  # a call cut off by the limit is dropped
+                self._calls += 1
+                parts.append(block.part(self._origin))
+        self._open.clear()
+        if self._calls and reason is not FinishReason.LENGTH:
+            reason = FinishReason.TOOL_CALLS
+        elif reason is FinishReason.TOOL_CALLS:
+            reason = FinishReason.STOP  # tool_use without any client tool call
+        parts.append(StreamPart.step_finish(reason, usage_from(self._usage)))
+        return parts
+
+    def _event(self, name: str, data: object) -> list[StreamPart]:
+        """The general path of :meth:`feed`; ``name`` is the SSE event name.
+
+        Raises:
+            ModelError: as :meth:`feed`; ``UPSTREAM`` for a field of the wrong
+                JSON type (module docstring).
         """
         if not isinstance(data, dict):
             raise fields.wrong_shape(f"the {name!r} event", data, "an object")
         payload = data
         kind = payload.get("type") or name
-        if self.finished or kind == "ping":
+        if self.done or kind == "ping":
             return []
         if kind == "error":
-            raise error_from_event(payload)
+            raise error_event(payload)
         if kind == "message_start":
             return self._message_start(payload.get("message"))
         if kind == "content_block_start":
@@ -329,66 +401,8 @@ class StepState:
             self._stop(fields.text(delta, "stop_reason", "delta.stop_reason (in message_delta)"))
             self._usage = merge_usage(self._usage, payload.get("usage"), "usage (in message_delta)")
         elif kind == "message_stop":
-            return self._finish()
+            self.complete = self.done = True
         return []
-
-    def parts(self, events: Iterable[Event], on_finish: Callable[[], object]) -> Iterator[StreamPart]:
-        """Feed ``events`` in order and yield their parts, up to and with the
-        ``step-finish`` part; ``on_finish()`` is called just before that part
-        is yielded. Returns early only then; otherwise when ``events`` ends.
-
-        The same as :meth:`feed` per event, with short paths for a text
-        delta and a thinking delta (the hot paths: nearly every event of a
-        long answer or a long reasoning is one).
-
-        Raises:
-            ModelError: an ``error`` event, a second message in the body, or
-                ``UPSTREAM`` for an event of a foreign shape; errors raised by
-                ``events`` pass through.
-        """
-        text_delta = StreamPart.text_delta
-        reasoning_delta = StreamPart.reasoning_delta
-        for name, data in events:
-            if type(data) is dict and data.get("type") == "content_block_delta":
-                delta = data.get("delta")
-                if type(delta) is not dict:
-                    delta = {}
-                kind = delta.get("type")
-                if kind == "text_delta":
-                    text = delta.get("text")
-                    if type(text) is str:
-                        if text:
-                            yield text_delta(text)
-                        continue
-                elif kind == "thinking_delta":
-                    index = data.get("index")
-                    block = self._open.get(index) if type(index) is int else None
-                    text = delta.get("thinking")
-                    if type(block) is _ThinkingBlock and type(text) is str:  # else feed() decides
-                        if text:
-                            block.texts.append(text)
-                            yield reasoning_delta(text)
-                        continue
-            try:
-                parts = self.feed(name, data)
-            except (TypeError, ValueError, KeyError, AttributeError) as exc:  # never escape raw
-                raise ModelError(ErrorClass.UPSTREAM, err=exc, message=f"unexpected {name!r} event") from exc
-            if self.finished:
-                on_finish()
-                yield from parts
-                return
-            yield from parts
-
-    def end_of_stream(self) -> list[StreamPart]:
-        """Parts owed when the body ended; raises ``TRANSIENT`` if the step
-        never said why it stopped."""
-        if self.finished:
-            return []
-        if not self.has_stop_reason:
-            raise ModelError(
-                ErrorClass.TRANSIENT, message="the stream ended before the model said why it stopped"
-            )
-        return self._finish()
 
     def _message_start(self, message: object) -> list[StreamPart]:
         if self._message is not _NO_MESSAGE:
@@ -422,7 +436,7 @@ class StepState:
     def _stop(self, reason: str) -> None:
         if reason:
             self._stop_reason = reason
-            self.has_stop_reason = True
+            self.complete = True
 
     def _block_start(self, index: object, block: Mapping[str, Any]) -> list[StreamPart]:
         kind = block.get("type")
@@ -471,21 +485,3 @@ class StepState:
         if isinstance(block, _ToolBlock):
             self._calls += 1
         return [block.part(self._origin)]
-
-    def _finish(self) -> list[StreamPart]:
-        reason = map_stop_reason(self._stop_reason)
-        parts: list[StreamPart] = []
-        for block in self._open.values():  # blocks that never stopped
-            if isinstance(block, _ThinkingBlock):
-                parts.append(block.part(self._origin))
-            elif reason is not FinishReason.LENGTH:  # a call cut off by the limit is dropped
-                self._calls += 1
-                parts.append(block.part(self._origin))
-        self._open.clear()
-        if self._calls and reason is not FinishReason.LENGTH:
-            reason = FinishReason.TOOL_CALLS
-        elif reason is FinishReason.TOOL_CALLS:
-            reason = FinishReason.STOP  # tool_use without any client tool call
-        self.finished = True
-        parts.append(StreamPart.step_finish(reason, usage_from(self._usage)))
-        return parts

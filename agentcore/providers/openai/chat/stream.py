@@ -1,10 +1,13 @@
-"""Pure mapping from OpenAI Chat Completions stream chunks to agentcore parts.
+"""The OpenAI Chat Completions API, what a stream means: its chunks mapped
+to agentcore parts.
 
-No I/O here: :class:`ChunkState` is fed one decoded SSE event at a time
-(:class:`agentcore.transport.sse.Event`) and returns the parts it can emit;
-:func:`map_finish_reason`, :func:`usage_from` and :func:`stream_error` are
-small functions tested table by table. ``agentcore.providers.openai`` is the
-HTTP shell around them.
+No I/O here: :class:`StreamState` (a :class:`agentcore.providers.shell.StateMachine`)
+is fed one decoded SSE event at a time (:class:`agentcore.transport.sse.Event`)
+and returns the parts it can emit; :func:`map_finish_reason`,
+:func:`usage_from` and :func:`agentcore.providers.openai.shared.error_event`
+are small functions tested table by table.
+:class:`agentcore.providers.openai.chat.model.OpenAIChatModel` runs it inside
+the shell (:mod:`agentcore.providers.shell`).
 
 The wire format (OpenAI API reference, "The chat completion chunk object"):
 every ``data:`` event is a chunk ``{"choices": [{"index", "delta",
@@ -73,7 +76,7 @@ of ``tests/test_openai_cases.py``):
   ``finish_reason: "error"`` raise :class:`ModelError` at once, never a
   normal finish, even after a finish reason (OpenRouter sends ``length`` and
   then an error chunk). Text in the error chunk itself is dropped (servers
-  send ``""`` there); its usage is recorded first (:attr:`ChunkState.usage`),
+  send ``""`` there); its usage is recorded first (:attr:`StreamState.usage`),
   though no step-finish carries it.
 
 Reasoning. Each server streams its reasoning in a field of its own; every
@@ -81,7 +84,7 @@ fragment becomes a ``reasoning-delta`` part as it arrives, and each block (a
 run of reasoning that text, a tool call or the end of the step closes) one
 ``reasoning`` part holding a :class:`agentcore.Reasoning` whose ``format``
 names the field, whose ``origin`` is the server's (given to
-:class:`ChunkState`), and whose ``text`` is every fragment joined, byte for
+:class:`StreamState`), and whose ``text`` is every fragment joined, byte for
 byte. The block's part comes before the text or the tool calls that follow
 it, so the loop stores the assistant turn in the order the model produced it.
 
@@ -120,14 +123,12 @@ it, so the loop stores the assistant turn in the order the model produced it.
 from __future__ import annotations
 
 import json
-import re
-import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from agentcore.errors import ErrorClass, ModelError, classify_status
+from agentcore.errors import ErrorClass, ModelError
 from agentcore.providers import fields
-from agentcore.transport.errors import error_fields, looks_like_context_length
+from agentcore.providers.openai.shared import error_event, synthesize_id, token_usage
 from agentcore.transport.sse import DONE, Event
 from agentcore.types import FinishReason, Reasoning, StreamPart, ToolCall, Usage
 
@@ -141,12 +142,7 @@ MISTRAL_THINKING = "mistral-thinking"
 """``Reasoning.format`` of a block read from Mistral's ``thinking`` content parts."""
 REASONING_FORMATS = (REASONING_CONTENT, REASONING, REASONING_DETAILS, MISTRAL_THINKING)
 """Every ``Reasoning.format`` this module writes: each names the field the
-reasoning travels in, and goes back there (``agentcore.providers.openai``)."""
-
-
-def synthesize_id() -> str:
-    """A tool-call id for a server that sent none: ``"call_"`` + 32 hex digits."""
-    return "call_" + uuid.uuid4().hex
+reasoning travels in, and goes back there (:mod:`agentcore.providers.openai.chat.request`)."""
 
 
 # --- finish reasons ---------------------------------------------------------
@@ -168,7 +164,7 @@ def map_finish_reason(raw: str | None, has_tool_calls: bool) -> FinishReason:
     after ``length``, since servers say ``stop`` or ``eos`` while sending calls
     (design.md, fault 10). Unknown values (vLLM's ``eos``, ``abort``), or none
     at all, give tool-calls or stop by the content. ``"error"`` never reaches this
-    function: :class:`ChunkState` raises on it.
+    function: :class:`StreamState` raises on it.
 
     Args:
         raw: the last non-empty ``finish_reason`` of the stream, or None.
@@ -185,31 +181,18 @@ def map_finish_reason(raw: str | None, has_tool_calls: bool) -> FinishReason:
 # --- usage ------------------------------------------------------------------
 
 
-def usage_from(
-    usage: Any,
-    field: str = "usage",
-    *,
-    prompt: str = "prompt_tokens",
-    completion: str = "completion_tokens",
-    details: str = "prompt_tokens_details",
-) -> Usage:
-    """Normalize an OpenAI-style ``usage`` object (design.md, "Usage").
-
-    ``input = prompt_tokens`` (which already includes cached tokens, per the
-    OpenAI reference) minus ``prompt_tokens_details.cache_write_tokens`` where
-    a gateway reports cache writes (OpenRouter); ``cache_read =
-    prompt_tokens_details.cached_tokens`` (or DeepSeek's
-    ``prompt_cache_hit_tokens`` when the details lack it); ``cache_write =
-    prompt_tokens_details.cache_write_tokens``; ``output = completion_tokens``
+def usage_from(usage: Any, field: str = "usage") -> Usage:
+    """Normalize a Chat Completions ``usage`` object (design.md, "Usage"):
+    :func:`agentcore.providers.openai.shared.token_usage` of ``prompt_tokens``
+    (cached tokens included, per the OpenAI reference), ``completion_tokens``
     (reasoning tokens included on OpenAI; xAI leaves them out, and so does
-    this count then). Missing or null fields count as 0.
+    this count then), ``prompt_tokens_details`` (``cached_tokens``, and
+    ``cache_write_tokens`` where a gateway reports cache writes: OpenRouter)
+    and DeepSeek's ``prompt_cache_hit_tokens``. No usage object is zeros.
 
     Args:
         usage: the decoded ``usage`` value; None for none.
         field: its name in error messages.
-        prompt, completion, details: the names of the input and output
-            counts and of the input details object (the Responses API's
-            ``input_tokens``, ``output_tokens``, ``input_tokens_details``).
 
     Raises:
         ModelError: ``UPSTREAM``, ``usage`` is not an object or a count is
@@ -217,83 +200,9 @@ def usage_from(
     """
     if usage is None:
         return Usage()
-    if not isinstance(usage, Mapping):
-        raise fields.wrong_shape(field, usage, "an object")
-    inside = fields.mapping(usage, details, f"{field}.{details}")
-    cache_read = fields.token_count(inside, "cached_tokens", f"{field}.{details}.cached_tokens")
-    if cache_read is None:
-        cache_read = fields.token_count(usage, "prompt_cache_hit_tokens", f"{field}.prompt_cache_hit_tokens")
-    write = fields.token_count(inside, "cache_write_tokens", f"{field}.{details}.cache_write_tokens")
-    cache_write = write or 0
-    return Usage(
-        input=max(0, (fields.token_count(usage, prompt, f"{field}.{prompt}") or 0) - cache_write),
-        output=fields.token_count(usage, completion, f"{field}.{completion}") or 0,
-        cache_read=cache_read or 0,
-        cache_write=cache_write,
+    return token_usage(
+        usage, field, prompt="prompt_tokens", completion="completion_tokens", details="prompt_tokens_details"
     )
-
-
-# --- errors inside a 200 stream ---------------------------------------------
-
-_WORD_CLASSES: tuple[tuple[re.Pattern[str], ErrorClass], ...] = (
-    (re.compile(r"rate[_ ]?limit|too[_ ]many[_ ]requests"), ErrorClass.RATE_LIMITED),
-    (re.compile(r"overload|unavailable|capacity"), ErrorClass.OVERLOADED),
-    (re.compile(r"timeout|timed[_ ]out"), ErrorClass.TRANSIENT),
-    (re.compile(r"auth|permission|api[_ ]key"), ErrorClass.AUTH),
-    (re.compile(r"invalid|bad[_ ]request|not[_ ]found|tool_use_failed"), ErrorClass.INVALID_REQUEST),
-)
-
-
-def _status_like(value: Any) -> int:
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
-        return value
-    return 0
-
-
-def stream_error(payload: Any, *, fallback: str = "") -> ModelError:
-    """A :class:`ModelError` for an error reported inside a 200 stream.
-
-    Accepts OpenRouter's ``{"error": {"code": 400, "message"}, "choices": ...}``,
-    Groq's ``event: error`` data ``{"error": {"message", "type", "code":
-    "tool_use_failed", "status_code": 400}}``, OpenAI's ``{"error":
-    {"message", "type": "server_error"}}`` and Anthropic-shaped errors passed
-    through by gateways.
-
-    Classification (design.md, "Defaults and choices where the APIs leave
-    room"): a numeric ``code`` (or Groq's ``status_code``) that is an HTTP
-    status goes through :func:`classify_status`, with the context-length hint
-    taken from the type, code and message. Without one, the context-length words win, then
-    the type and code words: ``rate_limit`` rate-limited; ``overloaded``,
-    ``unavailable``, ``capacity`` overloaded; ``timeout`` transient;
-    ``auth``, ``permission`` auth; ``invalid``, ``not_found``,
-    ``tool_use_failed`` invalid-request; anything else (``server_error``,
-    ``api_error``, no type at all) upstream, which is terminal, as a plain 500
-    is.
-
-    Args:
-        payload: the decoded event data.
-        fallback: the message to use when the payload has none.
-    """
-    kind, message, code = error_fields(payload)
-    inner = payload.get("error") if isinstance(payload, Mapping) else None
-    status = _status_like(code)
-    if not status and isinstance(inner, Mapping):
-        status = _status_like(inner.get("status_code")) or _status_like(inner.get("status"))
-    code_text = code if isinstance(code, str) else ""
-    hint = looks_like_context_length(kind, message, code_text)
-    if status:
-        error_class = classify_status(status, hint)
-    elif hint:
-        error_class = ErrorClass.CONTEXT_LENGTH
-    else:
-        words = f"{kind} {code_text}".lower()
-        error_class = next((c for p, c in _WORD_CLASSES if p.search(words)), ErrorClass.UPSTREAM)
-    label = ", ".join(str(x) for x in (kind, code) if x not in ("", None))
-    detail = message or fallback or "the server reported an error"
-    text = f"error in the stream ({label}): {detail}" if label else f"error in the stream: {detail}"
-    return ModelError(error_class, message=text[:2000])
 
 
 # --- reasoning --------------------------------------------------------------
@@ -469,16 +378,19 @@ def _index_of(value: Any, position: int) -> int:
 _DELTA = "choices[0].delta."
 """How error messages name a field of the delta."""
 _PLAIN_KEYS = frozenset({"role", "content", REASONING_CONTENT, REASONING, "channel"})
-"""The delta keys :meth:`ChunkState.parts` reads on its short paths (Groq's
+"""The delta keys :meth:`StreamState.feed` reads on its short paths (Groq's
 ``channel`` names gpt-oss's reasoning channel)."""
+_text_delta = StreamPart.text_delta
+_reasoning_delta = StreamPart.reasoning_delta
 
 
-class ChunkState:
-    """The state of one streamed step, fed one decoded SSE event at a time.
+class StreamState:
+    """The state of one streamed step, fed one decoded SSE event at a time
+    (a :class:`agentcore.providers.shell.StateMachine`).
 
     Usage::
 
-        state = ChunkState(origin="api.deepseek.com")
+        state = StreamState(origin="api.deepseek.com")
         for event in events:
             yield from state.feed(event)    # text and reasoning; raises on an error
             if state.done:
@@ -486,15 +398,16 @@ class ChunkState:
         yield from state.finish()           # the open reasoning block, tool calls, one step-finish
 
     Args:
-        new_id: makes an id for a tool call the server sent without one
-            (default :func:`synthesize_id`); injected by tests.
         origin: the server's origin (:func:`agentcore.providers.config.origin`),
             recorded on every reasoning block and on tool-call provider data.
+        new_id: makes an id for a tool call the server sent without one
+            (default :func:`agentcore.providers.openai.shared.synthesize_id`);
+            injected by tests.
 
     Only choice 0 is read (agentcore never asks for ``n`` > 1).
     """
 
-    def __init__(self, new_id: Callable[[], str] = synthesize_id, origin: str = "") -> None:
+    def __init__(self, origin: str = "", *, new_id: Callable[[], str] = synthesize_id) -> None:
         self._new_id = new_id
         self._origin = origin
         self._block: _Block | None = None
@@ -532,21 +445,75 @@ class ChunkState:
         reasoning parts it carries (a reasoning block's part when the event
         closes it).
 
+        A chunk of one choice whose delta has keys of :data:`_PLAIN_KEYS` only
+        takes a short path: text while no reasoning block is open (the hot
+        path: ``{"content": "..."}``; DeepSeek adds a ``null``
+        ``reasoning_content`` to each), or plain reasoning without text.
+        Every other event takes the general one (:meth:`_event`).
+
         Raises:
             ModelError: the event reports an error (see the module docstring).
         """
+        data = event[1]
+        if type(data) is dict and event[0] != "error":
+            choices = data.get("choices")
+            if (
+                type(choices) is list
+                and len(choices) == 1
+                and data.get("usage") is None
+                and not data.get("error")
+                and "x_groq" not in data
+            ):
+                choice = choices[0]
+                delta = choice.get("delta") if type(choice) is dict else None
+                if (
+                    type(delta) is dict
+                    and choice.get("finish_reason") is None
+                    and choice.get("index") in (None, 0)
+                ):
+                    block = self._block
+                    if len(delta) == 1:  # the hot path: {"content": "..."}
+                        content = delta.get("content")
+                        if type(content) is str and block is None:
+                            if not content:
+                                return []
+                            self._answered = True
+                            return [_text_delta(content)]
+                    if delta.keys() <= _PLAIN_KEYS:
+                        content = delta.get("content")
+                        if not content:
+                            fragment = delta.get(REASONING_CONTENT)
+                            if block is not None and type(fragment) is str and fragment:
+                                # the reasoning hot path: one more fragment of the open block
+                                block.texts.append(fragment)
+                                return [_reasoning_delta(fragment)]
+                            part = self._plain_reasoning(delta)
+                            if part is not None:
+                                return [part]
+                        elif (
+                            type(content) is str
+                            and block is None
+                            and not delta.get(REASONING_CONTENT)
+                            and not delta.get(REASONING)
+                        ):
+                            self._answered = True
+                            return [_text_delta(content)]
+        return self._event(event)
+
+    def _event(self, event: Event) -> list[StreamPart]:
+        """The general path of :meth:`feed`."""
         data = event.data
         if data == DONE:
             self.done = True
             return []
         if event.event == "error":
             self._record_usage(data)
-            raise stream_error(data, fallback="the server sent an error event")
+            raise error_event(data, fallback="the server sent an error event")
         if not isinstance(data, Mapping):
             raise fields.wrong_shape("the chunk", data, "an object")
         self._record_usage(data)
         if data.get("error"):
-            raise stream_error(data)
+            raise error_event(data)
         parts: list[StreamPart] = []
         for position, choice in enumerate(fields.array(data, "choices", "choices")):
             if not isinstance(choice, Mapping):
@@ -556,88 +523,10 @@ class ChunkState:
             self._read_delta(fields.mapping(choice, "delta", "choices[0].delta"), parts)
             reason = fields.text(choice, "finish_reason", "choices[0].finish_reason")
             if reason == "error":
-                raise stream_error(data, fallback="the server ended the stream with finish_reason 'error'")
+                raise error_event(data, fallback="the server ended the stream with finish_reason 'error'")
             if reason:
                 self.finish_reason = reason
         return parts
-
-    def parts(self, events: Iterable[Event], on_complete: Callable[[], object]) -> Iterator[StreamPart]:
-        """Feed ``events`` in order and yield their parts, until ``[DONE]`` or
-        the end of ``events``; ``on_complete()`` is called once the step is
-        complete (:attr:`complete`). Then call :meth:`finish`.
-
-        The same as :meth:`feed` per event, with short paths for a delta
-        with keys of :data:`_PLAIN_KEYS` only: text while no reasoning block
-        is open (the hot path: ``{"content": "..."}``; DeepSeek adds a
-        ``null`` ``reasoning_content`` to each), or plain reasoning without
-        text.
-
-        Raises:
-            ModelError: as :meth:`feed`; errors raised by ``events`` pass through.
-        """
-        text_delta = StreamPart.text_delta
-        reasoning_delta = StreamPart.reasoning_delta
-        plain = _PLAIN_KEYS
-        reasoning = False  # a reasoning block is open: text goes through feed(), which closes it
-        said = False  # text came on a short path
-        for event in events:
-            data = event.data
-            if type(data) is dict and event.event != "error":
-                choices = data.get("choices")
-                if (
-                    type(choices) is list
-                    and len(choices) == 1
-                    and data.get("usage") is None
-                    and not data.get("error")
-                    and "x_groq" not in data
-                ):
-                    choice = choices[0]
-                    delta = choice.get("delta") if type(choice) is dict else None
-                    if (
-                        type(delta) is dict
-                        and choice.get("finish_reason") is None
-                        and choice.get("index") in (None, 0)
-                    ):
-                        if len(delta) == 1:  # the hot path: {"content": "..."}
-                            content = delta.get("content")
-                            if type(content) is str and not reasoning:
-                                if content:
-                                    said = True
-                                    yield text_delta(content)
-                                continue
-                        if delta.keys() <= plain:
-                            content = delta.get("content")
-                            if not content:
-                                block = self._block
-                                fragment = delta.get(REASONING_CONTENT)
-                                if block is not None and type(fragment) is str and fragment:
-                                    # the reasoning hot path: one more fragment of the open block
-                                    block.texts.append(fragment)
-                                    yield reasoning_delta(fragment)
-                                    continue
-                                part = self._plain_reasoning(delta)
-                                if part is not None:
-                                    reasoning = True
-                                    yield part
-                                    continue
-                            elif (
-                                type(content) is str
-                                and not reasoning
-                                and not delta.get(REASONING_CONTENT)
-                                and not delta.get(REASONING)
-                            ):
-                                said = True
-                                yield text_delta(content)
-                                continue
-            parts = self.feed(event)
-            reasoning = self._block is not None
-            if self.complete:
-                on_complete()
-            yield from parts
-            if self.done:
-                break
-        if said:
-            self._answered = True
 
     def _record_usage(self, data: Any) -> None:
         """Keep the chunk's non-null ``usage`` (and Groq's ``x_groq.usage``),

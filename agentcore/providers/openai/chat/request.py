@@ -1,27 +1,16 @@
-"""The OpenAI adapters: Chat Completions (:class:`OpenAIChatModel`) and the
-Responses API (:class:`OpenAIResponsesModel`), for OpenAI and every server
-that copies either API.
+"""The OpenAI Chat Completions API, what a request sends, for OpenAI and
+every server that copies the API: small pure functions, each tested on its
+own.
 
-:class:`OpenAIResponsesModel` posts to ``{base_url}/responses``
-(https://platform.openai.com/docs/api-reference/responses/create) and reads
-its typed events (https://platform.openai.com/docs/api-reference/responses-streaming);
-:mod:`agentcore.providers.responses` holds its pure request and stream
-mapping and the decisions about them (stateless by default with encrypted
-reasoning sent back in place, reasoning only to its own origin, nothing read
-after the first terminal event). The rest of this docstring is about Chat
-Completions.
-
-:class:`OpenAIChatModel` posts to ``{base_url}/chat/completions`` with
-``"stream": true`` and reads the Server-Sent Events it gets back. The same
-class talks to Ollama (``http://localhost:11434/v1``), vLLM, llama.cpp's
-server, LM Studio, OpenRouter, Groq, DeepSeek, Mistral, xAI and gateways:
-point ``base_url`` at them (local servers need no ``api_key``).
-
-The adapter is a thin shell: :func:`request_body` and :func:`request_headers`
-build the request, :class:`agentcore.providers.openai_stream.ChunkState`
-turns decoded events into parts (its docstring lists every server quirk it
-reads), and ``agentcore.transport.http`` / ``agentcore.transport.sse`` own the
-transport and its errors.
+:func:`request_body` builds the JSON body of ``POST {base_url}/chat/completions``
+with ``"stream": true``, :func:`reasoning_dialect` picks the field reasoning
+goes back in, :func:`file_json` maps files and :func:`settings_fields` the
+:class:`~agentcore.ModelSettings`. The stream is
+:mod:`agentcore.providers.openai.chat.stream`'s (its docstring lists every
+server quirk it reads), the model class
+:mod:`agentcore.providers.openai.chat.model`'s. The same API is spoken by
+Ollama (``http://localhost:11434/v1``), vLLM, llama.cpp's server, LM Studio,
+OpenRouter, Groq, DeepSeek, Mistral, xAI and gateways.
 
 Decisions written down here so nobody "fixes" them:
 
@@ -32,19 +21,17 @@ Decisions written down here so nobody "fixes" them:
   is over (``[DONE]`` or the end of the body), so that fragments arriving late
   and an error chunk sent after the finish reason are still taken into account.
 * The stream is read past the finish reason, for the usage chunk. Once a
-  finish reason arrived the step is complete (design.md, "Defaults and
-  choices where the APIs leave room"): a connection that then breaks, stalls
-  or ends without ``[DONE]`` ends the step normally with the usage seen so
-  far. Before it, such a break is ``TRANSIENT``.
+  finish reason arrived the step is complete: a connection that then breaks,
+  stalls or ends without ``[DONE]`` ends the step normally with the usage
+  seen so far (the shell's rule for every adapter,
+  :mod:`agentcore.providers.shell`). Before it, such a break is ``TRANSIENT``.
 * An error result is sent as a ``tool`` message whose content starts with
   ``"Error: "``, since Chat Completions has no error flag.
 * A ``tool`` message holds text only, so the files a tool returned go in a
   ``user`` message right after the step's ``tool`` messages, opening with
   ``Files returned by the tool call 'call_1' (render_chart):``
-  (:func:`file_content` maps each file). That message is built for each
+  (:func:`file_json` maps each file). That message is built for each
   request and never enters the history.
-* The read timeout given to ``requests`` is ``min(read, idle_timeout)``, so a
-  stream that sends nothing at all fails within the idle timeout too.
 * Before anything is sent, the history is checked
   (:func:`agentcore.providers.history.check_history`: tool calls and results
   that do not pair up, reasoning outside assistant turns) and so is this
@@ -119,28 +106,23 @@ Gemini.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import requests
-
-from agentcore.context import Context
-from agentcore.errors import ConfigError, ErrorClass, ModelError
+from agentcore.errors import ConfigError
 from agentcore.files import File
-from agentcore.providers import attachments, caching, config, responses
+from agentcore.providers import attachments
 from agentcore.providers.history import arguments_object, check_history, marked_error
 from agentcore.providers.memo import MessageMemo
-from agentcore.providers.openai_stream import (
+from agentcore.providers.openai.chat.stream import (
     MISTRAL_THINKING,
     REASONING,
     REASONING_CONTENT,
     REASONING_DETAILS,
     REASONING_FORMATS,
-    ChunkState,
 )
-from agentcore.settings import TOOL_CHOICES, ModelSettings, extra_body_dict, unsupported
-from agentcore.transport import http, sse
-from agentcore.transport.headers import credential, header_dict
+from agentcore.providers.openai.shared import OPENAI_ORIGIN, cache_fields, json_schema_format
+from agentcore.settings import TOOL_CHOICES, ModelSettings, unsupported
 from agentcore.types import (
     ContentPartKind,
     Message,
@@ -148,14 +130,11 @@ from agentcore.types import (
     Reasoning,
     Request,
     Role,
-    StreamPart,
     ToolCall,
     ToolDefinition,
     ToolResult,
 )
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-"""OpenAI's API root; ``/chat/completions`` is appended."""
 SYSTEM_ROLES = ("system", "developer")
 """Roles the system prompt can be sent as (newer OpenAI models prefer ``developer``)."""
 MAX_TOKENS_FIELDS = ("max_tokens", "max_completion_tokens")
@@ -168,7 +147,6 @@ NONE = "none"
 REASONING_DIALECTS = (*REASONING_FORMATS, GEMINI, NONE)
 """Values of the ``reasoning_format`` option: the field a server takes
 reasoning back in (a reasoning block's ``format`` names the field it came in)."""
-OPENAI_ORIGIN = "api.openai.com"
 KNOWN_DIALECTS: Mapping[str, str] = {
     OPENAI_ORIGIN: NONE,
     "api.deepseek.com": REASONING_CONTENT,
@@ -187,64 +165,26 @@ docstring cites each)."""
 GEMINI_DUMMY_SIGNATURE = "skip_thought_signature_validator"
 """The thought signature Gemini documents for function calls it did not
 produce (https://ai.google.dev/gemini-api/docs/thought-signatures, FAQ)."""
-CHAT_SETTINGS = (
-    "cache_key",
-    "cache_retention",
-    "temperature",
-    "top_p",
-    "stop_sequences",
-    "seed",
-    "tool_choice",
-    "parallel_tool_calls",
-    "reasoning_effort",
-    "thinking",
-    "thinking_budget",
-    "extra_body",
+SETTINGS = frozenset(
+    {
+        "cache_key",
+        "cache_retention",
+        "temperature",
+        "top_p",
+        "stop_sequences",
+        "seed",
+        "tool_choice",
+        "parallel_tool_calls",
+        "reasoning_effort",
+        "thinking",
+        "thinking_budget",
+        "extra_body",
+    }
 )
 """The :class:`agentcore.ModelSettings` fields this adapter maps (:func:`settings_fields`)."""
 FILE_TYPES = (*attachments.IMAGE_TYPES, attachments.PDF, "text/*")
-"""The media types sent (:func:`file_content`): images, PDFs, and text files as text."""
+"""The media types sent (:func:`file_json`): images, PDFs, and text files as text."""
 _API = "the OpenAI Chat Completions API"
-CACHE_DOCS = "https://developers.openai.com/api/docs/guides/prompt-caching"
-"""OpenAI's prompt caching guide: the rules :func:`cache_policy` and
-:func:`agentcore.providers.responses.cache_fields` follow."""
-MIN_CACHEABLE_TOKENS = 1024
-"""OpenAI caches prompts of 1,024 tokens or more (:data:`CACHE_DOCS`)."""
-CACHE_READ_GRANULARITY = 128
-"""Cache hits come in increments of 128 tokens, per OpenAI's prompt caching
-cookbook that :data:`CACHE_DOCS` links to."""
-RETENTION_SECONDS = {"in_memory": 300.0, "24h": 86400.0}
-"""How long a cached prefix is kept, by ``prompt_cache_retention``: in
-memory, "typically cleared within 5 to 10 minutes of inactivity" (the
-shorter bound here), or up to 24 hours (:data:`CACHE_DOCS`, "Prompt cache
-retention"); in memory is the default."""
-
-
-__all__ = [
-    "OpenAIResponsesModel",
-    "CACHE_DOCS",
-    "CACHE_READ_GRANULARITY",
-    "CHAT_SETTINGS",
-    "DEFAULT_BASE_URL",
-    "FILE_TYPES",
-    "GEMINI",
-    "GEMINI_DUMMY_SIGNATURE",
-    "KNOWN_DIALECTS",
-    "MAX_TOKENS_FIELDS",
-    "MIN_CACHEABLE_TOKENS",
-    "NONE",
-    "OPENAI_ORIGIN",
-    "REASONING_DIALECTS",
-    "RETENTION_SECONDS",
-    "SYSTEM_ROLES",
-    "OpenAIChatModel",
-    "cache_policy",
-    "file_content",
-    "reasoning_dialect",
-    "request_body",
-    "request_headers",
-    "settings_fields",
-]
 
 
 # --- request mapping (pure) -------------------------------------------------
@@ -272,7 +212,7 @@ def _result_json(result: ToolResult) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": result.tool_call_id, "content": marked_error(result)}
 
 
-def file_content(file: File, where: str) -> dict[str, Any]:
+def file_json(file: File, where: str) -> dict[str, Any]:
     """The content part of a file in a ``user`` message.
 
     * An image (JPEG, PNG, GIF, WebP) is ``{"type": "image_url",
@@ -318,7 +258,7 @@ def _tool_files_json(message: Message, index: int) -> list[dict[str, Any]]:
             where = attachments.place(index, result)
             sentence = f"Files returned by the tool call {result.tool_call_id!r} ({result.name}):"
             content.append({"type": "text", "text": sentence})
-            content += [file_content(file, where) for file in result.files]
+            content += [file_json(file, where) for file in result.files]
     return [{"role": "user", "content": content}] if content else []
 
 
@@ -465,7 +405,7 @@ def _message_json(message: Message, index: int, dialect: str, origin: str) -> li
         out.append(_assistant_json(message, index, dialect, origin))
     elif message.role is Role.USER and message.files:
         content = [{"type": "text", "text": message.text}] if message.text else []
-        content += [file_content(file, attachments.place(index)) for file in message.files]
+        content += [file_json(file, attachments.place(index)) for file in message.files]
         out.append({"role": "user", "content": content})
     elif message.role is Role.USER and (message.text or not out):
         out.append({"role": "user", "content": message.text})
@@ -556,32 +496,12 @@ def _reasoning_settings(settings: ModelSettings, dialect: str) -> dict[str, Any]
     return fields
 
 
-def cache_policy(settings: ModelSettings, origin: str) -> caching.CachePolicy:
-    """What a request to ``origin`` asks of the cache: at api.openai.com,
-    caching is automatic (:data:`CACHE_DOCS`) with the TTL of the retention
-    (:data:`RETENTION_SECONDS`), prompts from :data:`MIN_CACHEABLE_TOKENS`,
-    reads in steps of :data:`CACHE_READ_GRANULARITY`, the whole prompt cached
-    (writes are not reported). Other servers document their own caching, or
-    none: no cache miss is claimed for them (the report still compares
-    prefixes)."""
-    if origin != OPENAI_ORIGIN:
-        return caching.CachePolicy("this server", None)
-    ttl = RETENTION_SECONDS[settings.cache_retention or "in_memory"]
-    return caching.CachePolicy(
-        "OpenAI",
-        ttl,
-        MIN_CACHEABLE_TOKENS,
-        reports_writes=False,
-        granularity=CACHE_READ_GRANULARITY,
-    )
-
-
 def check_settings(settings: ModelSettings, dialect: str, origin: str) -> None:
     """Raise :class:`ConfigError` for ``settings`` the Chat Completions API at
     ``origin`` (speaking the reasoning ``dialect``) cannot take, whatever the
     request: see :func:`settings_fields`, which calls it for every request
     (the adapter also calls it at construction, for its own settings)."""
-    supported = set(CHAT_SETTINGS)
+    supported = set(SETTINGS)
     if origin == OPENAI_ORIGIN or dialect == GEMINI:
         supported -= {"thinking", "thinking_budget"}
     unsupported(settings, supported, f"the Chat Completions API at {origin or 'this server'}")
@@ -605,7 +525,7 @@ def settings_fields(
     thinking,              OpenRouter's ``reasoning`` (see
     thinking_budget        :func:`_reasoning_settings`)
     cache_key,             ``prompt_cache_key``, ``prompt_cache_retention``
-    cache_retention        (:func:`agentcore.providers.responses.cache_fields`)
+    cache_retention        (:func:`agentcore.providers.openai.shared.cache_fields`)
     =====================  =============================================
 
     ``cache``, ``cache_ttl``, ``cache_system`` and ``cache_tools`` have no
@@ -630,7 +550,7 @@ def settings_fields(
         fields["stop"] = list(settings.stop_sequences)
     fields.update(_tool_choice(settings, tools))
     fields.update(_reasoning_settings(settings, dialect))
-    fields.update(responses.cache_fields(settings))
+    fields.update(cache_fields(settings))
     return fields
 
 
@@ -640,35 +560,34 @@ def response_format(output: OutputSchema) -> dict[str, Any]:
     (https://platform.openai.com/docs/api-reference/chat/create,
     ``response_format``; https://platform.openai.com/docs/guides/structured-outputs),
     ``strict`` when the schema qualifies as written
-    (:func:`agentcore.providers.responses.json_schema_format`). Sent to
+    (:func:`agentcore.providers.openai.shared.json_schema_format`). Sent to
     every server, whatever its base URL; for a compatible server that
     refuses the field, ``LoopOptions(output_mode="tool")`` asks through a
     tool instead.
     """
-    from agentcore.providers.responses import json_schema_format  # _responses imports this module
-
     return {"type": "json_schema", "json_schema": json_schema_format(output)}
 
 
 def request_body(
-    model: str,
     request: Request,
+    model_id: str,
     *,
+    settings: ModelSettings | None = None,
+    extra_body: Mapping[str, Any] | None = None,
+    origin: str = "",
+    sent: list[Any] | None = None,
     system_role: str = "system",
     max_tokens_field: str = "max_tokens",
     include_usage: bool = True,
-    extra_body: Mapping[str, Any] | None = None,
-    origin: str = "",
     reasoning_format: str | None = None,
-    settings: ModelSettings | None = None,
-    sent: list[Any] | None = None,
+    memo: MessageMemo[tuple[list[dict[str, Any]], list[dict[str, Any]]]] | None = None,
 ) -> dict[str, Any]:
     """The JSON body of one streamed Chat Completions request.
 
     Follows the OpenAI API reference ("Create chat completion"): the system
     prompt first, as a ``system_role`` message; user turns as text (with
     files, a list of a ``text`` part and the files' parts,
-    :func:`file_content`); assistant
+    :func:`file_json`); assistant
     turns with ``content`` (null when empty and the turn has tool calls) and
     ``tool_calls`` whose ``function.arguments`` is JSON text; one ``tool``
     message per result with ``tool_call_id`` (an error result's content starts
@@ -688,22 +607,27 @@ def request_body(
     settings' ``extra_body``: the last one wins.
 
     Args:
-        model: the model id sent as ``model``.
         request: the step's request.
-        system_role: ``"system"`` or ``"developer"``.
-        max_tokens_field: ``"max_tokens"`` or ``"max_completion_tokens"``.
-        include_usage: ask for ``stream_options: {"include_usage": true}``.
+        model_id: the model id sent as ``model``.
+        settings: the adapter's :class:`agentcore.ModelSettings`
+            (``request.settings`` override them).
         extra_body: fields merged into the body.
         origin: the server's origin (:func:`agentcore.providers.config.origin`):
             reasoning and tool-call data from it go back verbatim.
-        reasoning_format: the field the server takes reasoning back in (one of
-            :data:`REASONING_DIALECTS`), or None to work it out
-            (:func:`reasoning_dialect`).
-        settings: the adapter's :class:`agentcore.ModelSettings`.
         sent: when given, gets the messages sent for each message of
             ``request.messages`` appended, one list per message (its ``tool``
             messages, its own, the ``user`` message of its tool results'
             files; for :func:`agentcore.providers.caching.fingerprint`).
+        system_role: ``"system"`` or ``"developer"``.
+        max_tokens_field: ``"max_tokens"`` or ``"max_completion_tokens"``.
+        include_usage: ask for ``stream_options: {"include_usage": true}``.
+        reasoning_format: the field the server takes reasoning back in (one of
+            :data:`REASONING_DIALECTS`), or None to work it out
+            (:func:`reasoning_dialect`).
+        memo: where each message's JSON is kept for the next steps (an
+            adapter's own): a message mapped before under the same dialect
+            and origin is taken from it. The body then shares those values
+            with the memo, so they must never be changed.
 
     Returns:
         A JSON-serializable dict.
@@ -713,43 +637,8 @@ def request_body(
             refuse (:func:`agentcore.providers.history.check_history`,
             naming the message; or this adapter's ``provider_data`` edited
             into something that is not its JSON; a file part outside a user
-            message, or a file :func:`file_content` refuses), or a setting it
+            message, or a file :func:`file_json` refuses), or a setting it
             cannot send (:func:`settings_fields`).
-    """
-    return _request_body(
-        model,
-        request,
-        system_role=system_role,
-        max_tokens_field=max_tokens_field,
-        include_usage=include_usage,
-        extra_body=extra_body,
-        origin=origin,
-        reasoning_format=reasoning_format,
-        settings=settings,
-        sent=sent,
-        memo=None,
-    )
-
-
-def _request_body(
-    model: str,
-    request: Request,
-    *,
-    system_role: str,
-    max_tokens_field: str,
-    include_usage: bool,
-    extra_body: Mapping[str, Any] | None,
-    origin: str,
-    reasoning_format: str | None,
-    settings: ModelSettings | None,
-    sent: list[Any] | None,
-    memo: MessageMemo[tuple[list[dict[str, Any]], list[dict[str, Any]]]] | None,
-) -> dict[str, Any]:
-    """:func:`request_body`, taking each message's wire JSON from ``memo``
-    when it was mapped before (by an earlier step) under the same reasoning
-    dialect and origin, and keeping there what it maps now. The body then
-    shares those values with the memo: only the adapter's own, never
-    changed after, may be built this way.
     """
     check_history(request.messages)
     attachments.check_places(request.messages)
@@ -780,7 +669,7 @@ def _request_body(
     messages += held
     if memo is not None:
         memo.store(fresh, (dialect, origin))
-    body: dict[str, Any] = {"model": model, "messages": messages, "stream": True}
+    body: dict[str, Any] = {"model": model_id, "messages": messages, "stream": True}
     if include_usage:
         body["stream_options"] = {"include_usage": True}
     if request.tools:
@@ -793,428 +682,3 @@ def _request_body(
     body.update(extra_body or {})
     body.update(merged.extra_body or {})
     return body
-
-
-def _merge_headers(target: dict[str, str], extra: Mapping[str, str]) -> None:
-    for name, value in extra.items():
-        for existing in [k for k in target if k.lower() == name.lower()]:
-            del target[existing]
-        target[name] = value
-
-
-def request_headers(
-    api_key: str | None,
-    headers: Mapping[str, str] | None = None,
-    request_headers: Mapping[str, str] | None = None,
-) -> dict[str, str]:
-    """The HTTP headers of one request.
-
-    ``Authorization: Bearer <key>`` only when a key is given (local servers
-    need none), then the adapter's ``headers``, then the request's own
-    ``headers``; a later header replaces an earlier one of the same name,
-    whatever its case.
-    """
-    out = {"Content-Type": "application/json", "Accept": "text/event-stream"}
-    if api_key:
-        out["Authorization"] = f"Bearer {api_key}"
-    _merge_headers(out, headers or {})
-    _merge_headers(out, request_headers or {})
-    return out
-
-
-# --- the adapter -----------------------------------------------------------
-
-
-class _OpenAIModel:
-    """What both OpenAI adapters share: the model id, the transport options
-    and their checks, ``model_id``, ``base_url`` and a ``repr`` without the key.
-
-    Raises:
-        ConfigError: an empty model id, ``settings`` that are not a
-            ``ModelSettings``, an ``api_key`` that is not a str, and as
-            :func:`agentcore.providers.config.timeouts`, ``header_dict``,
-            ``check_base_url`` and :func:`agentcore.settings.extra_body_dict`.
-    """
-
-    _path = ""
-    """What the adapter appends to ``base_url`` (``"/chat/completions"``)."""
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None,
-        base_url: str,
-        session: requests.Session | None,
-        timeout: tuple[float, float],
-        idle_timeout: float | None,
-        headers: Mapping[str, str] | None,
-        extra_body: Mapping[str, Any] | None,
-        settings: ModelSettings | None,
-        cache_tracker: caching.CacheTracker | None,
-    ) -> None:
-        if not isinstance(model, str) or not model:
-            raise ConfigError("model must be a non-empty string")
-        if settings is not None and not isinstance(settings, ModelSettings):
-            raise ConfigError(f"settings must be a ModelSettings or None, got {type(settings).__name__}")
-        if api_key is not None and not isinstance(api_key, str):
-            raise ConfigError(f"api_key must be a str or None, got {type(api_key).__name__}")
-        self._model = model
-        self._settings = settings or ModelSettings()
-        self._timeout, self._idle_timeout = config.timeouts(timeout, idle_timeout)
-        self._headers = header_dict(headers)
-        self._extra_body = extra_body_dict(extra_body)
-        self._api_key = credential("api_key", api_key) if api_key else None
-        self._base_url = config.check_base_url(base_url)
-        self._url = self._base_url + self._path
-        self._origin = config.origin(self._base_url)
-        self._session = session if session is not None else http.new_session()
-        self._cache = caching.tracker(cache_tracker)
-        self._digests = caching.MessageDigests()
-
-    @property
-    def model_id(self) -> str:
-        """The model id sent with every request."""
-        return self._model
-
-    @property
-    def base_url(self) -> str:
-        """The API root requests go to."""
-        return self._base_url
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self._model!r}, base_url={self._base_url!r})"
-
-
-class OpenAIChatModel(_OpenAIModel):
-    """A :class:`agentcore.Model` over the OpenAI Chat Completions streaming API.
-
-    Args:
-        model: the model id (``"gpt-4o-mini"``, ``"llama3.2"``, ...).
-        api_key: sent as ``Authorization: Bearer``; None for servers without
-            authentication. Never shown in ``repr``, logs or errors.
-        base_url: the API root, without ``/chat/completions``.
-        session: a ``requests.Session`` to send with (its pool, proxies and
-            TLS settings are the caller's policy); by default the adapter makes
-            one that ignores the environment.
-        timeout: ``(connect, read)`` seconds; ``read`` bounds the wait for the
-            response headers and for each network read.
-        idle_timeout: seconds the stream may go without a content-bearing event
-            (comments and pings do not count); None for no limit.
-        system_role: ``"system"`` or ``"developer"``.
-        max_tokens_field: ``"max_tokens"`` or ``"max_completion_tokens"``.
-        include_usage: send ``stream_options: {"include_usage": true}``.
-        headers: extra HTTP headers on every request (a request's own headers
-            come after them).
-        extra_body: fields merged into every request body.
-        settings: the model's :class:`agentcore.ModelSettings`, for every
-            request; a run's settings (``LoopOptions(settings=...)``) override
-            them field by field.
-        reasoning_format: the field this server takes reasoning back in, one
-            of :data:`REASONING_DIALECTS`: ``"reasoning_content"`` (DeepSeek,
-            Kimi, GLM, Qwen), ``"reasoning"`` (Groq), ``"reasoning_details"``
-            (OpenRouter), ``"mistral-thinking"``, ``"gemini"`` or ``"none"``;
-            None (the default) works it out from the server and the history
-            (:func:`reasoning_dialect`).
-        cache_tracker: compares each request with the earlier ones for the
-            step's :class:`agentcore.types.CacheReport`; by default one of
-            this instance's own (pass one to share it between instances).
-
-    Raises:
-        ConfigError: an option is out of range or of the wrong type: a
-            ``timeout`` that is not a ``(connect, read)`` pair of positive
-            seconds, ``headers`` that are not a mapping of ``str`` to ``str``,
-            an ``extra_body`` that is not a mapping of ``str`` keys to JSON
-            values, ``settings`` that are not a ``ModelSettings``, an unknown
-            ``reasoning_format``; ``settings`` the server cannot take
-            (:func:`check_settings`: ``thinking`` at api.openai.com, say).
-    """
-
-    _path = "/chat/completions"
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None = None,
-        base_url: str = DEFAULT_BASE_URL,
-        session: requests.Session | None = None,
-        timeout: tuple[float, float] = (http.DEFAULT_CONNECT_TIMEOUT, http.DEFAULT_READ_TIMEOUT),
-        idle_timeout: float | None = http.DEFAULT_IDLE_TIMEOUT,
-        system_role: str = "system",
-        max_tokens_field: str = "max_tokens",
-        include_usage: bool = True,
-        headers: Mapping[str, str] | None = None,
-        extra_body: Mapping[str, Any] | None = None,
-        settings: ModelSettings | None = None,
-        reasoning_format: str | None = None,
-        cache_tracker: caching.CacheTracker | None = None,
-    ) -> None:
-        if system_role not in SYSTEM_ROLES:
-            raise ConfigError(f"system_role must be one of {SYSTEM_ROLES}, got {system_role!r}")
-        if max_tokens_field not in MAX_TOKENS_FIELDS:
-            raise ConfigError(
-                f"max_tokens_field must be one of {MAX_TOKENS_FIELDS}, got {max_tokens_field!r}"
-            )
-        if reasoning_format is not None and reasoning_format not in REASONING_DIALECTS:
-            raise ConfigError(
-                f"reasoning_format must be None or one of {REASONING_DIALECTS}, got {reasoning_format!r}"
-            )
-        super().__init__(
-            model,
-            api_key=api_key,
-            base_url=base_url,
-            session=session,
-            timeout=timeout,
-            idle_timeout=idle_timeout,
-            headers=headers,
-            extra_body=extra_body,
-            settings=settings,
-            cache_tracker=cache_tracker,
-        )
-        self._reasoning_format = reasoning_format
-        check_settings(self._settings, reasoning_dialect(self._origin, (), reasoning_format), self._origin)
-        self._mapped: MessageMemo[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = MessageMemo()
-        """Each history message's Chat Completions JSON, mapped at an earlier step."""
-        self._system_role = system_role
-        self._max_tokens_field = max_tokens_field
-        self._include_usage = include_usage
-
-    def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
-        """Run one streamed completion and yield its parts.
-
-        Yields:
-            ``text-delta`` and ``reasoning-delta`` parts as they arrive, a
-            ``reasoning`` part where each reasoning block ends, then the
-            step's ``tool-call`` parts in index order and exactly one
-            ``step-finish``.
-
-        Raises:
-            ConfigError: before any HTTP call, a history or a setting the
-                server would refuse (:func:`request_body`).
-            ModelError: a non-200 status, an error inside the stream, a
-                transport failure, or a stream cut before the step completed.
-            Canceled: ``ctx`` was cancelled.
-        """
-        sent: list[Any] = []
-        body = _request_body(
-            self._model,
-            request,
-            system_role=self._system_role,
-            max_tokens_field=self._max_tokens_field,
-            include_usage=self._include_usage,
-            extra_body=self._extra_body,
-            origin=self._origin,
-            reasoning_format=self._reasoning_format,
-            settings=self._settings,
-            sent=sent,
-            memo=self._mapped,
-        )
-        headers = request_headers(self._api_key, self._headers, request.headers)
-        system = body["messages"][0] if request.system else None
-        prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
-        policy = cache_policy(self._settings.merged(request.settings), self._origin)
-        parts = http.redacted(self._stream(body, headers, ctx), headers)
-        yield from self._cache.watch(parts, prompt, policy, ctx)
-
-    def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
-        response = http.open_stream(
-            self._session, self._url, headers=headers, body=body, timeout=self._timeout, ctx=ctx
-        )
-        state = ChunkState(origin=self._origin)
-
-        def complete() -> None:  # a finish reason or [DONE] came: the rest may be drained for reuse
-            response.complete = True
-
-        events = sse.iter_events(http.iter_body(response), idle_timeout=self._idle_timeout)
-        try:
-            yield from state.parts(_until_broken(events, state, response), complete)
-            yield from state.finish()
-        finally:
-            events.close()
-            response.close()
-
-
-def _until_broken(
-    events: Iterator[sse.Event], state: ChunkState, response: http.StreamResponse
-) -> Iterator[sse.Event]:
-    """``events``, ending quietly at a ``TRANSIENT`` read failure once a finish
-    reason arrived: the step is complete then, only the usage chunk is lost
-    (module docstring). The broken connection is not drained."""
-    try:
-        yield from events
-    except ModelError as exc:
-        if state.finish_reason is None or exc.error_class is not ErrorClass.TRANSIENT:
-            raise
-        response.complete = False
-
-
-# --- the Responses API adapter -------------------------------------------------
-
-
-class OpenAIResponsesModel(_OpenAIModel):
-    """A :class:`agentcore.Model` over the OpenAI Responses streaming API.
-
-    Pick it over :class:`~agentcore.providers.openai.OpenAIChatModel` for
-    OpenAI's reasoning models (o-series, GPT-5 and later): their reasoning is
-    carried from one tool call to the next, which Chat Completions throws away.
-
-    Args:
-        model: the model id (``"gpt-5"``, ``"o4-mini"``, ...).
-        api_key: sent as ``Authorization: Bearer``; None for servers without
-            authentication. Never shown in ``repr``, logs or errors.
-        base_url: the API root, without ``/responses``.
-        session: a ``requests.Session`` to send with (its pool, proxies and
-            TLS settings are the caller's policy); by default the adapter makes
-            one that ignores the environment.
-        timeout: ``(connect, read)`` seconds; ``read`` bounds the wait for the
-            response headers and for each network read.
-        idle_timeout: seconds the stream may go without a content-bearing event
-            (comments and pings do not count); None for no limit.
-        settings: the default :class:`agentcore.ModelSettings` of every
-            request; a run's settings override them field by field.
-            ``reasoning_effort`` is ``reasoning.effort`` (one of ``none``,
-            ``minimal``, ``low``, ``medium``, ``high``, ``xhigh``; each model
-            takes a subset); ``stop_sequences``, ``seed``, ``thinking`` and
-            ``thinking_budget`` have no field in the API and are a
-            :class:`ConfigError`.
-        reasoning: the model reasons (the default): ask for encrypted
-            reasoning (``include: ["reasoning.encrypted_content"]``) and a
-            reasoning summary. Pass False for models without reasoning
-            (``gpt-4o``, ``gpt-4.1``), which answer 400 ("Encrypted content is
-            not supported with this model") to that.
-        reasoning_summary: ``reasoning.summary``: ``"auto"`` (the default),
-            ``"concise"`` or ``"detailed"``, the reasoning text streamed as
-            ``reasoning-delta`` parts; None asks for none. OpenAI requires a
-            verified organization for summaries and answers 400 (``param:
-            reasoning.summary``) otherwise: pass None then.
-        system_role: ``"instructions"`` (the system prompt as the
-            ``instructions`` field, the default) or ``"developer"`` (as a
-            first ``developer`` message, for servers without ``instructions``).
-        server_state: keep the conversation on the server: ``store: true``,
-            and each request after a tool call names the stored response
-            with ``previous_response_id`` and sends only the new items (the
-            tool results). Less to upload per step, but: the stored
-            responses count against the organization's data retention (30
-            days by default) and are not available under Zero Data Retention;
-            edits to the history before the stored response are not seen by
-            the server; a chain whose stored response expired or was deleted
-            fails with a 4xx; every earlier input token is still billed as
-            input. The default (False) is stateless.
-        headers: extra HTTP headers on every request (a request's own headers
-            come after them).
-        extra_body: fields merged into every request body (before the
-            settings' ``extra_body``).
-        cache_tracker: compares each request with the earlier ones for the
-            step's :class:`agentcore.types.CacheReport`; by default one of
-            this instance's own (pass one to share it between instances).
-
-    Raises:
-        ConfigError: an option is out of range or of the wrong type (as for
-            :class:`~agentcore.providers.openai.OpenAIChatModel`), or
-            ``settings`` the API cannot take.
-    """
-
-    _path = "/responses"
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None = None,
-        base_url: str = DEFAULT_BASE_URL,
-        session: requests.Session | None = None,
-        timeout: tuple[float, float] = (http.DEFAULT_CONNECT_TIMEOUT, http.DEFAULT_READ_TIMEOUT),
-        idle_timeout: float | None = http.DEFAULT_IDLE_TIMEOUT,
-        settings: ModelSettings | None = None,
-        reasoning: bool = True,
-        reasoning_summary: str | None = "auto",
-        system_role: str = "instructions",
-        server_state: bool = False,
-        headers: Mapping[str, str] | None = None,
-        extra_body: Mapping[str, Any] | None = None,
-        cache_tracker: caching.CacheTracker | None = None,
-    ) -> None:
-        for name, flag in (("reasoning", reasoning), ("server_state", server_state)):
-            if not isinstance(flag, bool):
-                raise ConfigError(f"{name} must be True or False, got {flag!r}")
-        if reasoning_summary is not None and reasoning_summary not in responses.SUMMARIES:
-            raise ConfigError(
-                f"reasoning_summary must be one of {responses.SUMMARIES} or None, got {reasoning_summary!r}"
-            )
-        if system_role not in responses.SYSTEM_ROLES:
-            raise ConfigError(f"system_role must be one of {responses.SYSTEM_ROLES}, got {system_role!r}")
-        super().__init__(
-            model,
-            api_key=api_key,
-            base_url=base_url,
-            session=session,
-            timeout=timeout,
-            idle_timeout=idle_timeout,
-            headers=headers,
-            extra_body=extra_body,
-            settings=settings,
-            cache_tracker=cache_tracker,
-        )
-        responses.check_settings(self._settings, reasoning=reasoning)
-        self._reasoning = reasoning
-        self._reasoning_summary = reasoning_summary
-        self._system_role = system_role
-        self._server_state = server_state
-
-    def stream(self, request: Request, ctx: Context) -> Iterator[StreamPart]:
-        """Run one streamed response and yield its parts.
-
-        Yields:
-            ``text-delta`` and ``reasoning-delta`` parts as they arrive, a
-            ``reasoning`` part as each reasoning item completes and a
-            ``tool-call`` part as each function call completes (in the
-            model's order), then exactly one ``step-finish``.
-
-        Raises:
-            ConfigError: before any HTTP call, for a request the API refuses
-                (:func:`agentcore.providers.responses.request_body`).
-            ModelError: a non-200 status, an ``error`` event or
-                ``response.failed``, a transport failure, or a stream cut
-                before the response completed.
-            Canceled: ``ctx`` was cancelled.
-        """
-        settings = self._settings.merged(request.settings)
-        sent: list[Any] = []
-        body = responses.request_body(
-            self._model,
-            request,
-            origin=self._origin,
-            settings=settings,
-            system_role=self._system_role,
-            reasoning=self._reasoning,
-            reasoning_summary=self._reasoning_summary,
-            server_state=self._server_state,
-            extra_body=self._extra_body,
-            sent=sent,
-        )
-        headers = request_headers(self._api_key, self._headers, request.headers)
-        system = body.get("instructions")
-        if self._system_role == "developer" and request.system:
-            system = body["input"][0]  # the developer message comes first
-        prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
-        policy = cache_policy(settings, self._origin)
-        parts = http.redacted(self._stream(body, headers, ctx), headers)
-        yield from self._cache.watch(parts, prompt, policy, ctx)
-
-    def _stream(self, body: dict[str, Any], headers: dict[str, str], ctx: Context) -> Iterator[StreamPart]:
-        response = http.open_stream(
-            self._session, self._url, headers=headers, body=body, timeout=self._timeout, ctx=ctx
-        )
-        state = responses.ResponseState(self._origin, stored=self._server_state)
-
-        def done() -> None:  # the response is over: the rest may be drained for reuse
-            response.complete = True
-
-        events = sse.iter_events(http.iter_body(response), idle_timeout=self._idle_timeout)
-        try:
-            yield from state.parts(events, done)
-            yield from state.finish()
-        finally:
-            events.close()
-            response.close()

@@ -1,0 +1,128 @@
+"""The Anthropic Messages API adapter, :class:`AnthropicModel`: the request
+mapping (:mod:`agentcore.providers.anthropic.request`) and the stream
+mapping (:mod:`agentcore.providers.anthropic.stream`) run in the shell every
+adapter shares (:mod:`agentcore.providers.shell`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping
+from typing import Any
+
+from agentcore.context import Context
+from agentcore.errors import ConfigError
+from agentcore.providers.anthropic.request import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_SETTINGS,
+    cache_policy,
+    check_settings,
+    request_body,
+)
+from agentcore.providers.anthropic.stream import StreamState
+from agentcore.providers.caching import CacheTracker
+from agentcore.providers.shell import Adapter
+from agentcore.settings import ModelSettings
+from agentcore.transport import Timeout, Transport
+from agentcore.types import Request, StreamPart
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+"""The Anthropic API origin; requests go to ``{base_url}/v1/messages``."""
+ANTHROPIC_VERSION = "2023-06-01"
+"""The ``anthropic-version`` header value (the current stable API version)."""
+
+
+class AnthropicModel(Adapter):
+    """A :class:`agentcore.Model` over the Anthropic Messages API (streaming).
+
+    Args:
+        model: the model id, e.g. ``"claude-sonnet-4-5"``.
+        api_key: sent as ``x-api-key``.
+        base_url: the API origin; requests go to ``{base_url}/v1/messages``.
+        transport, timeout, headers, extra_body, cache_tracker: as for every
+            adapter (:class:`agentcore.providers.shell.Adapter`); ``headers``
+            carry ``anthropic-beta`` and gateway headers.
+        settings: the model settings of every request (see
+            :func:`agentcore.providers.anthropic.request.settings_fields` for
+            the mapping), over the adapter's default
+            ``ModelSettings(cache=True)`` (automatic prompt caching;
+            ``cache=False`` turns it off).
+        max_tokens: the output token cap when ``Request.max_output_tokens``
+            is None (the API requires one).
+        anthropic_version: the ``anthropic-version`` header.
+
+    Raises:
+        ConfigError: a ``max_tokens`` that is not a positive int, ``settings``
+            that set a field the API does not support (``seed``), and as
+            :class:`agentcore.providers.shell.Adapter` says for the options
+            every adapter takes.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        transport: Transport | None = None,
+        timeout: Timeout | None = None,
+        headers: Mapping[str, str] | None = None,
+        settings: ModelSettings | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        cache_tracker: CacheTracker | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        anthropic_version: str = ANTHROPIC_VERSION,
+    ) -> None:
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
+            raise ConfigError(f"max_tokens must be a positive int, got {max_tokens!r}")
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            transport=transport,
+            timeout=timeout,
+            headers=headers,
+            settings=settings,
+            extra_body=extra_body,
+            cache_tracker=cache_tracker,
+            path="/v1/messages",
+            defaults={
+                "anthropic-version": anthropic_version,
+                "content-type": "application/json",
+                "accept": "text/event-stream",
+            },
+            key_header=("x-api-key", "{key}"),
+            default_settings=DEFAULT_SETTINGS,
+        )
+        check_settings(self._settings)
+        self._max_tokens = max_tokens
+
+    def stream(self, request: Request, ctx: Context) -> Generator[StreamPart, None, None]:
+        """Stream one step (see :class:`agentcore.Model`).
+
+        Yields:
+            ``text-delta`` and ``reasoning-delta`` parts as they arrive; a
+            ``reasoning`` or ``tool-call`` part as each block completes; then
+            one ``step-finish``.
+
+        Raises:
+            ConfigError: before any HTTP call, for a history or settings the
+                API would refuse (see
+                :func:`agentcore.providers.anthropic.request.request_body`).
+            ModelError: an HTTP error status, an ``error`` event, a transport
+                failure, a timeout, a stream cut before the step completed or
+                holding a second message.
+            Canceled: ``ctx`` was cancelled.
+        """
+        headers = self._request_headers(request)
+        beta = "".join(value for name, value in headers.items() if name.lower() == "anthropic-beta")
+        sent: list[Any] = []
+        body = self._body(
+            request_body,
+            request,
+            sent,
+            max_tokens=self._max_tokens,
+            interleaved="interleaved-thinking" in beta.lower(),
+        )
+        policy = cache_policy(self._settings.merged(request.settings), self._model, body)
+        prompt = self._digests.fingerprint(body.get("tools"), body.get("system"), request.messages, sent)
+        yield from self._stream(body, headers, StreamState(self._origin), prompt, policy, ctx)

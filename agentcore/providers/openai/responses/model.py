@@ -1,0 +1,149 @@
+"""The OpenAI Responses API adapter, :class:`OpenAIResponsesModel`: the
+request mapping (:mod:`agentcore.providers.openai.responses.request`) and
+the stream mapping (:mod:`agentcore.providers.openai.responses.stream`) run
+in the shell every adapter shares (:mod:`agentcore.providers.shell`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping
+from typing import Any
+
+from agentcore.context import Context
+from agentcore.providers.caching import CacheTracker
+from agentcore.providers.openai.responses.request import SUMMARIES, SYSTEM_ROLES, check_settings, request_body
+from agentcore.providers.openai.responses.stream import StreamState
+from agentcore.providers.openai.shared import DEFAULT_BASE_URL, HEADERS, KEY_HEADER, cache_policy
+from agentcore.providers.shell import Adapter, check_choice
+from agentcore.settings import ModelSettings
+from agentcore.transport import Timeout, Transport
+from agentcore.types import Request, StreamPart
+
+
+class OpenAIResponsesModel(Adapter):
+    """A :class:`agentcore.Model` over the OpenAI Responses streaming API.
+
+    Pick it over :class:`agentcore.providers.openai.OpenAIChatModel` for
+    OpenAI's reasoning models (o-series, GPT-5 and later): their reasoning is
+    carried from one tool call to the next, which Chat Completions throws away.
+
+    Args:
+        model: the model id (``"gpt-5"``, ``"o4-mini"``, ...).
+        api_key: sent as ``Authorization: Bearer``.
+        base_url: the API root; requests go to ``{base_url}/responses``.
+        transport, timeout, headers, extra_body, cache_tracker: as for every
+            adapter (:class:`agentcore.providers.shell.Adapter`).
+        settings: the default :class:`agentcore.ModelSettings` of every
+            request. ``reasoning_effort`` is ``reasoning.effort`` (one of
+            ``none``, ``minimal``, ``low``, ``medium``, ``high``, ``xhigh``;
+            each model takes a subset); ``stop_sequences``, ``seed``,
+            ``thinking`` and ``thinking_budget`` have no field in the API and
+            are a :class:`ConfigError`.
+        reasoning: the model reasons (the default): ask for encrypted
+            reasoning (``include: ["reasoning.encrypted_content"]``) and a
+            reasoning summary. Pass False for models without reasoning
+            (``gpt-4o``, ``gpt-4.1``), which answer 400 ("Encrypted content is
+            not supported with this model") to that.
+        reasoning_summary: ``reasoning.summary``: ``"auto"`` (the default),
+            ``"concise"`` or ``"detailed"``, the reasoning text streamed as
+            ``reasoning-delta`` parts; None asks for none. OpenAI requires a
+            verified organization for summaries and answers 400 (``param:
+            reasoning.summary``) otherwise: pass None then.
+        system_role: ``"instructions"`` (the system prompt as the
+            ``instructions`` field, the default) or ``"developer"`` (as a
+            first ``developer`` message, for servers without ``instructions``).
+        server_state: keep the conversation on the server: ``store: true``,
+            and each request after a tool call names the stored response
+            with ``previous_response_id`` and sends only the new items (the
+            tool results). Less to upload per step, but: the stored
+            responses count against the organization's data retention (30
+            days by default) and are not available under Zero Data Retention;
+            edits to the history before the stored response are not seen by
+            the server; a chain whose stored response expired or was deleted
+            fails with a 4xx; every earlier input token is still billed as
+            input. The default (False) is stateless.
+
+    Raises:
+        ConfigError: a ``reasoning`` or ``server_state`` that is not a bool,
+            an unknown ``reasoning_summary`` or ``system_role``, ``settings``
+            the API cannot take
+            (:func:`agentcore.providers.openai.responses.request.check_settings`),
+            and as :class:`agentcore.providers.shell.Adapter` says for the
+            options every adapter takes.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        transport: Transport | None = None,
+        timeout: Timeout | None = None,
+        headers: Mapping[str, str] | None = None,
+        settings: ModelSettings | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        cache_tracker: CacheTracker | None = None,
+        reasoning: bool = True,
+        reasoning_summary: str | None = "auto",
+        system_role: str = "instructions",
+        server_state: bool = False,
+    ) -> None:
+        check_choice("reasoning", reasoning, (True, False))
+        check_choice("reasoning_summary", reasoning_summary, (None, *SUMMARIES))
+        check_choice("system_role", system_role, SYSTEM_ROLES)
+        check_choice("server_state", server_state, (True, False))
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            transport=transport,
+            timeout=timeout,
+            headers=headers,
+            settings=settings,
+            extra_body=extra_body,
+            cache_tracker=cache_tracker,
+            path="/responses",
+            defaults=HEADERS,
+            key_header=KEY_HEADER,
+        )
+        check_settings(self._settings, reasoning=reasoning)
+        self._reasoning = reasoning
+        self._reasoning_summary = reasoning_summary
+        self._system_role = system_role
+        self._server_state = server_state
+
+    def stream(self, request: Request, ctx: Context) -> Generator[StreamPart, None, None]:
+        """Run one streamed response and yield its parts.
+
+        Yields:
+            ``text-delta`` and ``reasoning-delta`` parts as they arrive, a
+            ``reasoning`` part as each reasoning item completes and a
+            ``tool-call`` part as each function call completes (in the
+            model's order), then exactly one ``step-finish``.
+
+        Raises:
+            ConfigError: before any HTTP call, for a request the API refuses
+                (:func:`agentcore.providers.openai.responses.request.request_body`).
+            ModelError: a non-200 status, an ``error`` event or
+                ``response.failed``, a transport failure, or a stream cut
+                before the response completed.
+            Canceled: ``ctx`` was cancelled.
+        """
+        sent: list[Any] = []
+        body = self._body(
+            request_body,
+            request,
+            sent,
+            system_role=self._system_role,
+            reasoning=self._reasoning,
+            reasoning_summary=self._reasoning_summary,
+            server_state=self._server_state,
+        )
+        system = body.get("instructions")
+        if self._system_role == "developer" and request.system:
+            system = body["input"][0]  # the developer message comes first
+        prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
+        policy = cache_policy(self._settings.merged(request.settings), self._origin)
+        state = StreamState(self._origin, stored=self._server_state)
+        yield from self._stream(body, self._request_headers(request), state, prompt, policy, ctx)

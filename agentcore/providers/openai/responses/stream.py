@@ -1,0 +1,388 @@
+"""The OpenAI Responses API, what a stream means: its typed events mapped
+to agentcore parts.
+
+No I/O here: :class:`StreamState` (a :class:`agentcore.providers.shell.StateMachine`)
+turns the decoded stream events into parts, and :func:`usage_from`,
+:func:`map_finish_reason` and
+:func:`agentcore.providers.openai.shared.error_event` are small functions
+tested table by table.
+:class:`agentcore.providers.openai.responses.model.OpenAIResponsesModel`
+runs it inside the shell (:mod:`agentcore.providers.shell`).
+
+The stream (https://platform.openai.com/docs/api-reference/responses-streaming),
+and what the recorded streams in ``tests/fixtures/openai_responses`` show
+servers do, read as follows:
+
+* Events are dispatched on the JSON ``type``; the ``event:`` line is
+  optional (several servers send ``data:`` lines only). ``data: [DONE]`` ends
+  the stream, and nothing after the first ``response.completed``,
+  ``response.incomplete`` or ``response.failed`` is read.
+* Output items are keyed by ``output_index``: item ids, and even the
+  response id, may change mid-stream. A tool call's id is its ``call_id``
+  (the one in ``response.output_item.done`` wins), never the ``fc_`` item id.
+* Only deltas are streamed: the full text repeated in ``.done`` events and
+  in ``response.completed`` is not added again. ``output_text`` and
+  ``refusal`` deltas are text the user sees; ``reasoning_summary_text`` and
+  ``reasoning_text`` (raw reasoning, gpt-oss style servers) deltas are
+  ``reasoning-delta`` parts, several summary parts joined with nothing
+  between them.
+* Each ``reasoning`` item becomes one ``reasoning`` part at its
+  ``output_item.done`` (so before the function calls that follow it), each
+  ``function_call`` item one ``tool-call`` part, its arguments from the done
+  item, else ``function_call_arguments.done``, else the deltas joined. Items
+  that never got their ``output_item.done`` are completed at the terminal
+  event, from the terminal response's ``output`` and what their events
+  brought, in output order. Parts come in the order the items completed:
+  OpenRouter completes a raw-reasoning item after the message that follows
+  it, so there the reasoning lands after the text.
+* Only ``function_call`` items are tool calls: built-in tool items (web
+  search, file search, code interpreter, MCP, image generation) and other
+  client tool kinds (custom tools, shell, apply-patch) are passed over.
+* Usage may be missing or zero: it is read from the terminal response only.
+* Fields are read by their documented JSON types
+  (:mod:`agentcore.providers.fields`): absent or ``null`` is absent; any
+  other type (an event that is not an object, a delta or arguments that are
+  not a string, an item or the terminal response that is not an object, a
+  usage count that is a string or a fraction) is an ``UPSTREAM``
+  :class:`ModelError` naming the field. A reasoning item's ``summary`` and
+  ``content`` entries are kept as sent.
+* An ``error`` event and ``response.failed`` (its ``response.error``) are
+  classified as errors in a Chat Completions stream are
+  (:func:`agentcore.providers.openai.shared.error_event`): a numeric status
+  code by the status, else by the code and type words
+  (``rate_limit_exceeded`` rate-limited, overloaded words overloaded,
+  ``insufficient_quota`` and ``server_error`` upstream, which is terminal).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from agentcore.errors import ErrorClass, ModelError
+from agentcore.providers import fields
+from agentcore.providers.openai.shared import error_event, synthesize_id, token_usage
+from agentcore.transport.sse import DONE, Event
+from agentcore.types import FinishReason, Reasoning, StreamPart, ToolCall, Usage
+
+FORMAT = "openai-responses"
+""":attr:`agentcore.Reasoning.format` of the reasoning this adapter reads and writes."""
+
+
+def usage_from(usage: Any) -> Usage:
+    """Normalize a Responses ``usage`` object (design.md, "Usage"):
+    :func:`agentcore.providers.openai.shared.token_usage` of ``input_tokens``
+    (which include the cached tokens, per
+    https://platform.openai.com/docs/api-reference/responses/object),
+    ``output_tokens`` (reasoning tokens included) and
+    ``input_tokens_details`` (``cached_tokens``, and ``cache_write_tokens``
+    where a server reports cache writes: Amazon Bedrock). No usage object
+    is zeros.
+
+    Raises:
+        ModelError: ``UPSTREAM``, ``usage`` is not an object or a count is not one.
+    """
+    if usage is None:
+        return Usage()
+    return token_usage(
+        usage,
+        "response.usage",
+        prompt="input_tokens",
+        completion="output_tokens",
+        details="input_tokens_details",
+    )
+
+
+def map_finish_reason(response: Mapping[str, Any], incomplete: bool, has_tool_calls: bool) -> FinishReason:
+    """The step's :class:`FinishReason` from the terminal response.
+
+    ``response.completed`` (https://platform.openai.com/docs/api-reference/responses-streaming):
+    tool-calls when the response holds a function call, else stop.
+    ``response.incomplete`` (or a response whose ``status`` is
+    ``incomplete``), by ``incomplete_details.reason``: ``max_output_tokens``
+    -> length; ``content_filter`` -> as completed (the output was cut by the
+    provider's filter; what came is the answer, as for Chat Completions'
+    ``content_filter``); any other reason -> length.
+    """
+    if incomplete or response.get("status") == "incomplete":
+        details = response.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, Mapping) else None
+        if reason != "content_filter":
+            return FinishReason.LENGTH
+    return FinishReason.TOOL_CALLS if has_tool_calls else FinishReason.STOP
+
+
+# --- the state machine ----------------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _compact(value: Any) -> str:
+    """``value`` as compact JSON text; it came from a decoded event, so only
+    depth can fail (the decoder's limit, reached again a few frames deeper)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except RecursionError as exc:
+        message = "an output item in the stream is nested too deeply to keep"
+        raise ModelError(ErrorClass.UPSTREAM, err=exc, message=message) from exc
+
+
+def _item_text(done: Mapping[str, Any], added: Mapping[str, Any], key: str, kind: str) -> str:
+    """A string field of a ``kind`` output item: the done item's, else the
+    added item's ("" when neither has it; another JSON type is an error)."""
+    where = f"{key} (of a {kind} item)"
+    return fields.text(done, key, where) or fields.text(added, key, where)
+
+
+def _texts(parts: Any) -> str:
+    if not isinstance(parts, list):
+        return ""
+    return "".join(_text(part.get("text")) for part in parts if isinstance(part, Mapping))
+
+
+class _Item:
+    """One output item as its events arrive."""
+
+    __slots__ = ("added", "arguments", "fragments", "reasoning")
+
+    def __init__(self, added: Mapping[str, Any]) -> None:
+        self.added = added
+        self.fragments: list[str] = []
+        self.reasoning: list[str] = []
+        self.arguments = ""
+        """From ``response.function_call_arguments.done``."""
+
+
+_EMPTY: Mapping[str, Any] = {}
+_REASONING_DELTAS = frozenset({"response.reasoning_summary_text.delta", "response.reasoning_text.delta"})
+_TEXT_DELTAS = frozenset({"response.output_text.delta", "response.refusal.delta"})
+_STARTS = frozenset({"response.created", "response.in_progress", "response.queued"})
+
+
+_text_delta = StreamPart.text_delta
+
+
+class StreamState:
+    """The state of one streamed response, fed one decoded SSE event at a
+    time (a :class:`agentcore.providers.shell.StateMachine`).
+
+    Usage::
+
+        state = StreamState(origin)
+        for event in events:
+            yield from state.feed(event)  # text, reasoning and tool-call parts
+            if state.done:
+                break
+        yield from state.finish()         # one step-finish
+
+    Args:
+        origin: the server's origin, recorded in every reasoning part and
+            tool call (:attr:`agentcore.Reasoning.origin`).
+        stored: the request said ``store: true``: each tool call records the
+            response's id, for ``previous_response_id`` (a response the
+            server did not store cannot be chained to).
+        new_id: makes a call id for a function call sent without one
+            (default ``"call_" + uuid4().hex``); injected by tests.
+
+    The parts (module docstring): ``text-delta`` for output text and refusal
+    deltas; ``reasoning-delta`` for summary and raw reasoning deltas; a
+    ``reasoning`` part per reasoning item (``text``: its summary or raw
+    reasoning text; ``id``: the item id; ``data``: ``encrypted_content``;
+    ``provider_data``: JSON ``{"summary": [...]}`` with the item's
+    ``summary`` list as received, plus ``"content"`` when the item carries
+    raw reasoning content); a ``tool-call`` part per function call
+    (``provider_data``: JSON ``{"id": fc item id}``, plus ``"response_id"``
+    when ``stored``).
+    """
+
+    def __init__(
+        self, origin: str = "", *, stored: bool = False, new_id: Callable[[], str] = synthesize_id
+    ) -> None:
+        self._origin = origin
+        self._stored = stored
+        self._new_id = new_id
+        self._items: dict[int, _Item] = {}
+        self._finished: set[int] = set()
+        self._last = 0
+        self._response: Mapping[str, Any] | None = None
+        self._incomplete = False
+        self.response_id = ""
+        """The latest response id seen (it may change mid-stream)."""
+        self.calls = 0
+        """How many tool-call parts were emitted."""
+        self.done = False
+        """True once a terminal event or ``[DONE]`` arrived: read no further."""
+
+    @property
+    def complete(self) -> bool:
+        """True once ``response.completed`` or ``response.incomplete`` arrived."""
+        return self._response is not None
+
+    def feed(self, event: Event) -> list[StreamPart]:
+        """Take one event; return the parts it completes.
+
+        An output text delta takes a short path (the hot path: most events
+        are one); every other event the general one (:meth:`_event`).
+
+        Raises:
+            ModelError: an ``error`` event or ``response.failed``.
+        """
+        data = event[1]
+        if type(data) is dict and data.get("type") == "response.output_text.delta":
+            delta = data.get("delta")
+            if type(delta) is str:
+                return [_text_delta(delta)] if delta else []
+        return self._event(event)
+
+    def _event(self, event: Event) -> list[StreamPart]:
+        """The general path of :meth:`feed`."""
+        data = event.data
+        if data == DONE:
+            self.done = True
+            return []
+        if not isinstance(data, Mapping):
+            raise fields.wrong_shape(f"the {event.event!r} event", data, "an object")
+        kind = data.get("type")
+        if not isinstance(kind, str):
+            kind = event.event
+        if kind in _TEXT_DELTAS:
+            delta = fields.text(data, "delta", f"delta (in {kind})")
+            return [StreamPart.text_delta(delta)] if delta else []
+        if kind in _REASONING_DELTAS:
+            delta = fields.text(data, "delta", f"delta (in {kind})")
+            if not delta:
+                return []
+            self._item(data).reasoning.append(delta)
+            return [StreamPart.reasoning_delta(delta)]
+        if kind == "response.function_call_arguments.delta":
+            self._item(data).fragments.append(fields.text(data, "delta", f"delta (in {kind})"))
+        elif kind == "response.function_call_arguments.done":
+            self._item(data).arguments = fields.text(data, "arguments", f"arguments (in {kind})")
+        elif kind == "response.output_item.added":
+            item = fields.mapping(data, "item", f"item (in {kind})")
+            index = self._index(data, max(self._items, default=-1) + 1)
+            self._items[index] = _Item(item)
+            self._last = index
+        elif kind == "response.output_item.done":
+            item = fields.mapping(data, "item", f"item (in {kind})")
+            return self._complete(self._index(data), item)
+        elif kind in _STARTS:
+            self._record_id(data.get("response"))
+        elif kind in ("response.completed", "response.incomplete"):
+            self.done = True
+            self._incomplete = kind == "response.incomplete"
+            return self._terminal(fields.mapping(data, "response", f"response (in {kind})"))
+        elif kind == "response.failed":
+            self.done = True
+            response = data.get("response")
+            error = response.get("error") if isinstance(response, Mapping) else None
+            raise error_event(
+                {"error": error if isinstance(error, Mapping) else {}}, fallback="the response failed"
+            )
+        elif kind == "error":
+            self.done = True
+            raise error_event(data, fallback="the server sent an error event")
+        return []
+
+    def finish(self) -> list[StreamPart]:
+        """End the step: exactly one step-finish, with the terminal response's usage.
+
+        Raises:
+            ModelError: ``TRANSIENT`` when the stream ended (or sent ``[DONE]``)
+                before ``response.completed`` or ``response.incomplete``.
+        """
+        if self._response is None:
+            raise ModelError(
+                ErrorClass.TRANSIENT,
+                message="the stream ended before the response completed "
+                "(no response.completed or response.incomplete event)",
+            )
+        reason = map_finish_reason(self._response, self._incomplete, self.calls > 0)
+        return [StreamPart.step_finish(reason, usage_from(self._response.get("usage")))]
+
+    # --- items ---
+
+    def _index(self, data: Mapping[str, Any], default: int | None = None) -> int:
+        """The event's ``output_index``; without one, ``default``, else the
+        item added last."""
+        index = data.get("output_index")
+        if isinstance(index, int) and not isinstance(index, bool):
+            return index
+        return self._last if default is None else default
+
+    def _item(self, data: Mapping[str, Any]) -> _Item:
+        index = self._index(data)
+        item = self._items.get(index)
+        if item is None:
+            item = self._items[index] = _Item(_EMPTY)
+        return item
+
+    def _record_id(self, response: Any) -> None:
+        if isinstance(response, Mapping) and isinstance(response.get("id"), str) and response["id"]:
+            self.response_id = response["id"]
+
+    def _terminal(self, response: Mapping[str, Any]) -> list[StreamPart]:
+        self._record_id(response)
+        self._response = response
+        output = fields.array(response, "output", "response.output")
+        parts: list[StreamPart] = []
+        for index in sorted(set(range(len(output))) | self._items.keys()):
+            item = output[index] if 0 <= index < len(output) else _EMPTY
+            if not isinstance(item, Mapping):
+                raise fields.wrong_shape(f"response.output[{index}]", item, "an object")
+            parts += self._complete(index, item)
+        return parts
+
+    def _complete(self, index: int, done: Mapping[str, Any]) -> list[StreamPart]:
+        """The part of the output item at ``index``, now complete (once)."""
+        if index in self._finished:
+            return []
+        self._finished.add(index)
+        item = self._items.get(index) or _Item(_EMPTY)
+        kind = done.get("type") or item.added.get("type")
+        if kind == "reasoning":
+            return [StreamPart.reasoning_event(self._reasoning(done, item))]
+        if kind == "function_call":
+            self.calls += 1
+            return [StreamPart.tool_call_event(self._call(done, item))]
+        return []
+
+    def _reasoning(self, done: Mapping[str, Any], item: _Item) -> Reasoning:
+        summary = fields.array(done, "summary", "summary (of a reasoning item)")
+        content = fields.array(done, "content", "content (of a reasoning item)")
+        stored: dict[str, Any] = {"summary": summary}
+        if content:
+            stored["content"] = content
+        text = "".join(item.reasoning) or _texts(summary) + _texts(content)
+        return Reasoning(
+            text=text,
+            data=_item_text(done, item.added, "encrypted_content", "reasoning"),
+            id=_item_text(done, item.added, "id", "reasoning"),
+            format=FORMAT,
+            origin=self._origin,
+            provider_data=_compact(stored),
+        )
+
+    def _call(self, done: Mapping[str, Any], item: _Item) -> ToolCall:
+        added = item.added
+        where = "arguments (of a function_call item)"
+        arguments = (
+            fields.text(done, "arguments", where)
+            or item.arguments
+            or "".join(item.fragments)
+            or fields.text(added, "arguments", where)
+        )
+        stored = {"id": _item_text(done, added, "id", "function_call")}
+        if self._stored:
+            stored["response_id"] = self.response_id
+        stored = {key: value for key, value in stored.items() if value}
+        return ToolCall(
+            id=_item_text(done, added, "call_id", "function_call") or self._new_id(),
+            name=_item_text(done, added, "name", "function_call"),
+            input=arguments if arguments.strip() else "{}",
+            provider_data=_compact(stored) if stored else "",
+            origin=self._origin,
+        )

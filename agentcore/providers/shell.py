@@ -1,0 +1,479 @@
+"""What every adapter does around a stream, written once: the shell the
+three built-in adapters share, and a new adapter subclasses.
+
+An adapter is three modules: ``request.py`` maps a :class:`Request` to the
+API's JSON body, ``stream.py`` maps the API's events to stream parts (a
+:class:`StateMachine`), and ``model.py`` holds the model class, a subclass
+of :class:`Adapter` whose ``stream()`` builds the body and hands it to
+:meth:`Adapter._stream`. Everything between the two mappings is here:
+
+1. **The options.** :class:`Adapter` takes the options every adapter has, in
+   this order: ``model``, ``api_key``, ``base_url``, ``transport``,
+   ``timeout``, ``headers``, ``settings``, ``extra_body``, ``cache_tracker``,
+   and checks them with one message per mistake.
+2. **The headers.** The adapter's defaults (its content types and the key's
+   header), then the ``headers`` option, then ``Request.headers``: a later
+   header replaces an earlier one of the same name, whatever its case
+   (:func:`merge_headers`).
+3. **Opening.** The body is encoded once (:func:`encode_body`) and sent
+   through the :class:`agentcore.transport.Transport`
+   (:func:`open_stream`): a status other than 200 is read (at most
+   :data:`ERROR_BODY_LIMIT` bytes, for at most :data:`ERROR_BODY_SECONDS`)
+   and raised as a classified :class:`ModelError`; a redirect is refused; a
+   200 that is a JSON document or an HTML page, not an event stream, is
+   ``UPSTREAM``.
+4. **The framing.** The body's bytes become events through the adapter's
+   framing (:class:`Framing`; Server-Sent Events,
+   :func:`agentcore.transport.sse.iter_events`, for all three today): where
+   a model is reached and how its events are framed stay apart from what it
+   speaks.
+5. **The state machine.** Each event goes to the adapter's
+   :class:`StateMachine` (``feed``) and its parts go out as they come, until
+   the machine is ``done`` or the body ends; then ``finish()`` gives the
+   last parts, the ``step-finish`` among them, or raises ``TRANSIENT`` for a
+   step that never said why it stopped. A mapping that raises anything but
+   :class:`ModelError` on a foreign event fails the step as ``UPSTREAM``.
+6. **One rule for a broken stream.** A ``TRANSIENT`` failure of the
+   transport or the framing (a reset, a read or idle timeout, an event cut
+   at the end of the body) once the machine is ``complete`` (the step said
+   why it stopped) ends the step normally, with the usage seen so far
+   (design.md, "Defaults and choices where the APIs leave room"). An error
+   the API reports inside the stream always fails the step.
+7. **Reuse.** Once the step is complete, its response is closed with
+   ``reuse=True`` (at the end of the stream, or when the reader lets go
+   after the stop reason): the rest of the body is drained so the
+   connection goes back to the pool; a broken or incomplete one is closed.
+8. **The cache watch.** The request's fingerprint is compared with the
+   earlier requests when it is sent, and the ``step-finish`` part gets its
+   :class:`agentcore.types.CacheReport`
+   (:meth:`agentcore.providers.caching.CacheTracker.watch`).
+9. **Redaction.** A credential of the request's headers that a server echoed
+   in an error message is replaced with ``[REDACTED]``
+   (:func:`agentcore.redaction.without_secret`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from typing import Any, Protocol
+
+from agentcore.context import Context
+from agentcore.errors import ConfigError, ErrorClass, ModelError
+from agentcore.providers import caching, config
+from agentcore.redaction import secret_values, without_secret
+from agentcore.settings import ModelSettings, extra_body_dict
+from agentcore.transport import Response, Timeout, Transport
+from agentcore.transport.errors import error_fields, error_from_body, json_or_none, parse_retry_after
+from agentcore.transport.headers import credential, header_dict
+from agentcore.transport.http import transport_option
+from agentcore.transport.sse import Event, iter_events
+from agentcore.types import Request, StreamPart
+
+ERROR_BODY_LIMIT = 64 * 1024
+"""The most bytes of an error body (or of a document sent with status 200) read."""
+ERROR_BODY_SECONDS = 5.0
+"""Seconds allowed for reading a whole error body (or a document sent with
+status 200), on top of each read's own timeout: a server that trickles it
+cannot hold the run, and the error is raised with what arrived by then (the
+status alone still classifies it)."""
+PEEK_READS = 8
+"""Reads of nothing but whitespace after which the start of a 200 body is
+no longer searched for a document's first byte (the body is then streamed)."""
+
+_JSON = json.JSONEncoder(ensure_ascii=False)
+"""The request bodies' encoder (``json.dumps`` with an option builds one per call)."""
+
+
+class StateMachine(Protocol):
+    """The stream mapping of one step, fed one event at a time: the
+    ``StreamState`` class of each adapter's ``stream.py``.
+
+    ``feed(event)`` returns the parts the event completes (text and reasoning
+    deltas as they come; a reasoning block or a tool call as it ends) and
+    raises :class:`ModelError` for an error the API reports in the stream.
+    ``complete`` turns True once the step said why it stopped: a broken
+    transport after that ends the step normally. ``done`` turns True with
+    the stream's end marker: nothing after it is read. ``finish()`` is
+    called once, at the end of the stream: it returns the last parts, the
+    ``step-finish`` last, or raises ``TRANSIENT`` when the step is not
+    complete.
+    """
+
+    @property
+    def complete(self) -> bool:
+        """The step said why it stopped."""
+        ...
+
+    @property
+    def done(self) -> bool:
+        """The stream's end marker arrived: read no further."""
+        ...
+
+    def feed(self, event: Event) -> list[StreamPart]:
+        """The parts ``event`` completes."""
+        ...
+
+    def finish(self) -> list[StreamPart]:
+        """The last parts, the ``step-finish`` last."""
+        ...
+
+
+class Framing(Protocol):
+    """Bytes to events: :func:`agentcore.transport.sse.iter_events` is one.
+
+    ``idle_timeout`` (seconds, None for none) bounds the time without a
+    content-bearing event; the framing measures it, as only it knows which
+    events carry content. Failures are :class:`ModelError`: ``TRANSIENT``
+    for a cut event or the idle timeout, ``UPSTREAM`` for malformed framing.
+    """
+
+    def __call__(
+        self, chunks: Iterable[bytes], *, idle_timeout: float | None
+    ) -> Generator[Event, None, None]:
+        """The events of ``chunks``."""
+        ...
+
+
+def merge_headers(*layers: Mapping[str, str]) -> dict[str, str]:
+    """The headers of ``layers`` in order: a later header replaces an earlier
+    one of the same name whatever its case, under the later one's spelling."""
+    merged: dict[str, str] = {}
+    names: dict[str, str] = {}
+    for layer in layers:
+        for name, value in layer.items():
+            earlier = names.get(name.lower())
+            if earlier is not None:
+                del merged[earlier]
+            names[name.lower()] = name
+            merged[name] = value
+    return merged
+
+
+def encode_body(body: Mapping[str, Any]) -> bytes:
+    """``body`` as the UTF-8 bytes of its JSON text (non-ASCII kept as is).
+
+    Raises:
+        ModelError: ``INVALID_REQUEST`` for text that is not valid Unicode (a
+            lone surrogate); nothing is sent.
+    """
+    try:
+        return _JSON.encode(body).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ModelError(
+            ErrorClass.INVALID_REQUEST,
+            err=exc,
+            message="the request holds text that is not valid Unicode (a lone surrogate, as left by "
+            "bytes that are not UTF-8); nothing was sent",
+        ) from exc
+
+
+def open_stream(
+    transport: Transport,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: bytes,
+    timeout: Timeout,
+    ctx: Context,
+) -> tuple[Response, Iterator[bytes]]:
+    """POST ``body`` and return the 200 response with its body's chunks (read
+    from ``response.chunks()``; what was read to look at the body's start
+    comes first).
+
+    Raises:
+        ModelError: as the transport's ``send``; a status other than 200
+            (classified by its status and body, with ``retry_after``); a
+            redirect (``INVALID_REQUEST``: it is not followed); a 200 that is
+            a JSON document or an HTML page (``UPSTREAM``, or the class of
+            the error object it holds).
+        Canceled: ``ctx`` was cancelled.
+    """
+    response = transport.send("POST", url, headers=headers, body=body, timeout=timeout, ctx=ctx)
+    if response.status != 200:
+        try:
+            raw = response.read(ERROR_BODY_LIMIT, ERROR_BODY_SECONDS)
+        finally:
+            response.close()
+        ctx.check()  # a cancel that cut the body short is a cancel, not its error
+        if response.status in (301, 302, 303, 307, 308) and "location" in response.headers:
+            raise _redirect_error(response)
+        raise error_from_body(response.status, raw, retry_after=parse_retry_after(response.headers))
+    try:
+        return response, _event_stream(response, ctx)
+    except BaseException:
+        response.close()
+        raise
+
+
+def _redirect_error(response: Response) -> ModelError:
+    """A redirect is not followed: the request would go again, with its
+    credentials, to wherever the server says (an ``x-api-key`` header to
+    another host included)."""
+    location = response.headers.get("location", "")
+    return ModelError(
+        ErrorClass.INVALID_REQUEST,
+        message=f"the server redirected the request (HTTP {response.status}) to {location[:500]!r}; "
+        "redirects are not followed: use the new location as the base URL",
+        status=response.status,
+    )
+
+
+_DOCUMENT_OPENINGS = {b"{": "a JSON document", b"[": "a JSON document", b"<": "an HTML page"}
+_BOM = b"\xef\xbb\xbf"
+
+
+def _event_stream(response: Response, ctx: Context) -> Iterator[bytes]:
+    """The chunks of a 200 body, once it is an event stream: a
+    ``text/event-stream`` body always is; any other (whatever its content
+    type says, or without one) is a document when its first bytes after
+    whitespace are ``{``, ``[`` or ``<`` (a server that ignored ``stream:
+    true``, an error object sent with status 200, or a base URL that is not
+    the API's), and is streamed otherwise.
+
+    Raises:
+        ModelError: ``UPSTREAM`` for a document (an error object's own code
+            classifies it instead), or as ``chunks()`` for the first read.
+        Canceled: the context was cancelled during the first reads.
+    """
+    chunks = response.chunks()
+    content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type == "text/event-stream":
+        return chunks
+    read: list[bytes] = []
+    for chunk in chunks:
+        read.append(chunk)
+        if chunk.strip() or len(read) >= PEEK_READS:
+            break
+    first = b"".join(read)
+    what = _DOCUMENT_OPENINGS.get(first.lstrip().removeprefix(_BOM).lstrip()[:1])
+    if what is None:
+        return itertools.chain(read, chunks)
+    raw = (first + response.read(ERROR_BODY_LIMIT, ERROR_BODY_SECONDS))[:ERROR_BODY_LIMIT]
+    response.close()
+    ctx.check()  # a cancel that cut the document short is a cancel, not its error
+    _, _, code = error_fields(json_or_none(raw))
+    status = code if isinstance(code, int) and not isinstance(code, bool) and code != 200 else 200
+    error = error_from_body(status, raw)
+    if status != 200:  # an error object sent with status 200: its own code classifies it
+        raise error
+    raise ModelError(
+        ErrorClass.UPSTREAM,
+        message=f"the server answered with {what}, not an event stream (is the base URL the API's, "
+        f"and does the server stream?): {error.message}"[:2000],
+        status=200,
+    )
+
+
+def check_choice(option: str, value: object, choices: tuple[object, ...]) -> None:
+    """Raise :class:`ConfigError` unless ``value`` is one of ``choices`` (of the
+    same type: ``1`` is not ``True``), naming the option and the choices.
+
+    Raises:
+        ConfigError: ``{option} must be one of ...; got ...``.
+    """
+    if not any(value is choice or (type(value) is type(choice) and value == choice) for choice in choices):
+        listed = ", ".join(repr(choice) for choice in choices)
+        raise ConfigError(f"{option} must be one of {listed}; got {value!r}")
+
+
+_RAW_ERRORS = (TypeError, ValueError, KeyError, IndexError, AttributeError)
+"""What a mapping may raise on an event of a shape it did not expect."""
+
+
+class Adapter:
+    """The base of the built-in adapters (see the module docstring): the
+    options every adapter takes, ``model_id``, ``base_url``, a ``repr``
+    without the key, and :meth:`_stream`.
+
+    The options every adapter takes, in this order (each adapter adds its
+    own after them):
+
+    * ``model``: the model id.
+    * ``api_key``: the key, sent in the adapter's header; None or "" sends
+      none (a local server, a gateway authenticated through ``headers``).
+      Never shown in ``repr``, logs or error messages.
+    * ``base_url``: the API root; the adapter appends its path.
+    * ``transport``: how requests are sent (:mod:`agentcore.transport`);
+      None: an :class:`agentcore.transport.http.HTTPTransport` of its own
+      (a session that ignores the environment, with a pool of its own).
+    * ``timeout``: the :class:`agentcore.transport.Timeout`; None: ``Timeout()``.
+    * ``headers``: extra headers on every request: they replace the
+      adapter's defaults of the same name, and ``Request.headers`` replace
+      them.
+    * ``settings``: the :class:`ModelSettings` of every request, over the
+      adapter's own defaults; a run's ``LoopOptions(settings=...)``
+      override them field by field.
+    * ``extra_body``: fields merged into every request body after the
+      settings (the settings' own ``extra_body`` goes last).
+    * ``cache_tracker``: the :class:`agentcore.providers.caching.CacheTracker`
+      that compares each request with the earlier ones for the step's
+      :class:`agentcore.types.CacheReport`; None: one of this instance's
+      own. Pass one to share it between instances (a model made per
+      request) or to give it a clock.
+
+    What a subclass passes: ``path`` (appended to ``base_url``),
+    ``defaults`` (its own headers: content types, a version), ``key_header``
+    (the key's header and its value, ``{key}`` standing for the key),
+    ``default_settings`` (under ``settings``) and ``framing`` (bytes to
+    events; Server-Sent Events by default).
+
+    Raises:
+        ConfigError: an empty model id, an ``api_key`` that is not a str (or
+            holds a line break), a bad ``base_url``
+            (:func:`agentcore.providers.config.check_base_url`), a
+            ``transport`` that is not one, a ``timeout`` that is not a
+            ``Timeout``, ``headers`` that are not a mapping of ``str`` to
+            ``str``, ``settings`` that are not a ``ModelSettings``, an
+            ``extra_body`` that is not a mapping of ``str`` keys to JSON
+            values, a ``cache_tracker`` that is not one.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str,
+        transport: Transport | None,
+        timeout: Timeout | None,
+        headers: Mapping[str, str] | None,
+        settings: ModelSettings | None,
+        extra_body: Mapping[str, Any] | None,
+        cache_tracker: caching.CacheTracker | None,
+        path: str,
+        defaults: Mapping[str, str],
+        key_header: tuple[str, str],
+        default_settings: ModelSettings | None = None,
+        framing: Framing = iter_events,
+    ) -> None:
+        if not isinstance(model, str) or not model:
+            raise ConfigError(f"model must be a non-empty str (the model id), got {model!r}")
+        if api_key is not None and not isinstance(api_key, str):
+            raise ConfigError(f"api_key must be a str or None, got {type(api_key).__name__}")
+        if timeout is not None and not isinstance(timeout, Timeout):
+            raise ConfigError(
+                f"timeout must be an agentcore.transport.Timeout or None, got {type(timeout).__name__} "
+                "(the (connect, read) pair and idle_timeout are now Timeout(connect=, read=, idle=))"
+            )
+        if settings is not None and not isinstance(settings, ModelSettings):
+            raise ConfigError(f"settings must be a ModelSettings or None, got {type(settings).__name__}")
+        self._model = model
+        self._base_url = config.check_base_url(base_url)
+        self._origin = config.origin(self._base_url)
+        self._url = self._base_url + path
+        self._transport = transport_option(transport)
+        self._timeout = timeout if timeout is not None else Timeout()
+        name, value = key_header
+        auth = {name: value.format(key=credential("api_key", api_key))} if api_key else {}
+        self._headers = merge_headers(defaults, auth, header_dict(headers))
+        self._settings = (default_settings or ModelSettings()).merged(settings)
+        self._extra_body = extra_body_dict(extra_body)
+        self._cache = caching.tracker(cache_tracker)
+        self._digests = caching.MessageDigests()
+        self._framing = framing
+
+    @property
+    def model_id(self) -> str:
+        """The model id sent in every request."""
+        return self._model
+
+    @property
+    def base_url(self) -> str:
+        """The API root requests go to."""
+        return self._base_url
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self._model!r}, base_url={self._base_url!r})"
+
+    def _body(
+        self, request_body: Callable[..., dict[str, Any]], request: Request, sent: list[Any], **own: Any
+    ) -> dict[str, Any]:
+        """The API's ``request_body`` (its ``request.py``) for ``request``, with
+        the arguments every adapter passes (the model id, the settings, the
+        extra body, the origin, ``sent``) and the adapter's ``own``."""
+        return request_body(
+            request,
+            self._model,
+            settings=self._settings,
+            extra_body=self._extra_body,
+            origin=self._origin,
+            sent=sent,
+            **own,
+        )
+
+    def _request_headers(self, request: Request) -> Mapping[str, str]:
+        """The headers of one request (not to be changed: a request without
+        headers of its own gets the adapter's, merged once)."""
+        if not request.headers:
+            return self._headers
+        return merge_headers(self._headers, request.headers)
+
+    def _stream(
+        self,
+        body: Mapping[str, Any],
+        headers: Mapping[str, str],
+        state: StateMachine,
+        prompt: caching.Fingerprint,
+        policy: caching.CachePolicy,
+        ctx: Context,
+    ) -> Iterator[StreamPart]:
+        """Send ``body`` with ``headers`` and stream the step's parts through
+        ``state`` (the module docstring, steps 3 to 9); ``prompt`` and
+        ``policy`` are the request's for the cache watch.
+
+        Raises:
+            ModelError: as :func:`open_stream`, the framing and ``state``
+                raise, with the request's credentials redacted.
+            Canceled: ``ctx`` was cancelled.
+        """
+        failure: ModelError | None = None
+        try:
+            watch = self._cache.watch(prompt, policy, ctx)
+            response, chunks = open_stream(
+                self._transport,
+                self._url,
+                headers=headers,
+                body=encode_body(body),
+                timeout=self._timeout,
+                ctx=ctx,
+            )
+            broken = False
+            try:
+                events = self._framing(chunks, idle_timeout=self._timeout.idle)
+                try:
+                    feed = state.feed
+                    feeding = False
+                    try:
+                        for event in events:
+                            feeding = True
+                            parts = feed(event)
+                            feeding = False
+                            yield from parts
+                            if state.done:
+                                break
+                    except ModelError as exc:
+                        # step 6: a broken transport after the step said why it stopped
+                        if feeding or exc.error_class is not ErrorClass.TRANSIENT or not state.complete:
+                            raise
+                        broken = True
+                    except _RAW_ERRORS as exc:
+                        if not feeding:
+                            raise
+                        message = f"unexpected {event.event!r} event"
+                        raise ModelError(ErrorClass.UPSTREAM, err=exc, message=message) from exc
+                    last = state.finish()
+                    last[-1] = watch.report(last[-1])
+                    yield from last
+                finally:
+                    events.close()
+            finally:
+                # step 7: a complete step's rest is drained, whenever its reader lets go
+                response.close(reuse=state.complete and not broken)
+        except ModelError as exc:
+            failure = without_secret(exc, secret_values(headers))
+            if failure is exc:
+                raise
+        if failure is not None:
+            raise failure  # outside the handler: no chained exception keeps the original message
