@@ -10,17 +10,15 @@ import gc
 import gzip
 import json
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import requests
-import urllib3
 
 from agentcore.context import Context
-from agentcore.errors import Canceled, ErrorClass, ModelError
+from agentcore.errors import ErrorClass, ModelError
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.testing import check_model
 from agentcore.transport import Timeout
@@ -499,71 +497,8 @@ def test_closing_while_the_server_keeps_streaming(server: LocalServer) -> None:
 
 
 @pytest.mark.parametrize("own_session", [True, False], ids=["adapter-session", "caller-session"])
-def test_cancel_from_another_thread_during_a_blocked_read(server: LocalServer, own_session: bool) -> None:
-    server.add(Reply(actions=[ENDLESS_HEAD, Stall()]))
-    session = None if own_session else requests.Session()
-    ctx = Context()
-    stream = model_for(server, transport=None if session is None else HTTPTransport(session)).stream(
-        REQUEST, ctx
-    )
-    assert next(stream) == StreamPart.text_delta("x")
-    timer = threading.Timer(0.2, ctx.cancel)
-    timer.start()
-    start = time.monotonic()
-    with pytest.raises(Canceled):
-        next(stream)
-    assert time.monotonic() - start < 0.2 + 0.5
-    assert wait_until(lambda: server.disconnects == 1, timeout=1.0)
-    timer.join()
-    if session is not None:
-        session.close()
-
-
-def test_cancel_while_waiting_for_headers(server: LocalServer) -> None:
-    server.add(Reply(before_headers=[Stall()]))
-    ctx = Context()
-    timer = threading.Timer(0.2, ctx.cancel)
-    timer.start()
-    start = time.monotonic()
-    with pytest.raises(Canceled):
-        list(model_for(server).stream(REQUEST, ctx))
-    assert time.monotonic() - start < 0.2 + 0.5
-    timer.join()
-
-
-def test_already_cancelled_context_sends_nothing(server: LocalServer) -> None:
-    server.add(sse_reply(HELLO))
-    ctx = Context()
-    ctx.cancel()
-    with pytest.raises(Canceled):
-        list(model_for(server).stream(REQUEST, ctx))
-    assert server.hits == 0
-
-
-def test_deadline_is_a_cancel(server: LocalServer) -> None:
-    server.add(Reply(actions=[ENDLESS_HEAD, Stall()]))
-    start = time.monotonic()
-    with pytest.raises(Canceled):
-        list(model_for(server).stream(REQUEST, Context(timeout=0.3)))
-    assert time.monotonic() - start < 0.3 + 0.5
-
-
-# --- connection reuse ------------------------------------------------------------
-
-
-@pytest.mark.parametrize("own_session", [True, False], ids=["adapter-session", "caller-session"])
-def test_a_completed_step_leaves_the_connection_reusable(
-    server: LocalServer, monkeypatch: pytest.MonkeyPatch, own_session: bool
-) -> None:
+def test_a_completed_step_leaves_the_connection_reusable(server: LocalServer, own_session: bool) -> None:
     server.add(Reply(actions=[HELLO, Pause(0.1)]))  # the end of the body comes after message_stop
-    connects: list[int] = []
-    new_conn = urllib3.connection.HTTPConnection._new_conn
-
-    def counting(self: urllib3.connection.HTTPConnection) -> Any:
-        connects.append(1)
-        return new_conn(self)
-
-    monkeypatch.setattr(urllib3.connection.HTTPConnection, "_new_conn", counting)
     session = None if own_session else requests.Session()
     model = model_for(server, transport=None if session is None else HTTPTransport(session))
     for _ in range(3):
@@ -573,7 +508,7 @@ def test_a_completed_step_leaves_the_connection_reusable(
                 break  # the loop stops reading here and closes the stream
         stream.close()
     assert server.hits == 3
-    assert len(connects) == 1  # one TCP connection served all three steps
+    assert server.connections == 1  # one TCP connection served all three steps
     if session is not None:
         session.close()
 
