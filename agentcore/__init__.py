@@ -5,6 +5,7 @@ Start with :func:`run` and :class:`LoopOptions`; adapters live in
 doubles in ``agentcore.testing``.
 """
 
+from agentcore.caching import CacheCause, CacheReport, PrefixChange
 from agentcore.context import Context, ManualClock
 from agentcore.durable import CheckpointConflict, ReplayDiverged
 from agentcore.engine.channel import RunReader
@@ -37,13 +38,10 @@ from agentcore.result import RunResult, StepResult
 from agentcore.settings import ModelSettings
 from agentcore.tools import FunctionTool, Tool, ToolInputError, ToolSet, tool
 from agentcore.types import (
-    CacheCause,
-    CacheReport,
     ContentPart,
     ContentPartKind,
     FinishReason,
     Message,
-    PrefixChange,
     Reasoning,
     Request,
     Role,

@@ -49,10 +49,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
+from agentcore.caching import CacheReport
 from agentcore.errors import AgentcoreError, ConfigError
 from agentcore.result import StepResult
 from agentcore.types import (
-    CacheReport,
     ContentPart,
     ContentPartKind,
     FinishReason,
@@ -114,7 +114,7 @@ class StepRecord:
         finish_reason: ``stop``, ``tool-calls`` or ``length`` (``tool-calls``
             whenever the step carried calls).
         fingerprint: :func:`fingerprint` of the request the step answered.
-        cache: the step's cache diagnosis (:class:`~agentcore.types.CacheReport`),
+        cache: the step's cache diagnosis (:class:`~agentcore.caching.CacheReport`),
             for the process that ran it: not in :meth:`to_dict`, None once
             replayed.
     """

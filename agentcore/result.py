@@ -16,15 +16,8 @@ from typing import Any
 
 import attrs
 
-from agentcore.types import (
-    CacheReport,
-    FinishReason,
-    Message,
-    Reasoning,
-    ToolCall,
-    ToolResult,
-    Usage,
-)
+from agentcore.caching import CacheReport
+from agentcore.types import FinishReason, Message, Reasoning, ToolCall, ToolResult, Usage
 
 
 @attrs.frozen
@@ -42,7 +35,7 @@ class StepResult:
             produced them (empty for a model that does not reason).
         cache: how the step's request compared with the earlier request
             through the same model and, when it read less from the prompt
-            cache than it could have, why (:class:`agentcore.types.CacheReport`;
+            cache than it could have, why (:class:`agentcore.caching.CacheReport`;
             ``docs/caching.md``); None from a model that does not report it.
             Not compared by ``==``.
     """

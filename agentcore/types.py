@@ -28,6 +28,7 @@ from agentcore.files import MAX_FILE_BYTES, File
 from agentcore.redaction import headers_repr
 
 if TYPE_CHECKING:
+    from agentcore.caching import CacheReport
     from agentcore.settings import ModelSettings
 
 
@@ -131,79 +132,6 @@ class Usage:
     def from_dict(cls, data: Mapping[str, Any]) -> Usage:
         """Build from :meth:`to_dict`'s shape; missing keys count as 0."""
         return cls(**{f: int(data.get(f, 0)) for f in ("input", "output", "cache_read", "cache_write")})
-
-
-class PrefixChange(str, enum.Enum):
-    """Where a request stopped matching the earlier request it is compared with."""
-
-    TOOLS = "tools"
-    """The tool definitions differ (nothing of the prefix is shared)."""
-    SYSTEM = "system"
-    """The system prompt differs (the tools are shared)."""
-    MESSAGE = "message"
-    """A message differs from the earlier request's message at the same index."""
-    SHORTER = "shorter"
-    """The history is a part of the earlier one's: it ends before it did."""
-
-
-class CacheCause(str, enum.Enum):
-    """Why a step read less from the prompt cache than it could have."""
-
-    PREFIX_CHANGED = "prefix-changed"
-    """The prompt differs from the earlier request's before that request's end."""
-    TTL_EXPIRED = "ttl-expired"
-    """More time passed since the earlier request than the cache's TTL."""
-    BELOW_MINIMUM = "below-minimum"
-    """The earlier request's prompt was shorter than the provider caches."""
-    NOT_SAID = "not-said"
-    """None of the above: the provider did not say why."""
-
-
-@attrs.frozen
-class CacheReport:
-    """How one step's request compared with the earlier request through the
-    same model instance, and why its cache read fell short when it did.
-
-    Attributes:
-        messages: the request's messages.
-        shared_messages: its leading messages byte-identical to the earlier
-            request's (0 when the tools or the system prompt differ, or when
-            there is no earlier request).
-        previous_messages: the earlier request's messages; None when there is
-            no earlier request (the first through this model instance).
-        change: where the prompt stopped matching the earlier request, or None.
-        changed_at: the message index :attr:`change` names, or None.
-        seconds_since_previous: seconds from the earlier request to this one;
-            None without one.
-        cache_read: the tokens this step read from the cache.
-        expected_read: the tokens it could have read: what the earlier request
-            left in the cache (its cache read and write where the provider
-            reports writes, else its whole prompt; that prompt when it cached
-            nothing while caching was on and it reached the provider's
-            minimum); 0 when caching was off, the earlier prompt was below the
-            minimum, or it cached nothing and the minimum is not known.
-        cause: why :attr:`cache_read` fell short of :attr:`expected_read`
-            (or, :attr:`CacheCause.BELOW_MINIMUM`, why nothing could be
-            cached); None when it did not.
-        reason: one line saying what happened, for people and logs; "" when
-            there is no :attr:`cause`.
-    """
-
-    messages: int
-    shared_messages: int = 0
-    previous_messages: int | None = None
-    change: PrefixChange | None = None
-    changed_at: int | None = None
-    seconds_since_previous: float | None = None
-    cache_read: int = 0
-    expected_read: int = 0
-    cause: CacheCause | None = None
-    reason: str = ""
-
-    @property
-    def miss(self) -> bool:
-        """True when the step read less than it could have (:attr:`cause` is set)."""
-        return self.cause is not None
 
 
 def _text_or_empty(_instance: Any, attribute: attrs.Attribute[str], value: object) -> None:
@@ -798,7 +726,7 @@ class StreamPart:
     model thinks) and then one ``reasoning`` part holding the whole block
     (what goes into the history); a reader that wants only text ignores both.
     A ``step-finish`` part from a built-in adapter carries ``cache``, the
-    step's :class:`CacheReport` (None from other models);
+    step's :class:`agentcore.caching.CacheReport` (None from other models);
     it is not compared by ``==``.
     """
 

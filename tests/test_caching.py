@@ -1,4 +1,5 @@
-"""The provider-neutral cache bookkeeping of ``agentcore.providers.caching``: digests,
+"""The provider-neutral cache bookkeeping of ``agentcore.caching`` (and the
+digests of ``agentcore.providers.digests``): digests,
 prefix comparison, the diagnosis of each cause table by table, and the
 tracker's choice of the earlier request under concurrent runs."""
 
@@ -9,19 +10,20 @@ import threading
 import pytest
 
 from agentcore import ConfigError, Context, FinishReason, StreamPart, Usage
-from agentcore.providers.caching import (
+from agentcore.caching import (
+    CacheCause,
     CachePolicy,
+    CacheReport,
     CacheTracker,
     Earlier,
     Fingerprint,
     Match,
+    PrefixChange,
     compare,
     diagnose,
-    digest,
-    fingerprint,
     tracker,
 )
-from agentcore.types import CacheCause, CacheReport, PrefixChange
+from agentcore.providers.digests import digest, fingerprint
 
 ANTHROPIC = CachePolicy("Anthropic", 300.0, 1024, reports_writes=True)
 OPENAI = CachePolicy("OpenAI", 300.0, 1024, reports_writes=False, granularity=128)

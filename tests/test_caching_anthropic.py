@@ -41,6 +41,7 @@ from agentcore import (
     tool_result_part,
     user_message,
 )
+from agentcore.caching import CacheCause, CacheTracker, PrefixChange
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.anthropic.request import (
     CACHE_TTL_SECONDS,
@@ -51,9 +52,7 @@ from agentcore.providers.anthropic.request import (
     request_body,
 )
 from agentcore.providers.anthropic.stream import FORMAT
-from agentcore.providers.caching import CacheTracker
 from agentcore.transport.memory import MemoryTransport, Reply, SentRequest
-from agentcore.types import CacheCause, PrefixChange
 from tests.loop_helpers import FuncTool
 from tests.test_anthropic_mapping import (
     MESSAGE_STOP,
@@ -458,12 +457,10 @@ def test_an_edited_message_is_named_in_the_next_run(clock: Clock, caplog: pytest
         "message 2 changed (edited or replaced since the earlier request)"
     )
     assert [
-        (r.name, r.levelname, r.getMessage())
-        for r in caplog.records
-        if r.name == "agentcore.providers.caching"
+        (r.name, r.levelname, r.getMessage()) for r in caplog.records if r.name == "agentcore.caching"
     ] == [
         (
-            "agentcore.providers.caching",
+            "agentcore.caching",
             "INFO",
             f"agentcore: prompt cache miss (prefix-changed): {report.reason}",
         )

@@ -8,9 +8,9 @@ import io
 import pytest
 
 from agentcore import FinishReason, LoopOptions, StreamPart, Usage, run, user_message
+from agentcore.caching import CacheCause, CacheReport
 from agentcore.integrations.cli_output import TextPrinter, cache_text
 from agentcore.testing import ScriptedModel
-from agentcore.types import CacheCause, CacheReport
 
 MISS = CacheReport(
     messages=3,

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from agentcore import ConfigError, LoopOptions, ModelSettings, Request, cache_point, generate, user_message
+from agentcore.caching import PrefixChange
 from agentcore.context import Context
 from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from agentcore.providers.openai.chat.request import request_body as chat_body
@@ -23,7 +24,6 @@ from agentcore.providers.openai.shared import (
     cache_policy,
 )
 from agentcore.transport.memory import MemoryTransport, Reply
-from agentcore.types import PrefixChange
 
 CHAT_OK = (
     b'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}\n\n'

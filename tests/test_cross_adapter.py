@@ -40,9 +40,9 @@ from agentcore import (
     tool,
     user_message,
 )
+from agentcore.caching import CacheTracker
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.anthropic import request as anthropic_request
-from agentcore.providers.caching import CacheTracker
 from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from agentcore.providers.openai.chat import request as chat_request
 from agentcore.providers.shell import merge_headers

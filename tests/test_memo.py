@@ -13,7 +13,7 @@ from typing import Any
 from agentcore import Message, Reasoning, Request, Role, user_message
 from agentcore.context import Context
 from agentcore.providers import config
-from agentcore.providers.caching import MessageDigests, digest, fingerprint
+from agentcore.providers.digests import MessageDigests, digest, fingerprint
 from agentcore.providers.history import check_history
 from agentcore.providers.memo import MessageMemo
 from agentcore.providers.openai import OpenAIChatModel

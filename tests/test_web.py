@@ -33,6 +33,7 @@ from agentcore import (
     run,
     user_message,
 )
+from agentcore.caching import CacheCause, CacheReport, PrefixChange
 from agentcore.integrations.web import (
     CONTENT_TYPE,
     HEARTBEAT,
@@ -45,7 +46,6 @@ from agentcore.integrations.web import (
 )
 from agentcore.testing import ScriptedModel
 from agentcore.transport.http import HTTPTransport, new_session
-from agentcore.types import CacheCause, CacheReport, PrefixChange
 from tests.conftest import wait_for_threads
 from tests.localserver import LocalServer, Pause, Reply, json_reply
 from tests.loop_helpers import wait_until

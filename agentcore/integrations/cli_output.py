@@ -62,10 +62,11 @@ import os
 import sys
 from typing import TextIO
 
+from agentcore.caching import CacheReport
 from agentcore.errors import AgentcoreError
 from agentcore.integrations.web import part_to_dict
 from agentcore.tools import ToolInputError, parse_arguments
-from agentcore.types import CacheReport, StreamPart, StreamPartKind, ToolCall, ToolResult, Usage
+from agentcore.types import StreamPart, StreamPartKind, ToolCall, ToolResult, Usage
 
 _MAX_RESULT_CHARS = 300
 """Tool results longer than this are cut in the human-readable output."""
@@ -106,7 +107,7 @@ def cache_text(step: int, usage: Usage, report: CacheReport | None) -> str | Non
     """``cache: step 2 · read 1,800 of 2,012 prompt tokens (89%) · wrote 200``:
     a step's cache reads as a share of its prompt (input, cache reads
     included, plus the tokens written to the cache), then the cache miss
-    reason when there is one (:attr:`agentcore.types.CacheReport.reason`).
+    reason when there is one (:attr:`agentcore.caching.CacheReport.reason`).
     None for a step that neither read nor wrote the cache and was no miss
     (a provider without caching, the offline models): nothing to show."""
     miss = report is not None and report.miss

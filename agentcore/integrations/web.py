@@ -224,7 +224,7 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
                          plus ``files`` (each :func:`file_to_dict`) when the
                          tool returned files
     ``step-finish``      ``finish_reason``, ``usage``, and ``cache`` (the
-                         fields of :class:`agentcore.types.CacheReport`,
+                         fields of :class:`agentcore.caching.CacheReport`,
                          enums as their values) when the adapter compared
                          the request
     ``finish``           ``finish_reason``, ``total_usage``

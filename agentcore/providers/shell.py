@@ -45,8 +45,8 @@ of :class:`Adapter` whose ``stream()`` builds the body and hands it to
    connection goes back to the pool; a broken or incomplete one is closed.
 8. **The cache watch.** The request's fingerprint is compared with the
    earlier requests when it is sent, and the ``step-finish`` part gets its
-   :class:`agentcore.types.CacheReport`
-   (:meth:`agentcore.providers.caching.CacheTracker.watch`).
+   :class:`agentcore.caching.CacheReport`
+   (:meth:`agentcore.caching.CacheTracker.watch`).
 9. **Redaction.** A credential of the request's headers that a server echoed
    in an error message is replaced with ``[REDACTED]``
    (:func:`agentcore.redaction.without_secret`).
@@ -59,9 +59,10 @@ import json
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
+from agentcore import caching
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
-from agentcore.providers import caching, config
+from agentcore.providers import config, digests
 from agentcore.redaction import secret_values, without_secret
 from agentcore.settings import ModelSettings, extra_body_dict
 from agentcore.transport import Response, Timeout, Transport
@@ -307,9 +308,9 @@ class Adapter:
       override them field by field.
     * ``extra_body``: fields merged into every request body after the
       settings (the settings' own ``extra_body`` goes last).
-    * ``cache_tracker``: the :class:`agentcore.providers.caching.CacheTracker`
+    * ``cache_tracker``: the :class:`agentcore.caching.CacheTracker`
       that compares each request with the earlier ones for the step's
-      :class:`agentcore.types.CacheReport`; None: one of this instance's
+      :class:`agentcore.caching.CacheReport`; None: one of this instance's
       own. Pass one to share it between instances (a model made per
       request) or to give it a clock.
 
@@ -371,7 +372,7 @@ class Adapter:
         self._settings = (default_settings or ModelSettings()).merged(settings)
         self._extra_body = extra_body_dict(extra_body)
         self._cache = caching.tracker(cache_tracker)
-        self._digests = caching.MessageDigests()
+        self._digests = digests.MessageDigests()
         self._framing = framing
 
     @property

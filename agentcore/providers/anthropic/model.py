@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from typing import Any
 
+from agentcore.caching import CacheTracker
 from agentcore.context import Context
 from agentcore.errors import ConfigError
 from agentcore.providers.anthropic.request import (
@@ -19,7 +20,6 @@ from agentcore.providers.anthropic.request import (
     request_body,
 )
 from agentcore.providers.anthropic.stream import StreamState
-from agentcore.providers.caching import CacheTracker
 from agentcore.providers.shell import Adapter
 from agentcore.settings import ModelSettings
 from agentcore.transport import Timeout, Transport

@@ -56,7 +56,7 @@ Decisions:
   :func:`agentcore.cache_point` parts add explicit breakpoints
   (:func:`cache_control`); more than :data:`MAX_CACHE_BREAKPOINTS` in one
   request is a :class:`ConfigError`. Each step's ``step-finish`` part carries
-  its :class:`agentcore.types.CacheReport` (:func:`cache_policy`).
+  its :class:`agentcore.caching.CacheReport` (:func:`cache_policy`).
 """
 
 from __future__ import annotations
@@ -69,9 +69,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from agentcore import caching
 from agentcore.errors import ConfigError
 from agentcore.files import File
-from agentcore.providers import attachments, caching
+from agentcore.providers import attachments
 from agentcore.providers.anthropic.stream import FORMAT
 from agentcore.providers.history import arguments_object, check_history
 from agentcore.schema.signature import rewrite_schema
@@ -291,7 +292,7 @@ def _messages(
     messages: tuple[Message, ...], origin: str, cache: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
     """The ``messages`` turns, and the blocks sent for each message (what
-    :func:`agentcore.providers.caching.fingerprint` digests). A cache point puts
+    :func:`agentcore.providers.digests.fingerprint` digests). A cache point puts
     ``cache`` on the last block before it that is not a thinking block (the
     API does not cache those on their own)."""
     if not messages:
@@ -579,7 +580,7 @@ def min_cacheable_tokens(model: str) -> int | None:
 
 
 def cache_policy(settings: ModelSettings, model: str, body: Mapping[str, Any]) -> caching.CachePolicy:
-    """What a request asked of the cache (:class:`agentcore.providers.caching.CachePolicy`):
+    """What a request asked of the cache (:class:`agentcore.caching.CachePolicy`):
     the TTL of ``settings.cache_ttl`` (:data:`CACHE_TTL_SECONDS`) when the body
     holds a breakpoint, else no caching; the model's minimum
     (:func:`min_cacheable_tokens`); usage reports cache writes, and the cache
@@ -644,7 +645,7 @@ def request_body(
         origin: the service the request goes to (see :func:`reasoning_block`).
         sent: when given, gets the blocks sent for each message of
             ``request.messages`` appended, one list per message (the same
-            objects as in the body; for :func:`agentcore.providers.caching.fingerprint`).
+            objects as in the body; for :func:`agentcore.providers.digests.fingerprint`).
         max_tokens: the cap used when ``request.max_output_tokens`` is None.
         interleaved: the request carries the ``interleaved-thinking`` beta.
 

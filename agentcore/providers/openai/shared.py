@@ -14,8 +14,9 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from agentcore import caching
 from agentcore.errors import ErrorClass, ModelError, classify_status
-from agentcore.providers import caching, fields
+from agentcore.providers import fields
 from agentcore.settings import ModelSettings
 from agentcore.transport.errors import error_fields, looks_like_context_length
 from agentcore.types import OutputSchema, Usage

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from typing import Any
 
+from agentcore.caching import CacheTracker
 from agentcore.context import Context
-from agentcore.providers.caching import CacheTracker
 from agentcore.providers.memo import MessageMemo
 from agentcore.providers.openai.chat.request import (
     MAX_TOKENS_FIELDS,

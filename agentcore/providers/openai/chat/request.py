@@ -617,7 +617,7 @@ def request_body(
         sent: when given, gets the messages sent for each message of
             ``request.messages`` appended, one list per message (its ``tool``
             messages, its own, the ``user`` message of its tool results'
-            files; for :func:`agentcore.providers.caching.fingerprint`).
+            files; for :func:`agentcore.providers.digests.fingerprint`).
         system_role: ``"system"`` or ``"developer"``.
         max_tokens_field: ``"max_tokens"`` or ``"max_completion_tokens"``.
         include_usage: ask for ``stream_options: {"include_usage": true}``.

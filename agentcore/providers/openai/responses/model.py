@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from typing import Any
 
+from agentcore.caching import CacheTracker
 from agentcore.context import Context
-from agentcore.providers.caching import CacheTracker
 from agentcore.providers.openai.responses.request import SUMMARIES, SYSTEM_ROLES, check_settings, request_body
 from agentcore.providers.openai.responses.stream import StreamState
 from agentcore.providers.openai.shared import DEFAULT_BASE_URL, HEADERS, KEY_HEADER, cache_policy

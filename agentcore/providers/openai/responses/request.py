@@ -362,7 +362,7 @@ def request_body(
         sent: when given, gets the input items sent for each message of
             ``request.messages`` appended, one list per message (None for a
             message not sent, before ``previous_response_id``; for
-            :func:`agentcore.providers.caching.fingerprint`).
+            :func:`agentcore.providers.digests.fingerprint`).
         system_role: ``"instructions"`` or ``"developer"``.
         reasoning: whether the model reasons (asks for encrypted reasoning
             and summaries).

@@ -9,52 +9,114 @@ prompt or a changed tool throws away everything after it; a cache also
 expires (its TTL), and a prompt shorter than the provider's minimum is not
 cached at all. ``docs/caching.md`` has the cost model and how to read this.
 
-Each adapter fingerprints the JSON it sends (:func:`fingerprint`: one digest
-for the tools, one for the system prompt, one per history message) and has
-its :class:`CacheTracker` watch the step (:meth:`CacheTracker.watch`): the
+Each built-in adapter fingerprints the JSON it sends
+(:mod:`agentcore.providers.digests`: one digest for the tools, one for the
+system prompt, one per history message, a :class:`Fingerprint`) and has its
+:class:`CacheTracker` watch the step (:meth:`CacheTracker.watch`): the
 tracker compares the request with the latest earlier request of the same
 conversation through the same model instance (the run's previous step, or
 for a run's first step the latest request sharing the longest prefix with
-it) and, once the step's usage is known, attaches a :class:`agentcore.types.CacheReport` to its
-``step-finish`` part (:func:`diagnose`); the loop puts it on
-:attr:`agentcore.StepResult.cache`.
-A step that read less than it could have is logged at INFO, naming the cause.
+it) and, once the step's usage is known, attaches a :class:`CacheReport`
+to its ``step-finish`` part (:func:`diagnose`); the loop puts it on
+:attr:`agentcore.StepResult.cache`. A step that read less than it could
+have is logged at INFO, naming the cause. The report's values and the
+tracker that makes them live here together; the adapters only digest what
+they send.
 """
 
 from __future__ import annotations
 
 import collections
-import hashlib
-import json
+import enum
 import logging
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
 
 import attrs
 
 from agentcore.context import Context
 from agentcore.errors import ConfigError
-from agentcore.providers.memo import MessageMemo
-from agentcore.types import CacheCause, CacheReport, PrefixChange, StreamPart, Usage
+from agentcore.types import StreamPart, Usage
 
 DEFAULT_KEEP = 32
 """How many earlier requests a :class:`CacheTracker` remembers."""
 
 _log = logging.getLogger(__name__)
 
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-"""One encoder for every digest: ``json.dumps`` with options builds a new
-encoder per call, which costs more than encoding a small message."""
+
+class PrefixChange(str, enum.Enum):
+    """Where a request stopped matching the earlier request it is compared with."""
+
+    TOOLS = "tools"
+    """The tool definitions differ (nothing of the prefix is shared)."""
+    SYSTEM = "system"
+    """The system prompt differs (the tools are shared)."""
+    MESSAGE = "message"
+    """A message differs from the earlier request's message at the same index."""
+    SHORTER = "shorter"
+    """The history is a part of the earlier one's: it ends before it did."""
 
 
-def digest(value: Any) -> str:
-    """A stable digest of ``value`` as the adapters send it: SHA-256 of its
-    compact JSON text (keys in the order given, non-ASCII kept), as 32 hex
-    characters. Equal JSON text gives the same digest in every process."""
-    return hashlib.sha256(_COMPACT.encode(value).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+class CacheCause(str, enum.Enum):
+    """Why a step read less from the prompt cache than it could have."""
+
+    PREFIX_CHANGED = "prefix-changed"
+    """The prompt differs from the earlier request's before that request's end."""
+    TTL_EXPIRED = "ttl-expired"
+    """More time passed since the earlier request than the cache's TTL."""
+    BELOW_MINIMUM = "below-minimum"
+    """The earlier request's prompt was shorter than the provider caches."""
+    NOT_SAID = "not-said"
+    """None of the above: the provider did not say why."""
+
+
+@attrs.frozen
+class CacheReport:
+    """How one step's request compared with the earlier request through the
+    same model instance, and why its cache read fell short when it did.
+
+    Attributes:
+        messages: the request's messages.
+        shared_messages: its leading messages byte-identical to the earlier
+            request's (0 when the tools or the system prompt differ, or when
+            there is no earlier request).
+        previous_messages: the earlier request's messages; None when there is
+            no earlier request (the first through this model instance).
+        change: where the prompt stopped matching the earlier request, or None.
+        changed_at: the message index :attr:`change` names, or None.
+        seconds_since_previous: seconds from the earlier request to this one;
+            None without one.
+        cache_read: the tokens this step read from the cache.
+        expected_read: the tokens it could have read: what the earlier request
+            left in the cache (its cache read and write where the provider
+            reports writes, else its whole prompt; that prompt when it cached
+            nothing while caching was on and it reached the provider's
+            minimum); 0 when caching was off, the earlier prompt was below the
+            minimum, or it cached nothing and the minimum is not known.
+        cause: why :attr:`cache_read` fell short of :attr:`expected_read`
+            (or, :attr:`CacheCause.BELOW_MINIMUM`, why nothing could be
+            cached); None when it did not.
+        reason: one line saying what happened, for people and logs; "" when
+            there is no :attr:`cause`.
+    """
+
+    messages: int
+    shared_messages: int = 0
+    previous_messages: int | None = None
+    change: PrefixChange | None = None
+    changed_at: int | None = None
+    seconds_since_previous: float | None = None
+    cache_read: int = 0
+    expected_read: int = 0
+    cause: CacheCause | None = None
+    reason: str = ""
+
+    @property
+    def miss(self) -> bool:
+        """True when the step read less than it could have (:attr:`cause` is set)."""
+        return self.cause is not None
 
 
 @attrs.frozen
@@ -71,45 +133,6 @@ class Fingerprint:
     tools: str
     system: str
     messages: tuple[str, ...]
-
-
-def fingerprint(tools: Any, system: Any, messages: Sequence[Any]) -> Fingerprint:
-    """The :class:`Fingerprint` of a request from the JSON values sent for its
-    tools, its system prompt and each of its messages (None: not sent)."""
-    return Fingerprint(digest(tools), digest(system), tuple(digest(message) for message in messages))
-
-
-class MessageDigests:
-    """:func:`fingerprint` for an adapter that sends the same history
-    messages again at every step: a message digested before is not encoded
-    and hashed again (:class:`agentcore.providers.memo.MessageMemo`).
-
-    The JSON an adapter sends for a message depends on more than the message
-    (a cache point in the next message adds ``cache_control`` to its last
-    block), so a remembered digest is reused only while the message's JSON
-    value compares equal to the one digested: one adapter builds a message's
-    blocks in one key order, so equal values are equal text.
-    """
-
-    def __init__(self) -> None:
-        self._memo: MessageMemo[tuple[Any, str]] = MessageMemo()
-
-    def fingerprint(
-        self, tools: Any, system: Any, messages: Sequence[object], sent: Sequence[Any]
-    ) -> Fingerprint:
-        """:func:`fingerprint` of ``tools``, ``system`` and ``sent`` (the JSON
-        value sent for each of ``messages``, in order)."""
-        digests: list[str] = []
-        fresh: list[tuple[object, tuple[Any, str]]] = []
-        known = self._memo.find(messages, None)
-        for message, value, entry in zip(messages, sent, known, strict=True):
-            if entry is not None and entry[0] == value:
-                digests.append(entry[1])
-            else:
-                fresh.append((message, (value, digest(value))))
-                digests.append(fresh[-1][1][1])
-        self._memo.store(fresh, None)
-        return Fingerprint(digest(tools), digest(system), tuple(digests))
 
 
 @attrs.frozen
