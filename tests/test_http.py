@@ -1074,19 +1074,6 @@ def test_error_from_body_message_is_bounded() -> None:
     assert len(html.message) <= 500
 
 
-def test_error_from_body_custom_pattern() -> None:
-    import re
-
-    pattern = re.compile("KV cache full")
-    body = b'{"error":{"message":"KV cache full for this request"}}'
-    assert error_from_body(400, body, pattern=pattern).error_class is ErrorClass.CONTEXT_LENGTH
-    assert error_from_body(400, body).error_class is ErrorClass.INVALID_REQUEST
-    # The custom pattern replaces the built-in words.
-    assert error_from_body(400, json.dumps(ANTHROPIC_CONTEXT).encode(), pattern=pattern).error_class is (
-        ErrorClass.INVALID_REQUEST
-    )
-
-
 @pytest.mark.parametrize(
     ("payload", "expected"),
     [

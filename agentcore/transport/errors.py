@@ -85,11 +85,10 @@ Gemini and TGI OpenAI-compatible endpoints and Anthropic (directly or behind a
 gateway) say the prompt did not fit."""
 
 
-def looks_like_context_length(*texts: object, pattern: re.Pattern[str] | None = None) -> bool:
+def looks_like_context_length(*texts: object) -> bool:
     """True when any of ``texts`` (error type, code, message) says the context
-    window was exceeded."""
-    words = pattern or CONTEXT_LENGTH_PATTERN
-    return any(isinstance(t, str) and words.search(t) for t in texts)
+    window was exceeded (:data:`CONTEXT_LENGTH_PATTERN`)."""
+    return any(isinstance(t, str) and CONTEXT_LENGTH_PATTERN.search(t) for t in texts)
 
 
 def error_fields(payload: Any) -> tuple[str, str, Any]:
@@ -121,7 +120,6 @@ def error_from_body(
     raw: bytes,
     *,
     retry_after: float = 0.0,
-    pattern: re.Pattern[str] | None = None,
 ) -> ModelError:
     """A :class:`ModelError` for a non-200 response.
 
@@ -137,7 +135,7 @@ def error_from_body(
     kind, message, code = error_fields(payload)
     if not message:
         message = _plain_text(text) if payload is None else text
-    hint = looks_like_context_length(kind, message, code if isinstance(code, str) else None, pattern=pattern)
+    hint = looks_like_context_length(kind, message, code if isinstance(code, str) else None)
     error_class = classify_status(status, hint)
     detail = f"{kind}: {message}" if kind and kind not in message else message
     return ModelError(error_class, retry_after=retry_after, message=detail[:2000], status=status)
