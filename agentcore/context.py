@@ -40,33 +40,48 @@ from agentcore.errors import Canceled, DeadlineExceeded
 _log = logging.getLogger("agentcore")
 
 MAIN_THREAD_SLICE = 0.25
-"""Seconds the main thread waits at a time (:func:`interruptible_wait`): the
-longest a Ctrl-C waits to be seen."""
+"""Seconds the main thread waits at a time (:func:`wait_slice`): the longest
+a Ctrl-C waits to be seen."""
+
+
+def wait_slice(timeout: float | None) -> float | None:
+    """The time limit of one wait of the calling thread that should end at
+    a Ctrl-C: ``timeout`` (None: none) off the main thread; on the main
+    thread at most :data:`MAIN_THREAD_SLICE` seconds.
+
+    Only the main thread receives signals, and it waits in slices: where a
+    signal can end a lock wait (Linux with glibc), one that lands between the
+    interpreter's last look for signals and the start of an untimed wait is
+    not seen until the wait ends, which for an idle run may be minutes; a
+    slice bounds that (docs/design.md, "The run channel"). Every other thread
+    waits as asked, so it wakes only when what it waits for happens.
+
+    A caller waiting on a :class:`threading.Condition` waits one slice at a
+    time and looks at what it waits for after each: CPython's ``Condition``
+    may give a notify to a waiter whose time just ran out (its ``wait``
+    returns False although it was notified), so waiting another slice
+    without looking again can sleep through the one notify that was sent.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return timeout
+    return MAIN_THREAD_SLICE if timeout is None else min(timeout, MAIN_THREAD_SLICE)
 
 
 def interruptible_wait(wait: Callable[[float | None], bool], timeout: float | None = None) -> bool:
-    """``wait(timeout)`` (a condition's, an event's or a future's wait: True
-    once what it waits for happened), so that a Ctrl-C ends it within
-    :data:`MAIN_THREAD_SLICE` seconds.
+    """``wait(timeout)`` in slices of :func:`wait_slice`, so that a Ctrl-C
+    ends it within :data:`MAIN_THREAD_SLICE` seconds on the main thread.
 
-    Only the main thread receives signals, and it waits in slices of
-    :data:`MAIN_THREAD_SLICE`; every other thread waits as asked, untimed if
-    need be, so it wakes only when what it waits for happens. The slices are
-    the documented exception to "an idle run wakes no thread"
-    (docs/design.md, "The run channel"): where a signal can end a lock wait
-    (Linux with glibc), a signal that lands between the interpreter's last
-    look for signals and the start of an untimed wait is not seen until the
-    wait ends, which for an idle run may be minutes; a slice bounds that.
+    Only for a wait that looks at its own state on every call (an event's,
+    a future's: True once what it waits for happened, whenever that was); a
+    condition's wait is not one (see :func:`wait_slice`).
 
     Returns:
         ``wait``'s answer: False when ``timeout`` seconds passed first.
     """
-    if threading.current_thread() is not threading.main_thread():
-        return wait(timeout)
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
-        left = MAIN_THREAD_SLICE if deadline is None else min(deadline - time.monotonic(), MAIN_THREAD_SLICE)
-        if wait(max(left, 0.0)):
+        left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        if wait(wait_slice(left)):
             return True
         if deadline is not None and time.monotonic() >= deadline:
             return False

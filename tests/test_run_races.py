@@ -5,13 +5,17 @@ whoever ends the run; and an idle run's reader sleeps until something happens.""
 from __future__ import annotations
 
 import logging
+import random
+import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
 
-from agentcore import Context, FinishReason, StreamPart, Usage, run
+import agentcore.context
+from agentcore import Context, FinishReason, Request, StreamPart, Usage, run
 from agentcore.testing import ScriptedModel
 from tests.loop_helpers import asleep_in, collect, options, text_step, wait_until
 
@@ -114,3 +118,44 @@ def test_an_idle_run_wakes_nobody() -> None:
     reader.close()
     reading.join(5)
     assert parts == []
+
+
+def test_a_main_thread_reader_never_misses_the_end_that_lands_as_its_wait_slice_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The main thread waits in slices. CPython's Condition hands a notify to a
+    # waiter whose slice just ran out (its wait returns False, notified or not):
+    # a reader that then waited another slice without looking at the queue
+    # again slept through the run's end for good. Steps that end about when a
+    # slice does make that moment come often; a watchdog turns a hang into a
+    # KeyboardInterrupt on this thread instead of a stuck suite.
+    assert threading.current_thread() is threading.main_thread()
+    monkeypatch.setattr(agentcore.context, "MAIN_THREAD_SLICE", 0.002)
+    main_thread = threading.main_thread().ident
+    assert main_thread is not None
+
+    def step(_request: Request, _ctx: Context) -> list[StreamPart]:
+        time.sleep(random.uniform(0.0015, 0.0025))  # the model's work: ends near a slice's end
+        return [text("hi"), StreamPart.step_finish(FinishReason.STOP, Usage(1, 1))]
+
+    finished = 0
+    for _ in range(400):
+        done = threading.Event()
+        watchdog = threading.Thread(target=_interrupt_unless_set, args=(done, main_thread))
+        watchdog.start()
+        try:
+            result = run(options(ScriptedModel([step]))).result()
+        except KeyboardInterrupt:
+            pytest.fail(f"the reader slept through the end of run {finished + 1}")
+        finally:
+            done.set()
+            watchdog.join()
+        assert result.text == "hi"
+        finished += 1
+    assert finished == 400
+
+
+def _interrupt_unless_set(done: threading.Event, thread: int) -> None:
+    """Ctrl-C ``thread`` unless ``done`` is set within 10 s."""
+    if not done.wait(10):
+        signal.pthread_kill(thread, signal.SIGINT)

@@ -53,7 +53,7 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar, overload
 
-from agentcore.context import interruptible_wait
+from agentcore.context import wait_slice
 from agentcore.errors import Canceled, RunError
 from agentcore.result import RunResult, RunSnapshot
 from agentcore.types import FinishReason, Message, StreamPart, StreamPartKind
@@ -279,10 +279,13 @@ class Channel(Generic[S]):
             return self._terminal
 
     def _sleep(self, condition: threading.Condition, side: str, timeout: float | None = None) -> None:
-        """Wait on ``condition`` (lock held) until notified, or at most ``timeout`` seconds."""
+        """Wait on ``condition`` (lock held) until notified, or at most
+        ``timeout`` seconds, or one slice on the main thread (so a Ctrl-C ends
+        it): the caller looks at the queue again after every return
+        (:func:`agentcore.context.wait_slice` says why)."""
         if self._seam is not None:
             self._seam.sleeping(side)
-        interruptible_wait(condition.wait, timeout)  # a Ctrl-C on the main thread ends it
+        condition.wait(wait_slice(timeout))
 
     def _wake(self, condition: threading.Condition, side: str) -> None:
         if self._seam is not None:
