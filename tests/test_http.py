@@ -24,7 +24,7 @@ from agentcore.context import Context
 from agentcore.errors import Canceled, ConfigError, DeadlineExceeded, ErrorClass, ModelError
 from agentcore.providers.config import check_base_url
 from agentcore.providers.shell import encode_body, open_stream
-from agentcore.transport import Response, Timeout
+from agentcore.transport import MAX_SECONDS, Response, Timeout
 from agentcore.transport.errors import (
     CONTEXT_LENGTH_PATTERN,
     error_fields,
@@ -1126,13 +1126,21 @@ def test_timeout_fields_are_float_seconds(field: str, value: float, expected: fl
 
 
 @pytest.mark.parametrize("field", ["connect", "read", "idle"])
-@pytest.mark.parametrize("value", [0, 0.0, -1, float("nan"), True, "5", None])
+@pytest.mark.parametrize("value", [0, 0.0, -1, float("nan"), True, "5", 1e10, -float("inf")])
 def test_a_bad_timeout_field_is_a_config_error(field: str, value: Any) -> None:
-    if field == "idle" and value is None:
-        assert Timeout(idle=None).idle is None  # no idle limit
-        return
-    with pytest.raises(ConfigError, match=rf"^Timeout\.{field} must be a positive number of seconds, got "):
+    # 1e10 s overflowed the socket timeout under the transport (OverflowError
+    # out of a run, not a ConfigError at construction)
+    with pytest.raises(
+        ConfigError, match=rf"^Timeout\.{field} must be a positive number of seconds up to 1e\+09, or None"
+    ):
         Timeout(**{field: value})
+
+
+@pytest.mark.parametrize("field", ["connect", "read", "idle"])
+@pytest.mark.parametrize("value", [None, float("inf")])
+def test_none_or_infinity_is_no_limit(field: str, value: Any) -> None:
+    assert getattr(Timeout(**{field: value}), field) is None
+    assert getattr(Timeout(**{field: MAX_SECONDS}), field) == MAX_SECONDS
 
 
 def test_the_timeout_defaults_each_take_effect() -> None:
@@ -1147,9 +1155,11 @@ def test_the_timeout_defaults_each_take_effect() -> None:
         (Timeout(read=60.0, idle=30.0), 30.0),
         (Timeout(read=5.0, idle=30.0), 5.0),
         (Timeout(read=5.0, idle=None), 5.0),
+        (Timeout(read=None, idle=30.0), 30.0),
+        (Timeout(read=None, idle=None), None),
     ],
 )
-def test_a_read_waits_no_longer_than_the_idle_limit(timeout: Timeout, wait: float) -> None:
+def test_a_read_waits_no_longer_than_the_idle_limit(timeout: Timeout, wait: float | None) -> None:
     assert timeout.read_wait == wait
 
 

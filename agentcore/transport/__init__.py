@@ -46,6 +46,7 @@ loads (``import agentcore`` checks header values with
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from typing import Protocol, runtime_checkable
 
@@ -55,32 +56,45 @@ from agentcore.context import Context
 from agentcore.errors import ConfigError
 
 
-def _seconds(name: str, value: object) -> float:
-    """``value`` as a float, for the timeout field ``name``.
+MAX_SECONDS = 1e9
+"""The longest finite limit a :class:`Timeout` takes, in seconds (about 31
+years): longer ones overflow the clocks and socket timeouts under the
+transport. Pass None (or ``math.inf``) for no limit."""
+
+
+def _limit(name: str, value: object) -> float | None:
+    """``value`` as a float, or None for no limit (None or infinity), for the
+    timeout field ``name``.
 
     Raises:
-        ConfigError: not a number (a bool is not one), or not above zero.
+        ConfigError: not a number (a bool is not one), not above zero, NaN,
+            or above :data:`MAX_SECONDS`.
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ConfigError(f"Timeout.{name} must be a positive number of seconds, got {value!r}")
+    if value is None or value == math.inf:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_SECONDS:
+        raise ConfigError(
+            f"Timeout.{name} must be a positive number of seconds up to {MAX_SECONDS:g}, or None for "
+            f"no limit, got {value!r}"
+        )
     return float(value)
 
 
-def _connect(value: object) -> float:
-    return _seconds("connect", value)
+def _connect(value: object) -> float | None:
+    return _limit("connect", value)
 
 
-def _read(value: object) -> float:
-    return _seconds("read", value)
+def _read(value: object) -> float | None:
+    return _limit("read", value)
 
 
 def _idle(value: object) -> float | None:
-    return None if value is None else _seconds("idle", value)
+    return _limit("idle", value)
 
 
 @attrs.frozen
 class Timeout:
-    """How long an adapter waits for the server, in seconds.
+    """How long an adapter waits for the server, in seconds; None for no limit.
 
     Attributes:
         connect: making the TCP (and TLS) connection.
@@ -89,8 +103,7 @@ class Timeout:
             fails the step.
         idle: the stream without content: events that carry none (pings,
             comments) do not count, so a server that only keeps the
-            connection alive fails the step after this long. None: no such
-            limit.
+            connection alive fails the step after this long.
 
     The two limits on reading work together: no wait may outlast ``idle``,
     so a read waits at most ``min(read, idle)`` (:attr:`read_wait`), and
@@ -99,21 +112,26 @@ class Timeout:
     transient failure. The defaults each take effect: 10 s to connect;
     300 s of silence (the wait for the first byte of a long prompt, or of a
     reasoning model that streams nothing while it thinks); 600 s without
-    content (a server that sends only pings).
+    content (a server that sends only pings). None (or ``math.inf``) is no
+    limit, as for every timeout in agentcore: a run's own deadline
+    (``Context(timeout=...)``) still ends it.
 
     Raises:
-        ConfigError: a value that is not a positive number of seconds (a bool
-            is not one).
+        ConfigError: a value that is not a positive number of seconds up to
+            :data:`MAX_SECONDS` or None (a bool is not a number, NaN is none).
     """
 
-    connect: float = attrs.field(default=10.0, converter=_connect)
-    read: float = attrs.field(default=300.0, converter=_read)
+    connect: float | None = attrs.field(default=10.0, converter=_connect)
+    read: float | None = attrs.field(default=300.0, converter=_read)
     idle: float | None = attrs.field(default=600.0, converter=_idle)
 
     @property
-    def read_wait(self) -> float:
-        """Seconds a single read may wait: ``read``, or ``idle`` when shorter."""
-        return self.read if self.idle is None else min(self.read, self.idle)
+    def read_wait(self) -> float | None:
+        """Seconds a single read may wait: ``read``, or ``idle`` when shorter;
+        None when neither limits it."""
+        if self.read is None or self.idle is None:
+            return self.idle if self.read is None else self.read
+        return min(self.read, self.idle)
 
 
 class Response(Protocol):
