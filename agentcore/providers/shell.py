@@ -283,6 +283,14 @@ _RAW_ERRORS = (TypeError, ValueError, KeyError, IndexError, AttributeError)
 """What a mapping may raise on an event of a shape it did not expect."""
 
 
+def _unexpected(where: str, exc: Exception) -> ModelError:
+    """The ``UPSTREAM`` error for a mapping that raised ``exc`` (one of
+    :data:`_RAW_ERRORS`) at ``where``: the stream held what the mapping did
+    not expect (MUST 2 of :mod:`agentcore.model`: no other type escapes)."""
+    message = f"unexpected {where}: {type(exc).__name__}: {exc}"
+    return ModelError(ErrorClass.UPSTREAM, err=exc, message=message[:500])
+
+
 class Adapter:
     """The base of the built-in adapters (see the module docstring): the
     options every adapter takes, ``model_id``, ``base_url``, a ``repr``
@@ -462,9 +470,11 @@ class Adapter:
                     except _RAW_ERRORS as exc:
                         if not feeding:
                             raise
-                        message = f"unexpected {event.event!r} event"
-                        raise ModelError(ErrorClass.UPSTREAM, err=exc, message=message) from exc
-                    last = state.finish()
+                        raise _unexpected(f"{event.event!r} event", exc) from exc
+                    try:
+                        last = state.finish()
+                    except _RAW_ERRORS as exc:
+                        raise _unexpected("end of the stream", exc) from exc
                     last[-1] = watch.report(last[-1])
                     yield from last
                 finally:
