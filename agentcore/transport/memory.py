@@ -1,8 +1,9 @@
 """An in-memory :class:`agentcore.transport.Transport`, for tests: an adapter
 given ``transport=MemoryTransport(...)`` sends nothing over the network,
 gets the canned :class:`Reply` values in order, and every request it sent is
-kept (:attr:`MemoryTransport.sent`), so a test asserts the URL, the headers,
-the JSON body and the timeout it carried::
+kept (:attr:`MemoryTransport.sent`), so a test asserts the URL, the headers
+(looked up in any case: :class:`SentHeaders`), the JSON body and the
+timeout it carried::
 
     transport = MemoryTransport(Reply.of(recorded_sse_body))
     model = AnthropicModel("claude-sonnet-4-5", api_key="k", transport=transport)
@@ -27,6 +28,7 @@ from typing import Any
 import attrs
 
 from agentcore.context import Context
+from agentcore.redaction import headers_repr
 from agentcore.transport import Timeout
 
 
@@ -71,6 +73,32 @@ class Reply:
         return cls(status, headers, chunks)
 
 
+class SentHeaders(Mapping[str, str]):
+    """The headers of a :class:`SentRequest`: a lookup finds a header
+    whatever the case of its name (``headers["authorization"]`` and
+    ``headers["Authorization"]`` alike: the adapters spell them differently,
+    and a caller's header keeps its own spelling), iteration gives the names
+    as sent, and the ``repr`` shows credentials as ``[REDACTED]``
+    (:func:`agentcore.redaction.headers_repr`), so a failed ``assert`` does
+    not print an API key into a test log."""
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        self._headers = dict(headers)
+        self._names = {name.lower(): name for name in self._headers}
+
+    def __getitem__(self, name: str) -> str:
+        return self._headers[self._names[name.lower()]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._headers)
+
+    def __len__(self) -> int:
+        return len(self._headers)
+
+    def __repr__(self) -> str:
+        return headers_repr(self._headers)
+
+
 @attrs.define
 class SentRequest:
     """A request a :class:`MemoryTransport` was sent.
@@ -78,7 +106,8 @@ class SentRequest:
     Attributes:
         method: the HTTP method.
         url: the URL.
-        headers: the request headers as sent.
+        headers: the request headers as sent (:class:`SentHeaders`: looked
+            up in any case, credentials redacted in the ``repr``).
         body: the request body (bytes).
         timeout: the :class:`agentcore.transport.Timeout` it carried.
         reused: how its response was closed: True with ``reuse`` (the body
@@ -88,7 +117,7 @@ class SentRequest:
 
     method: str
     url: str
-    headers: Mapping[str, str]
+    headers: SentHeaders = attrs.field(converter=SentHeaders)
     body: bytes
     timeout: Timeout
     reused: bool | None = None
@@ -144,7 +173,7 @@ class MemoryTransport:
             AssertionError: no reply is queued and there is no ``respond``.
         """
         ctx.check()
-        sent = SentRequest(method, url, dict(headers), bytes(body), timeout)
+        sent = SentRequest(method, url, headers, bytes(body), timeout)
         with self._lock:
             self.sent.append(sent)
             reply = self._replies.pop(0) if self._replies else None
