@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentcore import Context, Request, user_message
+from agentcore import ConfigError, Context, ErrorClass, ModelError, Request, user_message
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
 from agentcore.transport import Timeout
@@ -67,3 +67,51 @@ def test_the_repr_of_a_sent_request_never_shows_the_key(adapter: str) -> None:
         assert "[REDACTED]" in shown
         assert "'t-1'" in shown  # a header that is no credential is shown
     assert sent.timeout == Timeout()
+
+
+HINT = (
+    r"a transport raises only ModelError: write ModelError\(ErrorClass.TRANSIENT, err={cause}, "
+    r"message=\.\.\.\) for a refused connection, a reset or a timeout, as the real transport maps them"
+)
+
+
+def test_a_failure_that_is_not_a_model_error_is_refused_with_the_spelling_to_use() -> None:
+    match = r"Reply\(failure=\.\.\.\) must be a ModelError, got ConnectionRefusedError; " + HINT.format(
+        cause=r"ConnectionRefusedError\(\)"
+    )
+    with pytest.raises(ConfigError, match=match):
+        Reply(failure=ConnectionRefusedError())  # type: ignore[arg-type]  # a wrong type on purpose
+    with pytest.raises(ConfigError, match="must be a ModelError, got KeyboardInterrupt"):
+        Reply(failure=KeyboardInterrupt())  # type: ignore[arg-type]  # a wrong type on purpose
+
+
+@pytest.mark.parametrize(
+    ("chunk", "match"),
+    [
+        (
+            ConnectionResetError(),
+            r"item 1 is a ConnectionResetError, not bytes or a ModelError; "
+            + HINT.format(cause=r"ConnectionResetError\(\)"),
+        ),
+        ("data: {}\n\n", r"item 1 is a str, not bytes or a ModelError; " + HINT.format(cause=r"\.\.\.")),
+    ],
+    ids=["an exception", "text"],
+)
+def test_a_read_that_is_neither_bytes_nor_a_model_error_is_refused(chunk: object, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        Reply(chunks=[b"data: {}\n\n", chunk])  # type: ignore[list-item]  # a wrong type on purpose
+
+
+def test_a_model_error_reaches_the_adapters_caller_at_send_and_at_a_read() -> None:
+    refused = ModelError(ErrorClass.TRANSIENT, err=ConnectionRefusedError(), message="connection refused")
+    reset = ModelError(ErrorClass.TRANSIENT, err=ConnectionResetError(), message="connection reset")
+    transport = MemoryTransport(Reply(failure=refused), Reply(chunks=[ANTHROPIC[:60], reset]))
+    model = AnthropicModel("claude-x", api_key=KEY, transport=transport)
+    request = Request(messages=[user_message("hi")])
+    with pytest.raises(ModelError) as at_send:
+        list(model.stream(request, Context()))
+    assert at_send.value is refused
+    with pytest.raises(ModelError) as at_read:
+        list(model.stream(request, Context()))
+    assert at_read.value is reset
+    assert [sent.reused for sent in transport.sent] == [None, False]

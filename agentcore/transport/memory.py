@@ -28,6 +28,7 @@ from typing import Any
 import attrs
 
 from agentcore.context import Context
+from agentcore.errors import ConfigError, ModelError
 from agentcore.redaction import headers_repr
 from agentcore.transport import Timeout
 
@@ -36,8 +37,42 @@ def _lower(headers: Mapping[str, str]) -> Mapping[str, str]:
     return {name.lower(): value for name, value in headers.items()}
 
 
-def _reads(chunks: Iterable[bytes | BaseException]) -> tuple[bytes | BaseException, ...]:
-    return tuple(chunks)
+_HINT = (
+    "a transport raises only ModelError: write ModelError(ErrorClass.TRANSIENT, err={cause}, "
+    "message=...) for a refused connection, a reset or a timeout, as the real transport maps them"
+)
+
+
+def _reads(chunks: Iterable[bytes | ModelError]) -> tuple[bytes | ModelError, ...]:
+    """``chunks`` as a tuple, once each is bytes or a :class:`ModelError`.
+
+    Raises:
+        ConfigError: another item, naming its index and type.
+    """
+    reads = tuple(chunks)
+    items: tuple[object, ...] = reads  # a caller without a type checker may pass anything
+    for index, chunk in enumerate(items):
+        if not isinstance(chunk, (bytes, ModelError)):
+            cause = f"{type(chunk).__name__}()" if isinstance(chunk, BaseException) else "..."
+            raise ConfigError(
+                f"Reply(chunks=...): item {index} is a {type(chunk).__name__}, not bytes or a ModelError; "
+                + _HINT.format(cause=cause)
+            )
+    return reads
+
+
+def _failure(_instance: Any, _attribute: Any, failure: object) -> None:
+    """Refuse a ``failure`` that is not a :class:`ModelError`.
+
+    Raises:
+        ConfigError: naming its type, with the spelling to use.
+    """
+    if failure is not None and not isinstance(failure, ModelError):
+        cause = f"{type(failure).__name__}()" if isinstance(failure, BaseException) else "..."
+        raise ConfigError(
+            f"Reply(failure=...) must be a ModelError, got {type(failure).__name__}; "
+            + _HINT.format(cause=cause)
+        )
 
 
 @attrs.frozen
@@ -47,18 +82,29 @@ class Reply:
     Attributes:
         status: the HTTP status.
         headers: the response headers (names in any case).
-        chunks: the body, one item per read: bytes, or an exception to raise
-            at that read (a ``ModelError`` such as a reset mid-stream).
-        failure: raised by ``send`` instead of answering (a refused
-            connection, a connect timeout).
+        chunks: the body, one item per read: bytes, or a ``ModelError`` to
+            raise at that read (a reset mid-stream).
+        failure: a ``ModelError`` raised by ``send`` instead of answering (a
+            refused connection, a connect timeout).
+
+    A failure, at ``send`` or at a read, is a ``ModelError`` because that is
+    all a transport raises (:mod:`agentcore.transport`): the real one maps
+    ``requests``' exceptions to their classes, and a builtin such as
+    ``ConnectionRefusedError`` here would reach the adapter raw, where no
+    real transport would let it. The test names the class the adapter sees:
+    ``ModelError(ErrorClass.TRANSIENT, err=ConnectionRefusedError(), message=...)``.
+
+    Raises:
+        ConfigError: a ``failure`` that is not a ``ModelError``, or a chunk
+            that is neither bytes nor a ``ModelError``.
     """
 
     status: int = 200
     headers: Mapping[str, str] = attrs.field(
         factory=lambda: {"content-type": "text/event-stream"}, converter=_lower
     )
-    chunks: Sequence[bytes | BaseException] = attrs.field(default=(), converter=_reads)
-    failure: BaseException | None = None
+    chunks: Sequence[bytes | ModelError] = attrs.field(default=(), converter=_reads)
+    failure: ModelError | None = attrs.field(default=None, validator=_failure)
 
     @classmethod
     def of(
@@ -168,7 +214,7 @@ class MemoryTransport:
         """Record the request and answer it with the next :class:`Reply`.
 
         Raises:
-            BaseException: the reply's ``failure``.
+            ModelError: the reply's ``failure``.
             Canceled: ``ctx`` was cancelled.
             AssertionError: no reply is queued and there is no ``respond``.
         """
@@ -200,13 +246,14 @@ class MemoryResponse:
         """The response headers, their names in lower case."""
 
     def chunks(self) -> Iterator[bytes]:
-        """The reply's chunks in order; an exception among them is raised there.
+        """The reply's chunks in order; a ``ModelError`` among them is raised there.
 
         Raises:
+            ModelError: the reply's, at its place among the chunks.
             Canceled: the context was cancelled (checked after every chunk).
         """
         for chunk in self._chunks:
-            if isinstance(chunk, BaseException):
+            if isinstance(chunk, ModelError):
                 raise chunk
             self._ctx.check()
             if chunk:
@@ -214,11 +261,11 @@ class MemoryResponse:
 
     def read(self, limit: int, seconds: float) -> bytes:
         """The rest of the reply's chunks, joined, up to ``limit`` bytes
-        (``seconds`` does not apply: nothing is slow); an exception among
-        them ends it."""
+        (``seconds`` does not apply: nothing is slow); a ``ModelError``
+        among them ends it."""
         out = b""
         for chunk in self._chunks:
-            if isinstance(chunk, BaseException) or len(out) >= limit:
+            if isinstance(chunk, ModelError) or len(out) >= limit:
                 break
             out += chunk
         return out[:limit]
