@@ -336,6 +336,49 @@ class Adapter:
     type that starts like a JSON document or an HTML page is taken for one
     (a server that did not stream).
 
+    The subclass interface (docs/writing-a-provider.md): a subclass
+    implements ``stream(request, ctx)`` as a generator that builds the body
+    and ends in ``yield from self._stream(...)``, and uses these members,
+    set by ``__init__`` and never changed after:
+
+    * ``_model``: the model id (str), sent in every body.
+    * ``_settings``: the :class:`ModelSettings` of every request: the
+      subclass's ``default_settings`` with the ``settings`` option over
+      them. Check them right after ``super().__init__()`` (the package's
+      ``check_settings(self._settings)``), so a setting the API has no
+      field for fails when the model is made; the request mapping merges
+      ``request.settings`` over them.
+    * ``_extra_body``: the ``extra_body`` option, checked (a dict of JSON
+      values), for the request mapping to merge into every body.
+    * ``_origin``: the host of ``base_url`` (``api.anthropic.com``). The
+      stream mapping stamps it on the reasoning blocks it makes
+      (``Reasoning.origin``), and the request mapping compares a block's
+      origin with it to decide whether the block goes back in place.
+    * ``_digests``: the request's digests for the cache watch
+      (:class:`agentcore.providers.digests.MessageDigests`).
+      ``self._digests.fingerprint(tools, system, request.messages, sent)``
+      gives the ``prompt`` of :meth:`_stream`: ``tools`` and ``system`` are
+      the JSON values the body sends for the tool definitions and the
+      system prompt, None for what it does not send (an API without tools
+      passes None); ``sent`` is the JSON sent for each message, in order,
+      as the request mapping appended it.
+    * :meth:`_body`: calls the package's ``request_body`` with what every
+      adapter passes (the request, ``_model``, ``_settings``,
+      ``_extra_body``, ``_origin``, ``sent``) and the subclass's own
+      keyword arguments.
+    * :meth:`_request_headers`: the headers of one request, to hand to
+      :meth:`_stream` unchanged.
+    * :meth:`_stream`: the shell itself (the module docstring, steps 3 to
+      9), given the body, the headers, a fresh ``StateMachine`` for the
+      step, the ``prompt`` and the :class:`agentcore.caching.CachePolicy`
+      the request asked of the provider's cache
+      (``CachePolicy("Echo", None)`` for an API without a prompt cache, or
+      a request that asked for none: no step is then reported as a miss).
+
+    The other members (``_url``, ``_base_url``, ``_transport``,
+    ``_timeout``, ``_headers``, ``_cache``, ``_framing``, ``_media_type``)
+    are the shell's own: a subclass neither reads nor sets them.
+
     Raises:
         ConfigError: an empty model id, an ``api_key`` that is not a str (or
             holds a line break), a bad ``base_url``
