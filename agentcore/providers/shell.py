@@ -350,7 +350,8 @@ class Adapter:
       ``request.settings`` over them.
     * ``_extra_body``: the ``extra_body`` option, checked (a dict of JSON
       values), for the request mapping to merge into every body.
-    * ``_origin``: the host of ``base_url`` (``api.anthropic.com``). The
+    * ``_origin``: the host of ``base_url``, with its port when it is not
+      the scheme's default (``api.anthropic.com``, ``127.0.0.1:8080``). The
       stream mapping stamps it on the reasoning blocks it makes
       (``Reasoning.origin``), and the request mapping compares a block's
       origin with it to decide whether the block goes back in place.
