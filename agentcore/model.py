@@ -22,7 +22,8 @@ Implementations MUST:
    ends before the provider said why it stopped is a ``TRANSIENT`` failure.
    The one exception: a request the provider would refuse (a history whose
    tool calls and results do not pair up, a setting its API does not
-   support) is a :class:`agentcore.ConfigError`, raised before any HTTP call.
+   support, tools it cannot send: naming them, never dropping them) is a
+   :class:`agentcore.ConfigError`, raised before any HTTP call.
 3. Watch ``ctx``: once it is cancelled, stop promptly and raise ``ctx.err``
    (an :class:`agentcore.Canceled`). An HTTP adapter registers a callback with
    ``ctx.add_callback`` that shuts its socket down, so a blocked read returns.
@@ -72,7 +73,7 @@ class Model(Protocol):
 
         Raises:
             ConfigError: before any HTTP call, for a request the provider
-                would refuse (the history, a setting, a file).
+                would refuse (the history, a setting, a file, the tools).
             ModelError: the provider or the transport failed.
             Canceled: ``ctx`` was cancelled.
         """

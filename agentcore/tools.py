@@ -91,7 +91,9 @@ class ToolSet(Mapping[str, Tool]):
 
     Raises:
         ConfigError: two tools share a name, a key differs from its tool's
-            name, or an object is not a :class:`Tool`.
+            name, an object is not a :class:`Tool`, or a tool's ``execute``
+            takes JSON text (its first parameter is annotated ``str``: the
+            spelling from before tools got their arguments as a dict).
     """
 
     def __init__(self, tools: Iterable[Tool] | Mapping[str, Tool] = ()) -> None:
@@ -103,6 +105,7 @@ class ToolSet(Mapping[str, Tool]):
                     f"{tool!r} is not a Tool (it needs .definition and .execute(arguments, ctx))"
                 )
             name = tool.definition.name
+            _check_execute(tool, name)
             if key is not None and key != name:
                 raise ConfigError(f"tool set key {key!r} differs from the tool's name {name!r}")
             if name in self._tools:
@@ -124,6 +127,29 @@ class ToolSet(Mapping[str, Tool]):
     def definitions(self) -> list[ToolDefinition]:
         """The tools' definitions, in the order the tools were given."""
         return [tool.definition for tool in self._tools.values()]
+
+
+def _check_execute(tool: Tool, name: str) -> None:
+    """Refuse a tool whose ``execute`` takes JSON text: its first parameter
+    annotated ``str`` (or ``"str"``). Such a tool would get a dict, fail at
+    every call with a ``TypeError`` that only the model sees, and the run
+    would succeed. An unannotated parameter, or a callable whose signature
+    cannot be read, is taken as it is.
+
+    Raises:
+        ConfigError: the new spelling, naming the tool.
+    """
+    try:
+        parameters = list(inspect.signature(tool.execute).parameters.values())
+    except (TypeError, ValueError):
+        return
+    annotation = parameters[0].annotation if parameters else None
+    if annotation is str or (isinstance(annotation, str) and annotation == "str"):
+        raise ConfigError(
+            f"tool {name!r}: execute's first parameter is annotated str (JSON text), but a tool now "
+            "gets the call's arguments parsed, as a dict: write execute(self, arguments: dict[str, Any], "
+            "ctx) and use arguments where it did json.loads(input)"
+        )
 
 
 class ToolInputError(AgentcoreError, ValueError):

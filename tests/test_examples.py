@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-import requests
 
 from tests.forkrun import ForkRunner, Ran
 
@@ -394,21 +393,29 @@ def test_every_paragraph_on_a_session_and_the_header_wait_names_the_adapter() ->
     assert missing == []
 
 
-# --- the worked example of docs/writing-a-provider.md ---------------------------------
+# --- the line-delimited example of docs/writing-a-provider.md ---------------------------
 
 
 @contextlib.contextmanager
 def documented_line_model(base_url: str) -> Iterator[Any]:
-    """A ``LineModel`` from the docs, on a session closed afterwards (so no
-    keep-alive socket outlives the test; later tests count sockets)."""
+    """A ``LineModel`` from the docs on a transport of its own, whose session
+    is closed afterwards (so no keep-alive socket outlives the test; later
+    tests count sockets)."""
+    from agentcore.transport.http import HTTPTransport, new_session
+
     [block] = [b for b in code_blocks(ROOT / "docs" / "writing-a-provider.md") if b.name == "linemodel"]
     namespace: dict[str, Any] = {"__name__": "linemodel"}
     exec(compile(block.code, "docs/writing-a-provider.md", "exec"), namespace)
-    with requests.Session() as session:
-        yield namespace["LineModel"]("line-1", api_key="secret-key", base_url=base_url, session=session)
+    with new_session() as session:
+        transport = HTTPTransport(session)
+        yield namespace["LineModel"]("line-1", api_key=LINE_KEY, base_url=base_url, transport=transport)
 
 
-def line_body(*events: dict[str, Any]) -> bytes:
+LINE_KEY = "sk-line-secret-0123456789"
+LINES = {"Content-Type": "application/x-ndjson"}
+
+
+def line_body(*events: Any) -> bytes:
     return b"".join(json.dumps(event).encode() + b"\n" for event in events)
 
 
@@ -422,36 +429,57 @@ def test_the_documented_provider_passes_check_model_and_runs() -> None:
         {"type": "text", "text": "lo"},
         {"type": "done", "reason": "stop", "input_tokens": 3, "output_tokens": 2},
     )
-    server = LocalServer([Reply(actions=[body[:30], body[30:]], headers={"Content-Type": "text/plain"})])
+    server = LocalServer([Reply(actions=[body[:30], body[30:]], headers=LINES)])
     try:
         with documented_line_model(server.url) as model:
             check_model(model)
             result = generate(LoopOptions(model=model, messages=[user_message("hi")]))
             assert result.text == "Hello"
             assert result.usage.input == 3
-            assert "secret-key" not in repr(model)
+            assert LINE_KEY not in repr(model)
         assert server.requests[-1]["path"] == "/v1/generate"
+        assert server.requests[-1]["headers"]["authorization"] == f"Bearer {LINE_KEY}"
     finally:
         server.close()
 
 
-def test_the_documented_provider_stops_at_once_when_cancelled() -> None:
-    import time
-
+def test_the_documented_provider_stops_when_cancelled_mid_stream() -> None:
     from agentcore import LoopOptions, run, user_message
     from tests.conftest import wait_for_threads
     from tests.localserver import LocalServer, Reply, Stall
 
     first = line_body({"type": "text", "text": "Hel"})
-    server = LocalServer([Reply(actions=[first, Stall()], headers={"Content-Type": "text/plain"})])
+    server = LocalServer([Reply(actions=[first, Stall()], headers=LINES)])
     try:
         with documented_line_model(server.url) as model:
             reader = run(LoopOptions(model=model, messages=[user_message("hi")]))
             assert next(reader).text == "Hel"
-            started = time.monotonic()
-            reader.close()
+            reader.close()  # the stream is stalled: only the cancel's socket shutdown ends the read
             assert wait_for_threads("agentcore-stream", timeout=5) == 0
-            assert time.monotonic() - started < 2
+    finally:
+        server.close()
+
+
+def test_the_documented_provider_reads_a_retry_after_date() -> None:
+    # the from-scratch example did float(Retry-After): UPSTREAM "could not convert string to float"
+    import email.utils
+    import time
+
+    from agentcore import Context, ErrorClass, ModelError, Request, user_message
+    from tests.localserver import LocalServer, json_reply
+
+    when = email.utils.formatdate(time.time() + 30, usegmt=True)
+    server = LocalServer([json_reply(429, {"error": "slow down"}, {"Retry-After": when})])
+    try:
+        with documented_line_model(server.url) as model:
+            try:
+                list(model.stream(Request(messages=[user_message("hi")]), Context()))
+            except ModelError as error:  # not pytest.raises: its ExceptionInfo would keep the response alive
+                failed = error
+            else:
+                pytest.fail("a 429 fails the step")
+        assert (failed.error_class, failed.status) == (ErrorClass.RATE_LIMITED, 429)
+        assert 25 < failed.retry_after <= 31
     finally:
         server.close()
 
@@ -472,5 +500,46 @@ def test_the_documented_provider_retries_a_429() -> None:
         assert isinstance(cause, ModelError)
         assert cause.error_class is ErrorClass.RATE_LIMITED
         assert server.hits == 2
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (line_body([1, 2]), "a line that is not an object: [1, 2]"),
+        (line_body({"type": "text", "text": 5}), "a line of the wrong shape: text is 5, not str"),
+        (
+            line_body({"type": "call", "id": "c1", "name": "add", "arguments": "{}"}),
+            "a line of the wrong shape: arguments is '{}', not dict",
+        ),
+        (
+            line_body({"type": "done", "reason": "stop", "input_tokens": True, "output_tokens": 1}),
+            "a line of the wrong shape: input_tokens is True, not int",
+        ),
+        (
+            b'{"type": "text", "text": "Hi"\n{"type": "done"}\n',
+            'malformed JSON line: b\'{"type": "text", "text": "Hi"\'',
+        ),
+    ],
+    ids=["a list", "a number for text", "arguments as text", "a bool for a count", "malformed JSON"],
+)
+def test_the_documented_provider_fails_a_line_of_the_wrong_shape_as_upstream(
+    body: bytes, message: str
+) -> None:
+    # the from-scratch example let a TypeError or a KeyError escape (MUST 2)
+    from agentcore import Context, ErrorClass, ModelError, Request, user_message
+    from tests.localserver import LocalServer, Reply
+
+    server = LocalServer([Reply(actions=[body], headers=LINES)])
+    try:
+        with documented_line_model(server.url) as model:
+            try:
+                list(model.stream(Request(messages=[user_message("hi")]), Context()))
+            except ModelError as error:
+                failed = error
+            else:
+                pytest.fail("the step should have failed")
+        assert (failed.error_class, failed.message) == (ErrorClass.UPSTREAM, message)
     finally:
         server.close()

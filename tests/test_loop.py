@@ -8,6 +8,7 @@ rule N. Every test drives ``run()`` with a ScriptedModel.
 
 from __future__ import annotations
 
+import inspect
 import json
 import threading
 from typing import Any
@@ -29,6 +30,7 @@ from agentcore import (
     RunError,
     StreamPart,
     ToolCall,
+    ToolDefinition,
     ToolResult,
     ToolSet,
     Usage,
@@ -610,6 +612,72 @@ def test_loop_options_accepts_a_tool_mapping_and_a_tool_set() -> None:
     assert by_name.tools["search"] is search
     assert as_set.tools["search"] is search
     assert ConfigError.__mro__[1:3] == (agentcore.AgentcoreError, ValueError)
+
+
+class JsonTextTool:
+    """A tool in the spelling from before tools got their arguments as a dict."""
+
+    definition = ToolDefinition(name="lookup", description="Look up.", input_schema='{"type":"object"}')
+
+    def execute(self, input: Any, ctx: Context) -> str:
+        return str(json.loads(input)["q"])  # given a dict: a TypeError only the model would see
+
+
+def json_text_tool(annotations: dict[str, Any]) -> JsonTextTool:
+    """A :class:`JsonTextTool` whose ``execute`` carries ``annotations``."""
+
+    class Tool(JsonTextTool):
+        def execute(self, input: Any, ctx: Context) -> str:
+            return super().execute(input, ctx)
+
+    Tool.execute.__annotations__ = annotations
+    return Tool()
+
+
+OLD_SPELLING = (
+    r"tool 'lookup': execute's first parameter is annotated str \(JSON text\), but a tool now gets "
+    r"the call's arguments parsed, as a dict: write execute\(self, arguments: dict\[str, Any\], ctx\) "
+    r"and use arguments where it did json.loads\(input\)"
+)
+
+
+@pytest.mark.parametrize("annotation", [str, "str"], ids=["str", "string annotation"])
+def test_a_tool_whose_execute_takes_json_text_is_refused_with_the_new_spelling(annotation: Any) -> None:
+    tool_ = json_text_tool({"input": annotation, "return": str})
+    with pytest.raises(ConfigError, match=OLD_SPELLING):
+        ToolSet([tool_])
+    with pytest.raises(ConfigError, match=OLD_SPELLING):
+        ToolSet({"lookup": tool_})
+    with pytest.raises(ConfigError, match=OLD_SPELLING):
+        LoopOptions(model=ScriptedModel([]), messages=[user_message("hi")], tools=[tool_])
+
+
+class Unreadable:
+    """A callable whose signature cannot be read."""
+
+    __signature__ = "not a signature"
+
+    def __call__(self, input: Any, ctx: Context) -> str:
+        return "read"
+
+
+@pytest.mark.parametrize(
+    "annotations",
+    [{}, {"input": "dict[str, Any]"}, {"input": dict}, {"input": Any}, {"input": "Mapping[str, str]"}],
+    ids=["unannotated", "dict string", "dict", "Any", "another string"],
+)
+def test_a_tool_whose_execute_takes_anything_but_str_is_taken(annotations: dict[str, Any]) -> None:
+    tool_ = json_text_tool(annotations)
+    assert ToolSet([tool_])["lookup"] is tool_
+
+
+def test_a_tool_whose_execute_has_no_readable_signature_is_taken() -> None:
+    tool_ = JsonTextTool()
+    tool_.execute = Unreadable()  # type: ignore[method-assign]  # a callable object, on purpose
+    with pytest.raises((TypeError, ValueError)):
+        inspect.signature(tool_.execute)
+    assert ToolSet([tool_])["lookup"] is tool_
+    assert tool_.execute({}, Context()) == "read"
 
 
 def test_loop_options_max_retries_zero_means_no_retry() -> None:

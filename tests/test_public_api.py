@@ -10,8 +10,10 @@ import importlib
 import inspect
 import json
 import pkgutil
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -96,6 +98,11 @@ NOT_AT_THE_TOP = {
 }
 """The exception classes of the package that ``agentcore`` does not export, and why."""
 
+CAUGHT_FROM_THEIR_MODULE = {"agentcore.testing.ScriptExhausted"}
+"""Of :data:`NOT_AT_THE_TOP`, the classes a caller may catch (in a test of
+their own): every sentence saying the exceptions are importable from
+``agentcore`` names each, with its module."""
+
 
 def test_all_is_exactly_the_pinned_set() -> None:
     assert len(agentcore.__all__) == len(set(agentcore.__all__)), "duplicates in __all__"
@@ -132,6 +139,31 @@ def test_every_exception_class_of_the_package_is_importable_from_agentcore() -> 
     assert set(found) - exported == set(NOT_AT_THE_TOP)
     drawn = agentcore.errors.__doc__ or ""
     assert [name for name in sorted(exported) if f" {found[name].__name__} " not in drawn] == []
+
+
+def test_the_documents_name_the_exceptions_kept_in_their_module() -> None:
+    assert set(NOT_AT_THE_TOP) >= CAUGHT_FROM_THEIR_MODULE
+    root = Path(__file__).resolve().parent.parent
+    claims = [
+        (path.relative_to(root).as_posix(), paragraph)
+        for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+        for paragraph in re.split(r"\n\s*\n", path.read_text(encoding="utf-8"))
+        if "importable from" in " ".join(paragraph.split())
+    ]
+    assert {name for name, _ in claims} >= {"README.md", "docs/README.md", "docs/errors.md"}
+    unnamed = [
+        (name, dotted)
+        for name, paragraph in claims
+        for dotted in sorted(CAUGHT_FROM_THEIR_MODULE)
+        if dotted.rsplit(".", 1)[1] not in paragraph or dotted.rsplit(".", 1)[0] not in paragraph
+    ]
+    assert unnamed == []
+
+
+def test_import_agentcore_does_not_import_the_test_doubles() -> None:
+    code = "import sys, agentcore\nprint('agentcore.testing' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
 
 
 def test_import_agentcore_imports_no_optional_extra() -> None:

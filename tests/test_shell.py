@@ -1,20 +1,22 @@
 """The shared shell (``agentcore.providers.shell``) around a stream mapping of
 one's own: whatever a mapping raises on a stream it did not expect leaves the
 adapter as an ``UPSTREAM`` ``ModelError`` naming it (MUST 2 of
-``agentcore.model``), at an event and at the end of the stream alike."""
+``agentcore.model``), at an event and at the end of the stream alike; a
+framing of one's own streams a body of its media type."""
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+import json
+from collections.abc import Generator, Iterable, Mapping
 from typing import Any
 
 import pytest
 
 from agentcore import Context, ErrorClass, FinishReason, ModelError, Request, StreamPart, Usage, user_message
 from agentcore.caching import CachePolicy
-from agentcore.providers.shell import Adapter
+from agentcore.providers.shell import Adapter, Framing
 from agentcore.transport.memory import MemoryTransport, Reply
-from agentcore.transport.sse import Event
+from agentcore.transport.sse import Event, iter_events
 
 
 class Strict:
@@ -38,7 +40,12 @@ class Strict:
 
 
 class StrictModel(Adapter):
-    def __init__(self, transport: MemoryTransport) -> None:
+    def __init__(
+        self,
+        transport: MemoryTransport,
+        framing: Framing = iter_events,
+        media_type: str = "text/event-stream",
+    ) -> None:
         super().__init__(
             "strict-1",
             api_key=None,
@@ -52,6 +59,8 @@ class StrictModel(Adapter):
             path="/v1/generate",
             defaults={"content-type": "application/json"},
             key_header=("authorization", "Bearer {key}"),
+            framing=framing,
+            media_type=media_type,
         )
 
     def stream(self, request: Request, ctx: Context) -> Generator[StreamPart, None, None]:
@@ -101,3 +110,31 @@ def test_what_a_mapping_raises_is_an_upstream_error_naming_it(body: bytes, messa
     assert info.value.error_class is ErrorClass.UPSTREAM
     assert info.value.message == message
     assert isinstance(info.value.__cause__, (TypeError, KeyError, ValueError))
+
+
+def json_lines(chunks: Iterable[bytes], *, idle_timeout: float | None) -> Generator[Event, None, None]:
+    """One JSON object per line (nothing is slow here: no idle timeout)."""
+    for line in b"".join(chunks).splitlines():
+        if line.strip():
+            yield Event("message", json.loads(line))
+
+
+LINES = b'{"type": "text", "text": "Hi"}\n{"type": "done", "input_tokens": 3, "output_tokens": 1}\n'
+
+
+def test_a_framing_of_its_own_streams_a_body_of_its_media_type() -> None:
+    # a body starting with "{" that was not text/event-stream was taken for a JSON document
+    transport = MemoryTransport(Reply.of(LINES, piece=9, headers={"Content-Type": "application/x-ndjson"}))
+    model = StrictModel(transport, json_lines, "application/x-ndjson")
+    parts = list(model.stream(Request(messages=[user_message("hi")]), Context()))
+    assert parts == [StreamPart.text_delta("Hi"), StreamPart.step_finish(FinishReason.STOP, Usage(3, 1))]
+    assert transport.sent[0].reused is True
+
+
+def test_a_json_document_of_another_type_is_still_no_stream() -> None:
+    transport = MemoryTransport(Reply.of(LINES, headers={"Content-Type": "application/json"}))
+    model = StrictModel(transport, json_lines, "application/x-ndjson")
+    with pytest.raises(ModelError) as info:
+        list(model.stream(Request(messages=[user_message("hi")]), Context()))
+    assert info.value.error_class is ErrorClass.UPSTREAM
+    assert info.value.message.startswith("the server answered with a JSON document, not an event stream")

@@ -20,13 +20,14 @@ of :class:`Adapter` whose ``stream()`` builds the body and hands it to
    (:func:`open_stream`): a status other than 200 is read (at most
    :data:`ERROR_BODY_LIMIT` bytes, for at most :data:`ERROR_BODY_SECONDS`)
    and raised as a classified :class:`ModelError`; a redirect is refused; a
-   200 that is a JSON document or an HTML page, not an event stream, is
-   ``UPSTREAM``.
+   200 that is a JSON document or an HTML page, not a stream of the
+   adapter's media type, is ``UPSTREAM``.
 4. **The framing.** The body's bytes become events through the adapter's
    framing (:class:`Framing`; Server-Sent Events,
-   :func:`agentcore.transport.sse.iter_events`, for all three today): where
-   a model is reached and how its events are framed stay apart from what it
-   speaks.
+   :func:`agentcore.transport.sse.iter_events`, for all three today; an API
+   framed otherwise, one JSON object per line say, passes its own framing
+   and the media type it streams): where a model is reached and how its
+   events are framed stay apart from what it speaks.
 5. **The state machine.** Each event goes to the adapter's
    :class:`StateMachine` (``feed``) and its parts go out as they come, until
    the machine is ``done`` or the body ends; then ``finish()`` gives the
@@ -178,17 +179,19 @@ def open_stream(
     body: bytes,
     timeout: Timeout,
     ctx: Context,
+    media_type: str = "text/event-stream",
 ) -> tuple[Response, Iterator[bytes]]:
     """POST ``body`` and return the 200 response with its body's chunks (read
     from ``response.chunks()``; what was read to look at the body's start
-    comes first).
+    comes first). ``media_type`` is the stream's: a 200 body of that
+    content type is always streamed.
 
     Raises:
         ModelError: as the transport's ``send``; a status other than 200
             (classified by its status and body, with ``retry_after``); a
-            redirect (``INVALID_REQUEST``: it is not followed); a 200 that is
-            a JSON document or an HTML page (``UPSTREAM``, or the class of
-            the error object it holds).
+            redirect (``INVALID_REQUEST``: it is not followed); a 200 of
+            another type that is a JSON document or an HTML page
+            (``UPSTREAM``, or the class of the error object it holds).
         Canceled: ``ctx`` was cancelled.
     """
     response = transport.send("POST", url, headers=headers, body=body, timeout=timeout, ctx=ctx)
@@ -202,7 +205,7 @@ def open_stream(
             raise _redirect_error(response)
         raise error_from_body(response.status, raw, retry_after=parse_retry_after(response.headers))
     try:
-        return response, _event_stream(response, ctx)
+        return response, _event_stream(response, ctx, media_type)
     except BaseException:
         response.close()
         raise
@@ -225,13 +228,13 @@ _DOCUMENT_OPENINGS = {b"{": "a JSON document", b"[": "a JSON document", b"<": "a
 _BOM = b"\xef\xbb\xbf"
 
 
-def _event_stream(response: Response, ctx: Context) -> Iterator[bytes]:
-    """The chunks of a 200 body, once it is an event stream: a
-    ``text/event-stream`` body always is; any other (whatever its content
-    type says, or without one) is a document when its first bytes after
-    whitespace are ``{``, ``[`` or ``<`` (a server that ignored ``stream:
-    true``, an error object sent with status 200, or a base URL that is not
-    the API's), and is streamed otherwise.
+def _event_stream(response: Response, ctx: Context, media_type: str) -> Iterator[bytes]:
+    """The chunks of a 200 body, once it is an event stream: a body of the
+    stream's ``media_type`` (``text/event-stream``) always is; any other
+    (whatever its content type says, or without one) is a document when its
+    first bytes after whitespace are ``{``, ``[`` or ``<`` (a server that
+    ignored ``stream: true``, an error object sent with status 200, or a
+    base URL that is not the API's), and is streamed otherwise.
 
     Raises:
         ModelError: ``UPSTREAM`` for a document (an error object's own code
@@ -240,7 +243,7 @@ def _event_stream(response: Response, ctx: Context) -> Iterator[bytes]:
     """
     chunks = response.chunks()
     content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-    if content_type == "text/event-stream":
+    if content_type == media_type:
         return chunks
     read: list[bytes] = []
     for chunk in chunks:
@@ -325,8 +328,57 @@ class Adapter:
     What a subclass passes: ``path`` (appended to ``base_url``),
     ``defaults`` (its own headers: content types, a version), ``key_header``
     (the key's header and its value, ``{key}`` standing for the key),
-    ``default_settings`` (under ``settings``) and ``framing`` (bytes to
-    events; Server-Sent Events by default).
+    ``default_settings`` (under ``settings``), ``framing`` (bytes to
+    events; Server-Sent Events, :func:`agentcore.transport.sse.iter_events`,
+    by default) and ``media_type`` (the content type of the stream
+    ``framing`` reads, lower case, without parameters; ``text/event-stream``
+    by default): a 200 body of that type is streamed, and one of another
+    type that starts like a JSON document or an HTML page is taken for one
+    (a server that did not stream).
+
+    The subclass interface (docs/writing-a-provider.md): a subclass
+    implements ``stream(request, ctx)`` as a generator that builds the body
+    and ends in ``yield from self._stream(...)``, and uses these members,
+    set by ``__init__`` and never changed after:
+
+    * ``_model``: the model id (str), sent in every body.
+    * ``_settings``: the :class:`ModelSettings` of every request: the
+      subclass's ``default_settings`` with the ``settings`` option over
+      them. Check them right after ``super().__init__()`` (the package's
+      ``check_settings(self._settings)``), so a setting the API has no
+      field for fails when the model is made; the request mapping merges
+      ``request.settings`` over them.
+    * ``_extra_body``: the ``extra_body`` option, checked (a dict of JSON
+      values), for the request mapping to merge into every body.
+    * ``_origin``: the host of ``base_url``, with its port when it is not
+      the scheme's default (``api.anthropic.com``, ``127.0.0.1:8080``). The
+      stream mapping stamps it on the reasoning blocks it makes
+      (``Reasoning.origin``), and the request mapping compares a block's
+      origin with it to decide whether the block goes back in place.
+    * ``_digests``: the request's digests for the cache watch
+      (:class:`agentcore.providers.digests.MessageDigests`).
+      ``self._digests.fingerprint(tools, system, request.messages, sent)``
+      gives the ``prompt`` of :meth:`_stream`: ``tools`` and ``system`` are
+      the JSON values the body sends for the tool definitions and the
+      system prompt, None for what it does not send (an API without tools
+      passes None); ``sent`` is the JSON sent for each message, in order,
+      as the request mapping appended it.
+    * :meth:`_body`: calls the package's ``request_body`` with what every
+      adapter passes (the request, ``_model``, ``_settings``,
+      ``_extra_body``, ``_origin``, ``sent``) and the subclass's own
+      keyword arguments.
+    * :meth:`_request_headers`: the headers of one request, to hand to
+      :meth:`_stream` unchanged.
+    * :meth:`_stream`: the shell itself (the module docstring, steps 3 to
+      9), given the body, the headers, a fresh ``StateMachine`` for the
+      step, the ``prompt`` and the :class:`agentcore.caching.CachePolicy`
+      the request asked of the provider's cache
+      (``CachePolicy("Echo", None)`` for an API without a prompt cache, or
+      a request that asked for none: no step is then reported as a miss).
+
+    The other members (``_url``, ``_base_url``, ``_transport``,
+    ``_timeout``, ``_headers``, ``_cache``, ``_framing``, ``_media_type``)
+    are the shell's own: a subclass neither reads nor sets them.
 
     Raises:
         ConfigError: an empty model id, an ``api_key`` that is not a str (or
@@ -356,6 +408,7 @@ class Adapter:
         key_header: tuple[str, str],
         default_settings: ModelSettings | None = None,
         framing: Framing = iter_events,
+        media_type: str = "text/event-stream",
     ) -> None:
         if not isinstance(model, str) or not model:
             raise ConfigError(f"model must be a non-empty str (the model id), got {model!r}")
@@ -382,6 +435,7 @@ class Adapter:
         self._cache = caching.tracker(cache_tracker)
         self._digests = digests.MessageDigests()
         self._framing = framing
+        self._media_type = media_type
 
     @property
     def model_id(self) -> str:
@@ -447,6 +501,7 @@ class Adapter:
                 body=encode_body(body),
                 timeout=self._timeout,
                 ctx=ctx,
+                media_type=self._media_type,
             )
             broken = False
             try:

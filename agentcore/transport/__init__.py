@@ -55,7 +55,6 @@ import attrs
 from agentcore.context import Context
 from agentcore.errors import ConfigError
 
-
 MAX_SECONDS = 1e9
 """The longest finite limit a :class:`Timeout` takes, in seconds (about 31
 years): longer ones overflow the clocks and socket timeouts under the

@@ -1,8 +1,9 @@
 """An in-memory :class:`agentcore.transport.Transport`, for tests: an adapter
 given ``transport=MemoryTransport(...)`` sends nothing over the network,
 gets the canned :class:`Reply` values in order, and every request it sent is
-kept (:attr:`MemoryTransport.sent`), so a test asserts the URL, the headers,
-the JSON body and the timeout it carried::
+kept (:attr:`MemoryTransport.sent`), so a test asserts the URL, the headers
+(looked up in any case: :class:`SentHeaders`), the JSON body and the
+timeout it carried::
 
     transport = MemoryTransport(Reply.of(recorded_sse_body))
     model = AnthropicModel("claude-sonnet-4-5", api_key="k", transport=transport)
@@ -27,6 +28,8 @@ from typing import Any
 import attrs
 
 from agentcore.context import Context
+from agentcore.errors import ConfigError, ModelError
+from agentcore.redaction import headers_repr
 from agentcore.transport import Timeout
 
 
@@ -34,8 +37,42 @@ def _lower(headers: Mapping[str, str]) -> Mapping[str, str]:
     return {name.lower(): value for name, value in headers.items()}
 
 
-def _reads(chunks: Iterable[bytes | BaseException]) -> tuple[bytes | BaseException, ...]:
-    return tuple(chunks)
+_HINT = (
+    "a transport raises only ModelError: write ModelError(ErrorClass.TRANSIENT, err={cause}, "
+    "message=...) for a refused connection, a reset or a timeout, as the real transport maps them"
+)
+
+
+def _reads(chunks: Iterable[bytes | ModelError]) -> tuple[bytes | ModelError, ...]:
+    """``chunks`` as a tuple, once each is bytes or a :class:`ModelError`.
+
+    Raises:
+        ConfigError: another item, naming its index and type.
+    """
+    reads = tuple(chunks)
+    items: tuple[object, ...] = reads  # a caller without a type checker may pass anything
+    for index, chunk in enumerate(items):
+        if not isinstance(chunk, (bytes, ModelError)):
+            cause = f"{type(chunk).__name__}()" if isinstance(chunk, BaseException) else "..."
+            raise ConfigError(
+                f"Reply(chunks=...): item {index} is a {type(chunk).__name__}, not bytes or a ModelError; "
+                + _HINT.format(cause=cause)
+            )
+    return reads
+
+
+def _failure(_instance: Any, _attribute: Any, failure: object) -> None:
+    """Refuse a ``failure`` that is not a :class:`ModelError`.
+
+    Raises:
+        ConfigError: naming its type, with the spelling to use.
+    """
+    if failure is not None and not isinstance(failure, ModelError):
+        cause = f"{type(failure).__name__}()" if isinstance(failure, BaseException) else "..."
+        raise ConfigError(
+            f"Reply(failure=...) must be a ModelError, got {type(failure).__name__}; "
+            + _HINT.format(cause=cause)
+        )
 
 
 @attrs.frozen
@@ -45,18 +82,29 @@ class Reply:
     Attributes:
         status: the HTTP status.
         headers: the response headers (names in any case).
-        chunks: the body, one item per read: bytes, or an exception to raise
-            at that read (a ``ModelError`` such as a reset mid-stream).
-        failure: raised by ``send`` instead of answering (a refused
-            connection, a connect timeout).
+        chunks: the body, one item per read: bytes, or a ``ModelError`` to
+            raise at that read (a reset mid-stream).
+        failure: a ``ModelError`` raised by ``send`` instead of answering (a
+            refused connection, a connect timeout).
+
+    A failure, at ``send`` or at a read, is a ``ModelError`` because that is
+    all a transport raises (:mod:`agentcore.transport`): the real one maps
+    ``requests``' exceptions to their classes, and a builtin such as
+    ``ConnectionRefusedError`` here would reach the adapter raw, where no
+    real transport would let it. The test names the class the adapter sees:
+    ``ModelError(ErrorClass.TRANSIENT, err=ConnectionRefusedError(), message=...)``.
+
+    Raises:
+        ConfigError: a ``failure`` that is not a ``ModelError``, or a chunk
+            that is neither bytes nor a ``ModelError``.
     """
 
     status: int = 200
     headers: Mapping[str, str] = attrs.field(
         factory=lambda: {"content-type": "text/event-stream"}, converter=_lower
     )
-    chunks: Sequence[bytes | BaseException] = attrs.field(default=(), converter=_reads)
-    failure: BaseException | None = None
+    chunks: Sequence[bytes | ModelError] = attrs.field(default=(), converter=_reads)
+    failure: ModelError | None = attrs.field(default=None, validator=_failure)
 
     @classmethod
     def of(
@@ -71,6 +119,32 @@ class Reply:
         return cls(status, headers, chunks)
 
 
+class SentHeaders(Mapping[str, str]):
+    """The headers of a :class:`SentRequest`: a lookup finds a header
+    whatever the case of its name (``headers["authorization"]`` and
+    ``headers["Authorization"]`` alike: the adapters spell them differently,
+    and a caller's header keeps its own spelling), iteration gives the names
+    as sent, and the ``repr`` shows credentials as ``[REDACTED]``
+    (:func:`agentcore.redaction.headers_repr`), so a failed ``assert`` does
+    not print an API key into a test log."""
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        self._headers = dict(headers)
+        self._names = {name.lower(): name for name in self._headers}
+
+    def __getitem__(self, name: str) -> str:
+        return self._headers[self._names[name.lower()]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._headers)
+
+    def __len__(self) -> int:
+        return len(self._headers)
+
+    def __repr__(self) -> str:
+        return headers_repr(self._headers)
+
+
 @attrs.define
 class SentRequest:
     """A request a :class:`MemoryTransport` was sent.
@@ -78,7 +152,8 @@ class SentRequest:
     Attributes:
         method: the HTTP method.
         url: the URL.
-        headers: the request headers as sent.
+        headers: the request headers as sent (:class:`SentHeaders`: looked
+            up in any case, credentials redacted in the ``repr``).
         body: the request body (bytes).
         timeout: the :class:`agentcore.transport.Timeout` it carried.
         reused: how its response was closed: True with ``reuse`` (the body
@@ -88,7 +163,7 @@ class SentRequest:
 
     method: str
     url: str
-    headers: Mapping[str, str]
+    headers: SentHeaders = attrs.field(converter=SentHeaders)
     body: bytes
     timeout: Timeout
     reused: bool | None = None
@@ -139,12 +214,12 @@ class MemoryTransport:
         """Record the request and answer it with the next :class:`Reply`.
 
         Raises:
-            BaseException: the reply's ``failure``.
+            ModelError: the reply's ``failure``.
             Canceled: ``ctx`` was cancelled.
             AssertionError: no reply is queued and there is no ``respond``.
         """
         ctx.check()
-        sent = SentRequest(method, url, dict(headers), bytes(body), timeout)
+        sent = SentRequest(method, url, headers, bytes(body), timeout)
         with self._lock:
             self.sent.append(sent)
             reply = self._replies.pop(0) if self._replies else None
@@ -171,13 +246,14 @@ class MemoryResponse:
         """The response headers, their names in lower case."""
 
     def chunks(self) -> Iterator[bytes]:
-        """The reply's chunks in order; an exception among them is raised there.
+        """The reply's chunks in order; a ``ModelError`` among them is raised there.
 
         Raises:
+            ModelError: the reply's, at its place among the chunks.
             Canceled: the context was cancelled (checked after every chunk).
         """
         for chunk in self._chunks:
-            if isinstance(chunk, BaseException):
+            if isinstance(chunk, ModelError):
                 raise chunk
             self._ctx.check()
             if chunk:
@@ -185,11 +261,11 @@ class MemoryResponse:
 
     def read(self, limit: int, seconds: float) -> bytes:
         """The rest of the reply's chunks, joined, up to ``limit`` bytes
-        (``seconds`` does not apply: nothing is slow); an exception among
-        them ends it."""
+        (``seconds`` does not apply: nothing is slow); a ``ModelError``
+        among them ends it."""
         out = b""
         for chunk in self._chunks:
-            if isinstance(chunk, BaseException) or len(out) >= limit:
+            if isinstance(chunk, ModelError) or len(out) >= limit:
                 break
             out += chunk
         return out[:limit]
