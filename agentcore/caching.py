@@ -68,6 +68,9 @@ class CacheCause(str, enum.Enum):
     """More time passed since the earlier request than the cache's TTL."""
     BELOW_MINIMUM = "below-minimum"
     """The earlier request's prompt was shorter than the provider caches."""
+    COMPACTED = "compacted"
+    """The prompt changed at or after a message a history policy (or the
+    provider's own compaction) changed: the cost of compacting, not an edit."""
     NOT_SAID = "not-said"
     """None of the above: the provider did not say why."""
 
@@ -294,6 +297,22 @@ def diagnose(
         why = f"the prefix and the TTL allowed more; {policy.provider} did not say why"
     reason = f"read {read:,} of the {expected:,} cached tokens: {why}"
     return attrs.evolve(report, cause=cause, reason=reason)
+
+
+def compacted(report: CacheReport, at: int, by: str) -> CacheReport:
+    """``report`` with a prefix change at or after message ``at``, which a
+    history policy changed before the step (``by`` names it), named as
+    compaction (:attr:`CacheCause.COMPACTED`) rather than as an edit; any
+    other report as it is. The loop calls it for the steps a compaction
+    preceded (``docs/long-runs.md``)."""
+    if report.cause is not CacheCause.PREFIX_CHANGED or report.changed_at is None or report.changed_at < at:
+        return report
+    reason = (
+        f"read {report.cache_read:,} of the {report.expected_read:,} cached tokens: "
+        f"the history was compacted from message {report.changed_at} on ({by})"
+    )
+    _log.info("agentcore: prompt cache miss (%s): %s", CacheCause.COMPACTED.value, reason)
+    return attrs.evolve(report, cause=CacheCause.COMPACTED, reason=reason)
 
 
 def _shared(current: Fingerprint, earlier: Fingerprint) -> int:

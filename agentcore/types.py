@@ -69,7 +69,8 @@ class FinishReason(str, enum.Enum):
 class StreamPartKind(str, enum.Enum):
     """Discriminates the variants of :class:`StreamPart`. Adapters emit
     ``TEXT_DELTA``, ``REASONING_DELTA``, ``REASONING``, ``TOOL_CALL`` and
-    ``STEP_FINISH``; the loop adds ``TOOL_RESULT``, ``FINISH`` and ``ERROR``."""
+    ``STEP_FINISH``; the loop adds ``TOOL_RESULT``, ``COMPACTION``, ``FINISH``
+    and ``ERROR``."""
 
     TEXT_DELTA = "text-delta"
     REASONING_DELTA = "reasoning-delta"
@@ -77,6 +78,9 @@ class StreamPartKind(str, enum.Enum):
     TOOL_CALL = "tool-call"
     TOOL_RESULT = "tool-result"
     STEP_FINISH = "step-finish"
+    COMPACTION = "compaction"
+    """A history policy changed the run's history before a step
+    (:class:`Compaction`; ``docs/long-runs.md``)."""
     FINISH = "finish"
     ERROR = "error"
 
@@ -633,6 +637,72 @@ class Request:
     output: OutputSchema | None = None
 
 
+def _indexes(value: Iterable[int]) -> tuple[int, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class Compaction:
+    """What one history policy changed before a step (``docs/long-runs.md``).
+
+    Nothing a policy takes out is lost: :attr:`removed` names the messages in
+    the run's full history (``RunResult.full_messages``, the history with
+    nothing removed), where they stay.
+
+    Attributes:
+        policy: the policy's name: its class name (``"SlidingWindow"``).
+        removed: the indexes in the run's full history of the messages the
+            policy removed or replaced, ascending. A summary an earlier
+            compaction wrote has no index there (its text is that
+            compaction's :attr:`summary`).
+        messages_before: how many messages the history had before the change,
+        messages_after: and after it.
+        tokens_before: the prompt's size in tokens before the change, as the
+            policy saw it: the provider's count for the previous step plus
+            the estimate (:func:`agentcore.tokens.estimate_tokens`) of what
+            was added since.
+        tokens_after: after the change: :attr:`tokens_before` less the
+            estimate of the messages taken out, plus that of the messages put in.
+        summary: the summary that replaced messages (``Summarize``); "" for none.
+        usage: the usage of the model call that wrote the summary, counted in
+            the run's usage; empty for none.
+        refused: True when the policy ran because the provider refused the
+            step's prompt as too long (the step is then tried once more).
+    """
+
+    policy: str
+    removed: tuple[int, ...] = attrs.field(default=(), converter=_indexes)
+    messages_before: int = attrs.field(default=0, validator=_non_negative)
+    messages_after: int = attrs.field(default=0, validator=_non_negative)
+    tokens_before: int = attrs.field(default=0, validator=_non_negative)
+    tokens_after: int = attrs.field(default=0, validator=_non_negative)
+    summary: str = attrs.field(default="", validator=_text_or_empty)
+    usage: Usage = attrs.field(factory=Usage)
+    refused: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON: every field, ``usage`` as :meth:`Usage.to_dict`."""
+        out = attrs.asdict(self, recurse=False)
+        out["removed"] = list(self.removed)
+        out["usage"] = self.usage.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Compaction:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            policy=data["policy"],
+            removed=data.get("removed", ()),
+            messages_before=data.get("messages_before", 0),
+            messages_after=data.get("messages_after", 0),
+            tokens_before=data.get("tokens_before", 0),
+            tokens_after=data.get("tokens_after", 0),
+            summary=data.get("summary", ""),
+            usage=Usage.from_dict(data.get("usage", {})),
+            refused=bool(data.get("refused", False)),
+        )
+
+
 _PART_FIELDS: dict[StreamPartKind, frozenset[str]] = {
     StreamPartKind.TEXT_DELTA: frozenset({"text"}),
     StreamPartKind.REASONING_DELTA: frozenset({"text"}),
@@ -640,6 +710,7 @@ _PART_FIELDS: dict[StreamPartKind, frozenset[str]] = {
     StreamPartKind.TOOL_CALL: frozenset({"tool_call"}),
     StreamPartKind.TOOL_RESULT: frozenset({"tool_result"}),
     StreamPartKind.STEP_FINISH: frozenset({"usage", "finish_reason", "cache"}),
+    StreamPartKind.COMPACTION: frozenset({"compaction"}),
     StreamPartKind.FINISH: frozenset({"finish_reason", "total_usage"}),
     StreamPartKind.ERROR: frozenset({"err", "finish_reason", "total_usage"}),
 }
@@ -660,6 +731,7 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
         and part.finish_reason is None
         and part.err is None
         and part.cache is None
+        and part.compaction is None
     ):
         return
     allowed = _PART_FIELDS[kind]
@@ -675,6 +747,7 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
             ("finish_reason", part.finish_reason is None),
             ("err", part.err is None),
             ("cache", part.cache is None),
+            ("compaction", part.compaction is None),
         )
         if not empty
     }
@@ -687,6 +760,8 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
         raise ValueError("a 'tool-result' StreamPart needs tool_result")
     if kind is StreamPartKind.REASONING and not isinstance(part.reasoning, Reasoning):
         raise ValueError("a 'reasoning' StreamPart needs reasoning")
+    if kind is StreamPartKind.COMPACTION and not isinstance(part.compaction, Compaction):
+        raise ValueError("a 'compaction' StreamPart needs compaction")
     if kind in (StreamPartKind.STEP_FINISH, StreamPartKind.FINISH) and part.finish_reason is None:
         raise ValueError(f"a {kind.value!r} StreamPart needs finish_reason")
     if kind is StreamPartKind.ERROR:
@@ -716,6 +791,7 @@ class StreamPart:
     tool-call        tool_call
     tool-result      tool_result
     step-finish      usage, finish_reason, cache
+    compaction       compaction
     finish           finish_reason, total_usage
     error            err, finish_reason, total_usage
     ===============  =================================
@@ -727,7 +803,9 @@ class StreamPart:
     (what goes into the history); a reader that wants only text ignores both.
     A ``step-finish`` part from a built-in adapter carries ``cache``, the
     step's :class:`agentcore.caching.CacheReport` (None from other models);
-    it is not compared by ``==``.
+    it is not compared by ``==``. The loop sends a ``compaction`` part,
+    before a step's first part, each time a history policy changed the
+    run's history (:class:`Compaction`).
     """
 
     kind: StreamPartKind = attrs.field(converter=StreamPartKind)
@@ -740,6 +818,7 @@ class StreamPart:
     finish_reason: FinishReason | None = attrs.field(default=None, converter=_optional_reason)
     err: BaseException | None = attrs.field(default=None, validator=_part_matches_kind)
     cache: CacheReport | None = attrs.field(default=None, eq=False)
+    compaction: Compaction | None = None
 
     @classmethod
     def text_delta(cls, text: str) -> StreamPart:
@@ -785,6 +864,12 @@ class StreamPart:
     ) -> StreamPart:
         """The end of one model step, with that step's usage (and its cache report)."""
         return cls(StreamPartKind.STEP_FINISH, finish_reason=finish_reason, usage=usage, cache=cache)
+
+    @classmethod
+    def compaction_event(cls, compaction: Compaction) -> StreamPart:
+        """A ``compaction`` part: a history policy changed the run's history
+        before a step; emitted by the loop."""
+        return cls(StreamPartKind.COMPACTION, compaction=compaction)
 
     @classmethod
     def finish(cls, finish_reason: FinishReason, total_usage: Usage = _EMPTY_USAGE) -> StreamPart:

@@ -74,6 +74,7 @@ ERR = ModelError(ErrorClass.UPSTREAM, message="boom")
                 "TOOL_CALL": "tool-call",
                 "TOOL_RESULT": "tool-result",
                 "STEP_FINISH": "step-finish",
+                "COMPACTION": "compaction",
                 "FINISH": "finish",
                 "ERROR": "error",
             },

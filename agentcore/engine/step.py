@@ -117,28 +117,39 @@ class StepStreamer:
         self.send = send
         self.retry_settings = retry_settings
         self.on_retry = on_retry
+        self.cut_off: ModelError | None = None
+        """The last error that ended a step after some of its parts went to
+        the reader (no retry may repeat them: loop rule 7)."""
 
-    def stream(self, request: Request, number: int) -> Step:
+    def stream(self, request: Request, number: int, model: Model | None = None) -> Step:
         """Stream step ``number`` (from 1) of the run, retried as loop rule 7 says.
 
+        Args:
+            request: the step's request.
+            number: the step's number.
+            model: the model to send it to (``StepPlan.model``); None: the run's.
+
         Raises:
-            ModelError: the step failed (after its retries, if it had any).
+            ModelError: the step failed (after its retries, if it had any);
+                :attr:`cut_off` tells whether a part of it had gone to the reader.
             Canceled: the run was cancelled, or the reader went away.
         """
+        model = model or self.model
         try:
-            outcome = self._attempt(request)
+            outcome = self._attempt(request, model)
         except ModelError as exc:
             if not exc.error_class.retryable:
                 raise
             # A method, not a closure: the frames of a kept error's traceback
             # must not reach the streamer (and its model) through a closure's cells.
-            attempt = functools.partial(self._attempt, request)
-            outcome = retry.retried(exc, attempt, functools.partial(self._policy, number))
+            attempt = functools.partial(self._attempt, request, model)
+            outcome = retry.retried(exc, attempt, functools.partial(self._policy, number, model))
         if isinstance(outcome, _CutOff):
+            self.cut_off = outcome.err
             raise outcome.err
         return outcome
 
-    def _policy(self, number: int) -> Any:
+    def _policy(self, number: int, model: Model) -> Any:
         settings = self.retry_settings
         return retry.retry_policy(
             max_retries=settings.max_retries,
@@ -146,13 +157,13 @@ class StepStreamer:
             max_delay=settings.max_delay,
             retry_after_limit=settings.retry_after_limit,
             ctx=self.ctx,
-            describe=f"step {number} ({self.model.model_id})",
+            describe=f"step {number} ({model.model_id})",
             sleep=settings.sleep,
             rand=settings.jitter,
             on_retry=self.on_retry,
         )
 
-    def _attempt(self, request: Request) -> Step | _CutOff:
+    def _attempt(self, request: Request, model: Model) -> Step | _CutOff:
         """Stream one attempt of a step.
 
         Raises:
@@ -170,7 +181,7 @@ class StepStreamer:
         text_delta = StreamPartKind.TEXT_DELTA
         reasoning_delta = StreamPartKind.REASONING_DELTA  # the per-part kinds, bound once
         high_surrogate = ""  # ended the last text delta: the next may open with its pair
-        stream = self.model.stream(request, ctx)
+        stream = model.stream(request, ctx)
         release: Callable[[], object] = getattr(stream, "close", None) or nothing
         try:
             for part in stream:
