@@ -2,7 +2,8 @@
 
 Start with :func:`run` and :class:`LoopOptions`; adapters live in
 ``agentcore.providers.anthropic`` and ``agentcore.providers.openai``; test
-doubles in ``agentcore.testing``.
+doubles in ``agentcore.testing``; the history policies of long runs in
+``agentcore.compaction``.
 """
 
 from agentcore.caching import CacheCause, CacheReport, PrefixChange
@@ -32,12 +33,15 @@ from agentcore.options import (
     DEFAULT_RUN_QUEUE_SIZE,
     DEFAULT_STEP_LIMIT,
     LoopOptions,
+    StepDraft,
+    StepPlan,
 )
 from agentcore.output import OutputValidationError
 from agentcore.result import RunResult, StepResult
 from agentcore.settings import ModelSettings
 from agentcore.tools import FunctionTool, Tool, ToolInputError, ToolSet, tool
 from agentcore.types import (
+    Compaction,
     ContentPart,
     ContentPartKind,
     FinishReason,
@@ -82,6 +86,7 @@ __all__ = [
     "CacheReport",
     "Canceled",
     "CheckpointConflict",
+    "Compaction",
     "ConfigError",
     "ContentPart",
     "ContentPartKind",
@@ -113,6 +118,8 @@ __all__ = [
     "RunError",
     "RunReader",
     "RunResult",
+    "StepDraft",
+    "StepPlan",
     "StepResult",
     "StreamPart",
     "StreamPartKind",

@@ -29,6 +29,10 @@ PUBLIC_NAMES = {
     "RunReader",
     "RunResult",
     "StepResult",
+    # Control of each step, and what a history policy changed (docs/long-runs.md).
+    "StepDraft",
+    "StepPlan",
+    "Compaction",
     "Model",
     "ModelSettings",
     # What None means for a LoopOptions field.
