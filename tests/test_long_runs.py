@@ -29,7 +29,7 @@ PAGE = "lorem ipsum dolor sit amet " * 80
 
 POLICIES: dict[str, Callable[[Model], HistoryPolicy]] = {
     "clear-tool-results": lambda model: ClearOldToolResults(keep_last=3),
-    "sliding-window": lambda model: SlidingWindow(max_tokens=8_000),
+    "sliding-window": lambda model: SlidingWindow(max_tokens=2 / 3),
     "summarize": lambda model: Summarize(model, trigger_tokens=8_000, keep_last=6),
 }
 """Each shipped policy that edits the history, as the tests set it up
@@ -38,11 +38,12 @@ POLICIES: dict[str, Callable[[Model], HistoryPolicy]] = {
 
 def model_for(api: str, server: WindowServer) -> Model:
     transport = MemoryTransport(respond=server.respond)
+    key, window = "sk-window-0000", WINDOW  # the window the policies' shares are of
     if api == "anthropic":
-        return AnthropicModel("claude-window", api_key="sk-ant-window-0000", transport=transport)
+        return AnthropicModel("claude-window", api_key=key, transport=transport, context_window=window)
     if api == "chat":
-        return OpenAIChatModel("gpt-window", api_key="sk-window-0000", transport=transport)
-    return OpenAIResponsesModel("gpt-window", api_key="sk-window-0000", transport=transport)
+        return OpenAIChatModel("gpt-window", api_key=key, transport=transport, context_window=window)
+    return OpenAIResponsesModel("gpt-window", api_key=key, transport=transport, context_window=window)
 
 
 def options(model: Model, policy: HistoryPolicy | None) -> LoopOptions:
@@ -72,6 +73,8 @@ def test_a_100_step_loop_finishes_under_each_policy(api: str, name: str) -> None
     assert len(result.steps) == STEPS
     assert server.refused == 0  # each policy kept every prompt inside the window
     assert max(server.prompts) <= WINDOW
+    # One count call, at the first step, where the API can count (Chat Completions cannot).
+    assert server.counts == ([] if api == "chat" else [server.prompts[0]])
     assert sum(server.prompts[:5]) < sum(server.prompts[-5:])  # the history did grow
     full = result.full_messages
     assert len(full) == 1 + 2 * (STEPS - 1) + 1  # nothing is lost from the full history

@@ -31,6 +31,12 @@ context-length error:
   the event as the API sent it, nested error object and
   ``sequence_number`` 2, in dyad-sh/dyad#1672).
 
+It answers the count endpoints by the same rule: Anthropic's ``POST
+/v1/messages/count_tokens`` with ``{"input_tokens": N}``
+(https://platform.claude.com/docs/en/build-with-claude/token-counting),
+the Responses API's ``POST /responses/input_tokens`` with ``{"object":
+"response.input_tokens", "input_tokens": N}``.
+
 The model it plays calls the ``fetch`` tool (``{"page": n}``) at each step
 until its ``steps``-th, which answers with text; a request whose system
 prompt is :data:`agentcore.compaction.SUMMARY_INSTRUCTIONS` is a summary
@@ -93,6 +99,7 @@ class WindowServer:
     Attributes:
         prompts: the prompt tokens of each request, in order (summary calls
             and refused requests included).
+        counts: the tokens of each count request it answered.
         refused: how many requests were refused as too long.
         summaries: how many summary calls it answered.
     """
@@ -104,6 +111,7 @@ class WindowServer:
         self.steps = steps
         self.step = 0
         self.prompts: list[int] = []
+        self.counts: list[int] = []
         self.refused = 0
         self.summaries = 0
         self._lock = threading.Lock()
@@ -112,6 +120,13 @@ class WindowServer:
         """The answer to one request (a ``MemoryTransport`` ``respond`` function)."""
         body = sent.json()
         tokens = prompt_tokens(self.api, body)
+        if sent.url.endswith(("/count_tokens", "/input_tokens")):
+            with self._lock:
+                self.counts.append(tokens)
+            counted = {"input_tokens": tokens}
+            return _json(
+                200, counted if self.api == "anthropic" else {"object": "response.input_tokens", **counted}
+            )
         with self._lock:
             self.prompts.append(tokens)
             if tokens > self.window:
