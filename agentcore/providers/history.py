@@ -7,7 +7,8 @@ the next user turn, https://docs.anthropic.com/en/docs/build-with-claude/tool-us
 Chat Completions: an assistant message with ``tool_calls`` must be followed
 by a ``tool`` message for each ``tool_call_id``,
 https://platform.openai.com/docs/guides/function-calling), and neither has a
-place for reasoning outside an assistant turn. A history built by the loop
+place for reasoning, or for a block the provider returned (a compaction
+block, :class:`agentcore.ProviderItem`), outside an assistant turn. A history built by the loop
 always passes; one written or edited by hand may not, and the provider's 400
 would come after a network round trip and with a less precise message.
 """
@@ -90,7 +91,8 @@ def check_history(messages: Sequence[Message]) -> None:
     * every tool result answers a call of the closest assistant message
       before it;
     * tool call ids are unique within an assistant message;
-    * reasoning parts and tool calls appear only in assistant messages.
+    * reasoning parts, provider items and tool calls appear only in
+      assistant messages.
 
     A loop sends its history again at every step with a few messages added,
     so the check goes on from where it stopped for the longest history it
@@ -116,6 +118,11 @@ def check_history(messages: Sequence[Message]) -> None:
             raise ConfigError(
                 f"messages[{index}] is a {message.role.value} message with a reasoning part; "
                 "reasoning belongs in assistant messages only"
+            )
+        if message.provider_items:
+            raise ConfigError(
+                f"messages[{index}] is a {message.role.value} message with a provider item "
+                f"({message.provider_items[0].type!r}); provider items belong in assistant messages only"
             )
         if message.tool_calls:
             raise ConfigError(
