@@ -16,6 +16,7 @@ would come after a network round trip and with a less precise message.
 from __future__ import annotations
 
 import json
+import logging
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -23,6 +24,8 @@ from typing import Any
 from agentcore.errors import ConfigError
 from agentcore.providers.memo import MessageMemo
 from agentcore.types import ERROR_PREFIX, Message, Role, ToolResult
+
+_log = logging.getLogger("agentcore.providers")
 
 
 def marked_error(result: ToolResult) -> str:
@@ -33,6 +36,22 @@ def marked_error(result: ToolResult) -> str:
     if result.is_error and not content.lower().startswith("error"):
         return ERROR_PREFIX + content
     return content
+
+
+def log_foreign_items(messages: Sequence[Message], format: str, origin: str, *, start: int = 0) -> None:
+    """Log at INFO the provider items of ``messages`` that an adapter of
+    ``format`` at ``origin`` leaves out of its request (another provider's
+    compaction blocks, which it could not read), one line naming each by its
+    message index (``start`` is the index of ``messages[0]``); nothing when
+    there are none."""
+    foreign = [
+        f"messages[{start + index}]: {item.type} from {item.format or '?'} at {item.origin or '?'}"
+        for index, message in enumerate(messages)
+        for item in message.provider_items
+        if item.format != format or item.origin != origin
+    ]
+    if foreign:
+        _log.info("agentcore: another service's provider items left out: %s", "; ".join(foreign))
 
 
 MAX_ARGUMENTS_DEPTH = 512
