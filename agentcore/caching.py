@@ -57,6 +57,10 @@ class PrefixChange(str, enum.Enum):
     """A message differs from the earlier request's message at the same index."""
     SHORTER = "shorter"
     """The history is a part of the earlier one's: it ends before it did."""
+    COMPACTED = "compacted"
+    """The provider compacted the history: the request holds a compaction
+    block (:class:`agentcore.ProviderItem`) the earlier request did not, and
+    the provider reads the prompt from that block on."""
 
 
 class CacheCause(str, enum.Enum):
@@ -69,8 +73,11 @@ class CacheCause(str, enum.Enum):
     BELOW_MINIMUM = "below-minimum"
     """The earlier request's prompt was shorter than the provider caches."""
     COMPACTED = "compacted"
-    """The prompt changed at or after a message a history policy (or the
-    provider's own compaction) changed: the cost of compacting, not an edit."""
+    """The history was compacted since the earlier request, by a history
+    policy (the prompt changed at or after the first message it changed) or
+    by the provider (a compaction block it reads the prompt from): what was
+    cached before is no longer the prompt's prefix. The cost of compacting,
+    not an edit."""
     NOT_SAID = "not-said"
     """None of the above: the provider did not say why."""
 
@@ -131,11 +138,16 @@ class Fingerprint:
         system: the digest of the system prompt as sent (of ``null`` for none).
         messages: one digest per message of ``Request.messages``, of the JSON
             the adapter sent for it (of ``null`` for a message it did not send).
+        compacted_at: the index of the message holding the request's latest
+            compaction block (Anthropic) or item (OpenAI Responses), from
+            which on the provider reads the prompt (it passes over what comes
+            before it); None when the request holds none.
     """
 
     tools: str
     system: str
     messages: tuple[str, ...]
+    compacted_at: int | None = None
 
 
 @attrs.frozen
@@ -159,19 +171,42 @@ class Match:
 
 def compare(current: Fingerprint, earlier: Fingerprint) -> Match:
     """Compare ``current`` with ``earlier``, in the order providers cache a
-    prompt: tools, system prompt, then the messages one by one."""
+    prompt: tools, system prompt, then the messages one by one.
+
+    A provider that compacted reads the prompt from the latest compaction
+    block on (:attr:`Fingerprint.compacted_at`). A request holding a
+    compaction the earlier one did not (or not at its place) is
+    :attr:`PrefixChange.COMPACTED` at the block's message, whatever came
+    before it; two requests with the same latest compaction are compared
+    from that block on, so dropping the messages before it, which the
+    provider passes over, changes nothing (``shared`` counts in
+    ``current``'s indexes)."""
     if current.tools != earlier.tools:
         return Match(0, PrefixChange.TOOLS)
     if current.system != earlier.system:
         return Match(0, PrefixChange.SYSTEM)
-    shared = 0
-    for mine, theirs in zip(current.messages, earlier.messages, strict=False):
-        if mine != theirs:
-            return Match(shared, PrefixChange.MESSAGE, shared)
-        shared += 1
-    if shared < len(earlier.messages):
+    mine, theirs, offset = current.messages, earlier.messages, 0
+    at, before = current.compacted_at, earlier.compacted_at
+    if at is not None:
+        if before is None or theirs[before] != mine[at]:
+            return Match(_leading(mine, theirs), PrefixChange.COMPACTED, at)
+        mine, theirs, offset = mine[at:], theirs[before:], at
+    shared = offset + _leading(mine, theirs)
+    if shared - offset < min(len(mine), len(theirs)):
+        return Match(shared, PrefixChange.MESSAGE, shared)
+    if shared - offset < len(theirs):
         return Match(shared, PrefixChange.SHORTER, shared)
     return Match(shared, None)
+
+
+def _leading(mine: tuple[str, ...], theirs: tuple[str, ...]) -> int:
+    """How many leading digests ``mine`` and ``theirs`` share."""
+    shared = 0
+    for mine_digest, their_digest in zip(mine, theirs, strict=False):
+        if mine_digest != their_digest:
+            break
+        shared += 1
+    return shared
 
 
 @attrs.frozen
@@ -225,6 +260,11 @@ def _what_changed(match: Match) -> str:
         return "the system prompt changed"
     if match.change is PrefixChange.MESSAGE:
         return f"message {match.at} changed (edited or replaced since the earlier request)"
+    if match.change is PrefixChange.COMPACTED:
+        return (
+            f"the provider compacted the history at message {match.at}: it reads the prompt from that "
+            "compaction block on, so what it cached before the compaction is not read again"
+        )
     return f"the history is shorter than the earlier request's (it ends before message {match.at})"
 
 
@@ -239,7 +279,9 @@ def diagnose(
     it cached nothing although it reached ``policy.min_tokens``; with the
     minimum not known, such a step is no miss). The cause is, in this
     order: the earlier prompt was below ``policy.min_tokens`` and nothing was
-    read (:attr:`CacheCause.BELOW_MINIMUM`); the prompt changed before the
+    read (:attr:`CacheCause.BELOW_MINIMUM`); the provider compacted the
+    history since (:attr:`CacheCause.COMPACTED`, naming the message of the
+    compaction block); the prompt changed before the
     earlier request's end (:attr:`CacheCause.PREFIX_CHANGED`, naming the tools,
     the system prompt or the message index); more than ``policy.ttl`` seconds
     passed (:attr:`CacheCause.TTL_EXPIRED`, "probably": providers keep a prefix
@@ -284,7 +326,9 @@ def diagnose(
     report = attrs.evolve(report, expected_read=expected)
     if expected - read < policy.granularity:
         return report
-    if match.change is not None:
+    if match.change is PrefixChange.COMPACTED:
+        cause, why = CacheCause.COMPACTED, _what_changed(match)
+    elif match.change is not None:
         cause, why = CacheCause.PREFIX_CHANGED, _what_changed(match)
     elif at - earlier.at > policy.ttl:
         cause = CacheCause.TTL_EXPIRED

@@ -2,10 +2,11 @@
 and gather what it produced (design.md, loop rules 1, 3, 7 and 10).
 
 :meth:`StepStreamer.stream` sends one :class:`Request` and returns the
-:class:`Step`: its text; its text, reasoning and tool-call parts in the
-order the model produced them; its tool calls, its reasoning blocks and its
-``step-finish`` part. The model's ``text-delta``, ``reasoning-delta``,
-``reasoning`` and ``tool-call`` parts go to the reader as they arrive; the
+:class:`Step`: its text; its text, reasoning, tool-call and provider-item
+parts in the order the model produced them; its tool calls, its reasoning
+blocks and its ``step-finish`` part. The model's ``text-delta``,
+``reasoning-delta``, ``reasoning``, ``tool-call`` and ``provider-item`` parts
+go to the reader as they arrive; the
 ``step-finish`` part is the loop's to forward (after it recorded the step).
 
 A step's first attempt runs directly. One that fails with a retryable
@@ -42,6 +43,7 @@ from agentcore.types import (
     StreamPart,
     StreamPartKind,
     ToolCall,
+    provider_item_part,
     reasoning_part,
     text_part,
     tool_call_part,
@@ -50,6 +52,7 @@ from agentcore.types import (
 _JOIN_EVERY = 1024
 """Text fragments a step keeps before joining them (memory: ~60 bytes a fragment)."""
 
+_ITEM = StreamPartKind.PROVIDER_ITEM
 _REPLACEMENT = "\ufffd"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -64,9 +67,9 @@ class Step:
 
     Attributes:
         text: the step's text.
-        content: its text, reasoning and tool-call parts in the order the
-            model produced them (consecutive text deltas joined into one
-            text part).
+        content: its text, reasoning, tool-call and provider-item parts in
+            the order the model produced them (consecutive text deltas joined
+            into one text part).
         calls: its tool calls, in order.
         reasoning: its reasoning blocks, in order.
         finish: its ``step-finish`` part (``tool-calls`` whenever it carried calls).
@@ -205,9 +208,11 @@ class StepStreamer:
                         content.join_fragments()
                 elif kind is reasoning_delta:
                     pass  # for the reader only: the complete block follows as a reasoning part
-                elif kind is StreamPartKind.REASONING or kind is StreamPartKind.TOOL_CALL:
+                elif kind is StreamPartKind.REASONING or kind is StreamPartKind.TOOL_CALL or kind is _ITEM:
                     content.close_text()
-                    if part.tool_call is not None:
+                    if part.provider_item is not None:  # a block the provider needs back, in place
+                        content.parts.append(provider_item_part(part.provider_item))
+                    elif part.tool_call is not None:
                         if not part.tool_call.input.isascii():
                             arguments = valid_unicode(part.tool_call.input)
                             part = StreamPart.tool_call_event(attrs.evolve(part.tool_call, input=arguments))
@@ -226,7 +231,7 @@ class StepStreamer:
                     raise ModelError(
                         ErrorClass.UPSTREAM,
                         message=f"the model emitted a {kind.value!r} part; models emit only text-delta, "
-                        "reasoning-delta, reasoning, tool-call and step-finish parts",
+                        "reasoning-delta, reasoning, tool-call, provider-item and step-finish parts",
                     )
                 forwarded = True
                 # send() is False once the reader closed or a cancel ended the run

@@ -15,10 +15,12 @@ from agentcore.errors import ConfigError
 from agentcore.providers.anthropic.request import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_SETTINGS,
+    beta_features,
     cache_policy,
     check_settings,
     count_body,
     request_body,
+    with_betas,
 )
 from agentcore.providers.anthropic.stream import StreamState
 from agentcore.providers.shell import Adapter
@@ -50,7 +52,10 @@ class AnthropicModel(Adapter):
             :func:`agentcore.providers.anthropic.request.settings_fields` for
             the mapping), over the adapter's default
             ``ModelSettings(cache=True)`` (automatic prompt caching;
-            ``cache=False`` turns it off).
+            ``cache=False`` turns it off). ``compaction_trigger``,
+            ``clear_tool_uses`` and ``clear_thinking`` turn on the API's
+            compaction and context editing, with the beta features they
+            need added to the ``anthropic-beta`` header.
         max_tokens: the output token cap when ``Request.max_output_tokens``
             is None (the API requires one).
         anthropic_version: the ``anthropic-version`` header.
@@ -108,8 +113,8 @@ class AnthropicModel(Adapter):
 
         Yields:
             ``text-delta`` and ``reasoning-delta`` parts as they arrive; a
-            ``reasoning`` or ``tool-call`` part as each block completes; then
-            one ``step-finish``.
+            ``reasoning``, ``tool-call`` or ``provider-item`` (compaction)
+            part as each block completes; then one ``step-finish``.
 
         Raises:
             ConfigError: before any HTTP call, for a history or settings the
@@ -123,6 +128,7 @@ class AnthropicModel(Adapter):
         headers = self._request_headers(request)
         sent: list[Any] = []
         body = self._step_body(request, headers, sent)
+        headers = with_betas(headers, beta_features(body))  # compaction, context editing
         policy = cache_policy(self._settings.merged(request.settings), self._model, body)
         prompt = self._digests.fingerprint(body.get("tools"), body.get("system"), request.messages, sent)
         yield from self._stream(body, headers, StreamState(self._origin), prompt, policy, ctx)

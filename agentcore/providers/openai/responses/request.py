@@ -28,6 +28,13 @@ The request (https://platform.openai.com/docs/api-reference/responses/create):
   (:func:`agentcore.providers.openai.shared.strict_schema`).
 * Files (:func:`file_json`): images as ``input_image``, other documents as
   ``input_file``, in user messages and in ``function_call_output`` items.
+* Compaction (the compaction guide,
+  https://developers.openai.com/api/docs/guides/compaction): ``compaction_trigger`` is
+  ``context_management: [{"type": "compaction", "compact_threshold": N}]``;
+  a ``compaction`` item the server returned goes back as an input item in
+  its place, unchanged (:func:`item_json`), and only to the server that
+  made it. The API has no context editing: ``clear_tool_uses`` and
+  ``clear_thinking`` are :class:`ConfigError`.
 """
 
 from __future__ import annotations
@@ -39,11 +46,20 @@ from typing import Any
 from agentcore.errors import ConfigError
 from agentcore.files import File
 from agentcore.providers import attachments
-from agentcore.providers.history import check_history, marked_error
+from agentcore.providers.history import check_history, log_foreign_items, marked_error
 from agentcore.providers.openai.responses.stream import FORMAT
 from agentcore.providers.openai.shared import cache_fields, json_schema_format, strict_schema
 from agentcore.settings import ModelSettings, unsupported
-from agentcore.types import Message, Reasoning, Request, Role, ToolCall, ToolDefinition, ToolResult
+from agentcore.types import (
+    Message,
+    ProviderItem,
+    Reasoning,
+    Request,
+    Role,
+    ToolCall,
+    ToolDefinition,
+    ToolResult,
+)
 
 SYSTEM_ROLES = ("instructions", "developer")
 """How the system prompt is sent: the ``instructions`` field or a ``developer`` message."""
@@ -80,13 +96,16 @@ SETTINGS = frozenset(
         "reasoning_effort",
         "cache_key",
         "cache_retention",
+        "compaction_trigger",
         "extra_body",
     }
 )
 """The :class:`agentcore.ModelSettings` fields this adapter maps
 (``extra_body`` is merged last); the API has no ``stop`` and no ``seed``,
-thinking is asked for with ``reasoning_effort``, and caching is automatic
-(``cache``, ``cache_ttl``, ``cache_system`` and ``cache_tools`` have no field)."""
+thinking is asked for with ``reasoning_effort``, caching is automatic
+(``cache``, ``cache_ttl``, ``cache_system`` and ``cache_tools`` have no
+field), and it has compaction but no context editing (``clear_tool_uses``,
+``clear_thinking``)."""
 
 
 # --- tools ----------------------------------------------------------------------
@@ -142,8 +161,12 @@ def settings_fields(settings: ModelSettings, tools: Sequence[ToolDefinition]) ->
     """The request body fields for ``settings`` (``extra_body`` and
     ``reasoning_effort``, which goes into ``reasoning``, aside):
     ``temperature``, ``top_p`` and ``parallel_tool_calls`` as they are,
-    ``tool_choice`` (a tool's name as ``{"type": "function", "name"}``) and
-    the cache fields (:func:`agentcore.providers.openai.shared.cache_fields`).
+    ``tool_choice`` (a tool's name as ``{"type": "function", "name"}``),
+    the cache fields (:func:`agentcore.providers.openai.shared.cache_fields`)
+    and ``compaction_trigger`` as ``context_management: [{"type":
+    "compaction", "compact_threshold": N}]`` (server-side compaction,
+    the compaction guide;
+    https://platform.openai.com/docs/api-reference/responses/create).
 
     Raises:
         ConfigError: a ``tool_choice`` naming a tool the request does not hold.
@@ -157,6 +180,8 @@ def settings_fields(settings: ModelSettings, tools: Sequence[ToolDefinition]) ->
         out["tool_choice"] = _tool_choice(settings.tool_choice, tools)
     if settings.parallel_tool_calls is not None:
         out["parallel_tool_calls"] = settings.parallel_tool_calls
+    if settings.compaction_trigger is not None:
+        out["context_management"] = [{"type": "compaction", "compact_threshold": settings.compaction_trigger}]
     return out
 
 
@@ -233,6 +258,21 @@ def _reasoning_item(reasoning: Reasoning, index: int, origin: str, store: bool) 
     return item
 
 
+def item_json(item: ProviderItem, origin: str) -> dict[str, Any] | None:
+    """The input item a provider item goes back as, or None when it is not sent.
+
+    A ``compaction`` item goes back in the next request's ``input`` where it
+    was produced (after the output items before it), as the server returned
+    it: its ``id`` and ``encrypted_content`` unchanged (the compaction guide,
+    "stateless input-array chaining"); only the server that made it can read
+    it, so an item of another ``format`` or ``origin`` is not sent.
+    """
+    if item.format != FORMAT or item.origin != origin:
+        return None
+    value: dict[str, Any] = json.loads(item.data)
+    return value
+
+
 def _call_item(call: ToolCall, index: int, origin: str, with_item_id: bool) -> dict[str, Any]:
     item: dict[str, Any] = {
         "type": "function_call",
@@ -260,6 +300,10 @@ def _assistant_items(message: Message, index: int, origin: str, store: bool) -> 
             # An fc_ item id tells the API which reasoning item the call needs:
             # sent only when that reasoning is sent too.
             items.append(_call_item(part.tool_call, index, origin, not dropped))
+        elif part.provider_item is not None:
+            kept = item_json(part.provider_item, origin)
+            if kept is not None:
+                items.append(kept)
         elif part.text:
             items.append({"type": "message", "role": "assistant", "content": part.text})
     while items and items[-1]["type"] == "reasoning":
@@ -341,6 +385,9 @@ def request_body(
       item ids of the calls after it in that message (the API refuses a call
       item whose reasoning is missing). A reasoning item with nothing after
       it in its message (a response cut while reasoning) is left out too.
+    * A provider item (a ``compaction`` item) goes back in place, unchanged,
+      to the ``format`` and ``origin`` that made it (:func:`item_json`);
+      another's is left out, with a line at INFO.
     * With ``server_state``, when the history holds the id of a response the
       server stored (:func:`chain_point`), ``previous_response_id`` names it
       and only the messages after it are sent.
@@ -401,6 +448,7 @@ def request_body(
         else:
             items.append({"type": "message", "role": "developer", "content": request.system})
     per_message: list[list[dict[str, Any]] | None] = [None] * start
+    log_foreign_items(messages[start:], FORMAT, origin, start=start)
     for index in range(start, len(messages)):
         entries = _message_items(messages[index], index, origin, server_state)
         items += entries

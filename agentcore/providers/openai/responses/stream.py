@@ -38,6 +38,15 @@ servers do, read as follows:
 * Only ``function_call`` items are tool calls: built-in tool items (web
   search, file search, code interpreter, MCP, image generation) and other
   client tool kinds (custom tools, shell, apply-patch) are passed over.
+* A ``compaction`` item (server-side compaction, :data:`COMPACTION_DOCS`;
+  it may complete after the message it follows) becomes one
+  ``provider-item`` part where it completes: a :class:`ProviderItem` of
+  type ``compaction`` whose ``data`` is the done item as the server sent it
+  (``id``, ``type``, ``encrypted_content``, in its order) and whose ``text``
+  is "" (the content is encrypted). Only the done item (of
+  ``output_item.done`` or the terminal response) counts: the recorded
+  streams show an ``encrypted_content`` in ``output_item.added`` that
+  differs from the final one, so an item that never completed is left out.
 * Usage may be missing or zero: it is read from the terminal response only.
 * Fields are read by their documented JSON types
   (:mod:`agentcore.providers.fields`): absent or ``null`` is absent; any
@@ -64,10 +73,14 @@ from agentcore.errors import ErrorClass, ModelError
 from agentcore.providers import fields
 from agentcore.providers.openai.shared import error_event, synthesize_id, token_usage
 from agentcore.transport.sse import DONE, Event
-from agentcore.types import FinishReason, Reasoning, StreamPart, ToolCall, Usage
+from agentcore.types import FinishReason, ProviderItem, Reasoning, StreamPart, ToolCall, Usage
 
 FORMAT = "openai-responses"
-""":attr:`agentcore.Reasoning.format` of the reasoning this adapter reads and writes."""
+""":attr:`agentcore.Reasoning.format` (and ``ProviderItem.format``) of what this adapter reads and writes."""
+COMPACTION_DOCS = "https://developers.openai.com/api/docs/guides/compaction"
+"""OpenAI's compaction guide: ``context_management``, the compaction item, the compact endpoint."""
+COMPACTION = "compaction"
+"""The type of a compaction item (and of the ``ProviderItem`` that holds one)."""
 
 
 def usage_from(usage: Any) -> Usage:
@@ -195,7 +208,7 @@ class StreamState:
     ``summary`` list as received, plus ``"content"`` when the item carries
     raw reasoning content); a ``tool-call`` part per function call
     (``provider_data``: JSON ``{"id": fc item id}``, plus ``"response_id"``
-    when ``stored``).
+    when ``stored``); a ``provider-item`` part per compaction item.
     """
 
     def __init__(
@@ -348,6 +361,9 @@ class StreamState:
         if kind == "function_call":
             self.calls += 1
             return [StreamPart.tool_call_event(self._call(done, item))]
+        if kind == COMPACTION and done:  # the added item's content is not the final one
+            data = _compact(done)
+            return [StreamPart.provider_item_event(ProviderItem(COMPACTION, data, FORMAT, self._origin))]
         return []
 
     def _reasoning(self, done: Mapping[str, Any], item: _Item) -> Reasoning:
