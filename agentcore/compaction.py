@@ -205,10 +205,10 @@ def _scan(messages: Sequence[Message]) -> tuple[list[int], str | None]:
                     problem = f"messages[{index}] has two tool calls with the id {call.id!r}"
                 waiting[call.id] = index
             continue
-        if (message.reasoning or message.tool_calls) and problem is None:
+        if (message.reasoning or message.tool_calls or message.provider_items) and problem is None:
             problem = (
-                f"messages[{index}] is a {message.role.value} message with a reasoning part or a tool call; "
-                "they belong in assistant messages only"
+                f"messages[{index}] is a {message.role.value} message with a reasoning part, a tool call "
+                "or a provider item; they belong in assistant messages only"
             )
         for result in message.tool_results:
             if waiting.pop(result.tool_call_id, None) is None and problem is None:
@@ -246,7 +246,7 @@ def check_turns(messages: Sequence[Message]) -> None:
     """Raise :class:`ConfigError` for a history the providers refuse: a tool
     call without its result before the next assistant message, a result
     without its call, two calls with one id in a message, or a reasoning
-    part or tool call outside an assistant message.
+    part, tool call or provider item outside an assistant message.
 
     The loop checks a history a policy or ``prepare_step`` gave with it,
     before the step, for every model (the built-in adapters then apply
@@ -406,7 +406,8 @@ class SlidingWindow:
 
 def _transcript(messages: Iterable[Message]) -> str:
     """The messages as plain text for a summary call: one paragraph per
-    text, tool call and tool result; files named by their type; reasoning
+    text, tool call and tool result; files named by their type; the text of
+    a provider's compaction summary; reasoning and opaque provider items
     left out."""
     lines: list[str] = []
     for message in messages:
@@ -427,6 +428,8 @@ def _transcript(messages: Iterable[Message]) -> str:
                 lines.append(f"the tool {result.name} {outcome}: {result.content}{files}")
             elif part.file is not None:
                 lines.append(f"{message.role.value}: [a file: {part.file.media_type}]")
+            elif part.provider_item is not None and part.provider_item.text:
+                lines.append(f"(the provider's summary of what came before) {part.provider_item.text}")
     return "\n\n".join(lines)
 
 

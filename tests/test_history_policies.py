@@ -25,6 +25,7 @@ from agentcore import (
     ManualClock,
     Message,
     ModelError,
+    ModelSettings,
     PrefixChange,
     Request,
     Role,
@@ -48,6 +49,7 @@ from agentcore.compaction import (
     ClearOldToolResults,
     HistoryEdit,
     HistoryState,
+    ProviderCompaction,
     SlidingWindow,
     Summarize,
     check_turns,
@@ -56,8 +58,10 @@ from agentcore.compaction import (
 )
 from agentcore.durable import SQLiteCheckpoints
 from agentcore.files import File
+from agentcore.providers.openai import OpenAIChatModel
 from agentcore.testing import ScriptedModel
 from agentcore.tokens import estimate_tokens
+from agentcore.transport.memory import MemoryTransport
 from agentcore.types import FinishReason, Reasoning, ToolCall, reasoning_part
 from tests.loop_helpers import FuncTool, call, collect, text, text_step
 
@@ -139,7 +143,7 @@ def test_cut_points_never_separate_a_call_from_its_result() -> None:
         ),
         (
             (Message(role=Role.USER, content=[reasoning_part(Reasoning(text="hm"))]),),
-            "messages[0] is a user message with a reasoning part or a tool call",
+            "messages[0] is a user message with a reasoning part, a tool call or a provider item",
         ),
     ],
 )
@@ -604,3 +608,54 @@ def test_a_run_whose_first_request_was_compacted_resumes_with_the_same_messages(
     resumed = generate(attrs.evolve(options, model=ScriptedModel([text_step("ok")])))
     assert resumed.text == "ok"
     assert resumed.full_messages[2].tool_results[0].content == "y" * 900
+
+
+# --- the provider's own compaction --------------------------------------------------------------
+
+
+def test_provider_compaction_sets_the_settings_of_every_step_and_changes_no_message() -> None:
+    model = ScriptedModel([*fetch_steps(2), text_step("ok")])
+    options = LoopOptions(
+        model=model,
+        messages=[user_message("go")],
+        tools=[FETCH],
+        settings=ModelSettings(temperature=0.5),
+        history_policy=ProviderCompaction(trigger_tokens=50_000, clear_tool_uses=True),
+    )
+    result = generate(options)
+    sent = [request.settings for request in model.requests]
+    assert [getattr(s, "compaction_trigger", None) for s in sent] == [50_000] * 3
+    assert [getattr(s, "clear_tool_uses", None) for s in sent] == [True] * 3
+    assert [getattr(s, "clear_thinking", "unset") for s in sent] == [None] * 3  # False leaves it unset
+    assert [getattr(s, "temperature", None) for s in sent] == [0.5] * 3  # the run's own settings stay
+    assert result.full_messages is result.messages
+    assert all(step.compactions == () for step in result.steps)
+
+
+def test_provider_compaction_on_an_api_without_it_fails_before_any_http_call() -> None:
+    transport = MemoryTransport()
+    model = OpenAIChatModel("gpt-test", api_key="sk-test-0000", transport=transport)
+    options = LoopOptions(
+        model=model, messages=[user_message("go")], history_policy=ProviderCompaction(trigger_tokens=50_000)
+    )
+    with pytest.raises(RunError) as failure:
+        generate(options)
+    assert isinstance(failure.value.err, ConfigError)
+    assert "ModelSettings.compaction_trigger" in str(failure.value.err)
+    assert transport.sent == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({}, "ProviderCompaction turns nothing on"),
+        ({"trigger_tokens": 0}, "ProviderCompaction.trigger_tokens must be an int >= 1 or None, got 0"),
+        ({"clear_thinking": "yes"}, "ProviderCompaction.clear_thinking must be True or False, got 'yes'"),
+    ],
+)
+def test_provider_compaction_with_a_wrong_value_is_a_config_error(
+    kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError) as failure:
+        ProviderCompaction(**kwargs)
+    assert str(failure.value).startswith(message)
