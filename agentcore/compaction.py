@@ -462,8 +462,9 @@ class Summarize:
     """Replace the older turns with a summary a model writes.
 
     Once the prompt is above ``trigger_tokens``, the messages after the
-    :func:`pinned` ones and before the last ``keep_last`` (moved back to a
-    :func:`cut_points` index, so a call stays with its result) are sent to
+    :func:`pinned` ones and before the last ``keep_last`` and the last turn
+    (moved back to a :func:`cut_points` index, so a call stays with its
+    result) are sent to
     ``model`` as a transcript, with :data:`SUMMARY_INSTRUCTIONS`; its answer
     replaces them as one user message starting with
     :data:`SUMMARY_HEADING`. The call's usage is counted in the run's usage
@@ -481,7 +482,8 @@ class Summarize:
         trigger_tokens: summarize once the prompt is above this many tokens
             (an int) or this share of the context window (a float in (0, 1]).
         keep_last: how many of the latest messages stay as they are (at
-            least; more when the cut must move back to a call's start).
+            least; more when the cut must move back to a call's start; the
+            last turn always stays).
         timeout: seconds the summary call may take.
         instructions: the summary call's system prompt.
         max_output_tokens: the summary call's output cap; None: the model's default.
@@ -514,7 +516,9 @@ class Summarize:
             return None
         messages = state.messages
         head = pinned(messages)
-        end = max((cut for cut in cut_points(messages) if cut <= len(messages) - self.keep_last), default=0)
+        cuts = cut_points(messages)
+        last = max((cut for cut in cuts if cut < len(messages)), default=0)  # where the last turn starts
+        end = max((cut for cut in cuts if cut <= min(len(messages) - self.keep_last, last)), default=0)
         if end <= head:
             return None
         request = Request(

@@ -469,7 +469,7 @@ def test_without_a_policy_a_refusal_ends_the_run() -> None:
 def test_a_refusal_nothing_can_cut_ends_the_run_with_the_providers_error() -> None:
     refusal = too_long()
     summarizer = ScriptedModel([ModelError(ErrorClass.UPSTREAM, message="down")])
-    model = ScriptedModel([*fetch_steps(1), refusal, text_step("never")])
+    model = ScriptedModel([*fetch_steps(2), refusal, text_step("never")])
     options = LoopOptions(
         model=model,
         messages=[user_message("go")],
@@ -479,7 +479,7 @@ def test_a_refusal_nothing_can_cut_ends_the_run_with_the_providers_error() -> No
     with pytest.raises(RunError) as failure:
         generate(options)
     assert failure.value.err is refusal  # the summary failed: no retry, the original error
-    assert len(model.requests) == 2
+    assert len(model.requests) == 3
     assert len(summarizer.requests) == 1
 
 
