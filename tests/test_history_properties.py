@@ -25,6 +25,7 @@ from agentcore import (
     ConfigError,
     ErrorClass,
     File,
+    FinishReason,
     Message,
     ModelError,
     Reasoning,
@@ -110,7 +111,7 @@ def summarizer(outcome: str) -> ScriptedModel:
         return ScriptedModel([ModelError(ErrorClass.OVERLOADED, message="busy")])
     text = "" if outcome == "empty" else "The agent fetched pages."
     return ScriptedModel(
-        [[StreamPart.text_delta(text), StreamPart.step_finish("stop", Usage(input=5, output=2))]]
+        [[StreamPart.text_delta(text), StreamPart.step_finish(FinishReason.STOP, Usage(input=5, output=2))]]
     )
 
 
