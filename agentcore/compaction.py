@@ -316,8 +316,8 @@ def _over(state: HistoryState, trigger: int | float | None, owner: object, field
 class ClearOldToolResults:
     """Replace the results of all but the last ``keep_last`` tool calls with
     :data:`CLEARED` (their files dropped too); the calls stay, so every call
-    keeps its result and the history stays valid. A result cleared before
-    is left as it is.
+    keeps its result and the history stays valid. A result cleared before,
+    or no longer than the placeholder (and without files), is left as it is.
 
     Clearing changes the prompt from the first cleared result on, so the
     provider's prompt cache is read only up to there once (the next steps
@@ -353,8 +353,8 @@ class ClearOldToolResults:
             content = list(messages[index].content)
             result = content[position].tool_result
             assert result is not None
-            if result.content == CLEARED and not result.files:
-                continue
+            if len(result.content) <= len(CLEARED) and not result.files:
+                continue  # cleared before, or no longer than the placeholder: nothing to gain
             cleared = ToolResult(result.tool_call_id, result.name, CLEARED, result.is_error)
             content[position] = tool_result_part(cleared)
             messages[index] = Message(role=messages[index].role, content=content)

@@ -230,6 +230,11 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
                          fields of :class:`agentcore.caching.CacheReport`,
                          enums as their values) when the adapter compared
                          the request
+    ``compaction``       ``compaction``: :meth:`Compaction.to_dict` (``policy``,
+                         ``removed``, ``messages_before``, ``messages_after``,
+                         ``tokens_before``, ``tokens_after``, ``summary``,
+                         ``usage``, ``refused``): a history policy changed the
+                         run's history before the next step
     ``finish``           ``finish_reason``, ``total_usage``
     ``error``            ``finish_reason`` (``error`` or ``canceled``), ``total_usage``,
                          ``err``, ``error_type``, ``error_class``, ``status``, ``retry_after``
@@ -274,6 +279,9 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
         data["usage"] = part.usage.to_dict()
         if part.cache is not None:
             data["cache"] = attrs.asdict(part.cache, value_serializer=_enum_value)
+    elif kind is StreamPartKind.COMPACTION:
+        assert part.compaction is not None
+        data["compaction"] = part.compaction.to_dict()
     else:
         assert part.finish_reason is not None
         data["finish_reason"] = part.finish_reason.value
