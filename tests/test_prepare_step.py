@@ -210,7 +210,7 @@ def test_a_plan_with_a_wrong_value_is_a_config_error(kwargs: dict[str, Any], mes
 
 def test_prepare_step_must_be_callable() -> None:
     with pytest.raises(ConfigError, match=r"LoopOptions\.prepare_step must be callable or None, got 3"):
-        LoopOptions(model=ScriptedModel([]), messages=[user_message("go")], prepare_step=3)  # type: ignore[arg-type]
+        LoopOptions(model=ScriptedModel([]), messages=[user_message("go")], prepare_step=3)  # type: ignore[arg-type]  # the wrong type is the point
 
 
 def test_prepare_step_sees_the_history_the_policies_left() -> None:

@@ -1,6 +1,6 @@
 """The tool-use loop: ``run(options, ctx=None)`` and ``generate``.
 
-The rules the loop keeps are design.md's, "The loop" (loop rules 1 to 13);
+The rules the loop keeps are design.md's, "The loop" (loop rules 1 to 14);
 the code cites them by number. :class:`LoopOptions` lives in
 :mod:`agentcore.options`, the reader :func:`run` returns in
 :mod:`agentcore.engine.channel`, the results of a finished run in
@@ -15,7 +15,10 @@ A run that asks for more (a ``run_id``, a ``step_runner``, ``approvals``, or
 a history that ends with unanswered tool calls) also resumes, saves, asks
 for decisions and replays through :class:`~agentcore.engine.durable_run.DurableRun`.
 Structured output (``LoopOptions.output_type``, :mod:`agentcore.output`)
-checks the answer that ends the run here (design.md, loop rule 13).
+checks the answer that ends the run here (design.md, loop rule 13). A run
+with history policies or ``prepare_step`` prepares each step through
+:class:`~agentcore.engine.prepare.StepPreparer` (loop rule 14); a plain run
+never does.
 """
 
 from __future__ import annotations
