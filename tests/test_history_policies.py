@@ -159,19 +159,22 @@ def test_check_turns_names_the_message(messages: tuple[Message, ...], problem: s
 def test_clear_old_tool_results_keeps_the_calls_and_the_last_results() -> None:
     png = File(media_type="image/png", data=b"\x89PNG")
     messages = list(history())
+    messages[1] = assistant("c1", "c2", "c9")
     messages[2] = Message(
         role=Role.TOOL,
         content=[
             tool_result_part(ToolResult("c1", "fetch", "one", files=[png])),
-            tool_result_part(ToolResult("c2", "fetch", "two", is_error=True)),
+            tool_result_part(ToolResult("c2", "fetch", "two " * 20, is_error=True)),
+            tool_result_part(ToolResult("c9", "fetch", "short")),
         ],
     )
     edit = ClearOldToolResults(keep_last=1).apply(state(messages, 10))
     assert edit is not None
     assert edit.messages is not None
     new = edit.messages
-    assert [r.content for r in new[2].tool_results] == [CLEARED, CLEARED]
-    assert [r.is_error for r in new[2].tool_results] == [False, True]
+    # A result with files or longer than the placeholder is cleared; a short one is left.
+    assert [r.content for r in new[2].tool_results] == [CLEARED, CLEARED, "short"]
+    assert [r.is_error for r in new[2].tool_results] == [False, True, False]
     assert new[2].tool_results[0].files == ()
     assert new[5] is messages[5]  # the last result stays, the very same message
     assert [m is o for m, o in zip(new, messages, strict=True)] == [True, True, False, True, True, True, True]
@@ -309,6 +312,20 @@ def test_a_policy_that_breaks_the_history_ends_the_run_naming_it() -> None:
         "messages[1] has the tool call 'c1' without its result"
     )
     assert len(model.requests) == 1
+
+
+def test_a_policy_that_empties_the_history_ends_the_run() -> None:
+    class Eraser:
+        def apply(self, state: HistoryState) -> HistoryEdit | None:
+            return HistoryEdit(messages=())
+
+    model = ScriptedModel([text_step("never")])
+    with pytest.raises(RunError) as failure:
+        generate(LoopOptions(model=model, messages=[user_message("go")], history_policy=Eraser()))
+    assert (
+        str(failure.value.err) == "the history policy Eraser gave a history the providers refuse: it is empty"
+    )
+    assert model.requests == []
 
 
 def summarize_run(summarizer: ScriptedModel, ctx: Context | None = None) -> tuple[ScriptedModel, Any]:

@@ -259,6 +259,8 @@ class StepPreparer:
                 continue
             try:
                 check_turns(edit.messages)
+                if not edit.messages:
+                    raise ConfigError("it is empty")
             except ConfigError as exc:
                 raise ConfigError(
                     f"the history policy {name} gave a history the providers refuse: {exc}"
