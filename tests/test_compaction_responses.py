@@ -1,0 +1,464 @@
+"""OpenAI Responses' own compaction through ``OpenAIResponsesModel``
+(https://developers.openai.com/api/docs/guides/compaction).
+
+* The settings: ``compaction_trigger`` as ``context_management: [{"type": "compaction",
+  "compact_threshold": N}]``; ``clear_tool_uses`` and ``clear_thinking`` have no field.
+* The recorded streams of ``tests/fixtures/compaction/openai_responses`` (``SOURCES.md``
+  there): the compaction item, which completes after the message, becomes one provider item
+  holding the done item byte for byte (not the added one, whose content differs).
+* The recorded request sent after a compaction (``after_compaction.i3``): the input built
+  from the history, kept through ``Message.to_dict`` / ``from_dict``, holds the compaction
+  item in its place. The recording project sent its messages as ``{"role", "content"}``
+  (the API's easy input message, whose ``"type": "message"`` is optional), and its cassette
+  serializer stored U+2019 (a right single quote) as ``'`` and U+2014 (an em dash) as ``--``
+  (its ``request_format``); agentcore
+  sends the type and the characters as they came, so the comparison leaves that one key out
+  of message items and makes those two replacements in message text, and nothing else: the
+  compaction item is compared as it is.
+* A fake API on the in-memory transport that compacts as the guide documents (it reads the
+  input from the latest compaction item on) and answers the API's context-length error: a
+  run over the window finishes because the item goes back, and fails without it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcore import (
+    ConfigError,
+    ErrorClass,
+    LoopOptions,
+    Message,
+    ModelError,
+    ModelSettings,
+    ProviderItem,
+    Request,
+    Role,
+    RunError,
+    StreamPart,
+    StreamPartKind,
+    Usage,
+    provider_item_part,
+    run,
+    text_part,
+    tool,
+    user_message,
+)
+from agentcore.context import Context
+from agentcore.providers.openai import OpenAIResponsesModel
+from agentcore.providers.openai.responses.request import request_body
+from agentcore.providers.openai.responses.stream import StreamState
+from agentcore.transport import sse as sse_framing
+from agentcore.transport.memory import MemoryTransport, Reply, SentRequest
+from tests.canned import json_answer
+
+FIXTURES = Path(__file__).parent / "fixtures" / "compaction" / "openai_responses"
+KEY = "sk-proj-compaction-test-0000"
+ORIGIN = "api.openai.com"
+
+
+def fixture(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
+
+
+def fixture_json(name: str) -> Any:
+    return json.loads(fixture(name))
+
+
+def model(transport: MemoryTransport, name: str = "gpt-4.1", **settings: Any) -> OpenAIResponsesModel:
+    return OpenAIResponsesModel(
+        name, api_key=KEY, transport=transport, reasoning=False, settings=ModelSettings(**settings)
+    )
+
+
+def items(parts: list[StreamPart]) -> list[ProviderItem]:
+    return [part.provider_item for part in parts if part.provider_item is not None]
+
+
+def answer_text(parts: list[StreamPart]) -> str:
+    return "".join(part.text for part in parts if part.kind is StreamPartKind.TEXT_DELTA)
+
+
+def recorded_compaction_items(lines: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """The compaction items of ``output_item.added`` and ``.done`` events, read
+    from the recorded lines with the standard JSON reader (not by the adapter)."""
+    found: dict[str, list[dict[str, Any]]] = {"added": [], "done": []}
+    for line in lines:
+        text = line[5:] if line.startswith("data:") else line
+        if '"compaction"' not in text:
+            continue
+        event = json.loads(text)
+        kind = event.get("type")
+        if kind in ("response.output_item.added", "response.output_item.done") and (
+            event["item"]["type"] == "compaction"
+        ):
+            found[kind.rsplit(".", 1)[1]].append(event["item"])
+    return found
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def as_recorded(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Input items as the recording project's cassette holds them (module
+    docstring): a message item without its optional ``"type": "message"`` and
+    with the two characters its serializer replaced; every other item as it is."""
+    out = []
+    for entry in entries:
+        if entry.get("type") == "message":
+            text = entry["content"].replace("\u2019", "'").replace("\u2014", "--")
+            entry = {**{key: value for key, value in entry.items() if key != "type"}, "content": text}
+        out.append(entry)
+    return out
+
+
+# --- the settings ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ({}, None),
+        ({"compaction_trigger": 1000}, [{"type": "compaction", "compact_threshold": 1000}]),
+        ({"compaction_trigger": 200_000}, [{"type": "compaction", "compact_threshold": 200_000}]),
+    ],
+)
+def test_compaction_trigger_becomes_context_management(settings: dict[str, Any], expected: Any) -> None:
+    body = request_body(
+        Request(messages=[user_message("hi")]), "gpt-4.1", settings=ModelSettings(**settings), reasoning=False
+    )
+    assert body.get("context_management") == expected
+
+
+@pytest.mark.parametrize("field", ["clear_tool_uses", "clear_thinking"])
+@pytest.mark.parametrize("value", [True, False])
+def test_context_editing_has_no_field_in_the_api(field: str, value: bool) -> None:
+    message = f"ModelSettings.{field} is not supported by the OpenAI Responses API"
+    flags: dict[str, Any] = {field: value}
+    settings = ModelSettings(**flags)
+    with pytest.raises(ConfigError, match=message):
+        OpenAIResponsesModel("gpt-5", api_key=KEY, settings=settings)
+    transport = MemoryTransport()
+    request = Request(messages=[user_message("hi")], settings=settings)
+    with pytest.raises(ConfigError, match=message):
+        list(OpenAIResponsesModel("gpt-5", api_key=KEY, transport=transport).stream(request, Context()))
+    assert transport.sent == []
+
+
+# --- the recorded streams ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("piece", [0, 997])
+def test_recorded_compaction_after_the_message(piece: int) -> None:
+    """pydantic-ai's third turn (``context_management_compaction.i2``): the
+    message, then the compaction item; the done item is kept, byte for byte."""
+    body = fixture("context_management_compaction.i2.sse")
+    meta = fixture_json("context_management_compaction.i2.json")["computed_here"]["values"]
+    recorded = recorded_compaction_items(body.decode("utf-8").splitlines())
+    [done], [added] = recorded["done"], recorded["added"]
+    assert done["encrypted_content"] != added["encrypted_content"]
+    transport = MemoryTransport(Reply.of(body, piece=piece))
+    request = Request(messages=[user_message("A story?")])
+    parts = list(model(transport, compaction_trigger=1000).stream(request, Context()))
+    [item] = items(parts)
+    assert (item.type, item.format, item.origin, item.text) == ("compaction", "openai-responses", ORIGIN, "")
+    assert item.data == compact(done)
+    assert json.loads(item.data)["id"] == meta["output_items"][1]["id"]
+    assert [part.kind for part in parts][-2:] == [StreamPartKind.PROVIDER_ITEM, StreamPartKind.STEP_FINISH]
+    assert answer_text(parts) == meta["text"]
+    assert parts[-1].usage == Usage(input=872, output=1254)
+    assert transport.sent[0].json()["context_management"] == [
+        {"type": "compaction", "compact_threshold": 1000}
+    ]
+
+
+def test_recorded_compaction_item_of_vercel() -> None:
+    """Vercel's gpt-5.2 recording (``vercel_compaction_item``): its 42 KB item,
+    after the message; cached tokens 49,792 of 51,097."""
+    lines = fixture("vercel_compaction_item.chunks.jsonl").decode("utf-8").splitlines()
+    [done] = recorded_compaction_items(lines)["done"]
+    state = StreamState(ORIGIN)
+    parts: list[StreamPart] = []
+    for line in lines:
+        event = json.loads(line)
+        parts += state.feed(sse_framing.Event(event["type"], event))
+        if state.done:
+            break
+    parts += state.finish()
+    [item] = items(parts)
+    assert item.data == compact(done)
+    assert len(json.loads(item.data)["encrypted_content"]) == 42_360
+    assert answer_text(parts).startswith("### Testing strategies: unit vs integration vs E2E")
+    assert parts[-1].usage.input == 51_097
+    assert parts[-1].usage.cache_read == 49_792
+
+
+def test_an_item_that_never_completed_is_left_out() -> None:
+    """Only the done item goes back: the added one's content is not the final one."""
+    added = {"id": "cmp_1", "type": "compaction", "encrypted_content": "gAAAA-early"}
+    events: list[dict[str, Any]] = [
+        {"type": "response.output_item.added", "output_index": 0, "item": added},
+        {"type": "response.completed", "response": {"id": "resp_1", "status": "completed", "output": []}},
+    ]
+    state = StreamState(ORIGIN)
+    parts = [part for event in events for part in state.feed(sse_framing.Event(event["type"], event))]
+    assert items(parts + state.finish()) == []
+    final = {**added, "encrypted_content": "gAAAA-final"}
+    events[1]["response"]["output"] = [final]
+    state = StreamState(ORIGIN)
+    parts = [part for event in events for part in state.feed(sse_framing.Event(event["type"], event))]
+    assert [item.data for item in items(parts)] == [compact(final)]
+
+
+# --- the recorded request after a compaction ---------------------------------------------------
+
+
+def recorded_history(name: str) -> list[Message]:
+    """The messages of a recorded request's input: user and assistant text."""
+    history = []
+    for entry in fixture_json(name)["input"]:
+        role = Role.USER if entry["role"] == "user" else Role.ASSISTANT
+        history.append(Message(role, [text_part(entry["content"])]))
+    return history
+
+
+def test_recorded_round_trip_through_the_loop_and_json() -> None:
+    """``context_management_compaction.i2`` answered with a compaction item; the
+    next request (``after_compaction.i3``) sends it back after the message it
+    followed, then the new question, and the whole earlier history before it."""
+    transport = MemoryTransport(
+        Reply.of(fixture("context_management_compaction.i2.sse")),
+        Reply.of(fixture("after_compaction.i3.sse")),
+    )
+    responses = model(transport, compaction_trigger=1000)
+    first = run(
+        LoopOptions(
+            model=responses, messages=recorded_history("context_management_compaction.i2.request.json")
+        )
+    ).result()
+    sent = transport.sent[0].json()
+    assert (
+        as_recorded(sent["input"]) == fixture_json("context_management_compaction.i2.request.json")["input"]
+    )
+    saved = json.dumps([m.to_dict() for m in first.messages])
+    history = [Message.from_dict(m) for m in json.loads(saved)]
+    assert [part.kind.value for part in history[-1].content] == ["text", "provider-item"]
+    second = run(LoopOptions(model=responses, messages=[*history, user_message("What is 2+2?")])).result()
+    recorded = fixture_json("after_compaction.i3.request.json")
+    sent = transport.sent[1].json()
+    assert as_recorded(sent["input"]) == recorded["input"]
+    assert sent["context_management"] == recorded["context_management"]
+    assert (sent["model"], sent["stream"]) == (recorded["model"], recorded["stream"])
+    assert second.text == "2 + 2 = 4."
+    assert second.steps[0].usage.input == 589  # the server read from the compaction item on
+
+
+@pytest.mark.parametrize(
+    ("fmt", "origin"), [("openai-responses", "llm-gateway.example"), ("anthropic", ORIGIN)]
+)
+def test_an_item_of_another_origin_or_format_is_left_out(
+    fmt: str, origin: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    item = ProviderItem(
+        "compaction", '{"id":"cmp_1","type":"compaction","encrypted_content":"gAAAA"}', fmt, origin
+    )
+    history = [
+        user_message("Tell me a story."),
+        Message(Role.ASSISTANT, [text_part("Once upon a time."), provider_item_part(item)]),
+        user_message("Another."),
+    ]
+    with caplog.at_level(logging.INFO, logger="agentcore.providers"):
+        body = request_body(Request(messages=history), "gpt-4.1", origin=ORIGIN, reasoning=False)
+    assert [entry["type"] for entry in body["input"]] == ["message", "message", "message"]
+    left_out = f"messages[1]: compaction from {fmt} at {origin}"
+    assert caplog.messages == [f"agentcore: another service's provider items left out: {left_out}"]
+
+
+# --- a fake API that compacts as documented ----------------------------------------------------
+
+WINDOW = 80_000
+"""The fake API's context window, in tokens."""
+ITEM_TOKENS = 50
+"""What a compaction item counts for, in tokens."""
+
+
+def tokens_of(entry: dict[str, Any]) -> int:
+    """The fake API's count of one input item: one token per 4 characters
+    (rounded up) of a message's text, a call's arguments and a call's output;
+    :data:`ITEM_TOKENS` for a compaction item."""
+    if entry.get("type") == "compaction":
+        return ITEM_TOKENS
+    text = entry.get("content") or entry.get("arguments") or entry.get("output") or ""
+    return math.ceil(len(text if isinstance(text, str) else json.dumps(text)) / 4)
+
+
+def events_body(events: list[dict[str, Any]]) -> bytes:
+    lines = []
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
+        lines.append(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n")
+    return "".join(lines).encode()
+
+
+class CompactingResponses:
+    """Answers Responses API requests on the in-memory transport as the compaction
+    guide documents the server: the input is read from the latest compaction item on
+    (what comes before it is pruned); a compaction item must be one it issued ("The
+    encrypted content for item cmp_... could not be verified.", the wording the API
+    uses for encrypted reasoning items); input over :data:`WINDOW` tokens is refused
+    with the API's context-length error; input over ``compact_threshold`` gets a
+    compaction item after the rest of the output (its ``output_item.added`` content
+    differs from its ``.done`` content, as recorded)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.issued: dict[str, str] = {}
+        self.refusals: list[str] = []
+
+    def __call__(self, sent: SentRequest) -> Reply:
+        with self.lock:
+            return self.answer(sent.json())
+
+    def answer(self, body: dict[str, Any]) -> Reply:
+        entries = body["input"]
+        start = max((i for i, e in enumerate(entries) if e.get("type") == "compaction"), default=0)
+        for entry in entries:
+            if (
+                entry.get("type") == "compaction"
+                and self.issued.get(entry["id"]) != entry["encrypted_content"]
+            ):
+                return self.refuse(
+                    400, f"The encrypted content for item {entry['id']} could not be verified.", None
+                )
+        prompt = sum(tokens_of(entry) for entry in entries[start:])
+        if prompt > WINDOW:
+            message = (
+                f"Your input exceeds the context window of this model ({prompt} tokens > {WINDOW}). "
+                "Please adjust your input and try again."
+            )
+            return self.refuse(400, message, "context_length_exceeded")
+        called = any(entry.get("type") == "function_call_output" for entry in entries)
+        text = "The numbers are 1, 2 and 3." if called else "Let me read the report."
+        output: list[dict[str, Any]] = [
+            {
+                "id": f"msg_{len(self.issued)}",
+                "type": "message",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        ]
+        if not called:
+            output.append(
+                {
+                    "id": "fc_1",
+                    "type": "function_call",
+                    "status": "completed",
+                    "call_id": "call_1",
+                    "name": "read_report",
+                    "arguments": "{}",
+                }
+            )
+        thresholds = [entry["compact_threshold"] for entry in body.get("context_management", [])]
+        compacted = bool(thresholds) and prompt > thresholds[0]
+        if compacted:
+            item_id = f"cmp_{len(self.issued) + 1}"
+            self.issued[item_id] = f"gAAAA-final-{item_id}"
+            output.append({"id": item_id, "type": "compaction", "encrypted_content": self.issued[item_id]})
+        events: list[dict[str, Any]] = [
+            {"type": "response.created", "response": {"id": "resp_1", "output": []}}
+        ]
+        for index, entry in enumerate(output):
+            added = {**entry, "encrypted_content": "gAAAA-early"} if entry["type"] == "compaction" else entry
+            events.append({"type": "response.output_item.added", "output_index": index, "item": added})
+            if entry["type"] == "message":
+                delta = {"type": "response.output_text.delta", "output_index": index, "delta": text}
+                events.append({**delta, "item_id": entry["id"], "content_index": 0})
+            events.append({"type": "response.output_item.done", "output_index": index, "item": entry})
+        usage = {"input_tokens": prompt, "output_tokens": 10}
+        done = {"id": "resp_1", "status": "completed", "output": output, "usage": usage}
+        events.append({"type": "response.completed", "response": done})
+        return Reply.of(events_body(events))
+
+    def refuse(self, status: int, message: str, code: str | None) -> Reply:
+        self.refusals.append(message)
+        error = {"message": message, "type": "invalid_request_error", "param": "input", "code": code}
+        return json_answer(status, {"error": error})
+
+
+REPORT = "Quarterly figures, line by line. " * 8_000
+"""About 66,000 tokens by the fake API's count: over the 50,000-token threshold."""
+
+
+@tool
+def read_report() -> str:
+    """Read the rest of the report."""
+    return "More figures. " * 10_000  # about 35,000 tokens
+
+
+def test_a_run_over_the_window_finishes_because_the_item_goes_back() -> None:
+    api = CompactingResponses()
+    transport = MemoryTransport(respond=api)
+    responses = model(transport, compaction_trigger=50_000)
+    result = run(LoopOptions(model=responses, messages=[user_message(REPORT)], tools=[read_report])).result()
+    assert api.refusals == []
+    assert result.text == "The numbers are 1, 2 and 3."
+    [item] = result.messages[1].provider_items
+    assert json.loads(item.data) == {
+        "id": "cmp_1",
+        "type": "compaction",
+        "encrypted_content": "gAAAA-final-cmp_1",
+    }
+    second = transport.sent[1].json()["input"]
+    assert [entry["type"] for entry in second] == [
+        "message",
+        "message",
+        "function_call",
+        "compaction",
+        "function_call_output",
+    ]
+    assert second[3] == json.loads(item.data)
+    assert sum(tokens_of(entry) for entry in second) > WINDOW
+    assert result.steps[1].usage.input == ITEM_TOKENS + tokens_of(second[4])
+
+
+def test_the_same_run_fails_with_the_apis_error_when_the_item_does_not_go_back() -> None:
+    api = CompactingResponses()
+    first = run(
+        LoopOptions(
+            model=model(MemoryTransport(respond=api), compaction_trigger=50_000),
+            messages=[user_message(REPORT)],
+            tools=[read_report],
+            step_limit=1,
+        )
+    ).result()
+    assert first.messages[1].provider_items
+    elsewhere = OpenAIResponsesModel(
+        "gpt-4.1",
+        api_key=KEY,
+        base_url="https://llm-gateway.example/v1",
+        transport=MemoryTransport(respond=api),
+        reasoning=False,
+    )
+    with pytest.raises(RunError) as caught:
+        run(LoopOptions(model=elsewhere, messages=first.messages, tools=[read_report])).result()
+    error = caught.value.err
+    assert isinstance(error, ModelError)
+    assert error.error_class is ErrorClass.CONTEXT_LENGTH
+    assert api.refusals[-1].startswith("Your input exceeds the context window of this model")
+
+
+def test_the_fake_api_refuses_an_item_it_did_not_issue() -> None:
+    api = CompactingResponses()
+    forged = {"id": "cmp_9", "type": "compaction", "encrypted_content": "gAAAA-forged"}
+    reply = api.answer({"input": [forged, {"type": "message", "role": "user", "content": "hi"}]})
+    assert reply.status == 400
+    assert api.refusals == ["The encrypted content for item cmp_9 could not be verified."]
