@@ -366,6 +366,26 @@ def test_a_compaction_block_first_does_not_hide_the_thinking_block_after_it() ->
     assert [b["type"] for b in body["messages"][1]["content"]] == ["compaction", "thinking", "tool_use"]
 
 
+def test_a_token_count_sends_the_beta_features_its_body_needs() -> None:
+    """The count endpoint takes ``context_management`` and reads the history's
+    compaction blocks (the compaction page: it applies them, never compacts),
+    with the same beta features as a step."""
+    answer = Reply.of(b'{"input_tokens": 42}', headers={"content-type": "application/json"})
+    transport = MemoryTransport(answer, answer)
+    anthropic = AnthropicModel(
+        MODEL, api_key=KEY, transport=transport, settings=ModelSettings(compaction_trigger=60_000)
+    )
+    assert anthropic.count_tokens(round_trip_history(ROUND_TRIP_ITEM)) == 42
+    sent = transport.sent[0]
+    assert sent.url.endswith("/v1/messages/count_tokens")
+    assert sent.headers["anthropic-beta"] == COMPACTION_BETA
+    assert sent.json()["context_management"]["edits"][0]["type"] == COMPACTION_EDIT
+    assert sent.json()["messages"][1]["content"][0] == {"type": "compaction", "content": ROUND_TRIP_ITEM.text}
+    plain = AnthropicModel(MODEL, api_key=KEY, transport=transport)
+    assert plain.count_tokens([user_message("hi")]) == 42
+    assert "anthropic-beta" not in transport.sent[1].headers
+
+
 @pytest.mark.parametrize("field", ["compaction_trigger", "clear_tool_uses", "clear_thinking"])
 def test_chat_completions_has_none_of_them(field: str) -> None:
     value: Any = 50_000 if field == "compaction_trigger" else True

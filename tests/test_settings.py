@@ -114,7 +114,10 @@ def test_valid_values_are_kept(kwargs: dict[str, Any], stored: Any) -> None:
         ({"thinking_budget": True}, "ModelSettings.thinking_budget must be an int >= 1, got True"),
         ({"compaction_trigger": 0}, "ModelSettings.compaction_trigger must be an int >= 1, got 0"),
         ({"compaction_trigger": 5e4}, "ModelSettings.compaction_trigger must be an int >= 1, got 50000.0"),
-        ({"compaction_trigger": "50000"}, "ModelSettings.compaction_trigger must be an int >= 1, got '50000'"),
+        (
+            {"compaction_trigger": "50000"},
+            "ModelSettings.compaction_trigger must be an int >= 1, got '50000'",
+        ),
         ({"clear_tool_uses": 1}, "ModelSettings.clear_tool_uses must be True, False or None, got 1"),
         ({"clear_thinking": "yes"}, "ModelSettings.clear_thinking must be True, False or None, got 'yes'"),
         (

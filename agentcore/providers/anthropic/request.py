@@ -5,7 +5,8 @@ each following the documented API and tested on its own.
 (https://docs.anthropic.com/en/api/messages), with :func:`reasoning_block`
 for the reasoning that goes back, :func:`file_json` for files and
 :func:`settings_fields` (with :func:`thinking_config` and :func:`tool_choice`)
-for the :class:`~agentcore.ModelSettings`. The stream is
+for the :class:`~agentcore.ModelSettings`; :func:`count_body` makes a token
+count's body from it. The stream is
 :mod:`agentcore.providers.anthropic.stream`'s, the model class
 :mod:`agentcore.providers.anthropic.model`'s.
 
@@ -881,3 +882,36 @@ def _check_breakpoints(body: Mapping[str, Any], settings: ModelSettings) -> None
             f"ModelSettings.cache_ttl is {settings.cache_ttl!r} but the request asks for no caching "
             "(cache=False, no cache_system, cache_tools or cache point)"
         )
+
+
+COUNT_DOCS = "https://platform.claude.com/docs/en/api/messages/count_tokens"
+"""The reference of ``POST /v1/messages/count_tokens``; the guide is
+https://platform.claude.com/docs/en/build-with-claude/token-counting."""
+COUNT_FIELDS = frozenset(
+    {
+        "model",
+        "messages",
+        "system",
+        "tools",
+        "tool_choice",
+        "thinking",
+        "output_config",
+        "cache_control",
+        "context_management",
+        "mcp_servers",
+    }
+)
+"""The body fields ``POST /v1/messages/count_tokens`` takes (:data:`COUNT_DOCS`;
+``context_management`` and ``mcp_servers`` with their beta headers)."""
+
+
+def count_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The body of ``POST /v1/messages/count_tokens`` for the step whose body
+    :func:`request_body` made: its fields the endpoint takes
+    (:data:`COUNT_FIELDS`: the same messages, system prompt, tools, tool
+    choice, thinking, output configuration, cache control and context
+    management), without what it refuses (``max_tokens``, ``stream``, the
+    sampling settings, ``stop_sequences``, and any other field of the
+    ``extra_body``). Its answer is ``{"input_tokens": N}`` (:data:`COUNT_DOCS`).
+    """
+    return {name: value for name, value in body.items() if name in COUNT_FIELDS}

@@ -11,13 +11,23 @@ from typing import Any
 
 from agentcore.caching import CacheTracker
 from agentcore.context import Context
-from agentcore.providers.openai.responses.request import SUMMARIES, SYSTEM_ROLES, check_settings, request_body
+from agentcore.providers.openai.responses.request import (
+    SUMMARIES,
+    SYSTEM_ROLES,
+    check_settings,
+    count_body,
+    request_body,
+)
 from agentcore.providers.openai.responses.stream import StreamState
 from agentcore.providers.openai.shared import DEFAULT_BASE_URL, HEADERS, KEY_HEADER, cache_policy
 from agentcore.providers.shell import Adapter, check_choice
 from agentcore.settings import ModelSettings
 from agentcore.transport import Timeout, Transport
 from agentcore.types import Request, StreamPart
+
+COUNT_PATH = "/responses/input_tokens"
+"""Where token counts go, under ``base_url``
+(:data:`agentcore.providers.openai.responses.request.COUNT_DOCS`)."""
 
 
 class OpenAIResponsesModel(Adapter):
@@ -31,8 +41,9 @@ class OpenAIResponsesModel(Adapter):
         model: the model id (``"gpt-5"``, ``"o4-mini"``, ...).
         api_key: sent as ``Authorization: Bearer``.
         base_url: the API root; requests go to ``{base_url}/responses``.
-        transport, timeout, headers, extra_body, cache_tracker: as for every
-            adapter (:class:`agentcore.providers.shell.Adapter`).
+        transport, timeout, headers, extra_body, cache_tracker,
+            context_window: as for every adapter
+            (:class:`agentcore.providers.shell.Adapter`).
         settings: the default :class:`agentcore.ModelSettings` of every
             request. ``reasoning_effort`` is ``reasoning.effort`` (one of
             ``none``, ``minimal``, ``low``, ``medium``, ``high``, ``xhigh``;
@@ -84,6 +95,7 @@ class OpenAIResponsesModel(Adapter):
         settings: ModelSettings | None = None,
         extra_body: Mapping[str, Any] | None = None,
         cache_tracker: CacheTracker | None = None,
+        context_window: int | None = None,
         reasoning: bool = True,
         reasoning_summary: str | None = "auto",
         system_role: str = "instructions",
@@ -103,6 +115,7 @@ class OpenAIResponsesModel(Adapter):
             settings=settings,
             extra_body=extra_body,
             cache_tracker=cache_tracker,
+            context_window=context_window,
             path="/responses",
             defaults=HEADERS,
             key_header=KEY_HEADER,
@@ -131,7 +144,28 @@ class OpenAIResponsesModel(Adapter):
             Canceled: ``ctx`` was cancelled.
         """
         sent: list[Any] = []
-        body = self._body(
+        body = self._step_body(request, sent)
+        system = body.get("instructions")
+        if self._system_role == "developer" and request.system:
+            system = body["input"][0]  # the developer message comes first
+        prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
+        policy = cache_policy(self._settings.merged(request.settings), self._origin)
+        state = StreamState(self._origin, stored=self._server_state)
+        yield from self._stream(body, self._request_headers(request), state, prompt, policy, ctx)
+
+    def _count_request(self, request: Request) -> tuple[str, dict[str, Any]]:
+        """``POST {base_url}/responses/input_tokens``
+        (https://developers.openai.com/api/docs/guides/token-counting) with
+        the step's own input items, instructions, tools and reasoning
+        configuration (the same mapping and settings) less what the endpoint
+        does not take
+        (:func:`agentcore.providers.openai.responses.request.count_body`)."""
+        return COUNT_PATH, count_body(self._step_body(request, []))
+
+    def _step_body(self, request: Request, sent: list[Any]) -> dict[str, Any]:
+        """The body of a step of ``request``
+        (:func:`agentcore.providers.openai.responses.request.request_body`)."""
+        return self._body(
             request_body,
             request,
             sent,
@@ -140,10 +174,3 @@ class OpenAIResponsesModel(Adapter):
             reasoning_summary=self._reasoning_summary,
             server_state=self._server_state,
         )
-        system = body.get("instructions")
-        if self._system_role == "developer" and request.system:
-            system = body["input"][0]  # the developer message comes first
-        prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
-        policy = cache_policy(self._settings.merged(request.settings), self._origin)
-        state = StreamState(self._origin, stored=self._server_state)
-        yield from self._stream(body, self._request_headers(request), state, prompt, policy, ctx)

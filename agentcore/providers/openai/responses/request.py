@@ -3,7 +3,8 @@ each tested on its own.
 
 :func:`request_body` builds the JSON body of one streamed
 ``POST {base_url}/responses``, with :func:`file_json` for files and
-:func:`check_settings` for the :class:`~agentcore.ModelSettings`. The stream
+:func:`check_settings` for the :class:`~agentcore.ModelSettings`, and
+:func:`count_body` a token count's body from it. The stream
 is :mod:`agentcore.providers.openai.responses.stream`'s, the model class
 :mod:`agentcore.providers.openai.responses.model`'s.
 
@@ -474,3 +475,38 @@ def request_body(
     body.update(extra_body or {})
     body.update(settings.extra_body or {})
     return body
+
+
+COUNT_DOCS = "https://developers.openai.com/api/docs/guides/token-counting"
+"""OpenAI's guide to ``POST /v1/responses/input_tokens``: it "accepts the same
+input format as the Responses API" and answers ``{"object":
+"response.input_tokens", "input_tokens": N}``; its reference is
+https://developers.openai.com/api/reference/python/resources/responses/subresources/input_tokens/methods/count."""
+COUNT_FIELDS = frozenset(
+    {
+        "model",
+        "input",
+        "instructions",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "previous_response_id",
+        "conversation",
+        "reasoning",
+        "text",
+        "truncation",
+    }
+)
+"""The body fields ``POST /v1/responses/input_tokens`` takes (:data:`COUNT_DOCS`)."""
+
+
+def count_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The body of ``POST {base_url}/responses/input_tokens`` for the step whose
+    body :func:`request_body` made: its fields the endpoint takes
+    (:data:`COUNT_FIELDS`: the same model, input items, instructions, tools,
+    tool choice, reasoning configuration, output format and
+    ``previous_response_id``), without what it refuses (``stream``,
+    ``store``, ``include``, ``max_output_tokens``, the sampling settings,
+    the prompt-cache fields, and any other field of the ``extra_body``).
+    """
+    return {name: value for name, value in body.items() if name in COUNT_FIELDS}
