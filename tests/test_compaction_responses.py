@@ -44,11 +44,13 @@ from agentcore import (
     RunError,
     StreamPart,
     StreamPartKind,
+    ToolCall,
     Usage,
     provider_item_part,
     run,
     text_part,
     tool,
+    tool_call_part,
     user_message,
 )
 from agentcore.context import Context
@@ -462,3 +464,124 @@ def test_the_fake_api_refuses_an_item_it_did_not_issue() -> None:
     reply = api.answer({"input": [forged, {"type": "message", "role": "user", "content": "hi"}]})
     assert reply.status == 400
     assert api.refusals == ["The encrypted content for item cmp_9 could not be verified."]
+
+
+# --- the compact endpoint ----------------------------------------------------------------------
+
+
+def json_reply(payload: Any, status: int = 200) -> Reply:
+    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    return Reply.of(body, status=status, headers={"content-type": "application/json"})
+
+
+def test_recorded_compact_call() -> None:
+    """``compact_endpoint.i2``: pydantic-ai compacted two turns; the answer holds
+    the two user messages and one compaction item. The request is the
+    history's input items and the instructions, not streamed."""
+    recorded = fixture_json("compact_endpoint.i2.request.json")
+    response = fixture_json("compact_endpoint.i2.response.json")
+    history = recorded_history("compact_endpoint.i2.request.json")
+    transport = MemoryTransport(json_reply(fixture("compact_endpoint.i2.response.json")))
+    responses = model(transport, "gpt-4o-mini")
+    compacted = responses.compact(history, system=recorded["instructions"])
+    sent = transport.sent[0]
+    assert sent.url == "https://api.openai.com/v1/responses/compact"
+    assert sent.headers["accept"] == "application/json"
+    body = sent.json()
+    assert {**body, "input": as_recorded(body["input"])} == recorded
+    first, second, summary = compacted.messages
+    assert first is history[0]
+    assert second is history[2]
+    assert summary.role is Role.ASSISTANT
+    [item] = summary.provider_items
+    assert item.data == compact(response["output"][2])
+    assert (item.type, item.format, item.origin) == ("compaction", "openai-responses", ORIGIN)
+    assert compacted.usage == Usage(input=156, output=190)
+
+
+def test_recorded_request_after_the_compact_call() -> None:
+    """``after_compact_endpoint.i3``: pydantic-ai went on from the compaction
+    item alone and the next question; the same history gives the same input,
+    the item byte for byte. ``compact()`` keeps the user messages in front of
+    it too, as the guide passes the compacted window whole."""
+    recorded = fixture_json("after_compact_endpoint.i3.request.json")
+    transport = MemoryTransport(json_reply(fixture("compact_endpoint.i2.response.json")))
+    history = recorded_history("compact_endpoint.i2.request.json")
+    compacted = model(transport, "gpt-4o-mini").compact(history, system=recorded["instructions"])
+    summary = compacted.messages[-1]
+    saved = Message.from_dict(json.loads(json.dumps(summary.to_dict())))
+    request = Request(system=recorded["instructions"], messages=[saved, user_message("And 5+5?")])
+    body = request_body(request, "gpt-4o-mini", origin=ORIGIN, reasoning=False)
+    assert as_recorded(body["input"]) == recorded["input"]
+    assert body["instructions"] == recorded["instructions"]
+    whole = request_body(
+        Request(messages=[*compacted.messages, user_message("And 5+5?")]),
+        "gpt-4o-mini",
+        origin=ORIGIN,
+        reasoning=False,
+    )
+    assert [entry.get("role", entry["type"]) for entry in whole["input"]] == [
+        "user",
+        "user",
+        "compaction",
+        "user",
+    ]
+    assert whole["input"][2] == recorded["input"][0]
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        ([], "the compact answer is a list, not an object"),
+        ({"output": {}}, "output (of the compact answer) is an object, not a list"),
+        ({"output": []}, "the compact answer holds no compaction item"),
+        (
+            {"output": [{"type": "message", "role": "assistant", "content": []}]},
+            "the compact answer holds an item agentcore cannot place at output[0] (of the compact answer): "
+            "'message' (role 'assistant')",
+        ),
+        (
+            {
+                "output": [
+                    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hey"}]}
+                ]
+            },
+            "output[0] (of the compact answer) is not the user message sent in its place",
+        ),
+        (
+            {
+                "output": [
+                    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
+                ]
+                * 2
+            },
+            "the compact answer holds an item agentcore cannot place at output[1]",
+        ),
+    ],
+)
+def test_a_compact_answer_of_another_shape_is_an_upstream_error(answer: Any, message: str) -> None:
+    transport = MemoryTransport(json_reply(answer))
+    with pytest.raises(ModelError) as caught:
+        model(transport).compact([user_message("hi")])
+    assert caught.value.error_class is ErrorClass.UPSTREAM
+    assert message in str(caught.value)
+
+
+def test_a_compact_call_the_api_refuses_is_its_error() -> None:
+    refusal = {
+        "error": {
+            "message": "Invalid value: 'x'.",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": None,
+        }
+    }
+    transport = MemoryTransport(json_reply(refusal, status=400))
+    with pytest.raises(ModelError) as caught:
+        model(transport).compact([user_message("hi")])
+    assert caught.value.error_class is ErrorClass.INVALID_REQUEST
+    assert caught.value.status == 400
+    unanswered = [user_message("hi"), Message(Role.ASSISTANT, [tool_call_part(ToolCall("c", "f"))])]
+    with pytest.raises(ConfigError, match="has the tool call"):
+        model(transport).compact(unanswered)
+    assert len(transport.sent) == 1
