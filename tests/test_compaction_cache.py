@@ -243,3 +243,46 @@ def test_the_step_after_a_compaction_is_reported_compacted_and_the_next_is_no_mi
     assert report.cause is None
     assert report.change is None
     assert json.loads(transport.sent[3].body)["messages"][0]["content"][0]["type"] == "compaction"
+
+
+def edited_answer(text: str, edits: list[dict[str, Any]], **usage: int) -> Reply:
+    """An answer whose ``message_delta`` reports the context edits the API applied."""
+    delta = {**message_delta("end_turn", **usage), "context_management": {"applied_edits": edits}}
+    events = [message_start(**usage), text_start(0), text_delta(0, text), block_stop(0), delta, MESSAGE_STOP]
+    return Reply.of(sse(*events))
+
+
+CLEARED = [{"type": "clear_tool_uses_20250919", "cleared_tool_uses": 4, "cleared_input_tokens": 1_800}]
+
+
+@pytest.mark.parametrize(
+    ("edits", "cause"),
+    [(CLEARED, CacheCause.COMPACTED), ([], CacheCause.NOT_SAID)],
+)
+def test_a_step_whose_prompt_the_api_edited_names_the_edit(
+    edits: list[dict[str, Any]], cause: CacheCause
+) -> None:
+    """Context editing clears old tool results from the prompt before the API
+    reads it (https://platform.claude.com/docs/en/build-with-claude/context-editing),
+    so that step reads less of the cache; the applied edits it reports name
+    the cause. Without them the API did not say why."""
+    transport = MemoryTransport(
+        answer("First.", input_tokens=10, cache_read_input_tokens=0, cache_creation_input_tokens=2_000),
+        edited_answer(
+            "Second.", edits, input_tokens=10, cache_read_input_tokens=200, cache_creation_input_tokens=50
+        ),
+    )
+    model = AnthropicModel("claude-sonnet-4-6", api_key="sk-ant-test", transport=transport)
+    settings = ModelSettings(clear_tool_uses=True)
+    first = run(LoopOptions(model=model, messages=[user_message("Go.")], settings=settings)).result()
+    second = run(
+        LoopOptions(model=model, messages=[*first.messages, user_message("On.")], settings=settings)
+    ).result()
+    report = second.steps[0].cache
+    assert report is not None
+    assert (report.cause, report.change, report.expected_read) == (cause, None, 2_000)
+    if edits:
+        assert report.reason == (
+            "read 200 of the 2,000 cached tokens: the provider cleared content from the prompt first "
+            "(clear_tool_uses_20250919 (cleared_tool_uses 4, cleared_input_tokens 1800))"
+        )

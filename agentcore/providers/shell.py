@@ -107,7 +107,9 @@ class StateMachine(Protocol):
     the stream's end marker: nothing after it is read. ``finish()`` is
     called once, at the end of the stream: it returns the last parts, the
     ``step-finish`` last, or raises ``TRANSIENT`` when the step is not
-    complete.
+    complete. A machine may also have ``edited``: text naming what the
+    provider said it removed from the step's prompt before reading it
+    (Anthropic's applied context edits), which the cache report names.
     """
 
     @property
@@ -542,7 +544,7 @@ class Adapter:
                         message = f"unexpected {event.event!r} event"
                         raise ModelError(ErrorClass.UPSTREAM, err=exc, message=message) from exc
                     last = state.finish()
-                    last[-1] = watch.report(last[-1])
+                    last[-1] = watch.report(last[-1], getattr(state, "edited", ""))
                     yield from last
                 finally:
                     events.close()
