@@ -26,7 +26,6 @@ import json
 import logging
 import math
 import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -41,7 +40,6 @@ from agentcore import (
     ProviderItem,
     Request,
     Role,
-    RunError,
     StreamPart,
     StreamPartKind,
     ToolCall,
@@ -49,7 +47,6 @@ from agentcore import (
     provider_item_part,
     run,
     text_part,
-    tool,
     tool_call_part,
     user_message,
 )
@@ -59,33 +56,35 @@ from agentcore.providers.openai.responses.request import request_body
 from agentcore.providers.openai.responses.stream import StreamState
 from agentcore.transport import sse as sse_framing
 from agentcore.transport.memory import MemoryTransport, Reply, SentRequest
+from tests import compaction_helpers as helpers
 from tests.canned import json_answer
+from tests.compaction_helpers import (
+    REPORT,
+    WINDOW,
+    answer_text,
+    compact,
+    items,
+    read_report,
+    refused_elsewhere,
+)
+from tests.test_responses_loop import sse
 
-FIXTURES = Path(__file__).parent / "fixtures" / "compaction" / "openai_responses"
 KEY = "sk-proj-compaction-test-0000"
 ORIGIN = "api.openai.com"
 
 
 def fixture(name: str) -> bytes:
-    return (FIXTURES / name).read_bytes()
+    return helpers.fixture("openai_responses", name)
 
 
 def fixture_json(name: str) -> Any:
-    return json.loads(fixture(name))
+    return helpers.fixture_json("openai_responses", name)
 
 
 def model(transport: MemoryTransport, name: str = "gpt-4.1", **settings: Any) -> OpenAIResponsesModel:
     return OpenAIResponsesModel(
         name, api_key=KEY, transport=transport, reasoning=False, settings=ModelSettings(**settings)
     )
-
-
-def items(parts: list[StreamPart]) -> list[ProviderItem]:
-    return [part.provider_item for part in parts if part.provider_item is not None]
-
-
-def answer_text(parts: list[StreamPart]) -> str:
-    return "".join(part.text for part in parts if part.kind is StreamPartKind.TEXT_DELTA)
 
 
 def recorded_compaction_items(lines: list[str]) -> dict[str, list[dict[str, Any]]]:
@@ -103,10 +102,6 @@ def recorded_compaction_items(lines: list[str]) -> dict[str, list[dict[str, Any]
         ):
             found[kind.rsplit(".", 1)[1]].append(event["item"])
     return found
-
-
-def compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def as_recorded(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -286,8 +281,6 @@ def test_an_item_of_another_origin_or_format_is_left_out(
 
 # --- a fake API that compacts as documented ----------------------------------------------------
 
-WINDOW = 80_000
-"""The fake API's context window, in tokens."""
 ITEM_TOKENS = 50
 """What a compaction item counts for, in tokens."""
 
@@ -300,14 +293,6 @@ def tokens_of(entry: dict[str, Any]) -> int:
         return ITEM_TOKENS
     text = entry.get("content") or entry.get("arguments") or entry.get("output") or ""
     return math.ceil(len(text if isinstance(text, str) else json.dumps(text)) / 4)
-
-
-def events_body(events: list[dict[str, Any]]) -> bytes:
-    lines = []
-    for number, event in enumerate(events):
-        event["sequence_number"] = number
-        lines.append(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n")
-    return "".join(lines).encode()
 
 
 class CompactingResponses:
@@ -388,22 +373,12 @@ class CompactingResponses:
         usage = {"input_tokens": prompt, "output_tokens": 10}
         done = {"id": "resp_1", "status": "completed", "output": output, "usage": usage}
         events.append({"type": "response.completed", "response": done})
-        return Reply.of(events_body(events))
+        return Reply.of(sse(events))
 
     def refuse(self, status: int, message: str, code: str | None) -> Reply:
         self.refusals.append(message)
         error = {"message": message, "type": "invalid_request_error", "param": "input", "code": code}
         return json_answer(status, {"error": error})
-
-
-REPORT = "Quarterly figures, line by line. " * 8_000
-"""About 66,000 tokens by the fake API's count: over the 50,000-token threshold."""
-
-
-@tool
-def read_report() -> str:
-    """Read the rest of the report."""
-    return "More figures. " * 10_000  # about 35,000 tokens
 
 
 def test_a_run_over_the_window_finishes_because_the_item_goes_back() -> None:
@@ -434,15 +409,6 @@ def test_a_run_over_the_window_finishes_because_the_item_goes_back() -> None:
 
 def test_the_same_run_fails_with_the_apis_error_when_the_item_does_not_go_back() -> None:
     api = CompactingResponses()
-    first = run(
-        LoopOptions(
-            model=model(MemoryTransport(respond=api), compaction_trigger=50_000),
-            messages=[user_message(REPORT)],
-            tools=[read_report],
-            step_limit=1,
-        )
-    ).result()
-    assert first.messages[1].provider_items
     elsewhere = OpenAIResponsesModel(
         "gpt-4.1",
         api_key=KEY,
@@ -450,11 +416,7 @@ def test_the_same_run_fails_with_the_apis_error_when_the_item_does_not_go_back()
         transport=MemoryTransport(respond=api),
         reasoning=False,
     )
-    with pytest.raises(RunError) as caught:
-        run(LoopOptions(model=elsewhere, messages=first.messages, tools=[read_report])).result()
-    error = caught.value.err
-    assert isinstance(error, ModelError)
-    assert error.error_class is ErrorClass.CONTEXT_LENGTH
+    refused_elsewhere(model(MemoryTransport(respond=api), compaction_trigger=50_000), elsewhere)
     assert api.refusals[-1].startswith("Your input exceeds the context window of this model")
 
 
@@ -469,11 +431,6 @@ def test_the_fake_api_refuses_an_item_it_did_not_issue() -> None:
 # --- the compact endpoint ----------------------------------------------------------------------
 
 
-def json_reply(payload: Any, status: int = 200) -> Reply:
-    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    return Reply.of(body, status=status, headers={"content-type": "application/json"})
-
-
 def test_recorded_compact_call() -> None:
     """``compact_endpoint.i2``: pydantic-ai compacted two turns; the answer holds
     the two user messages and one compaction item. The request is the
@@ -481,7 +438,7 @@ def test_recorded_compact_call() -> None:
     recorded = fixture_json("compact_endpoint.i2.request.json")
     response = fixture_json("compact_endpoint.i2.response.json")
     history = recorded_history("compact_endpoint.i2.request.json")
-    transport = MemoryTransport(json_reply(fixture("compact_endpoint.i2.response.json")))
+    transport = MemoryTransport(json_answer(200, fixture("compact_endpoint.i2.response.json")))
     responses = model(transport, "gpt-4o-mini")
     compacted = responses.compact(history, system=recorded["instructions"])
     sent = transport.sent[0]
@@ -505,7 +462,7 @@ def test_recorded_request_after_the_compact_call() -> None:
     the item byte for byte. ``compact()`` keeps the user messages in front of
     it too, as the guide passes the compacted window whole."""
     recorded = fixture_json("after_compact_endpoint.i3.request.json")
-    transport = MemoryTransport(json_reply(fixture("compact_endpoint.i2.response.json")))
+    transport = MemoryTransport(json_answer(200, fixture("compact_endpoint.i2.response.json")))
     history = recorded_history("compact_endpoint.i2.request.json")
     compacted = model(transport, "gpt-4o-mini").compact(history, system=recorded["instructions"])
     summary = compacted.messages[-1]
@@ -560,7 +517,7 @@ def test_recorded_request_after_the_compact_call() -> None:
     ],
 )
 def test_a_compact_answer_of_another_shape_is_an_upstream_error(answer: Any, message: str) -> None:
-    transport = MemoryTransport(json_reply(answer))
+    transport = MemoryTransport(json_answer(200, answer))
     with pytest.raises(ModelError) as caught:
         model(transport).compact([user_message("hi")])
     assert caught.value.error_class is ErrorClass.UPSTREAM
@@ -576,7 +533,7 @@ def test_a_compact_call_the_api_refuses_is_its_error() -> None:
             "code": None,
         }
     }
-    transport = MemoryTransport(json_reply(refusal, status=400))
+    transport = MemoryTransport(json_answer(400, refusal))
     with pytest.raises(ModelError) as caught:
         model(transport).compact([user_message("hi")])
     assert caught.value.error_class is ErrorClass.INVALID_REQUEST
