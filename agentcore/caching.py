@@ -75,9 +75,9 @@ class CacheCause(str, enum.Enum):
     COMPACTED = "compacted"
     """The history was compacted since the earlier request, by a history
     policy (the prompt changed at or after the first message it changed) or
-    by the provider (a compaction block it reads the prompt from): what was
-    cached before is no longer the prompt's prefix. The cost of compacting,
-    not an edit."""
+    by the provider (a compaction block it reads the prompt from, or content
+    its context editing cleared): what was cached before is no longer the
+    prompt's prefix. The cost of compacting, not an edit."""
     NOT_SAID = "not-said"
     """None of the above: the provider did not say why."""
 
@@ -269,7 +269,13 @@ def _what_changed(match: Match) -> str:
 
 
 def diagnose(
-    messages: int, match: Match | None, earlier: Earlier | None, usage: Usage, policy: CachePolicy, at: float
+    messages: int,
+    match: Match | None,
+    earlier: Earlier | None,
+    usage: Usage,
+    policy: CachePolicy,
+    at: float,
+    edited: str = "",
 ) -> CacheReport:
     """The :class:`CacheReport` of a step.
 
@@ -277,15 +283,17 @@ def diagnose(
     earlier request exists and the step read at least ``policy.granularity``
     tokens less than that request left in the cache (or than its prompt, when
     it cached nothing although it reached ``policy.min_tokens``; with the
-    minimum not known, such a step is no miss). The cause is, in this
-    order: the earlier prompt was below ``policy.min_tokens`` and nothing was
-    read (:attr:`CacheCause.BELOW_MINIMUM`); the provider compacted the
-    history since (:attr:`CacheCause.COMPACTED`, naming the message of the
-    compaction block); the prompt changed before the
-    earlier request's end (:attr:`CacheCause.PREFIX_CHANGED`, naming the tools,
-    the system prompt or the message index); more than ``policy.ttl`` seconds
-    passed (:attr:`CacheCause.TTL_EXPIRED`, "probably": providers keep a prefix
-    at least that long, sometimes longer); else :attr:`CacheCause.NOT_SAID`.
+    minimum not known, such a step is no miss). The cause is, in this order:
+    the earlier prompt was below ``policy.min_tokens`` and nothing was read
+    (:attr:`CacheCause.BELOW_MINIMUM`); the provider compacted the history
+    since (:attr:`CacheCause.COMPACTED`, naming the message of the compaction
+    block); the prompt changed before the earlier request's end
+    (:attr:`CacheCause.PREFIX_CHANGED`, naming the tools, the system prompt
+    or the message index); the provider edited this step's prompt itself
+    (``edited``, Anthropic context editing: :attr:`CacheCause.COMPACTED`);
+    more than ``policy.ttl`` seconds passed (:attr:`CacheCause.TTL_EXPIRED`,
+    "probably": providers keep a prefix at least that long, sometimes
+    longer); else :attr:`CacheCause.NOT_SAID`.
 
     Args:
         messages: the request's number of messages.
@@ -294,6 +302,8 @@ def diagnose(
         usage: the step's usage.
         policy: what the request asked of the cache.
         at: when the request was sent, on the clock of ``earlier.at``.
+        edited: what the provider said it removed from this step's prompt
+            before reading it (the edits applied, in words); "" for nothing.
     """
     read = usage.cache_read
     if match is None or earlier is None:
@@ -330,6 +340,8 @@ def diagnose(
         cause, why = CacheCause.COMPACTED, _what_changed(match)
     elif match.change is not None:
         cause, why = CacheCause.PREFIX_CHANGED, _what_changed(match)
+    elif edited:
+        cause, why = CacheCause.COMPACTED, f"the provider cleared content from the prompt first ({edited})"
     elif at - earlier.at > policy.ttl:
         cause = CacheCause.TTL_EXPIRED
         why = (
@@ -456,13 +468,15 @@ class CacheWatch:
     earlier: Earlier | None
     run: Context | None
 
-    def report(self, finish: StreamPart) -> StreamPart:
+    def report(self, finish: StreamPart, edited: str = "") -> StreamPart:
         """``finish``, the step's ``step-finish`` part, with its
         :class:`CacheReport` (``cache``); the step is remembered (a failed
-        attempt, which never gets here, is not) and a miss is logged at INFO."""
+        attempt, which never gets here, is not) and a miss is logged at INFO.
+        ``edited``: what the provider removed from the step's prompt itself
+        (:func:`diagnose`)."""
         request, earlier = self.request, self.earlier
         match = None if earlier is None else compare(request, earlier.print)
-        report = diagnose(len(request.messages), match, earlier, finish.usage, self.policy, self.at)
+        report = diagnose(len(request.messages), match, earlier, finish.usage, self.policy, self.at, edited)
         run = None if self.run is None else weakref.ref(self.run)
         self.tracker._remember(Earlier(request, self.at, finish.usage, run))
         if report.cause is not None:

@@ -23,7 +23,6 @@ import json
 import logging
 import math
 import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,7 +36,6 @@ from agentcore import (
     Reasoning,
     Request,
     Role,
-    RunError,
     StreamPart,
     StreamPartKind,
     ToolCall,
@@ -48,7 +46,6 @@ from agentcore import (
     reasoning_part,
     run,
     text_part,
-    tool,
     tool_call_part,
     tool_result_part,
     user_message,
@@ -72,7 +69,17 @@ from agentcore.providers.openai import OpenAIChatModel
 from agentcore.transport import Timeout
 from agentcore.transport import sse as sse_framing
 from agentcore.transport.memory import MemoryTransport, Reply, SentRequest
+from tests import compaction_helpers as helpers
 from tests.canned import json_answer
+from tests.compaction_helpers import (
+    REPORT,
+    WINDOW,
+    answer_text,
+    compact,
+    items,
+    read_report,
+    refused_elsewhere,
+)
 from tests.test_anthropic_mapping import (
     MESSAGE_STOP,
     block_stop,
@@ -85,18 +92,17 @@ from tests.test_anthropic_mapping import (
     tool_start,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "compaction" / "anthropic"
 KEY = "sk-ant-api03-compaction-test-0000"
 ORIGIN = "api.anthropic.com"
 MODEL = "claude-sonnet-4-6"
 
 
 def fixture(name: str) -> bytes:
-    return (FIXTURES / name).read_bytes()
+    return helpers.fixture("anthropic", name)
 
 
 def fixture_json(name: str) -> Any:
-    return json.loads(fixture(name))
+    return helpers.fixture_json("anthropic", name)
 
 
 def chunk_events(name: str) -> list[dict[str, Any]]:
@@ -130,14 +136,6 @@ def model_parts(body: bytes, piece: int = 0, **settings: Any) -> tuple[list[Stre
     return parts, transport.sent[0]
 
 
-def answer_text(parts: list[StreamPart]) -> str:
-    return "".join(part.text for part in parts if part.kind is StreamPartKind.TEXT_DELTA)
-
-
-def items(parts: list[StreamPart]) -> list[ProviderItem]:
-    return [part.provider_item for part in parts if part.provider_item is not None]
-
-
 def raw_summaries(body: bytes) -> list[str]:
     """The ``content`` of every ``compaction_delta`` in a recorded SSE body, read
     with the standard JSON reader from its ``data:`` lines (not by the adapter)."""
@@ -148,10 +146,6 @@ def raw_summaries(body: bytes) -> list[str]:
             if event.get("delta", {}).get("type") == "compaction_delta":
                 found.append(event["delta"]["content"])
     return found
-
-
-def compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 # --- the settings mapping --------------------------------------------------------------------
@@ -364,6 +358,26 @@ def test_a_compaction_block_first_does_not_hide_the_thinking_block_after_it() ->
     )
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     assert [b["type"] for b in body["messages"][1]["content"]] == ["compaction", "thinking", "tool_use"]
+
+
+def test_a_token_count_sends_the_beta_features_its_body_needs() -> None:
+    """The count endpoint takes ``context_management`` and reads the history's
+    compaction blocks (the compaction page: it applies them, never compacts),
+    with the same beta features as a step."""
+    answer = Reply.of(b'{"input_tokens": 42}', headers={"content-type": "application/json"})
+    transport = MemoryTransport(answer, answer)
+    anthropic = AnthropicModel(
+        MODEL, api_key=KEY, transport=transport, settings=ModelSettings(compaction_trigger=60_000)
+    )
+    assert anthropic.count_tokens(round_trip_history(ROUND_TRIP_ITEM)) == 42
+    sent = transport.sent[0]
+    assert sent.url.endswith("/v1/messages/count_tokens")
+    assert sent.headers["anthropic-beta"] == COMPACTION_BETA
+    assert sent.json()["context_management"]["edits"][0]["type"] == COMPACTION_EDIT
+    assert sent.json()["messages"][1]["content"][0] == {"type": "compaction", "content": ROUND_TRIP_ITEM.text}
+    plain = AnthropicModel(MODEL, api_key=KEY, transport=transport)
+    assert plain.count_tokens([user_message("hi")]) == 42
+    assert "anthropic-beta" not in transport.sent[1].headers
 
 
 @pytest.mark.parametrize("field", ["compaction_trigger", "clear_tool_uses", "clear_thinking"])
@@ -638,8 +652,6 @@ def test_a_cache_point_after_the_block_marks_it() -> None:
 
 # --- a fake API that compacts as documented ----------------------------------------------------
 
-WINDOW = 80_000
-"""The fake API's context window, in tokens."""
 CHARS_PER_TOKEN = 4
 """The fake API's token count: every text, summary, tool input and tool result
 counts one token per 4 characters (rounded up), nothing else counts."""
@@ -768,16 +780,6 @@ class CompactingAPI:
         return invalid(message)
 
 
-REPORT = "Quarterly figures, line by line. " * 8_000
-"""About 66,000 tokens by the fake API's count: over the 50,000-token trigger."""
-
-
-@tool
-def read_report() -> str:
-    """Read the rest of the report."""
-    return "More figures. " * 10_000  # about 35,000 tokens
-
-
 def test_a_run_over_the_window_finishes_because_the_block_goes_back() -> None:
     """The first request is over the trigger: the API compacts and asks for a
     tool; the second request holds the first prompt, the compaction block and a
@@ -812,16 +814,6 @@ def test_the_same_run_fails_with_the_apis_error_when_the_block_does_not_go_back(
     endpoint (a gateway): the block cannot go there, so the whole history is
     read, and the API's context-length error ends the run."""
     api = CompactingAPI()
-    first = run(
-        LoopOptions(
-            model=model(MemoryTransport(respond=api), compaction_trigger=50_000),
-            messages=[user_message(REPORT)],
-            tools=[read_report],
-            step_limit=1,
-        )
-    ).result()
-    assert first.messages[1].provider_items
-    assert first.messages[-1].tool_results  # the tool ran: the next step is the one over the window
     gateway = AnthropicModel(
         MODEL,
         api_key=KEY,
@@ -829,11 +821,7 @@ def test_the_same_run_fails_with_the_apis_error_when_the_block_does_not_go_back(
         transport=MemoryTransport(respond=api),
         settings=ModelSettings(compaction_trigger=50_000),
     )
-    with pytest.raises(RunError) as caught:
-        run(LoopOptions(model=gateway, messages=first.messages, tools=[read_report])).result()
-    error = caught.value.err
-    assert isinstance(error, ModelError)
-    assert error.error_class is ErrorClass.CONTEXT_LENGTH
+    refused_elsewhere(model(MemoryTransport(respond=api), compaction_trigger=50_000), gateway)
     assert api.refusals[-1].startswith("prompt is too long:")
 
 

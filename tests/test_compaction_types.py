@@ -36,6 +36,7 @@ from agentcore import (
     user_message,
 )
 from agentcore.context import Context
+from agentcore.integrations.otel import message_part
 from agentcore.integrations.web import part_to_dict
 from agentcore.providers.history import check_history
 from agentcore.testing import ScriptedModel, TestModel, check_model
@@ -68,7 +69,7 @@ def test_provider_item_holds_what_it_is_given() -> None:
     )
     assert OPAQUE.text == ""
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
-        ITEM.data = "{}"  # type: ignore[misc]
+        ITEM.data = "{}"  # type: ignore[misc]  # frozen on purpose: the write must fail
 
 
 @pytest.mark.parametrize(
@@ -282,6 +283,13 @@ def test_web_form_of_the_part_rebuilds_the_item() -> None:
     data = part_to_dict(StreamPart.provider_item_event(ITEM))
     assert data == {"kind": "provider-item", "provider_item": ITEM.to_dict()}
     assert ProviderItem.from_dict(json.loads(json.dumps(data))["provider_item"]) == ITEM
+
+
+def test_a_trace_shows_the_item_as_a_part_of_its_own_type() -> None:
+    """OpenTelemetry's message parts: a generic part named by the block's type,
+    its readable text as the content (not an empty text part)."""
+    assert message_part(provider_item_part(ITEM)) == {"type": "compaction", "content": SUMMARY}
+    assert message_part(provider_item_part(OPAQUE)) == {"type": "compaction", "content": ""}
 
 
 def test_reasoning_and_items_keep_their_order_in_one_message() -> None:

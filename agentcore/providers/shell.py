@@ -107,7 +107,9 @@ class StateMachine(Protocol):
     the stream's end marker: nothing after it is read. ``finish()`` is
     called once, at the end of the stream: it returns the last parts, the
     ``step-finish`` last, or raises ``TRANSIENT`` when the step is not
-    complete.
+    complete. A machine may also have ``edited``: text naming what the
+    provider said it removed from the step's prompt before reading it
+    (Anthropic's applied context edits), which the cache report names.
     """
 
     @property
@@ -542,7 +544,7 @@ class Adapter:
                         message = f"unexpected {event.event!r} event"
                         raise ModelError(ErrorClass.UPSTREAM, err=exc, message=message) from exc
                     last = state.finish()
-                    last[-1] = watch.report(last[-1])
+                    last[-1] = watch.report(last[-1], getattr(state, "edited", ""))
                     yield from last
                 finally:
                     events.close()
@@ -599,7 +601,7 @@ class Adapter:
         counted = self._count_request(request)
         if counted is not None:
             path, body = counted
-            headers = merge_headers(self._headers, {"accept": "application/json"})
+            headers = merge_headers(self._count_headers(body), {"accept": "application/json"})
             try:
                 answer = self._post(path, body, headers, ctx)
                 count = answer.get("input_tokens") if isinstance(answer, dict) else None
@@ -623,6 +625,11 @@ class Adapter:
         body with its request mapping, so a request the API would refuse
         raises the step's :class:`ConfigError`; this one has no endpoint."""
         return None
+
+    def _count_headers(self, body: Mapping[str, Any]) -> Mapping[str, str]:
+        """The headers of a count request with ``body`` (before its ``accept``):
+        the adapter's; a subclass adds what the body needs (a beta feature)."""
+        return self._headers
 
     def _post(self, path: str, body: Mapping[str, Any], headers: Mapping[str, str], ctx: Context) -> Any:
         """POST ``body`` as JSON to ``base_url + path`` through the transport and

@@ -143,6 +143,13 @@ class AnthropicModel(Adapter):
         calls its count an estimate that may differ from the usage a little."""
         return COUNT_PATH, count_body(self._step_body(request, self._headers, []))
 
+    def _count_headers(self, body: Mapping[str, Any]) -> Mapping[str, str]:
+        """The adapter's headers with the beta features a count body uses
+        (compaction and context editing, :func:`beta_features`): the count
+        endpoint reads the compaction blocks of the history, and refuses
+        ``context_management`` without them."""
+        return with_betas(self._headers, beta_features(body))
+
     def _step_body(self, request: Request, headers: Mapping[str, str], sent: list[Any]) -> dict[str, Any]:
         """The body of a step of ``request`` sent with ``headers``
         (:func:`agentcore.providers.anthropic.request.request_body`: the

@@ -42,7 +42,8 @@ Decisions:
   to the prompt (``context_management.applied_edits`` of ``message_delta``,
   or of a whole message) are kept in :attr:`StreamState.applied_edits` and
   logged at INFO on the ``agentcore.providers.anthropic`` logger, one line
-  per step that had any; nothing streams for them.
+  per step that had any; nothing streams for them. The step's cache report
+  names them as the cause of a read that fell short (``compacted``).
   A call cut off by ``max_tokens`` is passed on as it is (the loop never runs
   the calls of a ``length`` step); one whose block never stopped is dropped
   on ``length`` and emitted otherwise. A reasoning block that never stopped
@@ -509,6 +510,12 @@ class StreamState:
             parts += self._block_stop(index)
         self._stop(fields.text(start, "stop_reason", "message.stop_reason (in message_start)"))
         return parts
+
+    @property
+    def edited(self) -> str:
+        """The applied context edits in words (:func:`edits_text`), "" for
+        none: what the cache report names for a step that read less."""
+        return edits_text(self.applied_edits)
 
     def _edited(self, edits: list[Mapping[str, Any]]) -> None:
         """Keep the applied context edits the API reported (the latest list

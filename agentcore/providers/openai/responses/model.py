@@ -6,8 +6,10 @@ in the shell every adapter shares (:mod:`agentcore.providers.shell`).
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Mapping, Sequence
 from typing import Any
+
+import attrs
 
 from agentcore.caching import CacheTracker
 from agentcore.context import Context
@@ -15,19 +17,38 @@ from agentcore.providers.openai.responses.request import (
     SUMMARIES,
     SYSTEM_ROLES,
     check_settings,
+    compact_body,
     count_body,
     request_body,
 )
-from agentcore.providers.openai.responses.stream import StreamState
+from agentcore.providers.openai.responses.stream import StreamState, compacted_messages
 from agentcore.providers.openai.shared import DEFAULT_BASE_URL, HEADERS, KEY_HEADER, cache_policy
-from agentcore.providers.shell import Adapter, check_choice
+from agentcore.providers.shell import Adapter, check_choice, merge_headers
 from agentcore.settings import ModelSettings
 from agentcore.transport import Timeout, Transport
-from agentcore.types import Request, StreamPart
+from agentcore.types import Message, Request, StreamPart, Usage
 
 COUNT_PATH = "/responses/input_tokens"
 """Where token counts go, under ``base_url``
 (:data:`agentcore.providers.openai.responses.request.COUNT_DOCS`)."""
+COMPACT_PATH = "/responses/compact"
+"""Where a history is compacted, under ``base_url``
+(https://platform.openai.com/docs/api-reference/responses/compact)."""
+
+
+@attrs.frozen
+class CompactedHistory:
+    """What :meth:`OpenAIResponsesModel.compact` gives back.
+
+    Attributes:
+        messages: the compacted history, to continue from: the user messages
+            (the very ones given), then one assistant message holding the
+            compaction item (a :class:`agentcore.ProviderItem`).
+        usage: the tokens the compaction was billed (input and output).
+    """
+
+    messages: tuple[Message, ...]
+    usage: Usage
 
 
 class OpenAIResponsesModel(Adapter):
@@ -152,6 +173,49 @@ class OpenAIResponsesModel(Adapter):
         policy = cache_policy(self._settings.merged(request.settings), self._origin)
         state = StreamState(self._origin, stored=self._server_state)
         yield from self._stream(body, self._request_headers(request), state, prompt, policy, ctx)
+
+    def compact(
+        self, messages: Sequence[Message], *, system: str | None = None, ctx: Context | None = None
+    ) -> CompactedHistory:
+        """Compact ``messages`` with the stateless compact endpoint,
+        ``POST {base_url}/responses/compact``
+        (https://platform.openai.com/docs/api-reference/responses/compact;
+        https://developers.openai.com/api/docs/guides/compaction, "Standalone
+        compaction"): one JSON request, not streamed, of the history's input
+        items as a step sends them (the same mapping), ``instructions`` from
+        ``system`` and the settings' prompt-cache fields. The server answers
+        the user messages and one compaction item standing for everything
+        else (the assistant turns, tool calls and results, reasoning);
+        continue from :attr:`CompactedHistory.messages` (with the next user
+        message), which the next request sends whole, as the guide says. The
+        compaction item goes back only to this server (its ``origin``).
+
+        Use it between runs, or from ``LoopOptions(prepare_step=...)`` to
+        compact the history a step is about to send. It is not retried (a
+        step's retry policy does not cover it) and is billed as its
+        :attr:`CompactedHistory.usage` says.
+
+        Args:
+            messages: the history, as a step would send it.
+            system: the system prompt (None: none).
+            ctx: cancels the call or bounds it with a deadline; None: a fresh
+                :class:`agentcore.Context`.
+
+        Raises:
+            ConfigError: before any HTTP call, a history or settings the API
+                would refuse, as ``stream()`` raises it.
+            ModelError: an error status, a transport failure, an answer that
+                is not a compacted history
+                (:func:`agentcore.providers.openai.responses.stream.compacted_messages`).
+            Canceled: ``ctx`` was cancelled.
+        """
+        request = Request(system=system or "", messages=tuple(messages))
+        sent: list[Any] = []
+        body = compact_body(self._body(request_body, request, sent, system_role=self._system_role))
+        headers = merge_headers(self._headers, {"accept": "application/json"})
+        answer = self._post(COMPACT_PATH, body, headers, Context() if ctx is None else ctx)
+        history, usage = compacted_messages(answer, request.messages, sent, self._origin)
+        return CompactedHistory(tuple(history), usage)
 
     def _count_request(self, request: Request) -> tuple[str, dict[str, Any]]:
         """``POST {base_url}/responses/input_tokens``

@@ -500,6 +500,22 @@ COUNT_FIELDS = frozenset(
 """The body fields ``POST /v1/responses/input_tokens`` takes (:data:`COUNT_DOCS`)."""
 
 
+COMPACT_FIELDS = frozenset({"model", "input", "instructions", "prompt_cache_key", "prompt_cache_retention"})
+"""The body fields ``POST /v1/responses/compact`` takes that a stateless
+history uses (https://platform.openai.com/docs/api-reference/responses/compact;
+``previous_response_id`` is the other)."""
+
+
+def compact_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The body of ``POST {base_url}/responses/compact`` for the history whose
+    step body :func:`request_body` made: its model, input items, instructions
+    and prompt-cache fields (:data:`COMPACT_FIELDS`), without ``stream`` (the
+    endpoint answers one JSON document) and what else a step sends (tools,
+    sampling, ``store``, ``include``, ``context_management``).
+    """
+    return {name: value for name, value in body.items() if name in COMPACT_FIELDS}
+
+
 def count_body(body: Mapping[str, Any]) -> dict[str, Any]:
     """The body of ``POST {base_url}/responses/input_tokens`` for the step whose
     body :func:`request_body` made: its fields the endpoint takes
