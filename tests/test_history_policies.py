@@ -89,6 +89,11 @@ def fetch_steps(count: int) -> list[Any]:
     return [counted(call(f"c{n}", "fetch")) for n in range(1, count + 1)]
 
 
+def go(model: ScriptedModel, policy: Any = None) -> LoopOptions:
+    """Options for ``model``, asked to "go" with the ``fetch`` tool, under the history ``policy``."""
+    return LoopOptions(model=model, messages=[user_message("go")], tools=[FETCH], history_policy=policy)
+
+
 def assistant(*calls: str) -> Message:
     return Message(role=Role.ASSISTANT, content=[tool_call_part(ToolCall(c, "fetch")) for c in calls])
 
@@ -231,12 +236,7 @@ def test_a_policy_with_a_wrong_value_is_a_config_error(make: Any, message: str) 
 
 def test_a_run_reports_each_compaction_and_keeps_the_full_history() -> None:
     model = ScriptedModel([*fetch_steps(4), text_step("done")])
-    options = LoopOptions(
-        model=model,
-        messages=[user_message("go")],
-        tools=[FETCH],
-        history_policy=SlidingWindow(max_tokens=600),
-    )
+    options = go(model, SlidingWindow(max_tokens=600))
     reader = run(options)
     parts = collect(reader)
     result = reader.result()
@@ -284,12 +284,7 @@ def test_policies_apply_in_list_order_each_on_what_the_one_before_left() -> None
             return None
 
     model = ScriptedModel([*fetch_steps(3), text_step("ok")])
-    options = LoopOptions(
-        model=model,
-        messages=[user_message("go")],
-        tools=[FETCH],
-        history_policy=[Spy("a"), SlidingWindow(max_tokens=300), Spy("b")],
-    )
+    options = go(model, [Spy("a"), SlidingWindow(max_tokens=300), Spy("b")])
     generate(options)
     assert seen == [("a", 1), ("b", 1), ("a", 3), ("b", 3), ("a", 5), ("b", 3), ("a", 5), ("b", 3)]
 
@@ -302,9 +297,7 @@ def test_a_policy_that_breaks_the_history_ends_the_run_naming_it() -> None:
             return HistoryEdit(messages=(state.messages[0], state.messages[1]))  # a call without its result
 
     model = ScriptedModel([*fetch_steps(1), text_step("never")])
-    options = LoopOptions(
-        model=model, messages=[user_message("go")], tools=[FETCH], history_policy=Careless()
-    )
+    options = go(model, Careless())
     with pytest.raises(RunError) as failure:
         generate(options)
     assert str(failure.value.err) == (
@@ -331,12 +324,7 @@ def test_a_policy_that_empties_the_history_ends_the_run() -> None:
 def summarize_run(summarizer: ScriptedModel, ctx: Context | None = None) -> tuple[ScriptedModel, Any]:
     """Three fetch steps then an answer, summarizing past 600 tokens, keeping the last 2 messages."""
     model = ScriptedModel([*fetch_steps(3), text_step("done")])
-    options = LoopOptions(
-        model=model,
-        messages=[user_message("go")],
-        tools=[FETCH],
-        history_policy=Summarize(summarizer, trigger_tokens=600, keep_last=2),
-    )
+    options = go(model, Summarize(summarizer, trigger_tokens=600, keep_last=2))
     reader = run(options, ctx)
     collect(reader)
     return model, reader
@@ -444,12 +432,7 @@ def too_long(tokens: int = 2500) -> ModelError:
 
 def test_a_refused_step_is_cut_again_and_retried_once() -> None:
     model = ScriptedModel([*fetch_steps(2), too_long(), text_step("ok")])
-    options = LoopOptions(
-        model=model,
-        messages=[user_message("go")],
-        tools=[FETCH],
-        history_policy=SlidingWindow(max_tokens=100_000),
-    )
+    options = go(model, SlidingWindow(max_tokens=100_000))
     result = generate(options)
     assert result.text == "ok"
     assert [len(r.messages) for r in model.requests] == [1, 3, 5, 3]
@@ -462,12 +445,7 @@ def test_a_refused_step_is_cut_again_and_retried_once() -> None:
 def test_the_retry_happens_once_and_only_once() -> None:
     second = too_long(2100)
     model = ScriptedModel([*fetch_steps(2), too_long(), second, text_step("never")])
-    options = LoopOptions(
-        model=model,
-        messages=[user_message("go")],
-        tools=[FETCH],
-        history_policy=SlidingWindow(max_tokens=100_000),
-    )
+    options = go(model, SlidingWindow(max_tokens=100_000))
     with pytest.raises(RunError) as failure:
         generate(options)
     assert failure.value.err is second
@@ -487,12 +465,7 @@ def test_a_refusal_nothing_can_cut_ends_the_run_with_the_providers_error() -> No
     refusal = too_long()
     summarizer = ScriptedModel([ModelError(ErrorClass.UPSTREAM, message="down")])
     model = ScriptedModel([*fetch_steps(2), refusal, text_step("never")])
-    options = LoopOptions(
-        model=model,
-        messages=[user_message("go")],
-        tools=[FETCH],
-        history_policy=Summarize(summarizer, trigger_tokens=100_000, keep_last=0),
-    )
+    options = go(model, Summarize(summarizer, trigger_tokens=100_000, keep_last=0))
     with pytest.raises(RunError) as failure:
         generate(options)
     assert failure.value.err is refusal  # the summary failed: no retry, the original error
@@ -503,12 +476,7 @@ def test_a_refusal_nothing_can_cut_ends_the_run_with_the_providers_error() -> No
 def test_a_refusal_after_a_part_went_out_is_not_retried() -> None:
     refusal = too_long()
     model = ScriptedModel([*fetch_steps(1), [text("partial "), refusal], text_step("never")])
-    options = LoopOptions(
-        model=model,
-        messages=[user_message("go")],
-        tools=[FETCH],
-        history_policy=SlidingWindow(max_tokens=100_000),
-    )
+    options = go(model, SlidingWindow(max_tokens=100_000))
     with pytest.raises(RunError) as failure:
         generate(options)
     assert failure.value.err is refusal
@@ -554,12 +522,7 @@ def test_a_step_after_a_compaction_reports_the_miss_as_compaction() -> None:
             counted(text("ok"), reason=FinishReason.STOP, cache=miss(1)),
         ]
     )
-    options = LoopOptions(
-        model=model,
-        messages=[user_message("go")],
-        tools=[FETCH],
-        history_policy=SlidingWindow(max_tokens=600),
-    )
+    options = go(model, SlidingWindow(max_tokens=600))
     reader = run(options)
     finishes = [part.cache for part in collect(reader) if part.kind is StreamPartKind.STEP_FINISH]
     causes = [step.cache.cause if step.cache else None for step in reader.result().steps]

@@ -179,29 +179,8 @@ class WindowServer:
 
     def _text(self, text: str, tokens: int) -> bytes:
         if self.api == "anthropic":
-            return _sse(
-                [
-                    _message_start(tokens),
-                    {
-                        "type": "content_block_start",
-                        "index": 0,
-                        "content_block": {"type": "text", "text": ""},
-                    },
-                    {
-                        "type": "content_block_delta",
-                        "index": 0,
-                        "delta": {"type": "text_delta", "text": text},
-                    },
-                    {"type": "content_block_stop", "index": 0},
-                    {
-                        "type": "message_delta",
-                        "delta": {"stop_reason": "end_turn"},
-                        "usage": {"output_tokens": 9},
-                    },
-                    {"type": "message_stop"},
-                ],
-                named=False,
-            )
+            block = {"type": "text", "text": ""}
+            return _anthropic(block, {"type": "text_delta", "text": text}, "end_turn", tokens)
         if self.api == "chat":
             return _chat([{"role": "assistant", "content": text}], "stop", tokens)
         item = {
@@ -228,24 +207,8 @@ class WindowServer:
     def _call(self, call_id: str, arguments: str, tokens: int) -> bytes:
         if self.api == "anthropic":
             block = {"type": "tool_use", "id": call_id, "name": "fetch", "input": {}}
-            return _sse(
-                [
-                    _message_start(tokens),
-                    {"type": "content_block_start", "index": 0, "content_block": block},
-                    {
-                        "type": "content_block_delta",
-                        "index": 0,
-                        "delta": {"type": "input_json_delta", "partial_json": arguments},
-                    },
-                    {"type": "content_block_stop", "index": 0},
-                    {
-                        "type": "message_delta",
-                        "delta": {"stop_reason": "tool_use"},
-                        "usage": {"output_tokens": 12},
-                    },
-                    {"type": "message_stop"},
-                ],
-                named=False,
+            return _anthropic(
+                block, {"type": "input_json_delta", "partial_json": arguments}, "tool_use", tokens
             )
         if self.api == "chat":
             call = {
@@ -270,6 +233,21 @@ class WindowServer:
             "delta": arguments,
         }
         return _responses(item, [delta], tokens)
+
+
+def _anthropic(block: dict[str, Any], delta: dict[str, Any], stop: str, tokens: int) -> bytes:
+    """A Messages API stream of one content block: ``block`` opened, one ``delta``, ``stop``."""
+    return _sse(
+        [
+            _message_start(tokens),
+            {"type": "content_block_start", "index": 0, "content_block": block},
+            {"type": "content_block_delta", "index": 0, "delta": delta},
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 10}},
+            {"type": "message_stop"},
+        ],
+        named=False,
+    )
 
 
 def _message_start(tokens: int) -> dict[str, Any]:
