@@ -409,6 +409,8 @@ class _Loop:
         """The model of the step being run, when a plan changed it."""
         self.step_tools = config.tools
         """The tools the calls of the step being run may call."""
+        self.resent = False
+        """The step being streamed is a refused step sent again (its trace span is open)."""
 
     def run(self, _send: SendFunc) -> None:
         """Run the loop to its end (the worker's ``produce``: it sends through
@@ -579,13 +581,19 @@ class _Loop:
                 raise
             _log.info("agentcore: step %d was refused as too long; the history policies cut again", number)
             setup = preparer.prepare(number, self._request(), self.progress, self.config.tools, refused=exc)
+            if self.config.observer is not None:  # traced as one step tried twice, the refusal its retry
+                self.config.observer.retried(exc, 1, 0.0)
         self.step_model, self.step_tools = setup.model, setup.tools
-        return (setup, *self._model_step(number, setup.request))
+        self.resent = True
+        try:
+            return (setup, *self._model_step(number, setup.request))
+        finally:
+            self.resent = False
 
     def _stream(self, number: int, request: Request) -> Step:
         """Stream step ``number``, with retries (under the observer's hooks when traced)."""
         observer = self.config.observer
-        if observer is not None:
+        if observer is not None and not self.resent:
             observer.step_started(request)
         step = self.config.streamer.stream(request, number, self.step_model)
         if observer is not None:
