@@ -2,7 +2,8 @@
 
 Start with :func:`run` and :class:`LoopOptions`; adapters live in
 ``agentcore.providers.anthropic`` and ``agentcore.providers.openai``; test
-doubles in ``agentcore.testing``.
+doubles in ``agentcore.testing``; the history policies of long runs in
+``agentcore.compaction``.
 """
 
 from agentcore.caching import CacheCause, CacheReport, PrefixChange
@@ -32,16 +33,20 @@ from agentcore.options import (
     DEFAULT_RUN_QUEUE_SIZE,
     DEFAULT_STEP_LIMIT,
     LoopOptions,
+    StepDraft,
+    StepPlan,
 )
 from agentcore.output import OutputValidationError
 from agentcore.result import RunResult, StepResult
 from agentcore.settings import ModelSettings
 from agentcore.tools import FunctionTool, Tool, ToolInputError, ToolSet, tool
 from agentcore.types import (
+    Compaction,
     ContentPart,
     ContentPartKind,
     FinishReason,
     Message,
+    ProviderItem,
     Reasoning,
     Request,
     Role,
@@ -54,6 +59,7 @@ from agentcore.types import (
     cache_point,
     file_part,
     file_part_from_path,
+    provider_item_part,
     reasoning_part,
     text_part,
     tool_call_part,
@@ -82,6 +88,7 @@ __all__ = [
     "CacheReport",
     "Canceled",
     "CheckpointConflict",
+    "Compaction",
     "ConfigError",
     "ContentPart",
     "ContentPartKind",
@@ -106,6 +113,7 @@ __all__ = [
     "ModelSettings",
     "OutputValidationError",
     "PrefixChange",
+    "ProviderItem",
     "Reasoning",
     "ReplayDiverged",
     "Request",
@@ -113,6 +121,8 @@ __all__ = [
     "RunError",
     "RunReader",
     "RunResult",
+    "StepDraft",
+    "StepPlan",
     "StepResult",
     "StreamPart",
     "StreamPartKind",
@@ -129,6 +139,7 @@ __all__ = [
     "file_part",
     "file_part_from_path",
     "generate",
+    "provider_item_part",
     "reasoning_part",
     "run",
     "text_part",

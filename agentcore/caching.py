@@ -57,6 +57,10 @@ class PrefixChange(str, enum.Enum):
     """A message differs from the earlier request's message at the same index."""
     SHORTER = "shorter"
     """The history is a part of the earlier one's: it ends before it did."""
+    COMPACTED = "compacted"
+    """The provider compacted the history: the request holds a compaction
+    block (:class:`agentcore.ProviderItem`) the earlier request did not, and
+    the provider reads the prompt from that block on."""
 
 
 class CacheCause(str, enum.Enum):
@@ -68,6 +72,12 @@ class CacheCause(str, enum.Enum):
     """More time passed since the earlier request than the cache's TTL."""
     BELOW_MINIMUM = "below-minimum"
     """The earlier request's prompt was shorter than the provider caches."""
+    COMPACTED = "compacted"
+    """The history was compacted since the earlier request, by a history
+    policy (the prompt changed at or after the first message it changed) or
+    by the provider (a compaction block it reads the prompt from, or content
+    its context editing cleared): what was cached before is no longer the
+    prompt's prefix. The cost of compacting, not an edit."""
     NOT_SAID = "not-said"
     """None of the above: the provider did not say why."""
 
@@ -128,11 +138,16 @@ class Fingerprint:
         system: the digest of the system prompt as sent (of ``null`` for none).
         messages: one digest per message of ``Request.messages``, of the JSON
             the adapter sent for it (of ``null`` for a message it did not send).
+        compacted_at: the index of the message holding the request's latest
+            compaction block (Anthropic) or item (OpenAI Responses), from
+            which on the provider reads the prompt (it passes over what comes
+            before it); None when the request holds none.
     """
 
     tools: str
     system: str
     messages: tuple[str, ...]
+    compacted_at: int | None = None
 
 
 @attrs.frozen
@@ -156,19 +171,42 @@ class Match:
 
 def compare(current: Fingerprint, earlier: Fingerprint) -> Match:
     """Compare ``current`` with ``earlier``, in the order providers cache a
-    prompt: tools, system prompt, then the messages one by one."""
+    prompt: tools, system prompt, then the messages one by one.
+
+    A provider that compacted reads the prompt from the latest compaction
+    block on (:attr:`Fingerprint.compacted_at`). A request holding a
+    compaction the earlier one did not (or not at its place) is
+    :attr:`PrefixChange.COMPACTED` at the block's message, whatever came
+    before it; two requests with the same latest compaction are compared
+    from that block on, so dropping the messages before it, which the
+    provider passes over, changes nothing (``shared`` counts in
+    ``current``'s indexes)."""
     if current.tools != earlier.tools:
         return Match(0, PrefixChange.TOOLS)
     if current.system != earlier.system:
         return Match(0, PrefixChange.SYSTEM)
-    shared = 0
-    for mine, theirs in zip(current.messages, earlier.messages, strict=False):
-        if mine != theirs:
-            return Match(shared, PrefixChange.MESSAGE, shared)
-        shared += 1
-    if shared < len(earlier.messages):
+    mine, theirs, offset = current.messages, earlier.messages, 0
+    at, before = current.compacted_at, earlier.compacted_at
+    if at is not None:
+        if before is None or theirs[before] != mine[at]:
+            return Match(_leading(mine, theirs), PrefixChange.COMPACTED, at)
+        mine, theirs, offset = mine[at:], theirs[before:], at
+    shared = offset + _leading(mine, theirs)
+    if shared - offset < min(len(mine), len(theirs)):
+        return Match(shared, PrefixChange.MESSAGE, shared)
+    if shared - offset < len(theirs):
         return Match(shared, PrefixChange.SHORTER, shared)
     return Match(shared, None)
+
+
+def _leading(mine: tuple[str, ...], theirs: tuple[str, ...]) -> int:
+    """How many leading digests ``mine`` and ``theirs`` share."""
+    shared = 0
+    for mine_digest, their_digest in zip(mine, theirs, strict=False):
+        if mine_digest != their_digest:
+            break
+        shared += 1
+    return shared
 
 
 @attrs.frozen
@@ -222,11 +260,22 @@ def _what_changed(match: Match) -> str:
         return "the system prompt changed"
     if match.change is PrefixChange.MESSAGE:
         return f"message {match.at} changed (edited or replaced since the earlier request)"
+    if match.change is PrefixChange.COMPACTED:
+        return (
+            f"the provider compacted the history at message {match.at}: it reads the prompt from that "
+            "compaction block on, so what it cached before the compaction is not read again"
+        )
     return f"the history is shorter than the earlier request's (it ends before message {match.at})"
 
 
 def diagnose(
-    messages: int, match: Match | None, earlier: Earlier | None, usage: Usage, policy: CachePolicy, at: float
+    messages: int,
+    match: Match | None,
+    earlier: Earlier | None,
+    usage: Usage,
+    policy: CachePolicy,
+    at: float,
+    edited: str = "",
 ) -> CacheReport:
     """The :class:`CacheReport` of a step.
 
@@ -234,13 +283,17 @@ def diagnose(
     earlier request exists and the step read at least ``policy.granularity``
     tokens less than that request left in the cache (or than its prompt, when
     it cached nothing although it reached ``policy.min_tokens``; with the
-    minimum not known, such a step is no miss). The cause is, in this
-    order: the earlier prompt was below ``policy.min_tokens`` and nothing was
-    read (:attr:`CacheCause.BELOW_MINIMUM`); the prompt changed before the
-    earlier request's end (:attr:`CacheCause.PREFIX_CHANGED`, naming the tools,
-    the system prompt or the message index); more than ``policy.ttl`` seconds
-    passed (:attr:`CacheCause.TTL_EXPIRED`, "probably": providers keep a prefix
-    at least that long, sometimes longer); else :attr:`CacheCause.NOT_SAID`.
+    minimum not known, such a step is no miss). The cause is, in this order:
+    the earlier prompt was below ``policy.min_tokens`` and nothing was read
+    (:attr:`CacheCause.BELOW_MINIMUM`); the provider compacted the history
+    since (:attr:`CacheCause.COMPACTED`, naming the message of the compaction
+    block); the prompt changed before the earlier request's end
+    (:attr:`CacheCause.PREFIX_CHANGED`, naming the tools, the system prompt
+    or the message index); the provider edited this step's prompt itself
+    (``edited``, Anthropic context editing: :attr:`CacheCause.COMPACTED`);
+    more than ``policy.ttl`` seconds passed (:attr:`CacheCause.TTL_EXPIRED`,
+    "probably": providers keep a prefix at least that long, sometimes
+    longer); else :attr:`CacheCause.NOT_SAID`.
 
     Args:
         messages: the request's number of messages.
@@ -249,6 +302,8 @@ def diagnose(
         usage: the step's usage.
         policy: what the request asked of the cache.
         at: when the request was sent, on the clock of ``earlier.at``.
+        edited: what the provider said it removed from this step's prompt
+            before reading it (the edits applied, in words); "" for nothing.
     """
     read = usage.cache_read
     if match is None or earlier is None:
@@ -281,8 +336,12 @@ def diagnose(
     report = attrs.evolve(report, expected_read=expected)
     if expected - read < policy.granularity:
         return report
-    if match.change is not None:
+    if match.change is PrefixChange.COMPACTED:
+        cause, why = CacheCause.COMPACTED, _what_changed(match)
+    elif match.change is not None:
         cause, why = CacheCause.PREFIX_CHANGED, _what_changed(match)
+    elif edited:
+        cause, why = CacheCause.COMPACTED, f"the provider cleared content from the prompt first ({edited})"
     elif at - earlier.at > policy.ttl:
         cause = CacheCause.TTL_EXPIRED
         why = (
@@ -294,6 +353,22 @@ def diagnose(
         why = f"the prefix and the TTL allowed more; {policy.provider} did not say why"
     reason = f"read {read:,} of the {expected:,} cached tokens: {why}"
     return attrs.evolve(report, cause=cause, reason=reason)
+
+
+def compacted(report: CacheReport, at: int, by: str) -> CacheReport:
+    """``report`` with a prefix change at or after message ``at``, which a
+    history policy changed before the step (``by`` names it), named as
+    compaction (:attr:`CacheCause.COMPACTED`) rather than as an edit; any
+    other report as it is. The loop calls it for the steps a compaction
+    preceded (``docs/long-runs.md``)."""
+    if report.cause is not CacheCause.PREFIX_CHANGED or report.changed_at is None or report.changed_at < at:
+        return report
+    reason = (
+        f"read {report.cache_read:,} of the {report.expected_read:,} cached tokens: "
+        f"the history was compacted from message {report.changed_at} on ({by})"
+    )
+    _log.info("agentcore: prompt cache miss (%s): %s", CacheCause.COMPACTED.value, reason)
+    return attrs.evolve(report, cause=CacheCause.COMPACTED, reason=reason)
 
 
 def _shared(current: Fingerprint, earlier: Fingerprint) -> int:
@@ -393,13 +468,15 @@ class CacheWatch:
     earlier: Earlier | None
     run: Context | None
 
-    def report(self, finish: StreamPart) -> StreamPart:
+    def report(self, finish: StreamPart, edited: str = "") -> StreamPart:
         """``finish``, the step's ``step-finish`` part, with its
         :class:`CacheReport` (``cache``); the step is remembered (a failed
-        attempt, which never gets here, is not) and a miss is logged at INFO."""
+        attempt, which never gets here, is not) and a miss is logged at INFO.
+        ``edited``: what the provider removed from the step's prompt itself
+        (:func:`diagnose`)."""
         request, earlier = self.request, self.earlier
         match = None if earlier is None else compare(request, earlier.print)
-        report = diagnose(len(request.messages), match, earlier, finish.usage, self.policy, self.at)
+        report = diagnose(len(request.messages), match, earlier, finish.usage, self.policy, self.at, edited)
         run = None if self.run is None else weakref.ref(self.run)
         self.tracker._remember(Earlier(request, self.at, finish.usage, run))
         if report.cause is not None:

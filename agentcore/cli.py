@@ -12,6 +12,7 @@ Usage::
               [--hide-reasoning] [--mcp COMMAND [--mcp-prefix PREFIX]]...
               [--mcp-url URL [--mcp-prefix PREFIX]]... [--json]
               [--file PATH [--file-type MEDIA/TYPE]]... [--output-schema FILE]
+              [--history-policy SPEC]... [--context-window N]
               [--timeout SECONDS] [--version] PROMPT...
 
 The words of PROMPT are joined with spaces; ``-`` reads the prompt from
@@ -56,6 +57,23 @@ status 1); a file that cannot be read or is not a JSON object, or a schema
 that is not valid, is a usage error (exit status 2). The offline TestModel
 answers with JSON generated from the schema.
 
+``--history-policy SPEC`` keeps a long run's history inside the model's
+context window (``LoopOptions(history_policy=...)``, ``docs/long-runs.md``);
+repeated, the policies apply in the order given (:func:`build_policies`):
+``clear-tool-results[:KEEP]`` (:class:`~agentcore.compaction.ClearOldToolResults`,
+the last KEEP results stay, default 3), ``window[:MAX]``
+(:class:`~agentcore.compaction.SlidingWindow`, default 0.8),
+``summarize[:TRIGGER[:KEEP]]`` (:class:`~agentcore.compaction.Summarize` with
+the run's model, default 0.8 and 10) and ``provider:TRIGGER``
+(:class:`~agentcore.compaction.ProviderCompaction`: the provider compacts
+itself past TRIGGER input tokens). A token figure with a decimal point
+(``0.8``) is a share of the context window: of ``--context-window N``
+when given, else of the model's own; a whole number is tokens. Each time a
+policy (or the provider's compaction) acts, one line on standard error says
+so (``compaction: before step 12 · SlidingWindow removed 6 of 25 messages ·
+...``); with ``--json`` it is a ``compaction`` object. A spec that cannot be
+read is a usage error (exit status 2).
+
 ``--timeout SECONDS`` bounds the whole run, retries, their waits and tool
 calls included (``run(options, Context(timeout=SECONDS))``, counted from the
 start of the run): when it passes the run is cancelled, as Ctrl-C cancels
@@ -93,9 +111,17 @@ from typing import TYPE_CHECKING, Any, TextIO
 import attrs
 
 from agentcore import __version__
+from agentcore.compaction import (
+    ClearOldToolResults,
+    HistoryPolicy,
+    ProviderCompaction,
+    SlidingWindow,
+    Summarize,
+)
 from agentcore.context import Context
 from agentcore.engine.channel import RunReader
 from agentcore.engine.loop import run
+from agentcore.engine.prepare import window_of
 from agentcore.errors import AgentcoreError, ConfigError, DeadlineExceeded
 from agentcore.integrations.cli_model import (
     DEFAULT_ANTHROPIC_MODEL,
@@ -142,6 +168,7 @@ __all__ = [
     "MCPServerOption",
     "UsageError",
     "build_parser",
+    "build_policies",
     "build_settings",
     "main",
     "open_mcp_servers",
@@ -246,6 +273,72 @@ def build_settings(args: argparse.Namespace) -> ModelSettings | None:
         thinking_budget=args.thinking_budget,
     )
     return settings if settings.set_fields() else None
+
+
+POLICY_FORMS = "clear-tool-results[:KEEP], window[:MAX], summarize[:TRIGGER[:KEEP]] or provider:TRIGGER"
+"""The short forms ``--history-policy`` takes."""
+
+
+def build_policies(specs: Sequence[str], model: Model, context_window: int | None) -> list[HistoryPolicy]:
+    """The history policies of ``--history-policy`` specs, in the order given.
+
+    Args:
+        specs: each spec, in one of the forms of :data:`POLICY_FORMS`.
+        model: the run's model (``summarize`` writes its summary with it).
+        context_window: ``--context-window``: a share (a figure with a
+            decimal point) is of it; None: of the model's own window.
+
+    Raises:
+        UsageError: a spec that cannot be read, naming it and the forms.
+        ConfigError: a value a policy refuses (naming the field).
+    """
+
+    window = context_window or window_of(model)
+
+    def figure(text: str, spec: str) -> int | float:
+        try:
+            value: int | float = float(text) if "." in text else int(text)
+        except ValueError:
+            raise UsageError(
+                f"--history-policy {spec}: {text!r} is not a number of tokens or a share"
+            ) from None
+        if isinstance(value, float) and window is None:
+            raise UsageError(
+                f"--history-policy {spec}: {text} is a share of the context window, which is not known for "
+                f"{model.model_id}: give --context-window N, or a number of tokens"
+            )
+        if isinstance(value, float) and context_window is not None:
+            return int(value * context_window)
+        return value
+
+    policies: list[HistoryPolicy] = []
+    for spec in specs:
+        name, *values = spec.split(":")
+        if name in _SHARE_DEFAULTS and not values:  # the policy's default share, of the window given
+            values = [str(_SHARE_DEFAULTS[name])]
+        counts = all(value.isdigit() for value in values)
+        if name == "clear-tool-results" and len(values) <= 1 and counts:
+            policies.append(ClearOldToolResults(*(int(value) for value in values)))
+        elif name == "window" and len(values) == 1:
+            policies.append(SlidingWindow(figure(values[0], spec)))
+        elif name == "summarize" and 1 <= len(values) <= 2 and all(value.isdigit() for value in values[1:]):
+            trigger = figure(values[0], spec)
+            summarize = (
+                Summarize(model, trigger) if len(values) == 1 else Summarize(model, trigger, int(values[1]))
+            )
+            policies.append(summarize)
+        elif name == "provider" and len(values) == 1 and counts:
+            policies.append(ProviderCompaction(trigger_tokens=int(values[0])))
+        else:
+            raise UsageError(f"--history-policy {spec!r} is not one of {POLICY_FORMS}")
+    return policies
+
+
+_SHARE_DEFAULTS = {
+    "window": attrs.fields(SlidingWindow).max_tokens.default,
+    "summarize": attrs.fields(Summarize).trigger_tokens.default,
+}
+"""The default shares of the context window of the policies whose first figure is one."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -383,6 +476,22 @@ def build_parser() -> argparse.ArgumentParser:
         "the validated answer, as JSON",
     )
     parser.add_argument(
+        "--history-policy",
+        metavar="SPEC",
+        action="append",
+        default=[],
+        dest="history_policies",
+        help=f"keep a long run's history inside the context window: {POLICY_FORMS}; a figure with a decimal "
+        "point is a share of the context window, a whole number tokens; repeatable (applied in order)",
+    )
+    parser.add_argument(
+        "--context-window",
+        metavar="N",
+        type=_positive_int,
+        help="the model's context window in tokens, which the --history-policy shares are of "
+        "(default: the model's own, when agentcore knows it)",
+    )
+    parser.add_argument(
         "--timeout",
         metavar="SECONDS",
         type=_timeout_seconds,
@@ -462,6 +571,7 @@ def main(
             if choice.notice:
                 write_line(err, choice.notice)
             model = build_model(choice)
+        policies = build_policies(args.history_policies, model, args.context_window)
         servers = open_mcp_servers(args.mcp_servers, environ)
         options = LoopOptions(
             model=model,
@@ -472,6 +582,7 @@ def main(
             max_output_tokens=args.max_output_tokens,
             settings=build_settings(args),
             output_type=schema,
+            history_policy=policies,
         )
         reader = run(options, ctx if args.timeout is None else Context(timeout=args.timeout, parent=ctx))
         for part in reader:

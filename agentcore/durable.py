@@ -44,7 +44,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
@@ -100,6 +100,13 @@ def _tuple(value: Any) -> tuple[Any, ...]:
 
 def _dict(value: Mapping[str, bool | str]) -> dict[str, bool | str]:
     return dict(value)
+
+
+def _basis(value: Iterable[int] | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    reported, sent = value
+    return int(reported), int(sent)
 
 
 @attrs.frozen
@@ -187,6 +194,14 @@ class RunState:
         output_tool: True when ``output`` is the ``final_answer`` tool's
             arguments (``output_mode="tool"``).
         output_attempts: structured answers checked so far.
+        full_messages: the full history (every message the run had, what a
+            history policy took out of ``messages`` included); empty while
+            no policy changed ``messages`` (then it is ``messages``).
+        origins: with ``full_messages``, for each message of ``messages``
+            its index there (-1: a message a policy wrote, a summary).
+        basis: the prompt tokens the provider reported for the last step
+            and the number of messages it sent, from which the history
+            policies size the next prompt; None: they estimate it.
         revision: counts the saves of this run (a store keeps the highest).
         version: the shape's version, :data:`RUN_STATE_VERSION` when written.
     """
@@ -204,6 +219,9 @@ class RunState:
     output: str = ""
     output_tool: bool = False
     output_attempts: int = 0
+    full_messages: tuple[Message, ...] = attrs.field(default=(), converter=_tuple)
+    origins: tuple[int, ...] = attrs.field(default=(), converter=_tuple)
+    basis: tuple[int, int] | None = attrs.field(default=None, converter=_basis)
     revision: int = 0
     version: int = RUN_STATE_VERSION
 
@@ -215,8 +233,10 @@ class RunState:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON (``json.dumps`` takes it as is); files as base64,
-        reasoning and provider data byte for byte."""
-        return {
+        reasoning and provider data byte for byte. ``full_messages``,
+        ``origins`` and ``basis`` are written only when set (a run without
+        history policies writes what it always wrote)."""
+        out: dict[str, Any] = {
             "version": self.version,
             "run_id": self.run_id,
             "revision": self.revision,
@@ -233,6 +253,12 @@ class RunState:
             "output_tool": self.output_tool,
             "output_attempts": self.output_attempts,
         }
+        if self.full_messages:
+            out["full_messages"] = [message.to_dict() for message in self.full_messages]
+            out["origins"] = list(self.origins)
+        if self.basis is not None:
+            out["basis"] = list(self.basis)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunState:
@@ -272,6 +298,9 @@ class RunState:
             output=data.get("output", ""),
             output_tool=data.get("output_tool", False),
             output_attempts=data.get("output_attempts", 0),
+            full_messages=[Message.from_dict(message) for message in data.get("full_messages", ())],
+            origins=data.get("origins", ()),
+            basis=data.get("basis"),
             revision=data.get("revision", 0),
             version=RUN_STATE_VERSION,
         )

@@ -6,8 +6,8 @@ closes the iterator when it is done with it.
 
 Implementations MUST:
 
-1. Emit ``text-delta``, ``reasoning-delta``, ``reasoning`` and ``tool-call``
-   parts as the provider streams them, then exactly one ``step-finish`` part
+1. Emit ``text-delta``, ``reasoning-delta``, ``reasoning``, ``tool-call`` and
+   ``provider-item`` parts as the provider streams them, then exactly one ``step-finish`` part
    carrying the step's :class:`Usage` and :class:`FinishReason` (``stop``,
    ``tool-calls`` or ``length``), and nothing after it. A ``tool-call`` part
    carries a whole call: id, name and the complete argument text (``"{}"``
@@ -15,7 +15,12 @@ Implementations MUST:
    reasoning block with everything the provider needs back byte for byte;
    it comes where the block ended, so that the loop, which keeps parts in the
    order they arrive, stores it before the tool calls it preceded.
-   ``reasoning-delta`` parts are for display only.
+   ``reasoning-delta`` parts are for display only. A ``provider-item`` part
+   carries one whole block that the provider needs back byte for byte and
+   that is not text, reasoning or a tool call (a compaction block: a
+   :class:`agentcore.ProviderItem` with the block's JSON, its ``format`` and
+   ``origin``); it too comes where the block completed, and its readable
+   text (a summary) is never emitted as ``text-delta``.
 2. Raise :class:`agentcore.ModelError` for every failure, with the right
    :class:`agentcore.ErrorClass` and ``retry_after`` in seconds; no other
    exception type may escape (a foreign exception is a bug). A stream that
@@ -68,8 +73,9 @@ class Model(Protocol):
             ctx: the run's context; cancellation must end the stream promptly.
 
         Yields:
-            ``text-delta``, ``reasoning-delta``, ``reasoning`` and
-            ``tool-call`` parts in the model's order, then one ``step-finish``.
+            ``text-delta``, ``reasoning-delta``, ``reasoning``, ``tool-call``
+            and ``provider-item`` parts in the model's order, then one
+            ``step-finish``.
 
         Raises:
             ConfigError: before any HTTP call, for a request the provider

@@ -21,11 +21,13 @@ from typing import Any
 
 import attrs
 
+from agentcore.compaction import HistoryPolicy
 from agentcore.durable import CheckpointStore, StepRunner
 from agentcore.errors import ConfigError
 from agentcore.model import Model
 from agentcore.output import output_spec
 from agentcore.redaction import headers_repr
+from agentcore.result import StepResult
 from agentcore.settings import ModelSettings
 from agentcore.tools import Tool, ToolSet
 from agentcore.transport.headers import header_dict
@@ -52,9 +54,11 @@ OUTPUT_MODES = ("native", "tool")
 """How a structured answer is asked for (``LoopOptions.output_mode``)."""
 
 
-def _tool_set(value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None) -> ToolSet:
-    """``LoopOptions.tools`` as a :class:`ToolSet` (a lone tool and a ``str``,
-    easy mistakes, are ConfigErrors that say so)."""
+def _tool_set(
+    value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None, field: str = "LoopOptions.tools"
+) -> ToolSet:
+    """``LoopOptions.tools`` (or ``field``) as a :class:`ToolSet` (a lone
+    tool and a ``str``, easy mistakes, are ConfigErrors that say so)."""
     if isinstance(value, ToolSet):
         return value
     given: object = value  # the annotation says what is allowed, not what callers pass
@@ -62,11 +66,10 @@ def _tool_set(value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None) -> To
     # members listed again at each call) costs more than the rest of the options.
     if not isinstance(given, (list, tuple)) and isinstance(given, Tool):
         name = type(given).__name__
-        raise ConfigError(f"LoopOptions.tools must be a list of tools, got one {name} (wrap it: [...])")
+        raise ConfigError(f"{field} must be a list of tools, got one {name} (wrap it: [...])")
     if isinstance(value, (str, bytes)):
         raise ConfigError(
-            "LoopOptions.tools must be tools (a list, a ToolSet or a name -> tool mapping), "
-            f"got the text {value!r}"
+            f"{field} must be tools (a list, a ToolSet or a name -> tool mapping), got the text {value!r}"
         )
     return ToolSet(value or ())
 
@@ -75,10 +78,10 @@ def _headers(value: Mapping[str, str] | None) -> dict[str, str]:
     return header_dict(value, "LoopOptions.headers")
 
 
-def _messages(value: Iterable[Message]) -> tuple[Message, ...]:
+def _messages(value: Iterable[Message], field: str = "LoopOptions.messages") -> tuple[Message, ...]:
     if isinstance(value, Message) or not isinstance(value, Iterable):
         raise ConfigError(
-            f"LoopOptions.messages must be a list of Message objects, got {type(value).__name__}"
+            f"{field} must be a list of Message objects, got {type(value).__name__}"
             + (" (wrap it: [user_message(...)])" if isinstance(value, Message) else "")
         )
     messages = tuple(value)
@@ -146,9 +149,11 @@ def _seconds(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> 
 
 
 def _of_type(kind: type, description: str) -> Callable[[Any, attrs.Attribute[Any], object], None]:
-    def check(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    def check(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
         if not isinstance(value, kind):
-            raise ConfigError(f"LoopOptions.{attribute.name} must be {description}, got {value!r}")
+            raise ConfigError(
+                f"{type(instance).__name__}.{attribute.name} must be {description}, got {value!r}"
+            )
 
     return check
 
@@ -156,6 +161,106 @@ def _of_type(kind: type, description: str) -> Callable[[Any, attrs.Attribute[Any
 def _callback(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is not None and not callable(value):
         raise ConfigError(f"LoopOptions.{attribute.name} must be callable or None, got {value!r}")
+
+
+def _policies(value: HistoryPolicy | Iterable[HistoryPolicy] | None) -> tuple[HistoryPolicy, ...]:
+    """``LoopOptions.history_policy`` as a tuple of policies (empty for None)."""
+    if value is None:
+        return ()
+    given: object = value
+    policies = (
+        (given,)
+        if callable(getattr(given, "apply", None)) or not isinstance(given, Iterable)
+        else tuple(given)
+    )
+    for policy in policies:
+        if not callable(getattr(policy, "apply", None)):
+            raise ConfigError(
+                "LoopOptions.history_policy must be a history policy (an object with apply(state)) "
+                f"or a list of them, got {policy!r}"
+            )
+    return policies
+
+
+def _plan_tools(value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None) -> ToolSet | None:
+    return None if value is None else _tool_set(value, "StepPlan.tools")
+
+
+def _plan_messages(value: Iterable[Message] | None) -> tuple[Message, ...] | None:
+    if value is None:
+        return None
+    messages = _messages(value, "StepPlan.messages")
+    if not messages:
+        raise ConfigError("StepPlan.messages needs at least one message (None keeps the step's)")
+    return messages
+
+
+def _plan_model(_instance: Any, _attribute: Any, value: object) -> None:
+    if value is not None and (getattr(value, "stream", None) is None or not hasattr(value, "model_id")):
+        raise ConfigError(f"StepPlan.model must be a Model (.model_id and .stream) or None, got {value!r}")
+
+
+@attrs.frozen
+class StepDraft:
+    """What a step is about to send: the value ``LoopOptions.prepare_step`` gets.
+
+    Attributes:
+        number: the step's number, from 1.
+        messages: the history the step will send (after the history
+            policies acted: what the run keeps).
+        system: the system prompt.
+        tools: the tools the model may call (the run's, with
+            ``final_answer`` in the tool mode of structured output).
+        model: the run's model.
+        settings: the step's settings: the run's, with what the history
+            policies set (``ProviderCompaction``); None for none.
+        usage: the run's usage so far (the steps done, and summary calls).
+        steps: the steps done so far.
+    """
+
+    number: int
+    messages: tuple[Message, ...]
+    system: str
+    tools: ToolSet
+    model: Model
+    settings: ModelSettings | None
+    usage: Usage
+    steps: tuple[StepResult, ...] = ()
+
+
+@attrs.frozen
+class StepPlan:
+    """What ``LoopOptions.prepare_step`` changes for one step. Each field
+    left None keeps the step's own; each set field replaces it for this step
+    only (the run's history, tools, model and settings are as before at the
+    next step).
+
+    Attributes:
+        messages: the history to send this step (the run still keeps its
+            own, and the model's answer is added to that). Checked before
+            the step: a history the providers refuse is a ``ConfigError``
+            naming the message index, before any HTTP call.
+        system: the system prompt ("" for none).
+        tools: the tools of this step, as ``LoopOptions.tools`` takes them:
+            the model may call only these (a call to another is an unknown
+            tool, an error result); an empty list offers none.
+        model: the model this step is sent to.
+        settings: this step's settings, in place of the run's (field by
+            field over the model's own, as ever).
+
+    Raises:
+        ConfigError: a value of the wrong type, or an empty ``messages``.
+    """
+
+    messages: tuple[Message, ...] | None = attrs.field(default=None, converter=_plan_messages)
+    system: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_of_type(str, "a str or None"))
+    )
+    tools: ToolSet | None = attrs.field(default=None, converter=_plan_tools)
+    model: Model | None = attrs.field(default=None, validator=_plan_model)
+    settings: ModelSettings | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_of_type(ModelSettings, "a ModelSettings or None"))
+    )
 
 
 @attrs.frozen
@@ -237,6 +342,19 @@ class LoopOptions:
         step_runner: runs each model step and tool call
             (:class:`~agentcore.durable.StepRunner`), for durable-execution
             engines; None: called directly.
+        prepare_step: called on the worker thread before every step with a
+            :class:`StepDraft` (what the step is about to send), after the
+            history policies; returns None (no change) or a
+            :class:`StepPlan` whose set fields replace the step's for this
+            step only. An exception it raises ends the run with that error.
+            None: no hook.
+        history_policy: one history policy
+            (:class:`agentcore.compaction.HistoryPolicy`: ``SlidingWindow``,
+            ``ClearOldToolResults``, ``Summarize``, ``ProviderCompaction``,
+            your own) or a list of them, applied in list order before each
+            step to the history the run keeps (``docs/long-runs.md``). With
+            one, a step the provider refuses as too long is tried once more
+            after the policies cut again. None: no policy.
 
     Raises:
         ConfigError: a value is out of range or of the wrong type.
@@ -280,6 +398,10 @@ class LoopOptions:
             _of_type(StepRunner, "a StepRunner (model_step, tool_call) or None")
         ),
     )
+    prepare_step: Callable[[StepDraft], StepPlan | None] | None = attrs.field(
+        default=None, validator=_callback
+    )
+    history_policy: tuple[HistoryPolicy, ...] = attrs.field(default=None, converter=_policies)
 
     @model.validator
     def _check_model(self, _attribute: Any, value: object) -> None:

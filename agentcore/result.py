@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from agentcore.caching import CacheReport
-from agentcore.types import FinishReason, Message, Reasoning, ToolCall, ToolResult, Usage
+from agentcore.types import Compaction, FinishReason, Message, Reasoning, ToolCall, ToolResult, Usage
 
 
 @attrs.frozen
@@ -38,6 +38,9 @@ class StepResult:
             cache than it could have, why (:class:`agentcore.caching.CacheReport`;
             ``docs/caching.md``); None from a model that does not report it.
             Not compared by ``==``.
+        compactions: what the history policies changed before this step
+            (``LoopOptions.history_policy``; ``docs/long-runs.md``), in the
+            order they acted; empty when none did.
     """
 
     text: str
@@ -47,6 +50,7 @@ class StepResult:
     finish_reason: FinishReason
     reasoning: tuple[Reasoning, ...] = ()
     cache: CacheReport | None = attrs.field(default=None, eq=False)
+    compactions: tuple[Compaction, ...] = ()
 
     @property
     def reasoning_text(self) -> str:
@@ -57,9 +61,9 @@ class StepResult:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON: ``{"text", "tool_calls", "tool_results", "usage",
         "finish_reason", "reasoning"}``, each value in its type's ``to_dict``
-        form; ``cache`` (a diagnosis for the process that ran the step) is
-        left out."""
-        return {
+        form, and ``compactions`` when there are any; ``cache`` (a diagnosis
+        for the process that ran the step) is left out."""
+        out: dict[str, Any] = {
             "text": self.text,
             "tool_calls": [call.to_dict() for call in self.tool_calls],
             "tool_results": [result.to_dict() for result in self.tool_results],
@@ -67,6 +71,9 @@ class StepResult:
             "finish_reason": self.finish_reason.value,
             "reasoning": [block.to_dict() for block in self.reasoning],
         }
+        if self.compactions:
+            out["compactions"] = [compaction.to_dict() for compaction in self.compactions]
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> StepResult:
@@ -78,6 +85,7 @@ class StepResult:
             usage=Usage.from_dict(data.get("usage", {})),
             finish_reason=FinishReason(data["finish_reason"]),
             reasoning=tuple(Reasoning.from_dict(block) for block in data.get("reasoning", ())),
+            compactions=tuple(Compaction.from_dict(item) for item in data.get("compactions", ())),
         )
 
 
@@ -104,14 +112,22 @@ class RunResult:
         usage: the total usage of all steps.
         finish_reason: ``stop``, ``length``, ``step-limit``, or
             ``approval-required`` (see ``pending``).
-        messages: the whole history (the caller's messages, then the
-            assistant and tool messages), ready to continue the conversation.
+        messages: the history as the loop keeps it, ready to continue the
+            conversation: the caller's messages, then the assistant and tool
+            messages, less what a history policy removed or replaced
+            (``LoopOptions.history_policy``: what the next run should start
+            from). The same as :attr:`full_messages` when no policy acted.
         output: the validated final answer of a run with
             ``LoopOptions(output_type=...)`` (an instance of that type, or the
             parsed JSON for a schema ``dict``); None without one.
         pending: with ``approval-required``, the tool calls waiting for a
             decision (the history ends with the assistant message holding
             them, unanswered); empty otherwise.
+        full_messages: the whole history with nothing removed: every
+            message the run had, in order, whatever a history policy took
+            out of :attr:`messages` (a summary a policy wrote is not in it).
+            The indexes of :attr:`Compaction.removed` count in it. The very
+            same tuple as :attr:`messages` when no policy acted (the default).
     """
 
     text: str
@@ -121,6 +137,9 @@ class RunResult:
     messages: tuple[Message, ...]
     output: Any = None
     pending: tuple[ToolCall, ...] = ()
+    full_messages: tuple[Message, ...] = attrs.field(
+        default=attrs.Factory(lambda self: self.messages, takes_self=True)
+    )
 
     @property
     def reasoning(self) -> tuple[str, ...]:
@@ -141,12 +160,15 @@ class RunSnapshot:
     """What a run's worker publishes as it goes, replaced whole (never half an update).
 
     Attributes:
-        messages: the history so far; every tool call in it has its result
-            (but those of ``pending``).
+        messages: the history so far, as the loop keeps it (compacted by the
+            history policies); every tool call in it has its result (but
+            those of ``pending``).
         steps: the steps completed so far.
-        usage: the total usage of those steps.
+        usage: the total usage of those steps (and of summary calls).
         output: the accepted structured answer, once there is one.
         pending: the tool calls waiting for approval (the run ends).
+        full_messages: the history with nothing removed; None: the same as
+            ``messages`` (no policy acted).
     """
 
     messages: tuple[Message, ...]
@@ -154,3 +176,4 @@ class RunSnapshot:
     usage: Usage = attrs.field(factory=Usage)
     output: Any = None
     pending: tuple[ToolCall, ...] = ()
+    full_messages: tuple[Message, ...] | None = None

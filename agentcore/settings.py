@@ -161,8 +161,28 @@ class ModelSettings:
             requests to the same cache (OpenAI's ``prompt_cache_key``).
         cache_retention: how long the provider keeps cached prefixes:
             ``"in_memory"`` or ``"24h"`` (OpenAI's ``prompt_cache_retention``).
+        compaction_trigger: the provider's own compaction, in input tokens:
+            once a request's prompt reaches this many tokens, the provider
+            summarizes the history itself and returns the summary as a
+            compaction block (a :class:`agentcore.ProviderItem` the loop keeps
+            and sends back). Anthropic's compaction edit (at least 50,000)
+            and OpenAI Responses' ``compact_threshold``;
+            ``docs/providers.md``, "Provider compaction".
+        clear_tool_uses: True asks the provider to clear old tool results
+            from the prompt it reads once it grows long (Anthropic context
+            editing, ``clear_tool_uses_20250919`` with its defaults: from
+            100,000 input tokens, the last 3 tool uses kept); the history
+            you keep is not changed.
+        clear_thinking: True asks the provider to clear the thinking blocks
+            of earlier turns from the prompt it reads (Anthropic context
+            editing, ``clear_thinking_20251015`` with its default: the last
+            turn's kept); needs thinking on.
         extra_body: fields merged into the request body last (they win), for
             what has no field here.
+
+    For the provider's own compaction and context editing, leave a field
+    None to ask for nothing: False is a setting too, and an adapter whose API
+    has no such field refuses any value but None.
 
     Raises:
         ConfigError: a value of the wrong type or out of range, naming the field.
@@ -183,6 +203,9 @@ class ModelSettings:
     cache_tools: bool | None = attrs.field(default=None, validator=_optional_bool)
     cache_key: str | None = attrs.field(default=None, validator=_cache_key)
     cache_retention: str | None = attrs.field(default=None, validator=_one_of(CACHE_RETENTIONS))
+    compaction_trigger: int | None = attrs.field(default=None, validator=_int(1))
+    clear_tool_uses: bool | None = attrs.field(default=None, validator=_optional_bool)
+    clear_thinking: bool | None = attrs.field(default=None, validator=_optional_bool)
     extra_body: Mapping[str, Any] | None = attrs.field(default=None, converter=_extra_body)
 
     def merged(self, override: ModelSettings | None) -> ModelSettings:

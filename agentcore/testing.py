@@ -130,7 +130,9 @@ class TestModel:
     provider would refuse (a tool call without its result, a result with no
     call, ...) is a :class:`~agentcore.ConfigError` before any part, as the
     adapters raise it (:func:`agentcore.providers.history.check_history`),
-    so a test with ``TestModel`` catches it.
+    so a test with ``TestModel`` catches it. A history holding another
+    model's provider items (compaction blocks, :class:`~agentcore.ProviderItem`)
+    is taken as it is: they are not the answer, nor quoted in it.
 
     Args:
         model_id: what :attr:`model_id` reports.
@@ -357,8 +359,8 @@ def check_model(model: Any, request: Request | None = None) -> None:
     Runs one step of ``request`` (default: a one-line user message) and checks
     that it yields only :class:`StreamPart` objects, exactly one
     ``step-finish`` as the last part with a step reason (stop, tool-calls or
-    length), only ``text-delta``, ``reasoning-delta``, ``reasoning`` and
-    ``tool-call`` parts before it; whole tool calls with an id, a name and
+    length), only ``text-delta``, ``reasoning-delta``, ``reasoning``,
+    ``tool-call`` and ``provider-item`` parts before it; whole tool calls with an id, a name and
     JSON-object arguments; ``reasoning`` parts that carry a non-empty
     :class:`Reasoning`; ``provider_data`` (of a reasoning block or a tool call)
     that is JSON text when set; no ``reasoning-delta`` after the step's last
@@ -458,6 +460,7 @@ _MODEL_KINDS = (
     StreamPartKind.REASONING_DELTA,
     StreamPartKind.REASONING,
     StreamPartKind.TOOL_CALL,
+    StreamPartKind.PROVIDER_ITEM,
 )
 """The part kinds a model emits before its ``step-finish``."""
 

@@ -41,6 +41,7 @@ class ContentPartKind(str, enum.Enum):
     TOOL_RESULT = "tool-result"
     FILE = "file"
     CACHE_POINT = "cache-point"
+    PROVIDER_ITEM = "provider-item"
 
 
 class Role(str, enum.Enum):
@@ -68,15 +69,20 @@ class FinishReason(str, enum.Enum):
 
 class StreamPartKind(str, enum.Enum):
     """Discriminates the variants of :class:`StreamPart`. Adapters emit
-    ``TEXT_DELTA``, ``REASONING_DELTA``, ``REASONING``, ``TOOL_CALL`` and
-    ``STEP_FINISH``; the loop adds ``TOOL_RESULT``, ``FINISH`` and ``ERROR``."""
+    ``TEXT_DELTA``, ``REASONING_DELTA``, ``REASONING``, ``TOOL_CALL``,
+    ``PROVIDER_ITEM`` and ``STEP_FINISH``; the loop adds ``TOOL_RESULT``,
+    ``COMPACTION``, ``FINISH`` and ``ERROR``."""
 
     TEXT_DELTA = "text-delta"
     REASONING_DELTA = "reasoning-delta"
     REASONING = "reasoning"
     TOOL_CALL = "tool-call"
+    PROVIDER_ITEM = "provider-item"
     TOOL_RESULT = "tool-result"
     STEP_FINISH = "step-finish"
+    COMPACTION = "compaction"
+    """A history policy changed the run's history before a step
+    (:class:`Compaction`; ``docs/long-runs.md``)."""
     FINISH = "finish"
     ERROR = "error"
 
@@ -248,6 +254,76 @@ _REASONING_FIELDS = tuple(field.name for field in attrs.fields(Reasoning))
 _REASONING_OPTIONAL = _REASONING_FIELDS[1:]
 
 
+def _item_type(_instance: Any, _attribute: Any, value: Any) -> None:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"ProviderItem.type must be a non-empty str (the block's type), got {value!r}")
+
+
+def _json_object_text(_instance: Any, attribute: attrs.Attribute[str], value: Any) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"ProviderItem.{attribute.name} must be JSON text (str), got {type(value).__name__}")
+    try:
+        parsed = json.loads(value)
+    except (ValueError, RecursionError):
+        parsed = None
+    if not isinstance(parsed, dict):
+        raise ValueError(f"ProviderItem.{attribute.name} must be the JSON text of an object: {value[:80]!r}")
+
+
+@attrs.frozen
+class ProviderItem:
+    """A block or item a provider returned that must go back to it byte for
+    byte, and that is not text, reasoning or a tool call: an Anthropic
+    ``compaction`` block, a Responses ``compaction`` item.
+
+    The loop keeps it in the assistant message where the model produced it;
+    the adapter that read it sends it back in place, unchanged, but only to
+    the same ``format`` and ``origin`` (another provider could not read it),
+    and leaves it out, with a log line at INFO, everywhere else
+    (``docs/providers.md``, "Provider compaction"). Every field is text, so a
+    history saved with :meth:`Message.to_dict` sends the same bytes after a
+    restart.
+
+    Attributes:
+        type: the provider's name for the block or item (``"compaction"``).
+        data: the block's JSON text, exactly as the provider wants it back
+            (an object: ``{"type": "compaction", "content": "..."}``).
+        format: the wire format that produced it, as its adapter names it
+            (``"anthropic"``, ``"openai-responses"``).
+        origin: the service that produced it (the API's host, with its port
+            when not the default), as :attr:`Reasoning.origin`.
+        text: what a person may read of it (an Anthropic compaction
+            summary); "" when it is opaque (encrypted). Never answer text.
+
+    Raises:
+        ValueError: an empty ``type``, or ``data`` that is not the JSON text
+            of an object.
+        TypeError: a field that is not a ``str``.
+    """
+
+    type: str = attrs.field(validator=_item_type)
+    data: str = attrs.field(validator=_json_object_text)
+    format: str = attrs.field(validator=_text_or_empty)
+    origin: str = attrs.field(validator=_text_or_empty)
+    text: str = attrs.field(default="", validator=_text_or_empty)
+
+    def to_dict(self) -> dict[str, str]:
+        """Return ``{"type", "data", "format", "origin"}``, plus ``text`` when
+        it is set, as JSON-safe strings (``data`` stays JSON text)."""
+        return _without_empty(attrs.asdict(self), ("text",))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ProviderItem:
+        """Inverse of :meth:`to_dict`; a missing ``text`` is ""."""
+        return cls(
+            type=data["type"],
+            data=data["data"],
+            format=data.get("format", ""),
+            origin=data.get("origin", ""),
+            text=data.get("text", ""),
+        )
+
+
 def _to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(value)
 
@@ -385,6 +461,7 @@ _CONTENT_FIELD = {
     ContentPartKind.TOOL_RESULT: ("tool_result", ToolResult),
     ContentPartKind.REASONING: ("reasoning", Reasoning),
     ContentPartKind.FILE: ("file", File),
+    ContentPartKind.PROVIDER_ITEM: ("provider_item", ProviderItem),
 }
 
 
@@ -402,8 +479,8 @@ def _content_matches_kind(instance: ContentPart, _attribute: Any, _value: Any) -
 class ContentPart:
     """One element of a :class:`Message`'s content; ``kind`` selects which
     field is meaningful (``text``, ``reasoning``, ``tool_call``,
-    ``tool_result`` or ``file``; a ``cache-point`` part has none, see
-    :func:`cache_point`)."""
+    ``tool_result``, ``file`` or ``provider_item``; a ``cache-point`` part
+    has none, see :func:`cache_point`)."""
 
     kind: ContentPartKind = attrs.field(converter=ContentPartKind)
     text: str = attrs.field(default="", validator=_text)
@@ -411,11 +488,14 @@ class ContentPart:
     tool_result: ToolResult | None = None
     reasoning: Reasoning | None = attrs.field(default=None, validator=_content_matches_kind)
     file: File | None = None
+    provider_item: ProviderItem | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form: ``{"kind": ..., and "text" | "reasoning" |
-        "tool_call" | "tool_result" | "file"}`` (``{"kind": "cache-point"}``
-        alone for a cache point)."""
+        "tool_call" | "tool_result" | "file" | "provider_item"}``
+        (``{"kind": "cache-point"}`` alone for a cache point)."""
+        if self.provider_item is not None:
+            return {"kind": self.kind.value, "provider_item": self.provider_item.to_dict()}
         if self.tool_call is not None:
             return {"kind": self.kind.value, "tool_call": self.tool_call.to_dict()}
         if self.tool_result is not None:
@@ -440,6 +520,8 @@ class ContentPart:
             return reasoning_part(Reasoning.from_dict(data["reasoning"]))
         if kind is ContentPartKind.FILE:
             return ContentPart(kind=ContentPartKind.FILE, file=File.from_dict(data["file"]))
+        if kind is ContentPartKind.PROVIDER_ITEM:
+            return provider_item_part(ProviderItem.from_dict(data["provider_item"]))
         if kind is ContentPartKind.CACHE_POINT:
             return cache_point()
         return text_part(data.get("text", ""))
@@ -453,6 +535,12 @@ def text_part(text: str) -> ContentPart:
 def reasoning_part(reasoning: Reasoning) -> ContentPart:
     """A ``reasoning`` content part."""
     return ContentPart(kind=ContentPartKind.REASONING, reasoning=reasoning)
+
+
+def provider_item_part(item: ProviderItem) -> ContentPart:
+    """A ``provider-item`` content part: a block a provider needs back byte
+    for byte (:class:`ProviderItem`)."""
+    return ContentPart(kind=ContentPartKind.PROVIDER_ITEM, provider_item=item)
 
 
 def tool_call_part(call: ToolCall) -> ContentPart:
@@ -560,6 +648,11 @@ class Message:
         return [p.reasoning for p in self.content if p.reasoning is not None]
 
     @property
+    def provider_items(self) -> list[ProviderItem]:
+        """The message's provider items (compaction blocks and items), in order."""
+        return [p.provider_item for p in self.content if p.provider_item is not None]
+
+    @property
     def tool_calls(self) -> list[ToolCall]:
         """The message's tool calls, in order."""
         return [p.tool_call for p in self.content if p.tool_call is not None]
@@ -633,13 +726,81 @@ class Request:
     output: OutputSchema | None = None
 
 
+def _indexes(value: Iterable[int]) -> tuple[int, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class Compaction:
+    """What one history policy changed before a step (``docs/long-runs.md``).
+
+    Nothing a policy takes out is lost: :attr:`removed` names the messages in
+    the run's full history (``RunResult.full_messages``, the history with
+    nothing removed), where they stay.
+
+    Attributes:
+        policy: the policy's name: its class name (``"SlidingWindow"``).
+        removed: the indexes in the run's full history of the messages the
+            policy removed or replaced, ascending. A summary an earlier
+            compaction wrote has no index there (its text is that
+            compaction's :attr:`summary`).
+        messages_before: how many messages the history had before the change,
+        messages_after: and after it.
+        tokens_before: the prompt's size in tokens before the change, as the
+            policy saw it: the provider's count for the previous step plus
+            the estimate (:func:`agentcore.tokens.estimate_tokens`) of what
+            was added since.
+        tokens_after: after the change: :attr:`tokens_before` less the
+            estimate of the messages taken out, plus that of the messages put in.
+        summary: the summary that replaced messages (``Summarize``); "" for none.
+        usage: the usage of the model call that wrote the summary, counted in
+            the run's usage; empty for none.
+        refused: True when the policy ran because the provider refused the
+            step's prompt as too long (the step is then tried once more).
+    """
+
+    policy: str
+    removed: tuple[int, ...] = attrs.field(default=(), converter=_indexes)
+    messages_before: int = attrs.field(default=0, validator=_non_negative)
+    messages_after: int = attrs.field(default=0, validator=_non_negative)
+    tokens_before: int = attrs.field(default=0, validator=_non_negative)
+    tokens_after: int = attrs.field(default=0, validator=_non_negative)
+    summary: str = attrs.field(default="", validator=_text_or_empty)
+    usage: Usage = attrs.field(factory=Usage)
+    refused: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON: every field, ``usage`` as :meth:`Usage.to_dict`."""
+        out = attrs.asdict(self, recurse=False)
+        out["removed"] = list(self.removed)
+        out["usage"] = self.usage.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Compaction:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            policy=data["policy"],
+            removed=data.get("removed", ()),
+            messages_before=data.get("messages_before", 0),
+            messages_after=data.get("messages_after", 0),
+            tokens_before=data.get("tokens_before", 0),
+            tokens_after=data.get("tokens_after", 0),
+            summary=data.get("summary", ""),
+            usage=Usage.from_dict(data.get("usage", {})),
+            refused=bool(data.get("refused", False)),
+        )
+
+
 _PART_FIELDS: dict[StreamPartKind, frozenset[str]] = {
     StreamPartKind.TEXT_DELTA: frozenset({"text"}),
     StreamPartKind.REASONING_DELTA: frozenset({"text"}),
     StreamPartKind.REASONING: frozenset({"reasoning"}),
     StreamPartKind.TOOL_CALL: frozenset({"tool_call"}),
+    StreamPartKind.PROVIDER_ITEM: frozenset({"provider_item"}),
     StreamPartKind.TOOL_RESULT: frozenset({"tool_result"}),
     StreamPartKind.STEP_FINISH: frozenset({"usage", "finish_reason", "cache"}),
+    StreamPartKind.COMPACTION: frozenset({"compaction"}),
     StreamPartKind.FINISH: frozenset({"finish_reason", "total_usage"}),
     StreamPartKind.ERROR: frozenset({"err", "finish_reason", "total_usage"}),
 }
@@ -660,6 +821,8 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
         and part.finish_reason is None
         and part.err is None
         and part.cache is None
+        and part.compaction is None
+        and part.provider_item is None
     ):
         return
     allowed = _PART_FIELDS[kind]
@@ -675,6 +838,8 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
             ("finish_reason", part.finish_reason is None),
             ("err", part.err is None),
             ("cache", part.cache is None),
+            ("compaction", part.compaction is None),
+            ("provider_item", part.provider_item is None),
         )
         if not empty
     }
@@ -687,6 +852,10 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
         raise ValueError("a 'tool-result' StreamPart needs tool_result")
     if kind is StreamPartKind.REASONING and not isinstance(part.reasoning, Reasoning):
         raise ValueError("a 'reasoning' StreamPart needs reasoning")
+    if kind is StreamPartKind.COMPACTION and not isinstance(part.compaction, Compaction):
+        raise ValueError("a 'compaction' StreamPart needs compaction")
+    if kind is StreamPartKind.PROVIDER_ITEM and not isinstance(part.provider_item, ProviderItem):
+        raise ValueError("a 'provider-item' StreamPart needs provider_item")
     if kind in (StreamPartKind.STEP_FINISH, StreamPartKind.FINISH) and part.finish_reason is None:
         raise ValueError(f"a {kind.value!r} StreamPart needs finish_reason")
     if kind is StreamPartKind.ERROR:
@@ -714,8 +883,10 @@ class StreamPart:
     reasoning-delta  text (a fragment of reasoning, for display)
     reasoning        reasoning (one complete block)
     tool-call        tool_call
+    provider-item    provider_item (one complete block)
     tool-result      tool_result
     step-finish      usage, finish_reason, cache
+    compaction       compaction
     finish           finish_reason, total_usage
     error            err, finish_reason, total_usage
     ===============  =================================
@@ -725,9 +896,14 @@ class StreamPart:
     reasoning block as ``reasoning-delta`` parts (what a UI shows while the
     model thinks) and then one ``reasoning`` part holding the whole block
     (what goes into the history); a reader that wants only text ignores both.
+    A ``provider-item`` part carries a block the provider needs back byte for
+    byte (a compaction block, :class:`ProviderItem`), where the block
+    completed; it goes into the history in that place, and is not answer text.
     A ``step-finish`` part from a built-in adapter carries ``cache``, the
     step's :class:`agentcore.caching.CacheReport` (None from other models);
-    it is not compared by ``==``.
+    it is not compared by ``==``. The loop sends a ``compaction`` part,
+    before a step's first part, each time a history policy changed the
+    run's history (:class:`Compaction`).
     """
 
     kind: StreamPartKind = attrs.field(converter=StreamPartKind)
@@ -740,6 +916,8 @@ class StreamPart:
     finish_reason: FinishReason | None = attrs.field(default=None, converter=_optional_reason)
     err: BaseException | None = attrs.field(default=None, validator=_part_matches_kind)
     cache: CacheReport | None = attrs.field(default=None, eq=False)
+    compaction: Compaction | None = None
+    provider_item: ProviderItem | None = None
 
     @classmethod
     def text_delta(cls, text: str) -> StreamPart:
@@ -774,6 +952,13 @@ class StreamPart:
         return cls(StreamPartKind.TOOL_CALL, tool_call=call)
 
     @classmethod
+    def provider_item_event(cls, item: ProviderItem) -> StreamPart:
+        """A ``provider-item`` part: one complete block the provider needs
+        back byte for byte, as it goes into the history
+        (:func:`provider_item_part` is the content part)."""
+        return cls(StreamPartKind.PROVIDER_ITEM, provider_item=item)
+
+    @classmethod
     def tool_result_event(cls, result: ToolResult) -> StreamPart:
         """A ``tool-result`` part: the result of running a tool, emitted by
         the loop (:func:`tool_result_part` is the content part)."""
@@ -785,6 +970,12 @@ class StreamPart:
     ) -> StreamPart:
         """The end of one model step, with that step's usage (and its cache report)."""
         return cls(StreamPartKind.STEP_FINISH, finish_reason=finish_reason, usage=usage, cache=cache)
+
+    @classmethod
+    def compaction_event(cls, compaction: Compaction) -> StreamPart:
+        """A ``compaction`` part: a history policy changed the run's history
+        before a step; emitted by the loop."""
+        return cls(StreamPartKind.COMPACTION, compaction=compaction)
 
     @classmethod
     def finish(cls, finish_reason: FinishReason, total_usage: Usage = _EMPTY_USAGE) -> StreamPart:

@@ -769,7 +769,8 @@ def test_server_side_tool_blocks_are_never_tool_calls(kind: str) -> None:
 
 def test_ignored_blocks_deltas_and_events() -> None:
     parts = feed_all(
-        {"type": "content_block_start", "index": 2, "content_block": {"type": "compaction"}},
+        {"type": "content_block_start", "index": 2, "content_block": {"type": "future_block"}},
+        {"type": "content_block_delta", "index": 2, "delta": {"type": "future_block_delta", "content": "c"}},
         {"type": "content_block_delta", "index": 2, "delta": {"type": "compaction_delta", "content": "c"}},
         block_stop(2),
         text_start(3),

@@ -35,7 +35,7 @@ LAYERS = {
 the user-facing modules at the top of the package; engine: the run loop, above
 them (the public modules import nothing of the engine)."""
 
-BASE = {"types", "files", "redaction", "errors", "settings", "context", "caching"}
+BASE = {"types", "files", "redaction", "errors", "settings", "context", "caching", "tokens"}
 
 
 def modules() -> dict[str, pathlib.Path]:

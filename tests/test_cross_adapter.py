@@ -272,6 +272,7 @@ SHARED_OPTIONS = [
     "settings",
     "extra_body",
     "cache_tracker",
+    "context_window",
 ]
 
 

@@ -397,6 +397,25 @@ def test_a_failed_step_ends_its_chat_span_with_the_error_and_its_duration(otel: 
     assert "gen_ai.client.token.usage" not in points
 
 
+def test_a_step_refused_as_too_long_and_sent_again_is_one_span_with_a_retry_event(otel: Telemetry) -> None:
+    from agentcore.compaction import SlidingWindow
+
+    refusal = ModelError(ErrorClass.CONTEXT_LENGTH, message="prompt is too long: 900 tokens > 800 maximum")
+    fetch = FuncTool("fetch", lambda _arguments, _ctx: "x" * 600)
+    model = ScriptedModel(
+        [tool_step(call("c1", "fetch")), tool_step(call("c2", "fetch")), refusal, text_step("ok")]
+    )
+    result = run(options(model, tools=[fetch], history_policy=SlidingWindow(max_tokens=10**6))).result()
+    assert result.text == "ok"
+    spans = otel.wait_for("invoke_agent")
+    chats = [span for span in spans if span.name == "chat scripted"]
+    assert len(chats) == 3  # the refused step and its second sending are one span
+    assert [span.status.status_code for span in chats] == [StatusCode.UNSET] * 3
+    [event] = chats[2].events
+    assert event.name == "gen_ai.client.operation.exception"
+    assert dict(event.attributes or {})["error.type"] == "context_length"
+
+
 def test_spans_nest_across_the_worker_and_tool_threads(otel: Telemetry) -> None:
     tracer = otel.tracer_provider.get_tracer("test")
 

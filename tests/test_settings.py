@@ -31,6 +31,9 @@ FIELDS = (
     "cache_tools",
     "cache_key",
     "cache_retention",
+    "compaction_trigger",
+    "clear_tool_uses",
+    "clear_thinking",
     "extra_body",
 )
 
@@ -64,6 +67,9 @@ def test_set_fields_lists_what_is_set_in_declaration_order() -> None:
         ({"reasoning_effort": "xhigh"}, "xhigh"),
         ({"thinking": False}, False),
         ({"thinking_budget": 1}, 1),
+        ({"compaction_trigger": 50_000}, 50_000),
+        ({"clear_tool_uses": True}, True),
+        ({"clear_thinking": False}, False),
         (
             {"extra_body": {"metadata": {"user_id": "u1"}, "top_k": 5}},
             {"metadata": {"user_id": "u1"}, "top_k": 5},
@@ -106,6 +112,14 @@ def test_valid_values_are_kept(kwargs: dict[str, Any], stored: Any) -> None:
         ({"thinking_budget": 0}, "ModelSettings.thinking_budget must be an int >= 1, got 0"),
         ({"thinking_budget": 1024.0}, "ModelSettings.thinking_budget must be an int >= 1, got 1024.0"),
         ({"thinking_budget": True}, "ModelSettings.thinking_budget must be an int >= 1, got True"),
+        ({"compaction_trigger": 0}, "ModelSettings.compaction_trigger must be an int >= 1, got 0"),
+        ({"compaction_trigger": 5e4}, "ModelSettings.compaction_trigger must be an int >= 1, got 50000.0"),
+        (
+            {"compaction_trigger": "50000"},
+            "ModelSettings.compaction_trigger must be an int >= 1, got '50000'",
+        ),
+        ({"clear_tool_uses": 1}, "ModelSettings.clear_tool_uses must be True, False or None, got 1"),
+        ({"clear_thinking": "yes"}, "ModelSettings.clear_thinking must be True, False or None, got 'yes'"),
         (
             {"extra_body": [("a", 1)]},
             "ModelSettings.extra_body must be a mapping of str keys to JSON values, got list",

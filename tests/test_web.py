@@ -17,6 +17,7 @@ import requests
 
 from agentcore import (
     Canceled,
+    Compaction,
     Context,
     ErrorClass,
     FinishReason,
@@ -48,7 +49,7 @@ from agentcore.testing import ScriptedModel
 from agentcore.transport.http import HTTPTransport, new_session
 from tests.conftest import wait_for_threads
 from tests.localserver import LocalServer, Pause, Reply, json_reply
-from tests.loop_helpers import wait_until
+from tests.loop_helpers import FuncTool, wait_until
 
 # --- shared helpers -----------------------------------------------------------
 
@@ -387,6 +388,25 @@ def test_content_type_and_headers() -> None:
             },
         ),
         (
+            StreamPart.compaction_event(
+                Compaction("Summarize", (1, 2), 7, 5, 9000, 2100, "Pages 1 and 2.", Usage(800, 40))
+            ),
+            {
+                "kind": "compaction",
+                "compaction": {
+                    "policy": "Summarize",
+                    "removed": [1, 2],
+                    "messages_before": 7,
+                    "messages_after": 5,
+                    "tokens_before": 9000,
+                    "tokens_after": 2100,
+                    "summary": "Pages 1 and 2.",
+                    "usage": {"input": 800, "output": 40, "cache_read": 0, "cache_write": 0},
+                    "refused": False,
+                },
+            },
+        ),
+        (
             StreamPart.finish(FinishReason.STEP_LIMIT, Usage(5, 6)),
             {
                 "kind": "finish",
@@ -649,3 +669,40 @@ def test_no_api_key_reaches_the_browser(server: LocalServer) -> None:
     error = json.loads(data[6:])
     assert error["error_class"] == "auth"
     assert error["status"] == 401
+
+
+def test_a_compaction_is_an_event_before_the_step_it_preceded() -> None:
+    from agentcore.compaction import SlidingWindow
+
+    fetch = FuncTool("fetch", lambda _arguments, _ctx: "z" * 900)
+    steps = [
+        [
+            StreamPart.tool_call_event(ToolCall(f"c{n}", "fetch")),
+            StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=400 * n)),
+        ]
+        for n in (1, 2)
+    ]
+    model = ScriptedModel([*steps, [StreamPart.text_delta("ok"), StreamPart.step_finish(FinishReason.STOP)]])
+    options = LoopOptions(
+        model=model,
+        messages=[user_message("go")],
+        tools=[fetch],
+        history_policy=SlidingWindow(max_tokens=500),
+    )
+    data = b"".join(sse_stream(run(options), heartbeat=None))
+    events = [json.loads(chunk[6:]) for chunk in data.split(b"\n\n") if chunk]
+    kinds = [event["kind"] for event in events]
+    assert kinds == [
+        "tool-call",
+        "step-finish",
+        "tool-result",
+        "tool-call",
+        "step-finish",
+        "tool-result",
+        "compaction",
+        "text-delta",
+        "step-finish",
+        "finish",
+    ]
+    compaction = events[6]["compaction"]
+    assert (compaction["policy"], compaction["removed"]) == ("SlidingWindow", [1, 2])

@@ -458,6 +458,7 @@ class RunReader(StreamReader):
                 messages=snapshot.messages,
                 output=snapshot.output,
                 pending=snapshot.pending,
+                full_messages=snapshot.messages if snapshot.full_messages is None else snapshot.full_messages,
             )
         assert terminal.err is not None
         if not isinstance(terminal.err, (Exception, Canceled)):

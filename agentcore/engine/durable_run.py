@@ -79,9 +79,11 @@ class DurableRun:
             ReplayDiverged: the runner replayed a step recorded for another request.
         """
         request_fingerprint = fingerprint(request) if self.fingerprinting else ""
-        self.fingerprints.append(request_fingerprint)
         record_step = _Recorder(functools.partial(_record, stream, number, request, request_fingerprint))
         record = self.runner.model_step(f"{self.run_id}:step:{number}", record_step)
+        # After the step: a step refused as too long is tried once more with
+        # another request (docs/long-runs.md), and a step has one fingerprint.
+        self.fingerprints.append(request_fingerprint)
         if record.fingerprint != request_fingerprint:
             raise ReplayDiverged(
                 f"run {self.run_id!r}: the recorded step {number} answered another request "
@@ -157,6 +159,9 @@ class DurableRun:
                 progress.answer_json,
                 progress.answer_by_tool,
                 output_attempts=progress.answers_checked,
+                full_messages=() if progress.full is None else progress.full_history()[0],
+                origins=() if progress.full is None else _indexes(progress.full_history()[1]),
+                basis=progress.basis,
                 revision=self.revision,
             )
         )
@@ -183,6 +188,11 @@ def _record(
     reason = step.finish.finish_reason
     assert reason is not None
     return StepRecord(step.content, step.finish.usage, reason, request_fingerprint, step.finish.cache)
+
+
+def _indexes(origins: list[int | None]) -> tuple[int, ...]:
+    """``RunProgress.origins`` as saved: -1 for None."""
+    return tuple(-1 if origin is None else origin for origin in origins)
 
 
 def unanswered(messages: tuple[Message, ...]) -> tuple[ToolCall, ...]:
@@ -220,7 +230,12 @@ def start_state(options: LoopOptions) -> RunState:
         state = RunState(run_id, options.messages, pending=unanswered(options.messages))
     elif options.messages and state.fingerprints:
         first = fingerprint(Request(system=options.system, messages=options.messages))
-        if first != state.fingerprints[0]:
+        if state.full_messages:  # a history policy may have changed the first request's messages
+            began = state.full_messages[: len(options.messages)]
+            saved = fingerprint(Request(system=options.system, messages=began))
+        else:
+            saved = state.fingerprints[0]
+        if first != saved:
             raise ConfigError(
                 f"run {run_id!r} was saved for another conversation: LoopOptions.messages or system "
                 "differ from its first request (pass no messages to resume it)"

@@ -1,6 +1,6 @@
 """The tool-use loop: ``run(options, ctx=None)`` and ``generate``.
 
-The rules the loop keeps are design.md's, "The loop" (loop rules 1 to 13);
+The rules the loop keeps are design.md's, "The loop" (loop rules 1 to 14);
 the code cites them by number. :class:`LoopOptions` lives in
 :mod:`agentcore.options`, the reader :func:`run` returns in
 :mod:`agentcore.engine.channel`, the results of a finished run in
@@ -15,7 +15,10 @@ A run that asks for more (a ``run_id``, a ``step_runner``, ``approvals``, or
 a history that ends with unanswered tool calls) also resumes, saves, asks
 for decisions and replays through :class:`~agentcore.engine.durable_run.DurableRun`.
 Structured output (``LoopOptions.output_type``, :mod:`agentcore.output`)
-checks the answer that ends the run here (design.md, loop rule 13).
+checks the answer that ends the run here (design.md, loop rule 13). A run
+with history policies or ``prepare_step`` prepares each step through
+:class:`~agentcore.engine.prepare.StepPreparer` (loop rule 14); a plain run
+never does.
 """
 
 from __future__ import annotations
@@ -33,15 +36,18 @@ from agentcore.durable import RunState
 from agentcore.engine.channel import Channel, RunReader, SendFunc, start_worker
 from agentcore.engine.durable_run import DurableRun
 from agentcore.engine.observer import RunObserver, observer_for
+from agentcore.engine.prepare import StepPreparer, StepSetup
 from agentcore.engine.retry import RetrySettings
 from agentcore.engine.step import Step, StepStreamer, nothing, valid_unicode
 from agentcore.engine.tool_calls import Arguments, execute, needs_approval, not_run, parse_all, run_calls
-from agentcore.errors import Canceled, ConfigError
+from agentcore.errors import Canceled, ConfigError, ErrorClass, ModelError
+from agentcore.model import Model
 from agentcore.options import LoopOptions
 from agentcore.output import OUTPUT_TOOL, OutputSpec, OutputValidationError, output_spec, retry_prompt
 from agentcore.result import RunResult, RunSnapshot, StepResult
 from agentcore.tools import ToolInputError, ToolSet
 from agentcore.types import (
+    Compaction,
     ContentPart,
     FinishReason,
     Message,
@@ -316,6 +322,15 @@ class RunProgress:
         rejection_problems: why.
         close_stream: closes the last step's model stream (see
             :attr:`~agentcore.engine.step.Step.release`).
+        full: the run's full history up to the last time a history policy
+            changed ``history`` (every message it ever had); None while none did.
+        origins: for each of the first ``synced`` messages of ``history``,
+            its index in ``full`` (None: a message a policy wrote).
+        synced: how many leading messages of ``history`` ``origins``
+            covers; those after it were added since and follow ``full``.
+        basis: the prompt tokens the provider reported for the previous
+            step and the number of messages it sent, when it sent the history
+            as the run keeps it; None: a policy's next size is the estimate.
     """
 
     history: list[Message]
@@ -332,6 +347,25 @@ class RunProgress:
     rejected_answer: str = ""
     rejection_problems: list[str] = attrs.Factory(list)
     close_stream: Callable[[], object] = nothing
+    full: list[Message] | None = None
+    origins: list[int | None] = attrs.Factory(list)
+    synced: int = 0
+    basis: tuple[int, int] | None = None
+
+    def full_history(self) -> tuple[list[Message], list[int | None]]:
+        """The full history (nothing a policy removed left out), and for each
+        message of ``history`` its index in it (None: written by a policy)."""
+        if self.full is None:
+            return list(self.history), list(range(len(self.history)))
+        tail = self.history[self.synced :]
+        start = len(self.full)
+        return [*self.full, *tail], [*self.origins, *range(start, start + len(tail))]
+
+    def full_published(self) -> tuple[Message, ...] | None:
+        """The full history as last published; None: the same as ``published_history``."""
+        if self.full is None:
+            return None
+        return (*self.full, *self.published_history[self.synced :])
 
 
 def _progress_from(saved: RunState, spec: OutputSpec | None) -> RunProgress:
@@ -349,6 +383,10 @@ def _progress_from(saved: RunState, spec: OutputSpec | None) -> RunProgress:
         answer_json=saved.output,
         answer_by_tool=saved.output_tool,
         answers_checked=saved.output_attempts,
+        full=list(saved.full_messages) if saved.full_messages else None,
+        origins=[None if origin < 0 else origin for origin in saved.origins],
+        synced=len(saved.origins),
+        basis=saved.basis,
     )
 
 
@@ -360,6 +398,19 @@ class _Loop:
         self.progress = progress
         self.durable = durable
         """Resume, saves, decisions and replay; None for a plain run."""
+        options = config.options
+        self.preparer = (
+            StepPreparer(options, config.ctx, self._forward, self._publish)
+            if options.prepare_step is not None or options.history_policy
+            else None
+        )
+        """The history policies and ``prepare_step``; None for a run without them."""
+        self.step_model: Model | None = None
+        """The model of the step being run, when a plan changed it."""
+        self.step_tools = config.tools
+        """The tools the calls of the step being run may call."""
+        self.resent = False
+        """The step being streamed is a refused step sent again (its trace span is open)."""
 
     def run(self, _send: SendFunc) -> None:
         """Run the loop to its end (the worker's ``produce``: it sends through
@@ -406,6 +457,7 @@ class _Loop:
                 progress.usage,
                 progress.output,
                 progress.awaiting_approval,
+                progress.full_published(),
             )
         )
 
@@ -432,28 +484,26 @@ class _Loop:
                     return outcome
         for number in range(len(progress.steps) + 1, config.step_limit + 1):
             config.ctx.check()
-            request = Request(
-                system=options.system,
-                messages=progress.history,
-                # Read before every step: a live tool set (agentcore.integrations.mcp.MCPTools)
-                # may have changed; a definition that fails ends the run with its error.
-                tools=tuple(config.tools.definitions()),
-                max_output_tokens=options.max_output_tokens,
-                headers=options.headers,
-                settings=options.settings,
-                output=config.native_schema,
-            )
-            if durable is None:
-                step, streamed = self._stream(number, request), True
+            request = self._request()
+            compactions: tuple[Compaction, ...] = ()
+            if self.preparer is None:
+                step, streamed = self._model_step(number, request)
+                cache = step.finish.cache
             else:
-                step, streamed = durable.model_step(number, request, self._stream)
+                setup = self.preparer.prepare(number, request, progress, config.tools)
+                setup, step, streamed = self._prepared_step(number, setup)
+                compactions, cache = self.preparer.finished(
+                    setup, step.finish.usage, progress, step.finish.cache
+                )
             finish = step.finish
             reason, usage = finish.finish_reason, finish.usage
             assert reason is not None
             progress.usage += usage  # billed: counted even if the reader is gone by now
             runnable = () if reason is FinishReason.LENGTH else tuple(step.calls)
             progress.steps.append(
-                StepResult(step.text, tuple(step.calls), (), usage, reason, step.reasoning, finish.cache)
+                StepResult(
+                    step.text, tuple(step.calls), (), usage, reason, step.reasoning, cache, compactions
+                )
             )
             message = _assistant_message(step.content, keep_calls=bool(runnable))
             if message is not None:
@@ -466,7 +516,7 @@ class _Loop:
             # the assistant message only together with the tool message.
             self._publish(history=not runnable)
             if streamed:  # a step that a runner replayed was forwarded when it ran
-                self._forward(StreamPart.step_finish(reason, usage, finish.cache))
+                self._forward(StreamPart.step_finish(reason, usage, cache))
                 if options.on_step is not None:
                     options.on_step(usage)
             if reason is FinishReason.LENGTH:
@@ -491,12 +541,61 @@ class _Loop:
             raise self._out_of_steps()
         return FinishReason.STEP_LIMIT
 
+    def _request(self) -> Request:
+        """The next step's request, from the history the run keeps."""
+        config = self.config
+        options = config.options
+        return Request(
+            system=options.system,
+            messages=self.progress.history,
+            # Read before every step: a live tool set (agentcore.integrations.mcp.MCPTools)
+            # may have changed; a definition that fails ends the run with its error.
+            tools=tuple(config.tools.definitions()),
+            max_output_tokens=options.max_output_tokens,
+            headers=options.headers,
+            settings=options.settings,
+            output=config.native_schema,
+        )
+
+    def _model_step(self, number: int, request: Request) -> tuple[Step, bool]:
+        """Step ``number``: the step, and False when a step runner replayed it."""
+        if self.durable is None:
+            return self._stream(number, request), True
+        return self.durable.model_step(number, request, self._stream)
+
+    def _prepared_step(self, number: int, setup: StepSetup) -> tuple[StepSetup, Step, bool]:
+        """Step ``number`` as ``setup`` says; a step the provider refuses as
+        too long before any of its parts went out is prepared again with the
+        refusal (the policies cut once more) and tried once more."""
+        preparer = self.preparer
+        assert preparer is not None
+        self.step_model, self.step_tools = setup.model, setup.tools
+        try:
+            return (setup, *self._model_step(number, setup.request))
+        except ModelError as exc:
+            if (
+                not preparer.policies
+                or exc.error_class is not ErrorClass.CONTEXT_LENGTH
+                or self.config.streamer.cut_off is exc
+            ):
+                raise
+            _log.info("agentcore: step %d was refused as too long; the history policies cut again", number)
+            setup = preparer.prepare(number, self._request(), self.progress, self.config.tools, refused=exc)
+            if self.config.observer is not None:  # traced as one step tried twice, the refusal its retry
+                self.config.observer.retried(exc, 1, 0.0)
+        self.step_model, self.step_tools = setup.model, setup.tools
+        self.resent = True
+        try:
+            return (setup, *self._model_step(number, setup.request))
+        finally:
+            self.resent = False
+
     def _stream(self, number: int, request: Request) -> Step:
         """Stream step ``number``, with retries (under the observer's hooks when traced)."""
         observer = self.config.observer
-        if observer is not None:
+        if observer is not None and not self.resent:
             observer.step_started(request)
-        step = self.config.streamer.stream(request, number)
+        step = self.config.streamer.stream(request, number, self.step_model)
         if observer is not None:
             observer.step_finished(step.finish, step.content)
         # Closed once step-finish is forwarded (the last: after the terminal).
@@ -515,7 +614,7 @@ class _Loop:
             for call in calls
             if call.id not in progress.results_by_id
             and (durable is None or call.id not in durable.decisions)
-            and needs_approval(config.tools, call, arguments[call.id])
+            and needs_approval(self.step_tools, call, arguments[call.id])
         )
         if progress.awaiting_approval:
             self._publish()  # the history ends with the calls that wait
@@ -570,8 +669,7 @@ class _Loop:
         return self._execute(arguments, call, self.config.ctx), True
 
     def _execute(self, arguments: dict[str, Arguments], call: ToolCall, ctx: Context) -> ToolResult:
-        config = self.config
-        return execute(config.tools, call, arguments[call.id], ctx, config.observer)
+        return execute(self.step_tools, call, arguments[call.id], ctx, self.config.observer)
 
     def _answer_calls(self, results: list[ToolResult]) -> None:
         """Append the tool message holding ``results`` (one per pending call,

@@ -2,10 +2,11 @@
 and gather what it produced (design.md, loop rules 1, 3, 7 and 10).
 
 :meth:`StepStreamer.stream` sends one :class:`Request` and returns the
-:class:`Step`: its text; its text, reasoning and tool-call parts in the
-order the model produced them; its tool calls, its reasoning blocks and its
-``step-finish`` part. The model's ``text-delta``, ``reasoning-delta``,
-``reasoning`` and ``tool-call`` parts go to the reader as they arrive; the
+:class:`Step`: its text; its text, reasoning, tool-call and provider-item
+parts in the order the model produced them; its tool calls, its reasoning
+blocks and its ``step-finish`` part. The model's ``text-delta``,
+``reasoning-delta``, ``reasoning``, ``tool-call`` and ``provider-item`` parts
+go to the reader as they arrive; the
 ``step-finish`` part is the loop's to forward (after it recorded the step).
 
 A step's first attempt runs directly. One that fails with a retryable
@@ -42,6 +43,7 @@ from agentcore.types import (
     StreamPart,
     StreamPartKind,
     ToolCall,
+    provider_item_part,
     reasoning_part,
     text_part,
     tool_call_part,
@@ -50,6 +52,7 @@ from agentcore.types import (
 _JOIN_EVERY = 1024
 """Text fragments a step keeps before joining them (memory: ~60 bytes a fragment)."""
 
+_ITEM = StreamPartKind.PROVIDER_ITEM
 _REPLACEMENT = "\ufffd"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -64,9 +67,9 @@ class Step:
 
     Attributes:
         text: the step's text.
-        content: its text, reasoning and tool-call parts in the order the
-            model produced them (consecutive text deltas joined into one
-            text part).
+        content: its text, reasoning, tool-call and provider-item parts in
+            the order the model produced them (consecutive text deltas joined
+            into one text part).
         calls: its tool calls, in order.
         reasoning: its reasoning blocks, in order.
         finish: its ``step-finish`` part (``tool-calls`` whenever it carried calls).
@@ -117,28 +120,39 @@ class StepStreamer:
         self.send = send
         self.retry_settings = retry_settings
         self.on_retry = on_retry
+        self.cut_off: ModelError | None = None
+        """The last error that ended a step after some of its parts went to
+        the reader (no retry may repeat them: loop rule 7)."""
 
-    def stream(self, request: Request, number: int) -> Step:
+    def stream(self, request: Request, number: int, model: Model | None = None) -> Step:
         """Stream step ``number`` (from 1) of the run, retried as loop rule 7 says.
 
+        Args:
+            request: the step's request.
+            number: the step's number.
+            model: the model to send it to (``StepPlan.model``); None: the run's.
+
         Raises:
-            ModelError: the step failed (after its retries, if it had any).
+            ModelError: the step failed (after its retries, if it had any);
+                :attr:`cut_off` tells whether a part of it had gone to the reader.
             Canceled: the run was cancelled, or the reader went away.
         """
+        model = model or self.model
         try:
-            outcome = self._attempt(request)
+            outcome = self._attempt(request, model)
         except ModelError as exc:
             if not exc.error_class.retryable:
                 raise
             # A method, not a closure: the frames of a kept error's traceback
             # must not reach the streamer (and its model) through a closure's cells.
-            attempt = functools.partial(self._attempt, request)
-            outcome = retry.retried(exc, attempt, functools.partial(self._policy, number))
+            attempt = functools.partial(self._attempt, request, model)
+            outcome = retry.retried(exc, attempt, functools.partial(self._policy, number, model))
         if isinstance(outcome, _CutOff):
+            self.cut_off = outcome.err
             raise outcome.err
         return outcome
 
-    def _policy(self, number: int) -> Any:
+    def _policy(self, number: int, model: Model) -> Any:
         settings = self.retry_settings
         return retry.retry_policy(
             max_retries=settings.max_retries,
@@ -146,13 +160,13 @@ class StepStreamer:
             max_delay=settings.max_delay,
             retry_after_limit=settings.retry_after_limit,
             ctx=self.ctx,
-            describe=f"step {number} ({self.model.model_id})",
+            describe=f"step {number} ({model.model_id})",
             sleep=settings.sleep,
             rand=settings.jitter,
             on_retry=self.on_retry,
         )
 
-    def _attempt(self, request: Request) -> Step | _CutOff:
+    def _attempt(self, request: Request, model: Model) -> Step | _CutOff:
         """Stream one attempt of a step.
 
         Raises:
@@ -170,7 +184,7 @@ class StepStreamer:
         text_delta = StreamPartKind.TEXT_DELTA
         reasoning_delta = StreamPartKind.REASONING_DELTA  # the per-part kinds, bound once
         high_surrogate = ""  # ended the last text delta: the next may open with its pair
-        stream = self.model.stream(request, ctx)
+        stream = model.stream(request, ctx)
         release: Callable[[], object] = getattr(stream, "close", None) or nothing
         try:
             for part in stream:
@@ -194,9 +208,11 @@ class StepStreamer:
                         content.join_fragments()
                 elif kind is reasoning_delta:
                     pass  # for the reader only: the complete block follows as a reasoning part
-                elif kind is StreamPartKind.REASONING or kind is StreamPartKind.TOOL_CALL:
+                elif kind is StreamPartKind.REASONING or kind is StreamPartKind.TOOL_CALL or kind is _ITEM:
                     content.close_text()
-                    if part.tool_call is not None:
+                    if part.provider_item is not None:  # a block the provider needs back, in place
+                        content.parts.append(provider_item_part(part.provider_item))
+                    elif part.tool_call is not None:
                         if not part.tool_call.input.isascii():
                             arguments = valid_unicode(part.tool_call.input)
                             part = StreamPart.tool_call_event(attrs.evolve(part.tool_call, input=arguments))
@@ -215,7 +231,7 @@ class StepStreamer:
                     raise ModelError(
                         ErrorClass.UPSTREAM,
                         message=f"the model emitted a {kind.value!r} part; models emit only text-delta, "
-                        "reasoning-delta, reasoning, tool-call and step-finish parts",
+                        "reasoning-delta, reasoning, tool-call, provider-item and step-finish parts",
                     )
                 forwarded = True
                 # send() is False once the reader closed or a cancel ended the run

@@ -9,8 +9,12 @@ a terminal, plain when it is not or when ``NO_COLOR`` is set; a block with no
 visible text, redacted or encrypted by the provider, shows as ``thinking:
 (not shown by the provider)``), each tool call (``→ calculator({"expression":
 "6 * 7"})``), each tool result (``← 42``; shown on one line, long results
-cut), and a last line with the finish reason and the total usage (``finish:
-stop · usage: input 120, output 30, cache read 0, cache write 0``).
+cut), one line each time a history policy or the provider's own compaction
+acted (``compaction: before step 12 · SlidingWindow removed 6 of 25
+messages · 9,120 → 6,480 tokens (estimated)``, :func:`compaction_text`;
+``compaction: the provider compacted the context in step 12``), and a last
+line with the finish reason and the total usage (``finish: stop · usage:
+input 120, output 30, cache read 0, cache write 0``).
 ``--hide-reasoning`` leaves the reasoning out (of ``--json`` too); the model
 still reasons (``--no-thinking`` asks it not to).
 
@@ -30,6 +34,9 @@ Lines) and nothing else there:
   "content", "is_error"}}`` (and ``files``, a description of each file, when
   the tool returned files)
 * ``{"kind": "step-finish", "finish_reason": ..., "usage": {...}}``
+* ``{"kind": "compaction", "compaction": {"policy", "removed", "messages_before",
+  "messages_after", "tokens_before", "tokens_after", "summary", "usage",
+  "refused"}}`` (a history policy changed the history before the next step)
 * ``{"kind": "finish", "finish_reason": ..., "total_usage": {...}}``
 * ``{"kind": "error", "finish_reason": "error" | "canceled", "total_usage":
   {...}, "err": str(err), "error_type": "ModelError", "error_class":
@@ -66,7 +73,7 @@ from agentcore.caching import CacheReport
 from agentcore.errors import AgentcoreError
 from agentcore.integrations.web import part_to_dict
 from agentcore.tools import ToolInputError, parse_arguments
-from agentcore.types import StreamPart, StreamPartKind, ToolCall, ToolResult, Usage
+from agentcore.types import Compaction, StreamPart, StreamPartKind, ToolCall, ToolResult, Usage
 
 _MAX_RESULT_CHARS = 300
 """Tool results longer than this are cut in the human-readable output."""
@@ -120,6 +127,30 @@ def cache_text(step: int, usage: Usage, report: CacheReport | None) -> str | Non
         line += f" · wrote {usage.cache_write:,}"
     if report is not None and report.miss:
         line += f" · miss: {report.reason}"
+    return line
+
+
+def compaction_text(step: int, compaction: Compaction) -> str:
+    """``compaction: before step 12 · SlidingWindow removed 6 of 25 messages ·
+    9,120 → 6,480 tokens (estimated)``: what a history policy did before a
+    step (``removed``, ``replaced ... with a summary``, or ``rewrote``); a
+    summary call's usage follows, and ``after the provider refused the
+    prompt as too long`` when that is why the policy ran."""
+    before, after = compaction.messages_before, compaction.messages_after
+    if compaction.summary:
+        what = f"replaced {before - after + 1} of {before} messages with a summary"
+    elif after < before:
+        what = f"removed {before - after} of {before} messages"
+    else:
+        what = f"rewrote {len(compaction.removed)} of {before} messages"
+    line = (
+        f"compaction: before step {step} · {compaction.policy} {what} · "
+        f"{compaction.tokens_before:,} → {compaction.tokens_after:,} tokens (estimated)"
+    )
+    if compaction.summary:
+        line += f" · summary call usage: {usage_text(compaction.usage)}"
+    if compaction.refused:
+        line += " · after the provider refused the prompt as too long"
     return line
 
 
@@ -225,6 +256,14 @@ class TextPrinter:
         elif kind is StreamPartKind.TOOL_RESULT and part.tool_result is not None:
             self._break_line()
             write_line(self.err, result_text(part.tool_result))
+        elif kind is StreamPartKind.COMPACTION and part.compaction is not None:
+            self._break_line()
+            write_line(self.err, compaction_text(self.steps + 1, part.compaction))
+        elif kind is StreamPartKind.PROVIDER_ITEM and part.provider_item is not None:
+            if part.provider_item.type == "compaction":
+                self._break_line()
+                step = self.steps + 1
+                write_line(self.err, f"compaction: the provider compacted the context in step {step}")
         elif kind is StreamPartKind.STEP_FINISH:
             self._end_thinking()
             self.streamed = False

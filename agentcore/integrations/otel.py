@@ -263,7 +263,8 @@ def _modality(media_type: str) -> str:
 def message_part(part: ContentPart) -> dict[str, Any]:
     """One content part in the conventions' message-part shape (``text``,
     ``reasoning``, ``tool_call``, ``tool_call_response``, ``uri`` or
-    ``blob`` with base64 ``content``)."""
+    ``blob`` with base64 ``content``; a provider item as a generic part of
+    its own ``type``, its readable ``text`` as ``content``)."""
     kind = part.kind
     if kind is ContentPartKind.TOOL_CALL and part.tool_call is not None:
         call = part.tool_call
@@ -273,6 +274,8 @@ def message_part(part: ContentPart) -> dict[str, Any]:
         return {"type": "tool_call_response", "id": result.tool_call_id, "response": result.content}
     if kind is ContentPartKind.REASONING and part.reasoning is not None:
         return {"type": "reasoning", "content": part.reasoning.text}
+    if kind is ContentPartKind.PROVIDER_ITEM and part.provider_item is not None:
+        return {"type": part.provider_item.type, "content": part.provider_item.text}
     if kind is ContentPartKind.FILE and part.file is not None:
         file = part.file
         shape = {"mime_type": file.media_type, "modality": _modality(file.media_type)}

@@ -220,6 +220,9 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
                          ``format``, ``origin``, ``provider_data`` when set)
     ``tool-call``        ``tool_call``: ``{"id", "name", "input"}`` (input is JSON
                          text), plus ``provider_data`` and ``origin`` when set
+    ``provider-item``    ``provider_item``: :meth:`ProviderItem.to_dict`
+                         (``type``, ``data``, ``format``, ``origin``, and
+                         ``text`` when set: a compaction summary)
     ``tool-result``      ``tool_result``: ``{"tool_call_id", "name", "content", "is_error"}``,
                          plus ``files`` (each :func:`file_to_dict`) when the
                          tool returned files
@@ -227,6 +230,11 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
                          fields of :class:`agentcore.caching.CacheReport`,
                          enums as their values) when the adapter compared
                          the request
+    ``compaction``       ``compaction``: :meth:`Compaction.to_dict` (``policy``,
+                         ``removed``, ``messages_before``, ``messages_after``,
+                         ``tokens_before``, ``tokens_after``, ``summary``,
+                         ``usage``, ``refused``): a history policy changed the
+                         run's history before the next step
     ``finish``           ``finish_reason``, ``total_usage``
     ``error``            ``finish_reason`` (``error`` or ``canceled``), ``total_usage``,
                          ``err``, ``error_type``, ``error_class``, ``status``, ``retry_after``
@@ -234,10 +242,11 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
 
     Usage objects are ``{"input", "output", "cache_read", "cache_write"}``
     token counts (see :class:`~agentcore.Usage`); the error fields are
-    :func:`error_to_dict` of the part's ``err``. A ``reasoning`` or
-    ``tool_call`` object is the form :meth:`Message.to_dict` stores in a
-    history, so ``Reasoning.from_dict`` / ``ToolCall.from_dict`` rebuild the
-    value exactly.
+    :func:`error_to_dict` of the part's ``err``. A ``reasoning``,
+    ``tool_call`` or ``provider_item`` object is the form
+    :meth:`Message.to_dict` stores in a history, so ``Reasoning.from_dict`` /
+    ``ToolCall.from_dict`` / ``ProviderItem.from_dict`` rebuild the value
+    exactly.
 
     Args:
         part: any stream part.
@@ -255,6 +264,9 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
     elif kind is StreamPartKind.TOOL_CALL:
         assert part.tool_call is not None
         data["tool_call"] = part.tool_call.to_dict()
+    elif kind is StreamPartKind.PROVIDER_ITEM:
+        assert part.provider_item is not None
+        data["provider_item"] = part.provider_item.to_dict()
     elif kind is StreamPartKind.TOOL_RESULT:
         assert part.tool_result is not None
         result = part.tool_result
@@ -267,6 +279,9 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
         data["usage"] = part.usage.to_dict()
         if part.cache is not None:
             data["cache"] = attrs.asdict(part.cache, value_serializer=_enum_value)
+    elif kind is StreamPartKind.COMPACTION:
+        assert part.compaction is not None
+        data["compaction"] = part.compaction.to_dict()
     else:
         assert part.finish_reason is not None
         data["finish_reason"] = part.finish_reason.value

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentcore.caching import Fingerprint
@@ -29,7 +29,26 @@ def digest(value: Any) -> str:
 def fingerprint(tools: Any, system: Any, messages: Sequence[Any]) -> Fingerprint:
     """The :class:`Fingerprint` of a request from the JSON values sent for its
     tools, its system prompt and each of its messages (None: not sent)."""
-    return Fingerprint(digest(tools), digest(system), tuple(digest(message) for message in messages))
+    digests = tuple(digest(message) for message in messages)
+    return Fingerprint(digest(tools), digest(system), digests, compacted_at(messages))
+
+
+COMPACTION = "compaction"
+"""The ``type`` of an Anthropic compaction block and of a Responses compaction item."""
+
+
+def compacted_at(sent: Sequence[Any]) -> int | None:
+    """The index of the last message whose JSON as sent (a list of content
+    blocks or input items) holds a compaction block or item, or None: where
+    the provider starts reading the prompt
+    (:attr:`agentcore.caching.Fingerprint.compacted_at`)."""
+    for index in range(len(sent) - 1, -1, -1):
+        entries = sent[index]
+        if isinstance(entries, list) and any(
+            isinstance(entry, Mapping) and entry.get("type") == COMPACTION for entry in entries
+        ):
+            return index
+    return None
 
 
 class MessageDigests:
@@ -62,4 +81,4 @@ class MessageDigests:
                 fresh.append((message, (value, digest(value))))
                 digests.append(fresh[-1][1][1])
         self._memo.store(fresh, None)
-        return Fingerprint(digest(tools), digest(system), tuple(digests))
+        return Fingerprint(digest(tools), digest(system), tuple(digests), compacted_at(sent))

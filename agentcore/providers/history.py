@@ -7,7 +7,8 @@ the next user turn, https://docs.anthropic.com/en/docs/build-with-claude/tool-us
 Chat Completions: an assistant message with ``tool_calls`` must be followed
 by a ``tool`` message for each ``tool_call_id``,
 https://platform.openai.com/docs/guides/function-calling), and neither has a
-place for reasoning outside an assistant turn. A history built by the loop
+place for reasoning, or for a block the provider returned (a compaction
+block, :class:`agentcore.ProviderItem`), outside an assistant turn. A history built by the loop
 always passes; one written or edited by hand may not, and the provider's 400
 would come after a network round trip and with a less precise message.
 """
@@ -15,6 +16,7 @@ would come after a network round trip and with a less precise message.
 from __future__ import annotations
 
 import json
+import logging
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -22,6 +24,8 @@ from typing import Any
 from agentcore.errors import ConfigError
 from agentcore.providers.memo import MessageMemo
 from agentcore.types import ERROR_PREFIX, Message, Role, ToolResult
+
+_log = logging.getLogger("agentcore.providers")
 
 
 def marked_error(result: ToolResult) -> str:
@@ -32,6 +36,22 @@ def marked_error(result: ToolResult) -> str:
     if result.is_error and not content.lower().startswith("error"):
         return ERROR_PREFIX + content
     return content
+
+
+def log_foreign_items(messages: Sequence[Message], format: str, origin: str, *, start: int = 0) -> None:
+    """Log at INFO the provider items of ``messages`` that an adapter of
+    ``format`` at ``origin`` leaves out of its request (another provider's
+    compaction blocks, which it could not read), one line naming each by its
+    message index (``start`` is the index of ``messages[0]``); nothing when
+    there are none."""
+    foreign = [
+        f"messages[{start + index}]: {item.type} from {item.format or '?'} at {item.origin or '?'}"
+        for index, message in enumerate(messages)
+        for item in message.provider_items
+        if item.format != format or item.origin != origin
+    ]
+    if foreign:
+        _log.info("agentcore: another service's provider items left out: %s", "; ".join(foreign))
 
 
 MAX_ARGUMENTS_DEPTH = 512
@@ -90,7 +110,8 @@ def check_history(messages: Sequence[Message]) -> None:
     * every tool result answers a call of the closest assistant message
       before it;
     * tool call ids are unique within an assistant message;
-    * reasoning parts and tool calls appear only in assistant messages.
+    * reasoning parts, provider items and tool calls appear only in
+      assistant messages.
 
     A loop sends its history again at every step with a few messages added,
     so the check goes on from where it stopped for the longest history it
@@ -116,6 +137,11 @@ def check_history(messages: Sequence[Message]) -> None:
             raise ConfigError(
                 f"messages[{index}] is a {message.role.value} message with a reasoning part; "
                 "reasoning belongs in assistant messages only"
+            )
+        if message.provider_items:
+            raise ConfigError(
+                f"messages[{index}] is a {message.role.value} message with a provider item "
+                f"({message.provider_items[0].type!r}); provider items belong in assistant messages only"
             )
         if message.tool_calls:
             raise ConfigError(

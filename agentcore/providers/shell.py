@@ -10,7 +10,7 @@ of :class:`Adapter` whose ``stream()`` builds the body and hands it to
 1. **The options.** :class:`Adapter` takes the options every adapter has, in
    this order: ``model``, ``api_key``, ``base_url``, ``transport``,
    ``timeout``, ``headers``, ``settings``, ``extra_body``, ``cache_tracker``,
-   and checks them with one message per mistake.
+   ``context_window``, and checks them with one message per mistake.
 2. **The headers.** The adapter's defaults (its content types and the key's
    header), then the ``headers`` option, then ``Request.headers``: a later
    header replaces an earlier one of the same name, whatever its case
@@ -51,16 +51,20 @@ of :class:`Adapter` whose ``stream()`` builds the body and hands it to
 9. **Redaction.** A credential of the request's headers that a server echoed
    in an error message is replaced with ``[REDACTED]``
    (:func:`agentcore.redaction.without_secret`).
+
+A request that is not a stream (a token count: :meth:`Adapter.count_tokens`)
+takes steps 2, 3 and 9 the same way (:func:`check_status`, :func:`read_json`).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+import logging
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from agentcore import caching
+from agentcore import caching, tokens
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.providers import config, digests
@@ -71,7 +75,9 @@ from agentcore.transport.errors import error_fields, error_from_body, json_or_no
 from agentcore.transport.headers import credential, header_dict
 from agentcore.transport.http import transport_option
 from agentcore.transport.sse import Event, iter_events
-from agentcore.types import Request, StreamPart
+from agentcore.types import Message, Request, StreamPart, ToolDefinition
+
+_log = logging.getLogger(__name__)
 
 ERROR_BODY_LIMIT = 64 * 1024
 """The most bytes of an error body (or of a document sent with status 200) read."""
@@ -80,6 +86,8 @@ ERROR_BODY_SECONDS = 5.0
 status 200), on top of each read's own timeout: a server that trickles it
 cannot hold the run, and the error is raised with what arrived by then (the
 status alone still classifies it)."""
+JSON_BODY_LIMIT = 1024 * 1024
+"""The most bytes of a JSON answer (:func:`read_json`) read."""
 PEEK_READS = 8
 """Reads of nothing but whitespace after which the start of a 200 body is
 no longer searched for a document's first byte (the body is then streamed)."""
@@ -100,7 +108,9 @@ class StateMachine(Protocol):
     the stream's end marker: nothing after it is read. ``finish()`` is
     called once, at the end of the stream: it returns the last parts, the
     ``step-finish`` last, or raises ``TRANSIENT`` when the step is not
-    complete.
+    complete. A machine may also have ``edited``: text naming what the
+    provider said it removed from the step's prompt before reading it
+    (Anthropic's applied context edits), which the cache report names.
     """
 
     @property
@@ -188,27 +198,75 @@ def open_stream(
 
     Raises:
         ModelError: as the transport's ``send``; a status other than 200
-            (classified by its status and body, with ``retry_after``); a
-            redirect (``INVALID_REQUEST``: it is not followed); a 200 of
-            another type that is a JSON document or an HTML page
-            (``UPSTREAM``, or the class of the error object it holds).
+            (:func:`check_status`); a 200 of another type that is a JSON
+            document or an HTML page (``UPSTREAM``, or the class of the error
+            object it holds).
         Canceled: ``ctx`` was cancelled.
     """
     response = transport.send("POST", url, headers=headers, body=body, timeout=timeout, ctx=ctx)
-    if response.status != 200:
-        try:
-            raw = response.read(ERROR_BODY_LIMIT, ERROR_BODY_SECONDS)
-        finally:
-            response.close()
-        ctx.check()  # a cancel that cut the body short is a cancel, not its error
-        if response.status in (301, 302, 303, 307, 308) and "location" in response.headers:
-            raise _redirect_error(response)
-        raise error_from_body(response.status, raw, retry_after=parse_retry_after(response.headers))
+    check_status(response, ctx)
     try:
         return response, _event_stream(response, ctx, media_type)
     except BaseException:
         response.close()
         raise
+
+
+def read_json(response: Response) -> Any:
+    """The JSON document a 200 ``response`` holds (a plain request's answer,
+    not a stream: a token count), read whole: at most
+    :data:`JSON_BODY_LIMIT` bytes, each read within the timeout's ``read``.
+    Read to its end, the response is closed with ``reuse=True``.
+
+    Raises:
+        ModelError: as ``chunks()`` (``TRANSIENT`` for a failed read);
+            ``UPSTREAM`` for a body that is not JSON or is longer than
+            :data:`JSON_BODY_LIMIT`.
+        Canceled: the request's context was cancelled.
+    """
+    whole = False
+    try:
+        raw = bytearray()
+        for chunk in response.chunks():
+            raw += chunk
+            if len(raw) > JSON_BODY_LIMIT:
+                raise ModelError(
+                    ErrorClass.UPSTREAM,
+                    message=f"the server's answer is longer than {JSON_BODY_LIMIT} bytes",
+                    status=200,
+                )
+        whole = True
+    finally:
+        response.close(reuse=whole)
+    answer = json_or_none(bytes(raw))
+    if answer is None:
+        text = bytes(raw[:200]).decode("utf-8", "replace")
+        message = f"the server's answer is not a JSON document: {text!r}"
+        raise ModelError(ErrorClass.UPSTREAM, message=message, status=200)
+    return answer
+
+
+def check_status(response: Response, ctx: Context) -> None:
+    """Raise the error of a response whose status is not 200, read from at
+    most :data:`ERROR_BODY_LIMIT` bytes of its body for at most
+    :data:`ERROR_BODY_SECONDS` (the response is closed first); nothing for
+    a 200.
+
+    Raises:
+        ModelError: classified by its status and body, with ``retry_after``;
+            a redirect is ``INVALID_REQUEST`` (it is not followed).
+        Canceled: ``ctx`` was cancelled while the body was read.
+    """
+    if response.status == 200:
+        return
+    try:
+        raw = response.read(ERROR_BODY_LIMIT, ERROR_BODY_SECONDS)
+    finally:
+        response.close()
+    ctx.check()  # a cancel that cut the body short is a cancel, not its error
+    if response.status in (301, 302, 303, 307, 308) and "location" in response.headers:
+        raise _redirect_error(response)
+    raise error_from_body(response.status, raw, retry_after=parse_retry_after(response.headers))
 
 
 def _redirect_error(response: Response) -> ModelError:
@@ -324,6 +382,10 @@ class Adapter:
       :class:`agentcore.caching.CacheReport`; None: one of this instance's
       own. Pass one to share it between instances (a model made per
       request) or to give it a clock.
+    * ``context_window``: the model's context window in tokens, for a
+      model :func:`agentcore.tokens.context_window` does not know (or knows
+      otherwise: a gateway's smaller limit, a beta's larger one); None: the
+      table's (:attr:`context_window`).
 
     What a subclass passes: ``path`` (appended to ``base_url``),
     ``defaults`` (its own headers: content types, a version), ``key_header``
@@ -388,7 +450,8 @@ class Adapter:
             ``Timeout``, ``headers`` that are not a mapping of ``str`` to
             ``str``, ``settings`` that are not a ``ModelSettings``, an
             ``extra_body`` that is not a mapping of ``str`` keys to JSON
-            values, a ``cache_tracker`` that is not one.
+            values, a ``cache_tracker`` that is not one, a
+            ``context_window`` that is not a positive int or None.
     """
 
     def __init__(
@@ -403,6 +466,7 @@ class Adapter:
         settings: ModelSettings | None,
         extra_body: Mapping[str, Any] | None,
         cache_tracker: caching.CacheTracker | None,
+        context_window: int | None = None,
         path: str,
         defaults: Mapping[str, str],
         key_header: tuple[str, str],
@@ -421,6 +485,12 @@ class Adapter:
             )
         if settings is not None and not isinstance(settings, ModelSettings):
             raise ConfigError(f"settings must be a ModelSettings or None, got {type(settings).__name__}")
+        if context_window is not None and (
+            isinstance(context_window, bool) or not isinstance(context_window, int) or context_window <= 0
+        ):
+            raise ConfigError(
+                f"context_window must be a positive int (tokens) or None, got {context_window!r}"
+            )
         self._model = model
         self._base_url = config.check_base_url(base_url)
         self._origin = config.origin(self._base_url)
@@ -436,6 +506,7 @@ class Adapter:
         self._digests = digests.MessageDigests()
         self._framing = framing
         self._media_type = media_type
+        self._context_window = context_window
 
     @property
     def model_id(self) -> str:
@@ -446,6 +517,15 @@ class Adapter:
     def base_url(self) -> str:
         """The API root requests go to."""
         return self._base_url
+
+    @property
+    def context_window(self) -> int | None:
+        """The model's context window in tokens: the ``context_window``
+        option, else :func:`agentcore.tokens.context_window` of the model
+        id; None when neither knows it."""
+        if self._context_window is not None:
+            return self._context_window
+        return tokens.context_window(self._model)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self._model!r}, base_url={self._base_url!r})"
@@ -530,7 +610,7 @@ class Adapter:
                         last = state.finish()
                     except _RAW_ERRORS as exc:
                         raise _unexpected("end of the stream", exc) from exc
-                    last[-1] = watch.report(last[-1])
+                    last[-1] = watch.report(last[-1], getattr(state, "edited", ""))
                     yield from last
                 finally:
                     events.close()
@@ -543,3 +623,99 @@ class Adapter:
                 raise
         if failure is not None:
             raise failure  # outside the handler: no chained exception keeps the original message
+
+    def count_tokens(
+        self,
+        messages: Sequence[Message],
+        *,
+        system: str | None = None,
+        tools: Sequence[ToolDefinition] | None = None,
+        ctx: Context | None = None,
+    ) -> int:
+        """The input tokens a step with ``messages``, the ``system`` prompt and
+        the ``tools`` would send: counted by the API where it has a count
+        endpoint (the adapter's :meth:`_count_request` says where and what),
+        else :func:`agentcore.tokens.estimate_tokens`. A count generates
+        nothing, so it costs no output tokens; it is tried once.
+
+        The count request is a plain JSON POST through the adapter's
+        transport, with its headers (``accept: application/json``), the same
+        error mapping as a step and the credentials redacted from its errors.
+        When it fails (any :class:`ModelError`: an error status, a server
+        without the endpoint, a transport failure, an answer without a
+        non-negative int ``input_tokens``), one WARNING naming the failure is
+        logged and the estimate is returned.
+
+        Args:
+            messages: the history, as a step would send it.
+            system: the system prompt (None: none).
+            tools: the tool definitions offered (None: none).
+            ctx: cancels the count or bounds it with a deadline; None: a
+                fresh :class:`agentcore.Context`.
+
+        Returns:
+            Input tokens.
+
+        Raises:
+            ConfigError: before any HTTP call, a history or settings the API
+                would refuse, as ``stream()`` raises it.
+            Canceled: ``ctx`` was cancelled (or its deadline passed).
+        """
+        ctx = Context() if ctx is None else ctx
+        ctx.check()
+        request = Request(system=system or "", messages=messages, tools=tools or ())
+        counted = self._count_request(request)
+        if counted is not None:
+            path, body = counted
+            headers = merge_headers(self._count_headers(body), {"accept": "application/json"})
+            try:
+                answer = self._post(path, body, headers, ctx)
+                count = answer.get("input_tokens") if isinstance(answer, dict) else None
+                if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                    message = f"the answer holds no input_tokens count: {answer!r}"[:300]
+                    raise ModelError(ErrorClass.UPSTREAM, message=message)
+                return count
+            except ModelError as exc:
+                _log.warning(
+                    "agentcore: counting tokens at %s failed (%s); using the estimate instead",
+                    self._base_url + path,
+                    exc,
+                )
+        return tokens.estimate_tokens(request.messages, system=request.system, tools=request.tools)
+
+    def _count_request(self, request: Request) -> tuple[str, dict[str, Any]] | None:
+        """Where the API counts the input tokens of a step of ``request`` (a
+        path under ``base_url``) and the JSON body to POST there, whose
+        answer holds ``input_tokens``; None for an API without a count
+        endpoint (:meth:`count_tokens` then estimates). A subclass builds the
+        body with its request mapping, so a request the API would refuse
+        raises the step's :class:`ConfigError`; this one has no endpoint."""
+        return None
+
+    def _count_headers(self, body: Mapping[str, Any]) -> Mapping[str, str]:
+        """The headers of a count request with ``body`` (before its ``accept``):
+        the adapter's; a subclass adds what the body needs (a beta feature)."""
+        return self._headers
+
+    def _post(self, path: str, body: Mapping[str, Any], headers: Mapping[str, str], ctx: Context) -> Any:
+        """POST ``body`` as JSON to ``base_url + path`` through the transport and
+        return the JSON answer (:func:`check_status`, :func:`read_json`), the
+        request's credentials redacted from any error.
+
+        Raises:
+            ModelError: as the transport, :func:`check_status`,
+                :func:`read_json` and :func:`encode_body` raise.
+            Canceled: ``ctx`` was cancelled.
+        """
+        try:
+            url, data = self._base_url + path, encode_body(body)
+            response = self._transport.send(
+                "POST", url, headers=headers, body=data, timeout=self._timeout, ctx=ctx
+            )
+            check_status(response, ctx)
+            return read_json(response)
+        except ModelError as exc:
+            failure = without_secret(exc, secret_values(headers))
+            if failure is exc:
+                raise
+        raise failure  # outside the handler, as in _stream

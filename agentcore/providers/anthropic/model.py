@@ -15,9 +15,12 @@ from agentcore.errors import ConfigError
 from agentcore.providers.anthropic.request import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_SETTINGS,
+    beta_features,
     cache_policy,
     check_settings,
+    count_body,
     request_body,
+    with_betas,
 )
 from agentcore.providers.anthropic.stream import StreamState
 from agentcore.providers.shell import Adapter
@@ -29,6 +32,9 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 """The Anthropic API origin; requests go to ``{base_url}/v1/messages``."""
 ANTHROPIC_VERSION = "2023-06-01"
 """The ``anthropic-version`` header value (the current stable API version)."""
+COUNT_PATH = "/v1/messages/count_tokens"
+"""Where token counts go, under ``base_url``
+(:data:`agentcore.providers.anthropic.request.COUNT_DOCS`)."""
 
 
 class AnthropicModel(Adapter):
@@ -38,14 +44,18 @@ class AnthropicModel(Adapter):
         model: the model id, e.g. ``"claude-sonnet-4-5"``.
         api_key: sent as ``x-api-key``.
         base_url: the API origin; requests go to ``{base_url}/v1/messages``.
-        transport, timeout, headers, extra_body, cache_tracker: as for every
-            adapter (:class:`agentcore.providers.shell.Adapter`); ``headers``
-            carry ``anthropic-beta`` and gateway headers.
+        transport, timeout, headers, extra_body, cache_tracker,
+            context_window: as for every adapter
+            (:class:`agentcore.providers.shell.Adapter`); ``headers`` carry
+            ``anthropic-beta`` and gateway headers.
         settings: the model settings of every request (see
             :func:`agentcore.providers.anthropic.request.settings_fields` for
             the mapping), over the adapter's default
             ``ModelSettings(cache=True)`` (automatic prompt caching;
-            ``cache=False`` turns it off).
+            ``cache=False`` turns it off). ``compaction_trigger``,
+            ``clear_tool_uses`` and ``clear_thinking`` turn on the API's
+            compaction and context editing, with the beta features they
+            need added to the ``anthropic-beta`` header.
         max_tokens: the output token cap when ``Request.max_output_tokens``
             is None (the API requires one).
         anthropic_version: the ``anthropic-version`` header.
@@ -69,6 +79,7 @@ class AnthropicModel(Adapter):
         settings: ModelSettings | None = None,
         extra_body: Mapping[str, Any] | None = None,
         cache_tracker: CacheTracker | None = None,
+        context_window: int | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         anthropic_version: str = ANTHROPIC_VERSION,
     ) -> None:
@@ -84,6 +95,7 @@ class AnthropicModel(Adapter):
             settings=settings,
             extra_body=extra_body,
             cache_tracker=cache_tracker,
+            context_window=context_window,
             path="/v1/messages",
             defaults={
                 "anthropic-version": anthropic_version,
@@ -101,8 +113,8 @@ class AnthropicModel(Adapter):
 
         Yields:
             ``text-delta`` and ``reasoning-delta`` parts as they arrive; a
-            ``reasoning`` or ``tool-call`` part as each block completes; then
-            one ``step-finish``.
+            ``reasoning``, ``tool-call`` or ``provider-item`` (compaction)
+            part as each block completes; then one ``step-finish``.
 
         Raises:
             ConfigError: before any HTTP call, for a history or settings the
@@ -114,15 +126,39 @@ class AnthropicModel(Adapter):
             Canceled: ``ctx`` was cancelled.
         """
         headers = self._request_headers(request)
-        beta = "".join(value for name, value in headers.items() if name.lower() == "anthropic-beta")
         sent: list[Any] = []
-        body = self._body(
+        body = self._step_body(request, headers, sent)
+        headers = with_betas(headers, beta_features(body))  # compaction, context editing
+        policy = cache_policy(self._settings.merged(request.settings), self._model, body)
+        prompt = self._digests.fingerprint(body.get("tools"), body.get("system"), request.messages, sent)
+        yield from self._stream(body, headers, StreamState(self._origin), prompt, policy, ctx)
+
+    def _count_request(self, request: Request) -> tuple[str, dict[str, Any]]:
+        """``POST /v1/messages/count_tokens``
+        (https://platform.claude.com/docs/en/build-with-claude/token-counting;
+        free, with its own rate limit) with the step's own body (the same
+        mapping, settings, thinking and cache control; the adapter's headers
+        and betas go with it) less what the endpoint does not take
+        (:func:`agentcore.providers.anthropic.request.count_body`). The API
+        calls its count an estimate that may differ from the usage a little."""
+        return COUNT_PATH, count_body(self._step_body(request, self._headers, []))
+
+    def _count_headers(self, body: Mapping[str, Any]) -> Mapping[str, str]:
+        """The adapter's headers with the beta features a count body uses
+        (compaction and context editing, :func:`beta_features`): the count
+        endpoint reads the compaction blocks of the history, and refuses
+        ``context_management`` without them."""
+        return with_betas(self._headers, beta_features(body))
+
+    def _step_body(self, request: Request, headers: Mapping[str, str], sent: list[Any]) -> dict[str, Any]:
+        """The body of a step of ``request`` sent with ``headers``
+        (:func:`agentcore.providers.anthropic.request.request_body`: the
+        ``interleaved-thinking`` beta among the headers changes it)."""
+        beta = "".join(value for name, value in headers.items() if name.lower() == "anthropic-beta")
+        return self._body(
             request_body,
             request,
             sent,
             max_tokens=self._max_tokens,
             interleaved="interleaved-thinking" in beta.lower(),
         )
-        policy = cache_policy(self._settings.merged(request.settings), self._model, body)
-        prompt = self._digests.fingerprint(body.get("tools"), body.get("system"), request.messages, sent)
-        yield from self._stream(body, headers, StreamState(self._origin), prompt, policy, ctx)

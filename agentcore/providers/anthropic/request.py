@@ -5,7 +5,8 @@ each following the documented API and tested on its own.
 (https://docs.anthropic.com/en/api/messages), with :func:`reasoning_block`
 for the reasoning that goes back, :func:`file_json` for files and
 :func:`settings_fields` (with :func:`thinking_config` and :func:`tool_choice`)
-for the :class:`~agentcore.ModelSettings`. The stream is
+for the :class:`~agentcore.ModelSettings`; :func:`count_body` makes a token
+count's body from it. The stream is
 :mod:`agentcore.providers.anthropic.stream`'s, the model class
 :mod:`agentcore.providers.anthropic.model`'s.
 
@@ -49,6 +50,17 @@ Decisions:
   thinking modes and effort levels it takes, sampling fields refused by the
   newest models) is left to the API: its 400 is an ``INVALID_REQUEST``
   :class:`ModelError`. ``extra_body`` goes last and is sent as given.
+* Compaction (the compaction page,
+  https://platform.claude.com/docs/en/build-with-claude/compaction) and
+  context editing (the context editing page,
+  https://platform.claude.com/docs/en/build-with-claude/context-editing):
+  ``compaction_trigger``, ``clear_tool_uses`` and ``clear_thinking`` become
+  ``context_management.edits``
+  (:func:`context_management`), and the beta features the body uses go in
+  the ``anthropic-beta`` header, next to the caller's (:func:`beta_features`,
+  :func:`with_betas`). A compaction block read from this service goes back
+  in place, unchanged (:func:`item_block`); one from elsewhere is left out,
+  with a line at INFO.
 * Prompt caching (:data:`CACHE_DOCS`): automatic caching is on by
   default (``ModelSettings(cache=True)`` is the adapter's default setting; a
   loop sends its whole growing prefix every step), as the request-level
@@ -73,8 +85,8 @@ from agentcore import caching
 from agentcore.errors import ConfigError
 from agentcore.files import File
 from agentcore.providers import attachments
-from agentcore.providers.anthropic.stream import FORMAT
-from agentcore.providers.history import arguments_object, check_history
+from agentcore.providers.anthropic.stream import COMPACTION, FORMAT
+from agentcore.providers.history import arguments_object, check_history, log_foreign_items
 from agentcore.schema.signature import rewrite_schema
 from agentcore.settings import ModelSettings, unsupported
 from agentcore.types import (
@@ -82,6 +94,7 @@ from agentcore.types import (
     ContentPartKind,
     Message,
     OutputSchema,
+    ProviderItem,
     Reasoning,
     Request,
     Role,
@@ -106,11 +119,28 @@ SETTINGS = frozenset(
         "cache_ttl",
         "cache_system",
         "cache_tools",
+        "compaction_trigger",
+        "clear_tool_uses",
+        "clear_thinking",
         "extra_body",
     }
 )
 """The :class:`ModelSettings` fields this adapter maps; ``seed`` is not one:
 the Messages API has no seed (https://docs.anthropic.com/en/api/messages)."""
+COMPACTION_EDIT = "compact_20260112"
+"""The compaction edit's type (the compaction page)."""
+CLEAR_TOOL_USES_EDIT = "clear_tool_uses_20250919"
+"""The context edit that clears old tool results (the context editing page)."""
+CLEAR_THINKING_EDIT = "clear_thinking_20251015"
+"""The context edit that clears earlier turns' thinking (the context editing page)."""
+COMPACTION_BETA = "compact-2026-01-12"
+"""The beta the compaction edit and compaction blocks need (the compaction page)."""
+CONTEXT_EDITING_BETA = "context-management-2025-06-27"
+"""The beta the context edits need (the context editing page)."""
+MIN_COMPACTION_TRIGGER = 50_000
+"""The smallest compaction trigger the API takes, in input tokens (the compaction page)."""
+BETA_HEADER = "anthropic-beta"
+"""The header that names the beta features a request uses, comma-separated."""
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 """The ``output_config.effort`` levels (https://platform.claude.com/docs/en/build-with-claude/effort)."""
 MIN_THINKING_BUDGET = 1024
@@ -196,6 +226,23 @@ def reasoning_block(reasoning: Reasoning, origin: str) -> dict[str, Any] | None:
     return None
 
 
+def item_block(item: ProviderItem, origin: str) -> dict[str, Any] | None:
+    """The content block a provider item goes back as, or None when it is not sent.
+
+    A compaction block goes back unchanged, in the place it had in the
+    assistant turn (before the text that followed it), on every later
+    request (the compaction page, "How compaction works"): the block this
+    adapter read from the same service (``format == "anthropic"`` and the
+    same ``origin``) is sent as its ``data`` holds it. Any other provider
+    item (another provider's, another endpoint's) is not sent: the API could
+    not read it.
+    """
+    if item.format != FORMAT or item.origin != origin:
+        return None
+    block: dict[str, Any] = json.loads(item.data)
+    return block
+
+
 def tool_use_id(call_id: str) -> str:
     """The id a tool call is sent with: as it is when the API accepts it
     (``^[a-zA-Z0-9_-]+$``, https://docs.anthropic.com/en/api/messages), else
@@ -269,6 +316,8 @@ def _result_block(result: ToolResult, index: int) -> dict[str, Any]:
 
 
 def _block(part: ContentPart, index: int, origin: str) -> dict[str, Any] | None:
+    if part.provider_item is not None:
+        return item_block(part.provider_item, origin)
     if part.reasoning is not None:
         return reasoning_block(part.reasoning, origin)
     if part.file is not None:
@@ -300,6 +349,7 @@ def _messages(
     turns: list[dict[str, Any]] = []
     sent: list[list[dict[str, Any]]] = []
     last: dict[str, Any] | None = None
+    log_foreign_items(messages, FORMAT, origin)
     for index, message in enumerate(messages):
         role = "assistant" if message.role is Role.ASSISTANT else "user"
         blocks: list[dict[str, Any]] = []
@@ -335,10 +385,13 @@ def _messages(
 
 def _continues_turn_without_thinking(turns: list[dict[str, Any]]) -> bool:
     """True when the request continues a tool-use turn (its last turn holds
-    tool results) whose assistant message does not start with a thinking block."""
+    tool results) whose assistant message does not start with a thinking
+    block (a compaction block before it does not count: the API reads the
+    turn from that block on)."""
     if len(turns) < 2 or not any(b["type"] == "tool_result" for b in turns[-1]["content"]):
         return False
-    return turns[-2]["role"] == "assistant" and turns[-2]["content"][0]["type"] not in _THINKING_BLOCKS
+    first = next((b["type"] for b in turns[-2]["content"] if b["type"] != COMPACTION), None)
+    return turns[-2]["role"] == "assistant" and first not in _THINKING_BLOCKS
 
 
 def thinking_config(
@@ -428,6 +481,83 @@ def tool_choice(
     return out
 
 
+def context_management(settings: ModelSettings, *, thinking_on: bool) -> dict[str, Any] | None:
+    """The ``context_management`` field for ``settings``, or None to send none.
+
+    Its ``edits``, in this order: ``clear_thinking`` as
+    ``{"type": "clear_thinking_20251015"}`` (the docs want it listed first;
+    the API's default keeps the last turn's thinking), ``clear_tool_uses`` as
+    ``{"type": "clear_tool_uses_20250919"}`` (its defaults: it acts from
+    100,000 input tokens and keeps the last 3 tool uses), then
+    ``compaction_trigger`` as ``{"type": "compact_20260112", "trigger":
+    {"type": "input_tokens", "value": N}}`` (the compaction page,
+    the context editing page). False and None ask for nothing.
+
+    Args:
+        settings: the request's merged settings.
+        thinking_on: the request turns thinking on (manual or adaptive).
+
+    Raises:
+        ConfigError: a ``compaction_trigger`` under
+            :data:`MIN_COMPACTION_TRIGGER`; ``clear_thinking`` without
+            thinking on, which the API refuses ("`clear_thinking_20251015`
+            strategy requires `thinking` to be enabled").
+    """
+    edits: list[dict[str, Any]] = []
+    if settings.clear_thinking:
+        if not thinking_on:
+            raise ConfigError(
+                f"ModelSettings.clear_thinking needs thinking on: {_API} clears thinking blocks only "
+                "while thinking is on; set ModelSettings(thinking=True) or leave clear_thinking unset"
+            )
+        edits.append({"type": CLEAR_THINKING_EDIT})
+    if settings.clear_tool_uses:
+        edits.append({"type": CLEAR_TOOL_USES_EDIT})
+    trigger = settings.compaction_trigger
+    if trigger is not None:
+        if trigger < MIN_COMPACTION_TRIGGER:
+            raise ConfigError(
+                f"ModelSettings.compaction_trigger must be at least {MIN_COMPACTION_TRIGGER:,} input tokens "
+                f"for {_API}, got {trigger:,}"
+            )
+        edits.append({"type": COMPACTION_EDIT, "trigger": {"type": "input_tokens", "value": trigger}})
+    return {"edits": edits} if edits else None
+
+
+def beta_features(body: Mapping[str, Any]) -> list[str]:
+    """The beta features ``body`` uses, for the ``anthropic-beta`` header:
+    :data:`COMPACTION_BETA` for a compaction edit or a compaction block in
+    its messages (the compaction page), :data:`CONTEXT_EDITING_BETA` for
+    any other ``context_management`` edit (the context editing page).
+    Without them the API refuses the body ("context_management: Extra inputs
+    are not permitted")."""
+    management = body.get("context_management")
+    edits = management.get("edits", []) if isinstance(management, Mapping) else []
+    kinds = {edit.get("type") for edit in edits if isinstance(edit, Mapping)}
+    compaction = COMPACTION_EDIT in kinds or any(
+        isinstance(block, Mapping) and block.get("type") == COMPACTION
+        for turn in body.get("messages", [])
+        for block in turn["content"]
+    )
+    features = [COMPACTION_BETA] if compaction else []
+    if kinds - {COMPACTION_EDIT}:
+        features.append(CONTEXT_EDITING_BETA)
+    return features
+
+
+def with_betas(headers: Mapping[str, str], features: list[str]) -> Mapping[str, str]:
+    """``headers`` with ``features`` added to their ``anthropic-beta`` header
+    (whatever the case of its name), after the features already named
+    there; each feature named once. ``headers`` themselves when nothing is
+    added."""
+    name = next((key for key in headers if key.lower() == BETA_HEADER), BETA_HEADER)
+    named = [value.strip() for value in headers.get(name, "").split(",") if value.strip()]
+    missing = [feature for feature in dict.fromkeys(features) if feature not in named]
+    if not missing:
+        return headers
+    return {**headers, name: ",".join([*named, *missing])}
+
+
 def check_settings(settings: ModelSettings) -> None:
     """Raise :class:`ConfigError` for a set field that is not one of
     :data:`SETTINGS` (the adapter checks its own settings at construction;
@@ -447,7 +577,9 @@ def settings_fields(
     ``temperature``, ``top_p`` and ``stop_sequences`` (a list) as they are;
     ``thinking`` from :func:`thinking_config`; ``tool_choice`` from
     :func:`tool_choice`; ``reasoning_effort`` as ``output_config: {"effort":
-    ...}`` (one of :data:`EFFORTS`).
+    ...}`` (one of :data:`EFFORTS`); ``compaction_trigger``,
+    ``clear_tool_uses`` and ``clear_thinking`` as ``context_management``
+    (:func:`context_management`).
 
     Raises:
         ConfigError: a field the API does not support (``seed``), a
@@ -456,8 +588,8 @@ def settings_fields(
             or, with thinking on, a ``temperature`` other than 1 or a
             ``top_p`` under 0.95, which the API refuses
             (https://platform.claude.com/docs/en/build-with-claude/thinking,
-            "Limits and feature compatibility"); and as :func:`thinking_config`
-            and :func:`tool_choice`.
+            "Limits and feature compatibility"); and as :func:`thinking_config`,
+            :func:`tool_choice` and :func:`context_management`.
     """
     check_settings(settings)
     fields: dict[str, Any] = {}
@@ -495,6 +627,9 @@ def settings_fields(
                 f"use one of {', '.join(EFFORTS)}"
             )
         fields["output_config"] = {"effort": effort}
+    management = context_management(settings, thinking_on=thinking_on)
+    if management is not None:
+        fields["context_management"] = management
     return fields
 
 
@@ -698,6 +833,7 @@ def request_body(
     if thinking is not None and thinking["type"] == "enabled" and _continues_turn_without_thinking(turns):
         _log.info("agentcore: thinking left out: the tool-use turn being continued began without it")
         del fields["thinking"]
+        _without_clear_thinking(fields)
     body.update(fields)
     if request.output is not None:
         body["output_config"] = {**body.get("output_config", {}), "format": output_format(request.output)}
@@ -705,6 +841,22 @@ def request_body(
     body.update(merged.extra_body or {})
     _check_breakpoints(body, merged)
     return body
+
+
+def _without_clear_thinking(fields: dict[str, Any]) -> None:
+    """Drop the thinking-clearing edit from ``fields``: the request goes
+    without thinking, and the API refuses that edit then."""
+    management = fields.get("context_management")
+    if management is None:
+        return
+    edits = [edit for edit in management["edits"] if edit["type"] != CLEAR_THINKING_EDIT]
+    if len(edits) == len(management["edits"]):
+        return
+    _log.info("agentcore: clear_thinking left out with the thinking")
+    if edits:
+        fields["context_management"] = {"edits": edits}
+    else:
+        del fields["context_management"]
 
 
 def _check_breakpoints(body: Mapping[str, Any], settings: ModelSettings) -> None:
@@ -730,3 +882,36 @@ def _check_breakpoints(body: Mapping[str, Any], settings: ModelSettings) -> None
             f"ModelSettings.cache_ttl is {settings.cache_ttl!r} but the request asks for no caching "
             "(cache=False, no cache_system, cache_tools or cache point)"
         )
+
+
+COUNT_DOCS = "https://platform.claude.com/docs/en/api/messages/count_tokens"
+"""The reference of ``POST /v1/messages/count_tokens``; the guide is
+https://platform.claude.com/docs/en/build-with-claude/token-counting."""
+COUNT_FIELDS = frozenset(
+    {
+        "model",
+        "messages",
+        "system",
+        "tools",
+        "tool_choice",
+        "thinking",
+        "output_config",
+        "cache_control",
+        "context_management",
+        "mcp_servers",
+    }
+)
+"""The body fields ``POST /v1/messages/count_tokens`` takes (:data:`COUNT_DOCS`;
+``context_management`` and ``mcp_servers`` with their beta headers)."""
+
+
+def count_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The body of ``POST /v1/messages/count_tokens`` for the step whose body
+    :func:`request_body` made: its fields the endpoint takes
+    (:data:`COUNT_FIELDS`: the same messages, system prompt, tools, tool
+    choice, thinking, output configuration, cache control and context
+    management), without what it refuses (``max_tokens``, ``stream``, the
+    sampling settings, ``stop_sequences``, and any other field of the
+    ``extra_body``). Its answer is ``{"input_tokens": N}`` (:data:`COUNT_DOCS`).
+    """
+    return {name: value for name, value in body.items() if name in COUNT_FIELDS}

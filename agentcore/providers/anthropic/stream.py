@@ -20,21 +20,36 @@ Decisions:
 * Stop reasons beyond the documented four: see :func:`map_finish_reason`. A
   step that emitted a tool call is ``tool-calls`` unless it is ``length``; a
   ``tool_use`` step without a client tool call is ``stop``.
-* ``tool_use`` blocks become tool calls and ``thinking`` / ``redacted_thinking``
-  blocks become reasoning parts, each at its ``content_block_stop``, so the
-  parts keep the order of the blocks (a thinking block between two tool calls
-  stays between them). A thinking block's text also streams as
+* ``tool_use`` blocks become tool calls, ``thinking`` / ``redacted_thinking``
+  blocks reasoning parts and ``compaction`` blocks provider items, each at
+  its ``content_block_stop``, so the parts keep the order of the blocks (a
+  thinking block between two tool calls stays between them). A thinking block's text also streams as
   ``reasoning-delta`` parts; its ``signature_delta`` fragments are joined. The
   reasoning part holds the block byte for byte: ``text`` (``thinking``, ""
   when the display is omitted), ``signature``, ``data`` (a redacted block's),
   ``format="anthropic"`` and the adapter's ``origin``. Blank tool input is
   ``"{}"``. Server-side blocks (``server_tool_use``, ``mcp_tool_use``,
-  results), compaction and unknown blocks, deltas and events are passed over.
+  results) and unknown blocks, deltas and events are passed over.
+* Compaction (:data:`COMPACTION_DOCS`): a ``compaction`` block (its
+  ``content`` null at ``content_block_start``, the whole summary in one
+  ``compaction_delta``; in a whole message, the summary as its ``content``)
+  becomes one ``provider-item`` part: a :class:`ProviderItem` of type
+  ``compaction`` whose ``data`` is the block as the API wants it back
+  (``{"type": "compaction", "content": <the summary>}``, any other field of
+  the block kept) and whose ``text`` is the summary. The summary is not
+  answer text: no ``text-delta`` carries it.
+* Context editing (:data:`CONTEXT_EDITING_DOCS`): the edits the API applied
+  to the prompt (``context_management.applied_edits`` of ``message_delta``,
+  or of a whole message) are kept in :attr:`StreamState.applied_edits` and
+  logged at INFO on the ``agentcore.providers.anthropic`` logger, one line
+  per step that had any; nothing streams for them. The step's cache report
+  names them as the cause of a read that fell short (``compacted``).
   A call cut off by ``max_tokens`` is passed on as it is (the loop never runs
   the calls of a ``length`` step); one whose block never stopped is dropped
   on ``length`` and emitted otherwise. A reasoning block that never stopped
   is emitted at the step's end whatever the reason (nothing the model
-  produced is dropped; the request side decides what can go back).
+  produced is dropped; the request side decides what can go back); so is a
+  compaction block that never stopped, once its summary came.
 * A ``message_start`` whose ``message`` already holds ``content`` blocks and a
   ``stop_reason`` (recorded from the API for programmatic tool calls) is read
   like the same blocks streamed one by one and a ``message_delta``.
@@ -63,6 +78,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -70,10 +86,18 @@ from agentcore.errors import ErrorClass, ModelError, classify_status
 from agentcore.providers import fields
 from agentcore.transport.errors import error_fields, looks_like_context_length
 from agentcore.transport.sse import Event
-from agentcore.types import FinishReason, Reasoning, StreamPart, ToolCall, Usage
+from agentcore.types import FinishReason, ProviderItem, Reasoning, StreamPart, ToolCall, Usage
 
 FORMAT = "anthropic"
-"""``Reasoning.format`` of the reasoning this wire format produces."""
+"""``Reasoning.format`` (and ``ProviderItem.format``) of what this wire format produces."""
+COMPACTION_DOCS = "https://platform.claude.com/docs/en/build-with-claude/compaction"
+"""Anthropic's compaction page: the compaction edit, its block, streaming and usage."""
+CONTEXT_EDITING_DOCS = "https://platform.claude.com/docs/en/build-with-claude/context-editing"
+"""Anthropic's context editing page: clearing tool uses and thinking, ``applied_edits``."""
+COMPACTION = "compaction"
+"""The type of a compaction block (and of the ``ProviderItem`` that holds one)."""
+
+_log = logging.getLogger("agentcore.providers.anthropic")
 
 # --- stop reasons -----------------------------------------------------------
 
@@ -273,6 +297,53 @@ class _ThinkingBlock:
         return StreamPart.reasoning_event(reasoning)
 
 
+class _CompactionBlock:
+    """A ``compaction`` block: the block as it started, and the summary's
+    ``compaction_delta`` fragments as they came."""
+
+    def __init__(self, start: Mapping[str, Any], content: str) -> None:
+        self.start = start
+        self.contents = [content] if content else []
+
+    def parts(self, origin: str) -> list[StreamPart]:
+        """The block's ``provider-item`` part; none for a block whose summary
+        never came (nothing the API could take back)."""
+        if not self.contents:
+            return []
+        summary = "".join(self.contents)
+        block = {**self.start, "content": summary}
+        data = json.dumps(block, ensure_ascii=False, separators=(",", ":"))
+        return [StreamPart.provider_item_event(ProviderItem(COMPACTION, data, FORMAT, origin, summary))]
+
+
+def _applied_edits(container: Mapping[str, Any], where: str) -> list[Mapping[str, Any]]:
+    """The ``context_management.applied_edits`` entries of ``container``
+    (a ``message_delta`` or a message), each an object.
+
+    Raises:
+        ModelError: ``UPSTREAM``, a field of the wrong JSON type.
+    """
+    management = fields.mapping(container, "context_management", f"context_management ({where})")
+    edits = fields.array(management, "applied_edits", f"context_management.applied_edits ({where})")
+    for position, edit in enumerate(edits):
+        if not isinstance(edit, Mapping):
+            field = f"context_management.applied_edits[{position}] ({where})"
+            raise fields.wrong_shape(field, edit, "an object")
+    return edits
+
+
+def edits_text(edits: list[Mapping[str, Any]]) -> str:
+    """The applied context edits in one line: each edit's ``type`` and its
+    other fields (``clear_tool_uses_20250919 (cleared_tool_uses 8,
+    cleared_input_tokens 50000)``)."""
+    described = []
+    for edit in edits:
+        details = ", ".join(f"{key} {value}" for key, value in edit.items() if key != "type")
+        kind = str(edit.get("type", "an edit"))
+        described.append(f"{kind} ({details})" if details else kind)
+    return "; ".join(described)
+
+
 _NO_MESSAGE = object()
 """The ``message`` of a ``message_start`` not seen yet."""
 _text_delta = StreamPart.text_delta
@@ -298,7 +369,7 @@ class StreamState:
     def __init__(self, origin: str = "") -> None:
         self._origin = origin
         self._usage: dict[str, int] = {}
-        self._open: dict[object, _ToolBlock | _ThinkingBlock] = {}
+        self._open: dict[object, _ToolBlock | _ThinkingBlock | _CompactionBlock] = {}
         """Blocks started and not stopped yet, by index, in the order they started."""
         self._message: object = _NO_MESSAGE
         self._calls = 0
@@ -309,6 +380,9 @@ class StreamState:
         """The step said why it stopped (a ``stop_reason``, or ``message_stop``)."""
         self.done = False
         """``message_stop`` arrived: nothing after it is read."""
+        self.applied_edits: list[Mapping[str, Any]] = []
+        """The context edits the API applied to this step's prompt, as it
+        reported them (``context_management.applied_edits``)."""
 
     def feed(self, event: Event) -> list[StreamPart]:
         """The parts of one event (nothing once :attr:`done`).
@@ -358,7 +432,9 @@ class StreamState:
         reason = map_finish_reason(self._stop_reason)
         parts: list[StreamPart] = []
         for block in self._open.values():  # blocks that never stopped
-            if isinstance(block, _ThinkingBlock):
+            if isinstance(block, _CompactionBlock):
+                parts += block.parts(self._origin)
+            elif isinstance(block, _ThinkingBlock):
                 parts.append(block.part(self._origin))
             elif reason is not FinishReason.LENGTH:  # a call cut off by the limit is dropped
                 self._calls += 1
@@ -400,6 +476,7 @@ class StreamState:
             delta = fields.mapping(payload, "delta", "delta (in message_delta)")
             self._stop(fields.text(delta, "stop_reason", "delta.stop_reason (in message_delta)"))
             self._usage = merge_usage(self._usage, payload.get("usage"), "usage (in message_delta)")
+            self._edited(_applied_edits(payload, "in message_delta"))
         elif kind == "message_stop":
             self.complete = self.done = True
         return []
@@ -418,6 +495,7 @@ class StreamState:
             raise fields.wrong_shape("message (in message_start)", message, "an object")
         start = message or {}
         self._usage = merge_usage(self._usage, start.get("usage"), "message.usage (in message_start)")
+        self._edited(_applied_edits(start, "message, in message_start"))
         parts: list[StreamPart] = []
         # complete blocks: as if each was streamed
         for position, block in enumerate(
@@ -432,6 +510,19 @@ class StreamState:
             parts += self._block_stop(index)
         self._stop(fields.text(start, "stop_reason", "message.stop_reason (in message_start)"))
         return parts
+
+    @property
+    def edited(self) -> str:
+        """The applied context edits in words (:func:`edits_text`), "" for
+        none: what the cache report names for a step that read less."""
+        return edits_text(self.applied_edits)
+
+    def _edited(self, edits: list[Mapping[str, Any]]) -> None:
+        """Keep the applied context edits the API reported (the latest list
+        wins: a later event repeats the earlier ones) and log them once."""
+        if edits and edits != self.applied_edits:
+            self.applied_edits = edits
+            _log.info("agentcore: Anthropic context editing applied to the prompt: %s", edits_text(edits))
 
     def _stop(self, reason: str) -> None:
         if reason:
@@ -450,13 +541,15 @@ class StreamState:
             return [StreamPart.reasoning_delta(text)] if text else []
         if kind == "redacted_thinking":
             self._open[index] = _ThinkingBlock("", "", fields.text(block, "data", "data" + where))
+        elif kind == COMPACTION:
+            self._open[index] = _CompactionBlock(block, fields.text(block, "content", "content" + where))
         elif kind == "tool_use":
             call_id = block.get("id")
             if not isinstance(call_id, str) or not call_id:
                 call_id = f"toolu_agentcore_{next(self._ids)}"
             name = fields.text(block, "name", "name" + where)
             self._open[index] = _ToolBlock(call_id, name, fields.mapping(block, "input", "input" + where))
-        return []  # server tools, compaction, unknown blocks: passed over
+        return []  # server tools, unknown blocks: passed over
 
     def _block_delta(self, index: object, delta: Mapping[str, Any]) -> list[StreamPart]:
         kind = delta.get("type")
@@ -476,12 +569,18 @@ class StreamState:
                     return [StreamPart.reasoning_delta(text)]
             elif kind == "signature_delta":
                 block.signatures.append(fields.text(delta, "signature", "signature" + where))
-        return []  # citations, compaction, unknown deltas
+        elif isinstance(block, _CompactionBlock) and kind == "compaction_delta":
+            content = fields.text(delta, "content", "content" + where)
+            if content:
+                block.contents.append(content)
+        return []  # citations, unknown deltas
 
     def _block_stop(self, index: object) -> list[StreamPart]:
         block = self._open.pop(index, None)
         if block is None:
             return []
+        if isinstance(block, _CompactionBlock):
+            return block.parts(self._origin)
         if isinstance(block, _ToolBlock):
             self._calls += 1
         return [block.part(self._origin)]

@@ -39,8 +39,9 @@ class OpenAIChatModel(Adapter):
         model: the model id (``"gpt-4o-mini"``, ``"llama3.2"``, ...).
         api_key: sent as ``Authorization: Bearer``.
         base_url: the API root; requests go to ``{base_url}/chat/completions``.
-        transport, timeout, headers, extra_body, cache_tracker: as for every
-            adapter (:class:`agentcore.providers.shell.Adapter`).
+        transport, timeout, headers, extra_body, cache_tracker,
+            context_window: as for every adapter
+            (:class:`agentcore.providers.shell.Adapter`).
         settings: the model's :class:`agentcore.ModelSettings`, for every
             request (see :func:`agentcore.providers.openai.chat.request.settings_fields`).
         system_role: ``"system"`` or ``"developer"``.
@@ -76,6 +77,7 @@ class OpenAIChatModel(Adapter):
         settings: ModelSettings | None = None,
         extra_body: Mapping[str, Any] | None = None,
         cache_tracker: CacheTracker | None = None,
+        context_window: int | None = None,
         system_role: str = "system",
         max_tokens_field: str = "max_tokens",
         include_usage: bool = True,
@@ -95,6 +97,7 @@ class OpenAIChatModel(Adapter):
             settings=settings,
             extra_body=extra_body,
             cache_tracker=cache_tracker,
+            context_window=context_window,
             path="/chat/completions",
             defaults=HEADERS,
             key_header=KEY_HEADER,
@@ -125,7 +128,24 @@ class OpenAIChatModel(Adapter):
             Canceled: ``ctx`` was cancelled.
         """
         sent: list[Any] = []
-        body = self._body(
+        body = self._step_body(request, sent)
+        system = body["messages"][0] if request.system else None
+        prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
+        policy = cache_policy(self._settings.merged(request.settings), self._origin)
+        state = StreamState(self._origin)
+        yield from self._stream(body, self._request_headers(request), state, prompt, policy, ctx)
+
+    def _count_request(self, request: Request) -> None:
+        """None: Chat Completions has no count endpoint (nor have the servers
+        that copy it), so :meth:`count_tokens` estimates, once the request
+        mapping accepted the request (nothing is sent)."""
+        self._step_body(request, [])
+        return None
+
+    def _step_body(self, request: Request, sent: list[Any]) -> dict[str, Any]:
+        """The body of a step of ``request``
+        (:func:`agentcore.providers.openai.chat.request.request_body`)."""
+        return self._body(
             request_body,
             request,
             sent,
@@ -135,8 +155,3 @@ class OpenAIChatModel(Adapter):
             reasoning_format=self._reasoning_format,
             memo=self._mapped,
         )
-        system = body["messages"][0] if request.system else None
-        prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
-        policy = cache_policy(self._settings.merged(request.settings), self._origin)
-        state = StreamState(self._origin)
-        yield from self._stream(body, self._request_headers(request), state, prompt, policy, ctx)

@@ -6,18 +6,49 @@ in the shell every adapter shares (:mod:`agentcore.providers.shell`).
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Mapping, Sequence
 from typing import Any
+
+import attrs
 
 from agentcore.caching import CacheTracker
 from agentcore.context import Context
-from agentcore.providers.openai.responses.request import SUMMARIES, SYSTEM_ROLES, check_settings, request_body
-from agentcore.providers.openai.responses.stream import StreamState
+from agentcore.providers.openai.responses.request import (
+    SUMMARIES,
+    SYSTEM_ROLES,
+    check_settings,
+    compact_body,
+    count_body,
+    request_body,
+)
+from agentcore.providers.openai.responses.stream import StreamState, compacted_messages
 from agentcore.providers.openai.shared import DEFAULT_BASE_URL, HEADERS, KEY_HEADER, cache_policy
-from agentcore.providers.shell import Adapter, check_choice
+from agentcore.providers.shell import Adapter, check_choice, merge_headers
 from agentcore.settings import ModelSettings
 from agentcore.transport import Timeout, Transport
-from agentcore.types import Request, StreamPart
+from agentcore.types import Message, Request, StreamPart, Usage
+
+COUNT_PATH = "/responses/input_tokens"
+"""Where token counts go, under ``base_url``
+(:data:`agentcore.providers.openai.responses.request.COUNT_DOCS`)."""
+COMPACT_PATH = "/responses/compact"
+"""Where a history is compacted, under ``base_url``
+(https://platform.openai.com/docs/api-reference/responses/compact)."""
+
+
+@attrs.frozen
+class CompactedHistory:
+    """What :meth:`OpenAIResponsesModel.compact` gives back.
+
+    Attributes:
+        messages: the compacted history, to continue from: the user messages
+            (the very ones given), then one assistant message holding the
+            compaction item (a :class:`agentcore.ProviderItem`).
+        usage: the tokens the compaction was billed (input and output).
+    """
+
+    messages: tuple[Message, ...]
+    usage: Usage
 
 
 class OpenAIResponsesModel(Adapter):
@@ -31,8 +62,9 @@ class OpenAIResponsesModel(Adapter):
         model: the model id (``"gpt-5"``, ``"o4-mini"``, ...).
         api_key: sent as ``Authorization: Bearer``.
         base_url: the API root; requests go to ``{base_url}/responses``.
-        transport, timeout, headers, extra_body, cache_tracker: as for every
-            adapter (:class:`agentcore.providers.shell.Adapter`).
+        transport, timeout, headers, extra_body, cache_tracker,
+            context_window: as for every adapter
+            (:class:`agentcore.providers.shell.Adapter`).
         settings: the default :class:`agentcore.ModelSettings` of every
             request. ``reasoning_effort`` is ``reasoning.effort`` (one of
             ``none``, ``minimal``, ``low``, ``medium``, ``high``, ``xhigh``;
@@ -84,6 +116,7 @@ class OpenAIResponsesModel(Adapter):
         settings: ModelSettings | None = None,
         extra_body: Mapping[str, Any] | None = None,
         cache_tracker: CacheTracker | None = None,
+        context_window: int | None = None,
         reasoning: bool = True,
         reasoning_summary: str | None = "auto",
         system_role: str = "instructions",
@@ -103,6 +136,7 @@ class OpenAIResponsesModel(Adapter):
             settings=settings,
             extra_body=extra_body,
             cache_tracker=cache_tracker,
+            context_window=context_window,
             path="/responses",
             defaults=HEADERS,
             key_header=KEY_HEADER,
@@ -131,7 +165,71 @@ class OpenAIResponsesModel(Adapter):
             Canceled: ``ctx`` was cancelled.
         """
         sent: list[Any] = []
-        body = self._body(
+        body = self._step_body(request, sent)
+        system = body.get("instructions")
+        if self._system_role == "developer" and request.system:
+            system = body["input"][0]  # the developer message comes first
+        prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
+        policy = cache_policy(self._settings.merged(request.settings), self._origin)
+        state = StreamState(self._origin, stored=self._server_state)
+        yield from self._stream(body, self._request_headers(request), state, prompt, policy, ctx)
+
+    def compact(
+        self, messages: Sequence[Message], *, system: str | None = None, ctx: Context | None = None
+    ) -> CompactedHistory:
+        """Compact ``messages`` with the stateless compact endpoint,
+        ``POST {base_url}/responses/compact``
+        (https://platform.openai.com/docs/api-reference/responses/compact;
+        https://developers.openai.com/api/docs/guides/compaction, "Standalone
+        compaction"): one JSON request, not streamed, of the history's input
+        items as a step sends them (the same mapping), ``instructions`` from
+        ``system`` and the settings' prompt-cache fields. The server answers
+        the user messages and one compaction item standing for everything
+        else (the assistant turns, tool calls and results, reasoning);
+        continue from :attr:`CompactedHistory.messages` (with the next user
+        message), which the next request sends whole, as the guide says. The
+        compaction item goes back only to this server (its ``origin``).
+
+        Use it between runs, or from ``LoopOptions(prepare_step=...)`` to
+        compact the history a step is about to send. It is not retried (a
+        step's retry policy does not cover it) and is billed as its
+        :attr:`CompactedHistory.usage` says.
+
+        Args:
+            messages: the history, as a step would send it.
+            system: the system prompt (None: none).
+            ctx: cancels the call or bounds it with a deadline; None: a fresh
+                :class:`agentcore.Context`.
+
+        Raises:
+            ConfigError: before any HTTP call, a history or settings the API
+                would refuse, as ``stream()`` raises it.
+            ModelError: an error status, a transport failure, an answer that
+                is not a compacted history
+                (:func:`agentcore.providers.openai.responses.stream.compacted_messages`).
+            Canceled: ``ctx`` was cancelled.
+        """
+        request = Request(system=system or "", messages=tuple(messages))
+        sent: list[Any] = []
+        body = compact_body(self._body(request_body, request, sent, system_role=self._system_role))
+        headers = merge_headers(self._headers, {"accept": "application/json"})
+        answer = self._post(COMPACT_PATH, body, headers, Context() if ctx is None else ctx)
+        history, usage = compacted_messages(answer, request.messages, sent, self._origin)
+        return CompactedHistory(tuple(history), usage)
+
+    def _count_request(self, request: Request) -> tuple[str, dict[str, Any]]:
+        """``POST {base_url}/responses/input_tokens``
+        (https://developers.openai.com/api/docs/guides/token-counting) with
+        the step's own input items, instructions, tools and reasoning
+        configuration (the same mapping and settings) less what the endpoint
+        does not take
+        (:func:`agentcore.providers.openai.responses.request.count_body`)."""
+        return COUNT_PATH, count_body(self._step_body(request, []))
+
+    def _step_body(self, request: Request, sent: list[Any]) -> dict[str, Any]:
+        """The body of a step of ``request``
+        (:func:`agentcore.providers.openai.responses.request.request_body`)."""
+        return self._body(
             request_body,
             request,
             sent,
@@ -140,10 +238,3 @@ class OpenAIResponsesModel(Adapter):
             reasoning_summary=self._reasoning_summary,
             server_state=self._server_state,
         )
-        system = body.get("instructions")
-        if self._system_role == "developer" and request.system:
-            system = body["input"][0]  # the developer message comes first
-        prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
-        policy = cache_policy(self._settings.merged(request.settings), self._origin)
-        state = StreamState(self._origin, stored=self._server_state)
-        yield from self._stream(body, self._request_headers(request), state, prompt, policy, ctx)

@@ -3,7 +3,8 @@ each tested on its own.
 
 :func:`request_body` builds the JSON body of one streamed
 ``POST {base_url}/responses``, with :func:`file_json` for files and
-:func:`check_settings` for the :class:`~agentcore.ModelSettings`. The stream
+:func:`check_settings` for the :class:`~agentcore.ModelSettings`, and
+:func:`count_body` a token count's body from it. The stream
 is :mod:`agentcore.providers.openai.responses.stream`'s, the model class
 :mod:`agentcore.providers.openai.responses.model`'s.
 
@@ -27,6 +28,13 @@ The request (https://platform.openai.com/docs/api-reference/responses/create):
   (:func:`agentcore.providers.openai.shared.strict_schema`).
 * Files (:func:`file_json`): images as ``input_image``, other documents as
   ``input_file``, in user messages and in ``function_call_output`` items.
+* Compaction (the compaction guide,
+  https://developers.openai.com/api/docs/guides/compaction): ``compaction_trigger`` is
+  ``context_management: [{"type": "compaction", "compact_threshold": N}]``;
+  a ``compaction`` item the server returned goes back as an input item in
+  its place, unchanged (:func:`item_json`), and only to the server that
+  made it. The API has no context editing: ``clear_tool_uses`` and
+  ``clear_thinking`` are :class:`ConfigError`.
 """
 
 from __future__ import annotations
@@ -38,11 +46,20 @@ from typing import Any
 from agentcore.errors import ConfigError
 from agentcore.files import File
 from agentcore.providers import attachments
-from agentcore.providers.history import check_history, marked_error
+from agentcore.providers.history import check_history, log_foreign_items, marked_error
 from agentcore.providers.openai.responses.stream import FORMAT
 from agentcore.providers.openai.shared import cache_fields, json_schema_format, strict_schema
 from agentcore.settings import ModelSettings, unsupported
-from agentcore.types import Message, Reasoning, Request, Role, ToolCall, ToolDefinition, ToolResult
+from agentcore.types import (
+    Message,
+    ProviderItem,
+    Reasoning,
+    Request,
+    Role,
+    ToolCall,
+    ToolDefinition,
+    ToolResult,
+)
 
 SYSTEM_ROLES = ("instructions", "developer")
 """How the system prompt is sent: the ``instructions`` field or a ``developer`` message."""
@@ -79,13 +96,16 @@ SETTINGS = frozenset(
         "reasoning_effort",
         "cache_key",
         "cache_retention",
+        "compaction_trigger",
         "extra_body",
     }
 )
 """The :class:`agentcore.ModelSettings` fields this adapter maps
 (``extra_body`` is merged last); the API has no ``stop`` and no ``seed``,
-thinking is asked for with ``reasoning_effort``, and caching is automatic
-(``cache``, ``cache_ttl``, ``cache_system`` and ``cache_tools`` have no field)."""
+thinking is asked for with ``reasoning_effort``, caching is automatic
+(``cache``, ``cache_ttl``, ``cache_system`` and ``cache_tools`` have no
+field), and it has compaction but no context editing (``clear_tool_uses``,
+``clear_thinking``)."""
 
 
 # --- tools ----------------------------------------------------------------------
@@ -141,8 +161,12 @@ def settings_fields(settings: ModelSettings, tools: Sequence[ToolDefinition]) ->
     """The request body fields for ``settings`` (``extra_body`` and
     ``reasoning_effort``, which goes into ``reasoning``, aside):
     ``temperature``, ``top_p`` and ``parallel_tool_calls`` as they are,
-    ``tool_choice`` (a tool's name as ``{"type": "function", "name"}``) and
-    the cache fields (:func:`agentcore.providers.openai.shared.cache_fields`).
+    ``tool_choice`` (a tool's name as ``{"type": "function", "name"}``),
+    the cache fields (:func:`agentcore.providers.openai.shared.cache_fields`)
+    and ``compaction_trigger`` as ``context_management: [{"type":
+    "compaction", "compact_threshold": N}]`` (server-side compaction,
+    the compaction guide;
+    https://platform.openai.com/docs/api-reference/responses/create).
 
     Raises:
         ConfigError: a ``tool_choice`` naming a tool the request does not hold.
@@ -156,6 +180,8 @@ def settings_fields(settings: ModelSettings, tools: Sequence[ToolDefinition]) ->
         out["tool_choice"] = _tool_choice(settings.tool_choice, tools)
     if settings.parallel_tool_calls is not None:
         out["parallel_tool_calls"] = settings.parallel_tool_calls
+    if settings.compaction_trigger is not None:
+        out["context_management"] = [{"type": "compaction", "compact_threshold": settings.compaction_trigger}]
     return out
 
 
@@ -232,6 +258,21 @@ def _reasoning_item(reasoning: Reasoning, index: int, origin: str, store: bool) 
     return item
 
 
+def item_json(item: ProviderItem, origin: str) -> dict[str, Any] | None:
+    """The input item a provider item goes back as, or None when it is not sent.
+
+    A ``compaction`` item goes back in the next request's ``input`` where it
+    was produced (after the output items before it), as the server returned
+    it: its ``id`` and ``encrypted_content`` unchanged (the compaction guide,
+    "stateless input-array chaining"); only the server that made it can read
+    it, so an item of another ``format`` or ``origin`` is not sent.
+    """
+    if item.format != FORMAT or item.origin != origin:
+        return None
+    value: dict[str, Any] = json.loads(item.data)
+    return value
+
+
 def _call_item(call: ToolCall, index: int, origin: str, with_item_id: bool) -> dict[str, Any]:
     item: dict[str, Any] = {
         "type": "function_call",
@@ -259,6 +300,10 @@ def _assistant_items(message: Message, index: int, origin: str, store: bool) -> 
             # An fc_ item id tells the API which reasoning item the call needs:
             # sent only when that reasoning is sent too.
             items.append(_call_item(part.tool_call, index, origin, not dropped))
+        elif part.provider_item is not None:
+            kept = item_json(part.provider_item, origin)
+            if kept is not None:
+                items.append(kept)
         elif part.text:
             items.append({"type": "message", "role": "assistant", "content": part.text})
     while items and items[-1]["type"] == "reasoning":
@@ -340,6 +385,9 @@ def request_body(
       item ids of the calls after it in that message (the API refuses a call
       item whose reasoning is missing). A reasoning item with nothing after
       it in its message (a response cut while reasoning) is left out too.
+    * A provider item (a ``compaction`` item) goes back in place, unchanged,
+      to the ``format`` and ``origin`` that made it (:func:`item_json`);
+      another's is left out, with a line at INFO.
     * With ``server_state``, when the history holds the id of a response the
       server stored (:func:`chain_point`), ``previous_response_id`` names it
       and only the messages after it are sent.
@@ -400,6 +448,7 @@ def request_body(
         else:
             items.append({"type": "message", "role": "developer", "content": request.system})
     per_message: list[list[dict[str, Any]] | None] = [None] * start
+    log_foreign_items(messages[start:], FORMAT, origin, start=start)
     for index in range(start, len(messages)):
         entries = _message_items(messages[index], index, origin, server_state)
         items += entries
@@ -426,3 +475,54 @@ def request_body(
     body.update(extra_body or {})
     body.update(settings.extra_body or {})
     return body
+
+
+COUNT_DOCS = "https://developers.openai.com/api/docs/guides/token-counting"
+"""OpenAI's guide to ``POST /v1/responses/input_tokens``: it "accepts the same
+input format as the Responses API" and answers ``{"object":
+"response.input_tokens", "input_tokens": N}``; its reference is
+https://developers.openai.com/api/reference/python/resources/responses/subresources/input_tokens/methods/count."""
+COUNT_FIELDS = frozenset(
+    {
+        "model",
+        "input",
+        "instructions",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "previous_response_id",
+        "conversation",
+        "reasoning",
+        "text",
+        "truncation",
+    }
+)
+"""The body fields ``POST /v1/responses/input_tokens`` takes (:data:`COUNT_DOCS`)."""
+
+
+COMPACT_FIELDS = frozenset({"model", "input", "instructions", "prompt_cache_key", "prompt_cache_retention"})
+"""The body fields ``POST /v1/responses/compact`` takes that a stateless
+history uses (https://platform.openai.com/docs/api-reference/responses/compact;
+``previous_response_id`` is the other)."""
+
+
+def compact_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The body of ``POST {base_url}/responses/compact`` for the history whose
+    step body :func:`request_body` made: its model, input items, instructions
+    and prompt-cache fields (:data:`COMPACT_FIELDS`), without ``stream`` (the
+    endpoint answers one JSON document) and what else a step sends (tools,
+    sampling, ``store``, ``include``, ``context_management``).
+    """
+    return {name: value for name, value in body.items() if name in COMPACT_FIELDS}
+
+
+def count_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The body of ``POST {base_url}/responses/input_tokens`` for the step whose
+    body :func:`request_body` made: its fields the endpoint takes
+    (:data:`COUNT_FIELDS`: the same model, input items, instructions, tools,
+    tool choice, reasoning configuration, output format and
+    ``previous_response_id``), without what it refuses (``stream``,
+    ``store``, ``include``, ``max_output_tokens``, the sampling settings,
+    the prompt-cache fields, and any other field of the ``extra_body``).
+    """
+    return {name: value for name, value in body.items() if name in COUNT_FIELDS}

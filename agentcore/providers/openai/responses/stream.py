@@ -38,6 +38,15 @@ servers do, read as follows:
 * Only ``function_call`` items are tool calls: built-in tool items (web
   search, file search, code interpreter, MCP, image generation) and other
   client tool kinds (custom tools, shell, apply-patch) are passed over.
+* A ``compaction`` item (server-side compaction, :data:`COMPACTION_DOCS`;
+  it may complete after the message it follows) becomes one
+  ``provider-item`` part where it completes: a :class:`ProviderItem` of
+  type ``compaction`` whose ``data`` is the done item as the server sent it
+  (``id``, ``type``, ``encrypted_content``, in its order) and whose ``text``
+  is "" (the content is encrypted). Only the done item (of
+  ``output_item.done`` or the terminal response) counts: the recorded
+  streams show an ``encrypted_content`` in ``output_item.added`` that
+  differs from the final one, so an item that never completed is left out.
 * Usage may be missing or zero: it is read from the terminal response only.
 * Fields are read by their documented JSON types
   (:mod:`agentcore.providers.fields`): absent or ``null`` is absent; any
@@ -57,17 +66,31 @@ servers do, read as follows:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agentcore.errors import ErrorClass, ModelError
 from agentcore.providers import fields
 from agentcore.providers.openai.shared import error_event, synthesize_id, token_usage
 from agentcore.transport.sse import DONE, Event
-from agentcore.types import FinishReason, Reasoning, StreamPart, ToolCall, Usage
+from agentcore.types import (
+    FinishReason,
+    Message,
+    ProviderItem,
+    Reasoning,
+    Role,
+    StreamPart,
+    ToolCall,
+    Usage,
+    provider_item_part,
+)
 
 FORMAT = "openai-responses"
-""":attr:`agentcore.Reasoning.format` of the reasoning this adapter reads and writes."""
+""":attr:`agentcore.Reasoning.format` (and ``ProviderItem.format``) of what this adapter reads and writes."""
+COMPACTION_DOCS = "https://developers.openai.com/api/docs/guides/compaction"
+"""OpenAI's compaction guide: ``context_management``, the compaction item, the compact endpoint."""
+COMPACTION = "compaction"
+"""The type of a compaction item (and of the ``ProviderItem`` that holds one)."""
 
 
 def usage_from(usage: Any) -> Usage:
@@ -111,6 +134,76 @@ def map_finish_reason(response: Mapping[str, Any], incomplete: bool, has_tool_ca
         if reason != "content_filter":
             return FinishReason.LENGTH
     return FinishReason.TOOL_CALLS if has_tool_calls else FinishReason.STOP
+
+
+# --- the compact endpoint ---------------------------------------------------------
+
+
+def compacted_messages(
+    answer: object, messages: Sequence[Message], sent: Sequence[Any], origin: str
+) -> tuple[list[Message], Usage]:
+    """The history a ``POST /responses/compact`` answer holds, and its usage.
+
+    The answer is a ``response.compaction`` object whose ``output`` is "a list
+    of all user messages, followed by a single compaction item"
+    (https://platform.openai.com/docs/api-reference/responses/compact); the
+    guide (:data:`COMPACTION_DOCS`) passes that window whole into the next
+    request. Each user message of the output is the history's user message
+    in the same place among the user messages sent (the very message, files
+    and all); the compaction item becomes an assistant message holding it as
+    a :class:`ProviderItem` (its ``data`` the item as answered), in its place.
+
+    Args:
+        answer: the decoded JSON answer.
+        messages: the history that was compacted.
+        sent: the input items sent for each of ``messages``
+            (:func:`agentcore.providers.openai.responses.request.request_body`'s ``sent``).
+        origin: the server's origin.
+
+    Raises:
+        ModelError: ``UPSTREAM``, an answer of another shape: not an object,
+            no ``output`` list, an item that is neither a user message nor a
+            compaction item, more user messages than were sent or one whose
+            text is not the sent message's, no compaction item.
+    """
+    if not isinstance(answer, Mapping):
+        raise fields.wrong_shape("the compact answer", answer, "an object")
+    users = [
+        messages[index]
+        for index, entries in enumerate(sent)
+        if any(entry.get("type") == "message" and entry.get("role") == "user" for entry in entries or ())
+    ]
+    history: list[Message] = []
+    taken = 0
+    compacted = False
+    for position, item in enumerate(fields.array(answer, "output", "output (of the compact answer)")):
+        where = f"output[{position}] (of the compact answer)"
+        if not isinstance(item, Mapping):
+            raise fields.wrong_shape(where, item, "an object")
+        kind = item.get("type")
+        if kind == COMPACTION:
+            part = provider_item_part(ProviderItem(COMPACTION, _compact(item), FORMAT, origin))
+            history.append(Message(Role.ASSISTANT, [part]))
+            compacted = True
+        elif kind == "message" and item.get("role") == "user" and taken < len(users):
+            original = users[taken]
+            taken += 1
+            text = _texts(fields.array(item, "content", f"content of {where}"))
+            if text != original.text:
+                raise ModelError(
+                    ErrorClass.UPSTREAM,
+                    message=f"the compact answer's {where} is not the user message sent in its place",
+                )
+            history.append(original)
+        else:
+            raise ModelError(
+                ErrorClass.UPSTREAM,
+                message=f"the compact answer holds an item agentcore cannot place at {where}: "
+                f"{str(kind)[:40]!r} (role {str(item.get('role'))[:20]!r})",
+            )
+    if not compacted:
+        raise ModelError(ErrorClass.UPSTREAM, message="the compact answer holds no compaction item")
+    return history, usage_from(answer.get("usage"))
 
 
 # --- the state machine ----------------------------------------------------------
@@ -195,7 +288,7 @@ class StreamState:
     ``summary`` list as received, plus ``"content"`` when the item carries
     raw reasoning content); a ``tool-call`` part per function call
     (``provider_data``: JSON ``{"id": fc item id}``, plus ``"response_id"``
-    when ``stored``).
+    when ``stored``); a ``provider-item`` part per compaction item.
     """
 
     def __init__(
@@ -348,6 +441,9 @@ class StreamState:
         if kind == "function_call":
             self.calls += 1
             return [StreamPart.tool_call_event(self._call(done, item))]
+        if kind == COMPACTION and done:  # the added item's content is not the final one
+            data = _compact(done)
+            return [StreamPart.provider_item_event(ProviderItem(COMPACTION, data, FORMAT, self._origin))]
         return []
 
     def _reasoning(self, done: Mapping[str, Any], item: _Item) -> Reasoning:

@@ -1,0 +1,641 @@
+"""The history policies of :mod:`agentcore.compaction` in a run: what each
+shipped policy cuts, what the run reports of it (the ``compaction`` part,
+``StepResult.compactions``, ``RunResult.messages`` and ``full_messages``),
+a summary that fails, times out or answers nothing, the one retry after a
+context-length refusal, the cache report's ``compacted`` cause, and a
+durable run's state (issue 23 items 3 and 5; docs/long-runs.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from agentcore import (
+    CacheCause,
+    CacheReport,
+    Canceled,
+    ConfigError,
+    Context,
+    ErrorClass,
+    LoopOptions,
+    ManualClock,
+    Message,
+    ModelError,
+    ModelSettings,
+    PrefixChange,
+    Request,
+    Role,
+    RunError,
+    StreamPart,
+    StreamPartKind,
+    ToolResult,
+    Usage,
+    generate,
+    run,
+    text_part,
+    tool_call_part,
+    tool_result_part,
+    user_message,
+)
+from agentcore.caching import compacted
+from agentcore.compaction import (
+    CLEARED,
+    SUMMARY_HEADING,
+    SUMMARY_INSTRUCTIONS,
+    ClearOldToolResults,
+    HistoryEdit,
+    HistoryState,
+    ProviderCompaction,
+    SlidingWindow,
+    Summarize,
+    check_turns,
+    cut_points,
+    pinned,
+)
+from agentcore.durable import SQLiteCheckpoints
+from agentcore.files import File
+from agentcore.providers.openai import OpenAIChatModel
+from agentcore.testing import ScriptedModel
+from agentcore.tokens import estimate_tokens
+from agentcore.transport.memory import MemoryTransport
+from agentcore.types import FinishReason, Reasoning, ToolCall, reasoning_part
+from tests.loop_helpers import FuncTool, call, collect, text, text_step
+
+FETCH = FuncTool("fetch", lambda arguments, _ctx: "x" * 600)
+"""A tool whose every result is 600 characters (about 200 tokens by the estimate)."""
+
+
+def counted(
+    *parts: StreamPart, reason: FinishReason = FinishReason.TOOL_CALLS, cache: CacheReport | None = None
+) -> Any:
+    """A step that sends ``parts`` and reports as its input what it was sent,
+    by the estimate (as a provider counts the prompt it gets), and ``cache``."""
+
+    def step(request: Request) -> list[StreamPart]:
+        tokens = estimate_tokens(request.messages, system=request.system, tools=request.tools)
+        return [*parts, StreamPart.step_finish(reason, Usage(input=tokens), cache)]
+
+    return step
+
+
+def fetch_steps(count: int) -> list[Any]:
+    """``count`` steps that each call ``fetch`` (its result: about 200
+    tokens), each reporting the prompt it got: 365 tokens at step 1, about
+    210 more at each step after it."""
+    return [counted(call(f"c{n}", "fetch")) for n in range(1, count + 1)]
+
+
+def go(model: ScriptedModel, policy: Any = None) -> LoopOptions:
+    """Options for ``model``, asked to "go" with the ``fetch`` tool, under the history ``policy``."""
+    return LoopOptions(model=model, messages=[user_message("go")], tools=[FETCH], history_policy=policy)
+
+
+def assistant(*calls: str) -> Message:
+    return Message(role=Role.ASSISTANT, content=[tool_call_part(ToolCall(c, "fetch")) for c in calls])
+
+
+def results(*calls: str, content: str = "result") -> Message:
+    return Message(role=Role.TOOL, content=[tool_result_part(ToolResult(c, "fetch", content)) for c in calls])
+
+
+def history() -> tuple[Message, ...]:
+    """user, (assistant c1 c2, tool), user, (assistant c3, tool), assistant text."""
+    return (
+        user_message("start"),
+        assistant("c1", "c2"),
+        results("c1", "c2"),
+        user_message("more"),
+        assistant("c3"),
+        results("c3"),
+        Message(role=Role.ASSISTANT, content=[text_part("done")]),
+    )
+
+
+def state(
+    messages: Sequence[Message], tokens: int, *, window: int | None = None, refused: bool = False
+) -> HistoryState:
+    return HistoryState(tuple(messages), "", (), ScriptedModel([]), tokens, window, refused)
+
+
+# --- the turn structure -------------------------------------------------------------------------
+
+
+def test_cut_points_never_separate_a_call_from_its_result() -> None:
+    assert cut_points(history()) == (0, 1, 3, 4, 6, 7)
+    assert pinned(history()) == 1
+    waiting = (*history()[:2],)
+    assert cut_points(waiting) == (0, 1)  # the calls at the end wait: no cut after them
+    starts_with_the_model = (Message(role=Role.ASSISTANT, content=[text_part("hello")]), *history())
+    assert pinned(starts_with_the_model) == 2  # up to and including the first user message
+
+
+@pytest.mark.parametrize(
+    ("messages", "problem"),
+    [
+        ((user_message("a"), assistant("c1")), "messages[1] has the tool call 'c1' without its result"),
+        (
+            (user_message("a"), assistant("c1"), assistant("c2")),
+            "messages[1] has the tool call 'c1' without a result before messages[2]",
+        ),
+        ((user_message("a"), results("c9")), "messages[1] holds a result for the tool call 'c9', which no"),
+        (
+            (user_message("a"), assistant("c1", "c1"), results("c1")),
+            "messages[1] has two tool calls with the id",
+        ),
+        (
+            (Message(role=Role.USER, content=[reasoning_part(Reasoning(text="hm"))]),),
+            "messages[0] is a user message with a reasoning part, a tool call or a provider item",
+        ),
+    ],
+)
+def test_check_turns_names_the_message(messages: tuple[Message, ...], problem: str) -> None:
+    with pytest.raises(ConfigError) as failure:
+        check_turns(messages)
+    assert str(failure.value).startswith(problem)
+
+
+# --- the policies on their own ------------------------------------------------------------------
+
+
+def test_clear_old_tool_results_keeps_the_calls_and_the_last_results() -> None:
+    png = File(media_type="image/png", data=b"\x89PNG")
+    messages = list(history())
+    messages[1] = assistant("c1", "c2", "c9")
+    messages[2] = Message(
+        role=Role.TOOL,
+        content=[
+            tool_result_part(ToolResult("c1", "fetch", "one", files=[png])),
+            tool_result_part(ToolResult("c2", "fetch", "two " * 20, is_error=True)),
+            tool_result_part(ToolResult("c9", "fetch", "short")),
+        ],
+    )
+    edit = ClearOldToolResults(keep_last=1).apply(state(messages, 10))
+    assert edit is not None
+    assert edit.messages is not None
+    new = edit.messages
+    # A result with files or longer than the placeholder is cleared; a short one is left.
+    assert [r.content for r in new[2].tool_results] == [CLEARED, CLEARED, "short"]
+    assert [r.is_error for r in new[2].tool_results] == [False, True, False]
+    assert new[2].tool_results[0].files == ()
+    assert new[5] is messages[5]  # the last result stays, the very same message
+    assert [m is o for m, o in zip(new, messages, strict=True)] == [True, True, False, True, True, True, True]
+    check_turns(new)
+    # Cleared once, left as it is: nothing more to do.
+    assert ClearOldToolResults(keep_last=1).apply(state(new, 10)) is None
+    assert ClearOldToolResults(keep_last=1, trigger_tokens=100).apply(state(messages, 100)) is None
+
+
+def test_sliding_window_drops_the_oldest_turns_whole() -> None:
+    messages = history()
+    edit = SlidingWindow(max_tokens=1000).apply(state(messages, 1005))
+    assert edit is not None
+    assert edit.messages == (messages[0], *messages[3:])  # the first turn went with both of its results
+    assert SlidingWindow(max_tokens=1000).apply(state(messages, 1000)) is None
+    # Far over: everything but the first user message and the last turn goes.
+    edit = SlidingWindow(max_tokens=10).apply(state(messages, 10_000))
+    assert edit is not None
+    assert edit.messages == (messages[0], messages[6])
+    assert SlidingWindow(max_tokens=0.5).apply(state(messages, 600, window=1000)) is not None
+    with pytest.raises(ConfigError) as failure:
+        SlidingWindow(max_tokens=0.5).apply(state(messages, 600))
+    assert str(failure.value).startswith(
+        "SlidingWindow(max_tokens=0.5) is a share of the model's context window, which is not known"
+    )
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: SlidingWindow(max_tokens=0), "SlidingWindow.max_tokens must be a number of tokens"),
+        (lambda: SlidingWindow(max_tokens=1.5), "SlidingWindow.max_tokens must be a number of tokens"),
+        (lambda: SlidingWindow(max_tokens=True), "SlidingWindow.max_tokens must be a number of tokens"),
+        (lambda: ClearOldToolResults(keep_last=-1), "ClearOldToolResults.keep_last must be an int >= 0"),
+        (lambda: Summarize("gpt"), "Summarize.model must be a Model"),  # type: ignore[arg-type]  # the point
+        (
+            lambda: Summarize(ScriptedModel([]), timeout=0),
+            "Summarize.timeout must be a number of seconds > 0",
+        ),
+        (
+            lambda: LoopOptions(model=ScriptedModel([]), messages=[user_message("x")], history_policy=[3]),  # type: ignore[list-item]  # the point
+            "LoopOptions.history_policy must be a history policy",
+        ),
+    ],
+)
+def test_a_policy_with_a_wrong_value_is_a_config_error(make: Any, message: str) -> None:
+    with pytest.raises(ConfigError) as failure:
+        make()
+    assert str(failure.value).startswith(message)
+
+
+# --- a run under a policy -----------------------------------------------------------------------
+
+
+def test_a_run_reports_each_compaction_and_keeps_the_full_history() -> None:
+    model = ScriptedModel([*fetch_steps(4), text_step("done")])
+    options = go(model, SlidingWindow(max_tokens=600))
+    reader = run(options)
+    parts = collect(reader)
+    result = reader.result()
+    compactions = [part.compaction for part in parts if part.kind is StreamPartKind.COMPACTION]
+    assert [c.policy if c else None for c in compactions] == ["SlidingWindow"] * 3
+    # Each part came before the first part of the step it preceded, and is on that step.
+    kinds = [part.kind for part in parts]
+    assert kinds.index(StreamPartKind.COMPACTION) == kinds.index(StreamPartKind.TOOL_RESULT, 4) + 1
+    assert [len(step.compactions) for step in result.steps] == [0, 0, 1, 1, 1]
+    assert tuple(c for step in result.steps for c in step.compactions) == tuple(compactions)
+    first = result.steps[2].compactions[0]
+    assert first.removed == (1, 2)
+    assert (first.messages_before, first.messages_after) == (5, 3)
+    assert first.tokens_before > 600 >= first.tokens_after
+    # The kept history is what the next run continues from; nothing is lost from the full one.
+    assert [len(r.messages) for r in model.requests] == [1, 3, 3, 3, 3]
+    assert len(result.full_messages) == 10
+    assert result.messages == (result.full_messages[0], *result.full_messages[7:])
+    removed = {i for step in result.steps for c in step.compactions for i in c.removed}
+    assert removed == {1, 2, 3, 4, 5, 6}
+    assert reader.messages == list(result.messages)
+
+
+def test_a_run_without_a_policy_keeps_one_history() -> None:
+    result = generate(
+        LoopOptions(
+            model=ScriptedModel([*fetch_steps(2), text_step("ok")]),
+            messages=[user_message("go")],
+            tools=[FETCH],
+        )
+    )
+    assert result.full_messages is result.messages
+    assert all(step.compactions == () for step in result.steps)
+
+
+def test_policies_apply_in_list_order_each_on_what_the_one_before_left() -> None:
+    seen: list[tuple[str, int]] = []
+
+    @attrs.frozen
+    class Spy:
+        name: str
+
+        def apply(self, state: HistoryState) -> HistoryEdit | None:
+            seen.append((self.name, len(state.messages)))
+            return None
+
+    model = ScriptedModel([*fetch_steps(3), text_step("ok")])
+    options = go(model, [Spy("a"), SlidingWindow(max_tokens=300), Spy("b")])
+    generate(options)
+    assert seen == [("a", 1), ("b", 1), ("a", 3), ("b", 3), ("a", 5), ("b", 3), ("a", 5), ("b", 3)]
+
+
+def test_a_policy_that_breaks_the_history_ends_the_run_naming_it() -> None:
+    class Careless:
+        def apply(self, state: HistoryState) -> HistoryEdit | None:
+            if len(state.messages) < 3:
+                return None
+            return HistoryEdit(messages=(state.messages[0], state.messages[1]))  # a call without its result
+
+    model = ScriptedModel([*fetch_steps(1), text_step("never")])
+    options = go(model, Careless())
+    with pytest.raises(RunError) as failure:
+        generate(options)
+    assert str(failure.value.err) == (
+        "the history policy Careless gave a history the providers refuse: "
+        "messages[1] has the tool call 'c1' without its result"
+    )
+    assert len(model.requests) == 1
+
+
+def test_a_policy_that_empties_the_history_ends_the_run() -> None:
+    class Eraser:
+        def apply(self, state: HistoryState) -> HistoryEdit | None:
+            return HistoryEdit(messages=())
+
+    model = ScriptedModel([text_step("never")])
+    with pytest.raises(RunError) as failure:
+        generate(LoopOptions(model=model, messages=[user_message("go")], history_policy=Eraser()))
+    assert (
+        str(failure.value.err) == "the history policy Eraser gave a history the providers refuse: it is empty"
+    )
+    assert model.requests == []
+
+
+def summarize_run(summarizer: ScriptedModel, ctx: Context | None = None) -> tuple[ScriptedModel, Any]:
+    """Three fetch steps then an answer, summarizing past 600 tokens, keeping the last 2 messages."""
+    model = ScriptedModel([*fetch_steps(3), text_step("done")])
+    options = go(model, Summarize(summarizer, trigger_tokens=600, keep_last=2))
+    reader = run(options, ctx)
+    collect(reader)
+    return model, reader
+
+
+def test_summarize_replaces_the_older_turns_and_counts_its_usage() -> None:
+    summarizer = ScriptedModel(
+        [
+            text_step("Fetched page 1.", usage=Usage(input=90, output=5)),
+            text_step("Fetched pages 1 and 2.", usage=Usage(input=95, output=6)),
+        ]
+    )
+    model, reader = summarize_run(summarizer)
+    result = reader.result()
+    first, second = summarizer.requests
+    assert first.system == SUMMARY_INSTRUCTIONS
+    assert first.tools == ()
+    assert first.messages[0].text == (
+        "assistant called the tool fetch with {}\n\nthe tool fetch returned: " + "x" * 600
+    )
+    assert second.messages[0].text.startswith(f"user: {SUMMARY_HEADING}Fetched page 1.\n\nassistant called")
+    # Step 3: the first turn summarized; step 4: that summary and the second turn.
+    sent = model.requests[2].messages
+    assert [m.role for m in sent] == [Role.USER, Role.USER, Role.ASSISTANT, Role.TOOL]
+    assert sent[1].text == SUMMARY_HEADING + "Fetched page 1."
+    assert model.requests[3].messages[1].text == SUMMARY_HEADING + "Fetched pages 1 and 2."
+    assert [[c.summary for c in step.compactions] for step in result.steps] == [
+        [],
+        [],
+        ["Fetched page 1."],
+        ["Fetched pages 1 and 2."],
+    ]
+    assert result.steps[2].compactions[0].removed == (1, 2)
+    assert result.steps[3].compactions[0].removed == (3, 4)  # the first summary has no index
+    assert result.steps[2].compactions[0].usage == Usage(input=90, output=5)
+    steps = sum((step.usage for step in result.steps), Usage())
+    assert result.usage == steps + Usage(input=185, output=11)
+    assert [m.text for m in result.full_messages if m.role is Role.USER] == ["go"]
+
+
+def unchanged(model: ScriptedModel) -> None:
+    """The run went on with its whole history: nothing was summarized."""
+    assert [len(r.messages) for r in model.requests] == [1, 3, 5, 7]
+    for earlier, later in zip(model.requests, model.requests[1:], strict=False):
+        assert all(a is b for a, b in zip(earlier.messages, later.messages, strict=False))
+
+
+def test_a_summary_call_that_raises_leaves_the_history_as_it_was() -> None:
+    failure = ModelError(ErrorClass.OVERLOADED, message="overloaded")
+    summarizer = ScriptedModel([failure, failure])
+    model, reader = summarize_run(summarizer)
+    assert reader.result().text == "done"
+    assert len(summarizer.requests) == 2  # at steps 3 and 4, each failed
+    unchanged(model)
+    assert all(step.compactions == () for step in reader.result().steps)
+
+
+def test_a_summary_that_answers_nothing_leaves_the_history_and_counts_its_usage() -> None:
+    summarizer = ScriptedModel([text_step(" ", usage=Usage(input=80, output=1))] * 2)
+    model, reader = summarize_run(summarizer)
+    unchanged(model)
+    result = reader.result()
+    assert result.usage == sum((step.usage for step in result.steps), Usage()) + Usage(input=160, output=2)
+
+
+def test_a_summary_call_past_its_timeout_leaves_the_history_as_it_was() -> None:
+    clock = ManualClock()
+
+    def slow(request: Request, ctx: Context) -> list[StreamPart]:
+        clock.advance(Summarize(ScriptedModel([])).timeout + 1)  # the summary's own deadline passes
+        ctx.check()
+        return text_step("too late")
+
+    summarizer = ScriptedModel([slow, slow])
+    model, reader = summarize_run(summarizer, Context(clock=clock))
+    assert reader.result().text == "done"
+    unchanged(model)
+
+
+def test_a_cancel_during_the_summary_ends_the_run() -> None:
+    caller = Context()
+
+    def cancelled(request: Request, ctx: Context) -> list[StreamPart]:
+        caller.cancel()
+        ctx.check()
+        return text_step("never")
+
+    model, reader = summarize_run(ScriptedModel([cancelled]), caller)
+    with pytest.raises(RunError) as failure:
+        reader.result()
+    assert isinstance(failure.value.err, Canceled)
+    assert len(model.requests) == 2
+
+
+# --- the retry after a refusal ------------------------------------------------------------------
+
+
+def too_long(tokens: int = 2500) -> ModelError:
+    return ModelError(
+        ErrorClass.CONTEXT_LENGTH,
+        message=f"invalid_request_error: prompt is too long: {tokens} tokens > 2000 maximum",
+        status=400,
+    )
+
+
+def test_a_refused_step_is_cut_again_and_retried_once() -> None:
+    model = ScriptedModel([*fetch_steps(2), too_long(), text_step("ok")])
+    options = go(model, SlidingWindow(max_tokens=100_000))
+    result = generate(options)
+    assert result.text == "ok"
+    assert [len(r.messages) for r in model.requests] == [1, 3, 5, 3]
+    [compaction] = result.steps[2].compactions
+    assert compaction.refused
+    assert compaction.tokens_before == 2500  # the size the provider's error stated
+    assert compaction.removed == (1, 2)
+
+
+def test_the_retry_happens_once_and_only_once() -> None:
+    second = too_long(2100)
+    model = ScriptedModel([*fetch_steps(2), too_long(), second, text_step("never")])
+    options = go(model, SlidingWindow(max_tokens=100_000))
+    with pytest.raises(RunError) as failure:
+        generate(options)
+    assert failure.value.err is second
+    assert len(model.requests) == 4
+
+
+def test_without_a_policy_a_refusal_ends_the_run() -> None:
+    refusal = too_long()
+    model = ScriptedModel([*fetch_steps(1), refusal, text_step("never")])
+    with pytest.raises(RunError) as failure:
+        generate(LoopOptions(model=model, messages=[user_message("go")], tools=[FETCH]))
+    assert failure.value.err is refusal
+    assert len(model.requests) == 2
+
+
+def test_a_refusal_nothing_can_cut_ends_the_run_with_the_providers_error() -> None:
+    refusal = too_long()
+    summarizer = ScriptedModel([ModelError(ErrorClass.UPSTREAM, message="down")])
+    model = ScriptedModel([*fetch_steps(2), refusal, text_step("never")])
+    options = go(model, Summarize(summarizer, trigger_tokens=100_000, keep_last=0))
+    with pytest.raises(RunError) as failure:
+        generate(options)
+    assert failure.value.err is refusal  # the summary failed: no retry, the original error
+    assert len(model.requests) == 3
+    assert len(summarizer.requests) == 1
+
+
+def test_a_refusal_after_a_part_went_out_is_not_retried() -> None:
+    refusal = too_long()
+    model = ScriptedModel([*fetch_steps(1), [text("partial "), refusal], text_step("never")])
+    options = go(model, SlidingWindow(max_tokens=100_000))
+    with pytest.raises(RunError) as failure:
+        generate(options)
+    assert failure.value.err is refusal
+    assert len(model.requests) == 2
+
+
+# --- the cache report ---------------------------------------------------------------------------
+
+
+def miss(at: int) -> CacheReport:
+    return CacheReport(
+        messages=3,
+        shared_messages=at,
+        previous_messages=5,
+        change=PrefixChange.MESSAGE,
+        changed_at=at,
+        cache_read=0,
+        expected_read=2000,
+        cause=CacheCause.PREFIX_CHANGED,
+        reason=f"read 0 of the 2,000 cached tokens: message {at} changed",
+    )
+
+
+def test_compacted_names_a_change_at_or_after_the_compacted_message() -> None:
+    report = compacted(miss(3), 1, "SlidingWindow")
+    assert report.cause is CacheCause.COMPACTED
+    assert (
+        report.reason
+        == "read 0 of the 2,000 cached tokens: the history was compacted from message 3 on (SlidingWindow)"
+    )
+    assert compacted(miss(0), 1, "SlidingWindow") == miss(0)
+    assert (
+        compacted(attrs.evolve(miss(3), cause=CacheCause.TTL_EXPIRED), 1, "x").cause is CacheCause.TTL_EXPIRED
+    )
+
+
+def test_a_step_after_a_compaction_reports_the_miss_as_compaction() -> None:
+    model = ScriptedModel(
+        [
+            counted(call("c1", "fetch"), cache=miss(0)),
+            counted(call("c2", "fetch")),
+            counted(call("c3", "fetch"), cache=miss(1)),
+            counted(text("ok"), reason=FinishReason.STOP, cache=miss(1)),
+        ]
+    )
+    options = go(model, SlidingWindow(max_tokens=600))
+    reader = run(options)
+    finishes = [part.cache for part in collect(reader) if part.kind is StreamPartKind.STEP_FINISH]
+    causes = [step.cache.cause if step.cache else None for step in reader.result().steps]
+    assert causes == [CacheCause.PREFIX_CHANGED, None, CacheCause.COMPACTED, CacheCause.COMPACTED]
+    assert [report.cause if report else None for report in finishes] == causes
+
+
+# --- durable runs -------------------------------------------------------------------------------
+
+
+def test_a_durable_run_saves_the_compacted_history_and_resumes_exactly(tmp_path: Path) -> None:
+    script = [*fetch_steps(4), text_step("done")]
+    policy = SlidingWindow(max_tokens=600)
+    whole = generate(
+        LoopOptions(
+            model=ScriptedModel(script), messages=[user_message("go")], tools=[FETCH], history_policy=policy
+        )
+    )
+
+    store = SQLiteCheckpoints(tmp_path / "runs.sqlite3")
+    crash = ModelError(ErrorClass.UPSTREAM, message="the process died")
+    options = LoopOptions(
+        model=ScriptedModel([*script[:3], crash]),
+        messages=[user_message("go")],
+        tools=[FETCH],
+        history_policy=policy,
+        run_id="r1",
+        checkpoints=store,
+    )
+    with pytest.raises(RunError):
+        generate(options)
+    saved = store.load("r1")
+    assert saved is not None
+    # Saved after step 3's tools: the history as kept (the first turn dropped before
+    # step 3), the full one, where each kept message stands in it, what step 3 reported.
+    assert len(saved.messages) == 5
+    assert [m.to_dict() for m in saved.full_messages] == [m.to_dict() for m in whole.full_messages[:7]]
+    assert saved.origins == (0, 3, 4, 5, 6)
+    assert saved.basis == (estimate_tokens(saved.messages[:3], tools=(FETCH.definition,)), 3)
+
+    again = ScriptedModel(script[3:])
+    resumed = generate(attrs.evolve(options, model=again))
+    assert [len(r.messages) for r in again.requests] == [3, 3]  # step 4 cut as the whole run cut it
+    assert [m.to_dict() for m in resumed.full_messages] == [m.to_dict() for m in whole.full_messages]
+    assert [m.to_dict() for m in resumed.messages] == [m.to_dict() for m in whole.messages]
+    assert [s.compactions for s in resumed.steps] == [s.compactions for s in whole.steps]
+
+
+def test_a_run_whose_first_request_was_compacted_resumes_with_the_same_messages(tmp_path: Path) -> None:
+    long = [user_message("go"), assistant("c0"), results("c0", content="y" * 900), user_message("next")]
+    store = SQLiteCheckpoints(tmp_path / "runs.sqlite3")
+    crash = ModelError(ErrorClass.UPSTREAM, message="the process died")
+    options = LoopOptions(
+        model=ScriptedModel([*fetch_steps(1), crash]),
+        messages=long,
+        tools=[FETCH],
+        history_policy=ClearOldToolResults(keep_last=0),
+        run_id="r2",
+        checkpoints=store,
+    )
+    with pytest.raises(RunError):
+        generate(options)
+    resumed = generate(attrs.evolve(options, model=ScriptedModel([text_step("ok")])))
+    assert resumed.text == "ok"
+    assert resumed.full_messages[2].tool_results[0].content == "y" * 900
+
+
+# --- the provider's own compaction --------------------------------------------------------------
+
+
+def test_provider_compaction_sets_the_settings_of_every_step_and_changes_no_message() -> None:
+    model = ScriptedModel([*fetch_steps(2), text_step("ok")])
+    options = LoopOptions(
+        model=model,
+        messages=[user_message("go")],
+        tools=[FETCH],
+        settings=ModelSettings(temperature=0.5),
+        history_policy=ProviderCompaction(trigger_tokens=50_000, clear_tool_uses=True),
+    )
+    result = generate(options)
+    sent = [request.settings for request in model.requests]
+    assert [getattr(s, "compaction_trigger", None) for s in sent] == [50_000] * 3
+    assert [getattr(s, "clear_tool_uses", None) for s in sent] == [True] * 3
+    assert [getattr(s, "clear_thinking", "unset") for s in sent] == [None] * 3  # False leaves it unset
+    assert [getattr(s, "temperature", None) for s in sent] == [0.5] * 3  # the run's own settings stay
+    assert result.full_messages is result.messages
+    assert all(step.compactions == () for step in result.steps)
+
+
+def test_provider_compaction_on_an_api_without_it_fails_before_any_http_call() -> None:
+    transport = MemoryTransport()
+    model = OpenAIChatModel("gpt-test", api_key="sk-test-0000", transport=transport)
+    options = LoopOptions(
+        model=model, messages=[user_message("go")], history_policy=ProviderCompaction(trigger_tokens=50_000)
+    )
+    with pytest.raises(RunError) as failure:
+        generate(options)
+    assert isinstance(failure.value.err, ConfigError)
+    assert "ModelSettings.compaction_trigger" in str(failure.value.err)
+    assert transport.sent == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({}, "ProviderCompaction turns nothing on"),
+        ({"trigger_tokens": 0}, "ProviderCompaction.trigger_tokens must be an int >= 1 or None, got 0"),
+        ({"clear_thinking": "yes"}, "ProviderCompaction.clear_thinking must be True or False, got 'yes'"),
+    ],
+)
+def test_provider_compaction_with_a_wrong_value_is_a_config_error(
+    kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError) as failure:
+        ProviderCompaction(**kwargs)
+    assert str(failure.value).startswith(message)
