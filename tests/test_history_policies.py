@@ -58,12 +58,17 @@ from agentcore.compaction import (
 )
 from agentcore.durable import SQLiteCheckpoints
 from agentcore.files import File
+from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
 from agentcore.testing import ScriptedModel
 from agentcore.tokens import estimate_tokens
+from agentcore.transport import Timeout
 from agentcore.transport.memory import MemoryTransport
 from agentcore.types import FinishReason, Reasoning, ToolCall, reasoning_part
-from tests.loop_helpers import FuncTool, call, collect, text, text_step
+from tests.conftest import wait_for_threads
+from tests.localserver import LocalServer, Stall
+from tests.localserver import Reply as ServerReply
+from tests.loop_helpers import FuncTool, call, collect, text, text_step, wait_until
 
 FETCH = FuncTool("fetch", lambda arguments, _ctx: "x" * 600)
 """A tool whose every result is 600 characters (about 200 tokens by the estimate)."""
@@ -639,3 +644,16 @@ def test_provider_compaction_with_a_wrong_value_is_a_config_error(
     with pytest.raises(ConfigError) as failure:
         ProviderCompaction(**kwargs)
     assert str(failure.value).startswith(message)
+
+
+def test_a_cancel_reaches_the_count_a_policy_asked_for(server: LocalServer) -> None:
+    # The first step's size comes from the model's count endpoint; the run's
+    # context must reach that request, or a cancel waits for the server.
+    server.add(ServerReply(before_headers=[Stall()]))
+    model = AnthropicModel("claude-sonnet-4-5", base_url=server.url, timeout=Timeout(connect=5.0, read=60.0))
+    policy = SlidingWindow(max_tokens=50_000)
+    reader = run(LoopOptions(model=model, messages=[user_message("hi")], history_policy=policy))
+    assert wait_until(lambda: server.hits >= 1)  # the count request, held back
+    reader.close()
+    assert wait_for_threads("agentcore-stream") == 0  # the worker left the count at once
+    assert server.hits == 1  # and sent no step

@@ -31,6 +31,7 @@ refused again, the run fails with the provider's error.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import re
 from collections.abc import Callable
@@ -216,7 +217,8 @@ class StepPreparer:
         if not self.counted and callable(count):
             self.counted = True
             try:
-                counted = count(messages, system=request.system or None, tools=request.tools or None)
+                own = {"ctx": self.ctx} if _takes_ctx(count) else {}  # a cancel reaches the count
+                counted = count(messages, system=request.system or None, tools=request.tools or None, **own)
                 if isinstance(counted, int) and not isinstance(counted, bool) and counted > 0:
                     return counted
             except Exception as exc:  # noqa: BLE001 - the estimate will do
@@ -331,3 +333,12 @@ class StepPreparer:
 def _same(new: tuple[Message, ...], old: tuple[Message, ...]) -> bool:
     """The very same messages, in the same order."""
     return len(new) == len(old) and all(a is b for a, b in zip(new, old, strict=True))
+
+
+def _takes_ctx(count: Callable[..., object]) -> bool:
+    """Whether a model's ``count_tokens`` takes the run's context (``ctx=``, as
+    the built-in adapters' does); a user's own may not."""
+    try:
+        return "ctx" in inspect.signature(count).parameters
+    except (TypeError, ValueError):  # a callable whose signature cannot be read
+        return False
