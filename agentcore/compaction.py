@@ -26,8 +26,9 @@ assistant message, and the messages up to and including the first user
 message stay (:func:`pinned`: Anthropic refuses a history that starts with
 an assistant message). The system prompt is not part of the history, so no
 policy can drop it. The loop checks what a policy returns
-(:func:`check_turns`) and fails the run with a :class:`ConfigError` naming
-the policy and the message otherwise.
+(:func:`agentcore.history.check_history`, the check every adapter makes)
+and fails the run with a :class:`ConfigError` naming the policy and the
+message otherwise.
 
 The policy protocol is :class:`HistoryPolicy`: one method, ``apply``.
 """
@@ -71,7 +72,6 @@ __all__ = [
     "ProviderCompaction",
     "SlidingWindow",
     "Summarize",
-    "check_turns",
     "cut_points",
     "pinned",
 ]
@@ -173,7 +173,8 @@ class HistoryPolicy(Protocol):
     prompt as too long. It returns None for no change, or a
     :class:`HistoryEdit`. The history it returns must keep every tool call
     with its result (cut only at :func:`cut_points`) and the messages
-    :func:`pinned` names; the loop checks it (:func:`check_turns`). An
+    :func:`pinned` names; the loop checks it
+    (:func:`agentcore.history.check_history`). An
     exception it raises ends the run with that error. Its class name names
     it in ``Compaction.policy``.
     """
@@ -183,54 +184,24 @@ class HistoryPolicy(Protocol):
         ...
 
 
-def _scan(messages: Sequence[Message]) -> tuple[list[int], str | None]:
-    """Walk a history once: the indexes where it may be cut (see
-    :func:`cut_points`), and the first thing that makes it a history the
-    providers refuse ("" for none; see :func:`check_turns`)."""
-    cuts: list[int] = []
-    problem: str | None = None
-    waiting: dict[str, int] = {}  # call id -> index of the assistant message that made it
-    for index, message in enumerate(messages):
-        if not waiting:
-            cuts.append(index)
-        if message.role is Role.ASSISTANT:
-            if waiting and problem is None:
-                call_id, at = next(iter(waiting.items()))
-                problem = (
-                    f"messages[{at}] has the tool call {call_id!r} without a result before messages[{index}]"
-                )
-            waiting = {}
-            for call in message.tool_calls:
-                if call.id in waiting and problem is None:
-                    problem = f"messages[{index}] has two tool calls with the id {call.id!r}"
-                waiting[call.id] = index
-            continue
-        if (message.reasoning or message.tool_calls or message.provider_items) and problem is None:
-            problem = (
-                f"messages[{index}] is a {message.role.value} message with a reasoning part, a tool call "
-                "or a provider item; they belong in assistant messages only"
-            )
-        for result in message.tool_results:
-            if waiting.pop(result.tool_call_id, None) is None and problem is None:
-                problem = (
-                    f"messages[{index}] holds a result for the tool call {result.tool_call_id!r}, "
-                    "which no assistant message before it made (or it was answered already)"
-                )
-    if not waiting:
-        cuts.append(len(messages))
-    elif problem is None:
-        call_id, at = next(iter(waiting.items()))
-        problem = f"messages[{at}] has the tool call {call_id!r} without its result"
-    return cuts, problem
-
-
 def cut_points(messages: Sequence[Message]) -> tuple[int, ...]:
     """The indexes at which ``messages`` may be cut in two without
     separating a tool call from its result, ascending, 0 and
     ``len(messages)`` included (the latter unless a call at the end waits
     for its result): removing ``messages[a:b]`` keeps every call with its
     result when ``a`` and ``b`` are both cut points."""
-    return tuple(_scan(messages)[0])
+    cuts: list[int] = []
+    waiting: set[str] = set()  # the ids of the calls that wait for their results
+    for index, message in enumerate(messages):
+        if not waiting:
+            cuts.append(index)
+        if message.role is Role.ASSISTANT:
+            waiting = {call.id for call in message.tool_calls}
+            continue
+        waiting.difference_update(result.tool_call_id for result in message.tool_results)
+    if not waiting:
+        cuts.append(len(messages))
+    return tuple(cuts)
 
 
 def pinned(messages: Sequence[Message]) -> int:
@@ -240,24 +211,6 @@ def pinned(messages: Sequence[Message]) -> int:
     message."""
     first = next((i for i, message in enumerate(messages) if message.role is Role.USER), len(messages))
     return next((cut for cut in cut_points(messages) if cut > first), len(messages))
-
-
-def check_turns(messages: Sequence[Message]) -> None:
-    """Raise :class:`ConfigError` for a history the providers refuse: a tool
-    call without its result before the next assistant message, a result
-    without its call, two calls with one id in a message, or a reasoning
-    part, tool call or provider item outside an assistant message.
-
-    The loop checks a history a policy or ``prepare_step`` gave with it,
-    before the step, for every model (the built-in adapters then apply
-    their provider's own rules too, before any HTTP call).
-
-    Raises:
-        ConfigError: naming the message index and the call id.
-    """
-    problem = _scan(messages)[1]
-    if problem is not None:
-        raise ConfigError(problem)
 
 
 def _tokens(value: int | float, window: int | None, owner: object, field: str) -> int:

@@ -26,7 +26,7 @@ from typing import Any
 from agentcore.context import Context
 from agentcore.errors import Canceled, ModelError
 from agentcore.files import File
-from agentcore.providers.history import check_history
+from agentcore.history import check_history
 from agentcore.tools import ToolInputError, parse_arguments, takes_context
 from agentcore.types import (
     FinishReason,
@@ -129,7 +129,7 @@ class TestModel:
     Stateless, so one instance may serve concurrent runs. A history every
     provider would refuse (a tool call without its result, a result with no
     call, ...) is a :class:`~agentcore.ConfigError` before any part, as the
-    adapters raise it (:func:`agentcore.providers.history.check_history`),
+    adapters raise it (:func:`agentcore.history.check_history`),
     so a test with ``TestModel`` catches it. A history holding another
     model's provider items (compaction blocks, :class:`~agentcore.ProviderItem`)
     is taken as it is: they are not the answer, nor quoted in it.

@@ -35,7 +35,18 @@ LAYERS = {
 the user-facing modules at the top of the package; engine: the run loop, above
 them (the public modules import nothing of the engine)."""
 
-BASE = {"types", "files", "redaction", "errors", "settings", "context", "caching", "tokens"}
+BASE = {
+    "types",
+    "files",
+    "redaction",
+    "errors",
+    "settings",
+    "context",
+    "caching",
+    "tokens",
+    "history",
+    "memo",
+}
 
 
 def modules() -> dict[str, pathlib.Path]:

@@ -36,9 +36,9 @@ from agentcore import (
     user_message,
 )
 from agentcore.context import Context
+from agentcore.history import check_history
 from agentcore.integrations.otel import message_part
 from agentcore.integrations.web import part_to_dict
-from agentcore.providers.history import check_history
 from agentcore.testing import ScriptedModel, TestModel, check_model
 from agentcore.types import ToolResult
 from tests.loop_helpers import FuncTool, options

@@ -1,5 +1,5 @@
 """The history check every adapter makes before it spends a request
-(``agentcore.providers.history.check_history``): each rule, by the message
+(``agentcore.history.check_history``): each rule, by the message
 index it names."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import contextlib
 import pytest
 
 from agentcore import ConfigError, Message, Reasoning, Role, ToolCall, ToolResult
-from agentcore.providers.history import check_history
+from agentcore.history import check_history
 from agentcore.types import reasoning_part, text_part, tool_call_part, tool_result_part, user_message
 
 

@@ -52,19 +52,19 @@ from agentcore.compaction import (
     ProviderCompaction,
     SlidingWindow,
     Summarize,
-    check_turns,
     cut_points,
     pinned,
 )
 from agentcore.durable import SQLiteCheckpoints
 from agentcore.files import File
+from agentcore.history import check_history
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
 from agentcore.testing import ScriptedModel
 from agentcore.tokens import estimate_tokens
 from agentcore.transport import Timeout
 from agentcore.transport.memory import MemoryTransport
-from agentcore.types import FinishReason, Reasoning, ToolCall, reasoning_part
+from agentcore.types import FinishReason, ToolCall
 from tests.conftest import wait_for_threads
 from tests.localserver import LocalServer, Stall
 from tests.localserver import Reply as ServerReply
@@ -138,31 +138,6 @@ def test_cut_points_never_separate_a_call_from_its_result() -> None:
     assert pinned(starts_with_the_model) == 2  # up to and including the first user message
 
 
-@pytest.mark.parametrize(
-    ("messages", "problem"),
-    [
-        ((user_message("a"), assistant("c1")), "messages[1] has the tool call 'c1' without its result"),
-        (
-            (user_message("a"), assistant("c1"), assistant("c2")),
-            "messages[1] has the tool call 'c1' without a result before messages[2]",
-        ),
-        ((user_message("a"), results("c9")), "messages[1] holds a result for the tool call 'c9', which no"),
-        (
-            (user_message("a"), assistant("c1", "c1"), results("c1")),
-            "messages[1] has two tool calls with the id",
-        ),
-        (
-            (Message(role=Role.USER, content=[reasoning_part(Reasoning(text="hm"))]),),
-            "messages[0] is a user message with a reasoning part, a tool call or a provider item",
-        ),
-    ],
-)
-def test_check_turns_names_the_message(messages: tuple[Message, ...], problem: str) -> None:
-    with pytest.raises(ConfigError) as failure:
-        check_turns(messages)
-    assert str(failure.value).startswith(problem)
-
-
 # --- the policies on their own ------------------------------------------------------------------
 
 
@@ -188,7 +163,7 @@ def test_clear_old_tool_results_keeps_the_calls_and_the_last_results() -> None:
     assert new[2].tool_results[0].files == ()
     assert new[5] is messages[5]  # the last result stays, the very same message
     assert [m is o for m, o in zip(new, messages, strict=True)] == [True, True, False, True, True, True, True]
-    check_turns(new)
+    check_history(new)
     # Cleared once, left as it is: nothing more to do.
     assert ClearOldToolResults(keep_last=1).apply(state(new, 10)) is None
     assert ClearOldToolResults(keep_last=1, trigger_tokens=100).apply(state(messages, 100)) is None
@@ -307,7 +282,8 @@ def test_a_policy_that_breaks_the_history_ends_the_run_naming_it() -> None:
         generate(options)
     assert str(failure.value.err) == (
         "the history policy Careless gave a history the providers refuse: "
-        "messages[1] has the tool call 'c1' without its result"
+        "messages[1] has the tool call 'c1' without a result in the messages after it (up to messages[1]); "
+        "add its tool result or remove the call"
     )
     assert len(model.requests) == 1
 

@@ -4,12 +4,11 @@
    messages and in results, provider items, a history that opens with an
    assistant message) and random budgets, every shipped policy's history
    passes the adapters' history check
-   (:func:`agentcore.providers.history.check_history`), keeps each tool
+   (:func:`agentcore.history.check_history`), keeps each tool
    call with its result and the messages up to the first user message, and
    keeps each message it does not rewrite as the very same object; a
    summary that fails leaves the history as it was.
-2. The loop's own check (:func:`agentcore.compaction.check_turns`) and the
-   adapters' check agree on random histories with a random message removed.
+2. A history with a turn removed from its middle is refused by that check.
 """
 
 from __future__ import annotations
@@ -49,10 +48,9 @@ from agentcore.compaction import (
     HistoryState,
     SlidingWindow,
     Summarize,
-    check_turns,
     pinned,
 )
-from agentcore.providers.history import check_history
+from agentcore.history import check_history
 from agentcore.testing import ScriptedModel
 from agentcore.tokens import estimate_tokens
 from agentcore.types import ProviderItem, provider_item_part
@@ -152,7 +150,6 @@ def test_every_policy_leaves_a_history_the_providers_take(
     assert outcome == "ok"
     new = edit.messages
     check_history(new)
-    check_turns(new)
     head = pinned(messages)
     assert new[:head] == messages[:head]
     assert all(a is b for a, b in zip(new[:head], messages[:head], strict=True))
@@ -179,32 +176,13 @@ def test_every_policy_leaves_a_history_the_providers_take(
         assert new[-1] is messages[-1]
 
 
-@settings(max_examples=EXAMPLES, deadline=None)
-@given(histories(), st.data())
-def test_the_loops_check_and_the_adapters_check_agree(messages: tuple[Message, ...], data: Any) -> None:
-    index = data.draw(st.integers(0, len(messages) - 1))
-    damaged = messages[:index] + messages[index + 1 :]
-    loop = adapters = None
-    try:
-        check_turns(damaged)
-    except ConfigError as exc:
-        loop = exc
-    try:
-        check_history(damaged)
-    except ConfigError as exc:
-        adapters = exc
-    assert (loop is None) == (adapters is None), (loop, adapters)
-
-
 @pytest.mark.parametrize("index", [1, 2])
-def test_a_damaged_history_is_refused_by_both_checks(index: int) -> None:
+def test_a_damaged_history_is_refused(index: int) -> None:
     messages = (
         user_message("go"),
         Message(role=Role.ASSISTANT, content=[tool_call_part(ToolCall("t1", "fetch"))]),
         Message(role=Role.TOOL, content=[tool_result_part(ToolResult("t1", "fetch", "page"))]),
     )
     damaged = messages[:index] + messages[index + 1 :]
-    with pytest.raises(ConfigError):
-        check_turns(damaged)
     with pytest.raises(ConfigError):
         check_history(damaged)

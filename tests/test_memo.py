@@ -1,5 +1,5 @@
 """What adapters remember from one step to the next
-(``agentcore.providers.memo.MessageMemo``): found only for the very message
+(``agentcore.memo.MessageMemo``): found only for the very message
 object and key, forgotten least recently used first, and never changing what
 is sent (the digests of ``caching.MessageDigests``, the Chat Completions
 messages of each step)."""
@@ -12,10 +12,10 @@ from typing import Any
 
 from agentcore import Message, Reasoning, Request, Role, user_message
 from agentcore.context import Context
+from agentcore.history import check_history
+from agentcore.memo import MessageMemo
 from agentcore.providers import config
 from agentcore.providers.digests import MessageDigests, digest, fingerprint
-from agentcore.providers.history import check_history
-from agentcore.providers.memo import MessageMemo
 from agentcore.providers.openai import OpenAIChatModel
 from agentcore.providers.openai.chat.request import request_body as chat_body
 from agentcore.providers.openai.chat.stream import REASONING, REASONING_CONTENT

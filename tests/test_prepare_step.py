@@ -140,9 +140,9 @@ def test_a_plan_whose_history_the_provider_refuses_fails_before_any_http_call() 
     with pytest.raises(RunError) as failure:
         generate(LoopOptions(model=model, messages=[user_message("go")], prepare_step=prepare))
     assert isinstance(failure.value.err, ConfigError)
-    assert (
-        str(failure.value.err)
-        == "StepPlan.messages: messages[1] has the tool call 'toolu_1' without its result"
+    assert str(failure.value.err) == (
+        "StepPlan.messages: messages[1] has the tool call 'toolu_1' without a result in the messages "
+        "after it (up to messages[2]); add its tool result or remove the call"
     )
     assert transport.sent == []
 

@@ -17,7 +17,7 @@ Before each step, in this order:
 The policies come first because they change what the run keeps, and a
 change for one step must not leak into that; ``prepare_step`` then sees
 exactly what will be sent, and has the last word. A history a policy or a
-plan gives is checked (:func:`agentcore.compaction.check_turns`) before the
+plan gives is checked (:func:`agentcore.history.check_history`, the adapters' own) before the
 step, for any model.
 
 A policy decides from the prompt's size (:meth:`StepPreparer.tokens`): the
@@ -40,9 +40,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from agentcore.caching import CacheReport, compacted
-from agentcore.compaction import HistoryEdit, HistoryPolicy, HistoryState, check_turns
+from agentcore.compaction import HistoryEdit, HistoryPolicy, HistoryState
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ModelError
+from agentcore.history import check_history
 from agentcore.model import Model
 from agentcore.options import LoopOptions, StepDraft, StepPlan
 from agentcore.settings import ModelSettings
@@ -192,7 +193,7 @@ class StepPreparer:
         changes: dict[str, Any] = {}
         if plan.messages is not None:
             try:
-                check_turns(plan.messages)
+                check_history(plan.messages)
             except ConfigError as exc:
                 raise ConfigError(f"StepPlan.messages: {exc}") from None
             changes["messages"] = plan.messages
@@ -260,7 +261,7 @@ class StepPreparer:
             if edit.messages is None or _same(edit.messages, state.messages):
                 continue
             try:
-                check_turns(edit.messages)
+                check_history(edit.messages)
                 if not edit.messages:
                     raise ConfigError("it is empty")
             except ConfigError as exc:

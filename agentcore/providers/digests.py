@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentcore.caching import Fingerprint
-from agentcore.providers.memo import MessageMemo
+from agentcore.memo import MessageMemo
 
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """One encoder for every digest: ``json.dumps`` with options builds a new
@@ -54,7 +54,7 @@ def compacted_at(sent: Sequence[Any]) -> int | None:
 class MessageDigests:
     """:func:`fingerprint` for an adapter that sends the same history
     messages again at every step: a message digested before is not encoded
-    and hashed again (:class:`agentcore.providers.memo.MessageMemo`).
+    and hashed again (:class:`agentcore.memo.MessageMemo`).
 
     The JSON an adapter sends for a message depends on more than the message
     (a cache point in the next message adds ``cache_control`` to its last

@@ -84,9 +84,10 @@ from typing import Any
 from agentcore import caching
 from agentcore.errors import ConfigError
 from agentcore.files import File
+from agentcore.history import check_history
 from agentcore.providers import attachments
 from agentcore.providers.anthropic.stream import COMPACTION, FORMAT
-from agentcore.providers.history import arguments_object, check_history, log_foreign_items
+from agentcore.providers.history import arguments_object, log_foreign_items
 from agentcore.schema.signature import rewrite_schema
 from agentcore.settings import ModelSettings, unsupported
 from agentcore.types import (
@@ -791,7 +792,7 @@ def request_body(
         ConfigError: more than :data:`MAX_CACHE_BREAKPOINTS` cache breakpoints
             (the message counts them), a ``cache_ttl`` with no breakpoint to
             apply to, a cache point with no block before it; a history the API would refuse (see
-            :func:`agentcore.providers.history.check_history`; no messages; a
+            :func:`agentcore.history.check_history`; no messages; a
             user or tool message with nothing to send; an assistant message
             last, a prefill, while thinking is on; a file part outside a user
             message; a file the API refuses, see :func:`file_json`), or

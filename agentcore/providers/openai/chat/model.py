@@ -11,7 +11,7 @@ from typing import Any
 
 from agentcore.caching import CacheTracker
 from agentcore.context import Context
-from agentcore.providers.memo import MessageMemo
+from agentcore.memo import MessageMemo
 from agentcore.providers.openai.chat.request import (
     MAX_TOKENS_FIELDS,
     REASONING_DIALECTS,

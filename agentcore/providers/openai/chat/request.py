@@ -33,7 +33,7 @@ Decisions written down here so nobody "fixes" them:
   (:func:`file_json` maps each file). That message is built for each
   request and never enters the history.
 * Before anything is sent, the history is checked
-  (:func:`agentcore.providers.history.check_history`: tool calls and results
+  (:func:`agentcore.history.check_history`: tool calls and results
   that do not pair up, reasoning outside assistant turns) and so is this
   adapter's own ``provider_data`` (JSON it wrote; an edited one is a
   ``ConfigError`` naming the message), then the settings
@@ -111,9 +111,10 @@ from typing import Any
 
 from agentcore.errors import ConfigError
 from agentcore.files import File
+from agentcore.history import check_history
+from agentcore.memo import MessageMemo
 from agentcore.providers import attachments
-from agentcore.providers.history import arguments_object, check_history, marked_error
-from agentcore.providers.memo import MessageMemo
+from agentcore.providers.history import arguments_object, marked_error
 from agentcore.providers.openai.chat.stream import (
     MISTRAL_THINKING,
     REASONING,
@@ -634,7 +635,7 @@ def request_body(
 
     Raises:
         ConfigError: before anything is sent: a history the server would
-            refuse (:func:`agentcore.providers.history.check_history`,
+            refuse (:func:`agentcore.history.check_history`,
             naming the message; or this adapter's ``provider_data`` edited
             into something that is not its JSON; a file part outside a user
             message, or a file :func:`file_json` refuses), or a setting it

@@ -45,8 +45,9 @@ from typing import Any
 
 from agentcore.errors import ConfigError
 from agentcore.files import File
+from agentcore.history import check_history
 from agentcore.providers import attachments
-from agentcore.providers.history import check_history, log_foreign_items, marked_error
+from agentcore.providers.history import log_foreign_items, marked_error
 from agentcore.providers.openai.responses.stream import FORMAT
 from agentcore.providers.openai.shared import cache_fields, json_schema_format, strict_schema
 from agentcore.settings import ModelSettings, unsupported
@@ -423,7 +424,7 @@ def request_body(
 
     Raises:
         ConfigError: a history the API refuses (see
-            :func:`agentcore.providers.history.check_history`; a file part
+            :func:`agentcore.history.check_history`; a file part
             outside a user message; a file :func:`file_json` refuses), a setting the
             API does not take (:func:`check_settings`), a ``tool_choice``
             naming a tool the request does not hold, or ``provider_data``
