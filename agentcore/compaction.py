@@ -23,12 +23,12 @@ What every policy keeps (and a policy of your own must keep): a tool call
 and its result are removed or kept together (:func:`cut_points` says where
 a history may be cut), reasoning blocks and provider items stay in their
 assistant message, and the messages up to and including the first user
-message stay (:func:`pinned`: Anthropic refuses a history that starts with
-an assistant message). The system prompt is not part of the history, so no
-policy can drop it. The loop checks what a policy returns
-(:func:`agentcore.history.check_history`, the check every adapter makes)
-and fails the run with a :class:`ConfigError` naming the policy and the
-message otherwise.
+message stay as they are (:func:`pinned`: the first request usually says
+what the run is for). The system prompt is not part of the history, so no
+policy can drop it. The loop checks what a policy returns (its pairs with
+:func:`agentcore.history.check_history`, the check every adapter makes; its
+first messages against :func:`pinned`) and fails the run with a
+:class:`ConfigError` naming the policy and the message otherwise.
 
 The policy protocol is :class:`HistoryPolicy`: one method, ``apply``.
 """
@@ -172,9 +172,10 @@ class HistoryPolicy(Protocol):
     more with ``state.refused`` set when the provider refused a step's
     prompt as too long. It returns None for no change, or a
     :class:`HistoryEdit`. The history it returns must keep every tool call
-    with its result (cut only at :func:`cut_points`) and the messages
-    :func:`pinned` names; the loop checks it
-    (:func:`agentcore.history.check_history`). An
+    with its result (cut only at :func:`cut_points`) and start with the
+    messages :func:`pinned` names; the loop checks both
+    (:func:`agentcore.history.check_history`), else a :class:`ConfigError`
+    naming the policy ends the run. An
     exception it raises ends the run with that error. Its class name names
     it in ``Compaction.policy``.
     """

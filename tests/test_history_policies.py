@@ -288,6 +288,36 @@ def test_a_policy_that_breaks_the_history_ends_the_run_naming_it() -> None:
     assert len(model.requests) == 1
 
 
+def test_a_policy_that_drops_the_first_user_message_ends_the_run_naming_it() -> None:
+    class DropFirst:
+        def apply(self, state: HistoryState) -> HistoryEdit | None:
+            if len(state.messages) < 3:
+                return None
+            return HistoryEdit(messages=state.messages[1:])  # starts with the assistant's call, pairs intact
+
+    model = ScriptedModel([*fetch_steps(1), text_step("never")])
+    with pytest.raises(RunError) as failure:
+        generate(go(model, DropFirst()))
+    assert isinstance(failure.value.err, ConfigError)
+    assert str(failure.value.err) == (
+        "the history policy DropFirst gave a history that does not start with the messages a policy keeps: "
+        "messages[0] (a user message) is not in its place; the first 1 message(s), up to and including the "
+        "first user message (agentcore.compaction.pinned), must stay as they are"
+    )
+    assert len(model.requests) == 1  # the second step was never sent
+
+
+def test_a_policy_may_give_equal_copies_of_the_first_messages() -> None:
+    class Copier:
+        def apply(self, state: HistoryState) -> HistoryEdit | None:
+            head = pinned(state.messages)
+            copies = [Message.from_dict(m.to_dict()) for m in state.messages[:head]]
+            return HistoryEdit(messages=(*copies, *state.messages[head:]))
+
+    model = ScriptedModel([*fetch_steps(1), text_step("ok")])
+    assert generate(go(model, Copier())).text == "ok"
+
+
 def test_a_policy_that_empties_the_history_ends_the_run() -> None:
     class Eraser:
         def apply(self, state: HistoryState) -> HistoryEdit | None:

@@ -18,7 +18,9 @@ The policies come first because they change what the run keeps, and a
 change for one step must not leak into that; ``prepare_step`` then sees
 exactly what will be sent, and has the last word. A history a policy or a
 plan gives is checked (:func:`agentcore.history.check_history`, the adapters' own) before the
-step, for any model.
+step, for any model; a policy's must also start with the messages
+:func:`agentcore.compaction.pinned` names (a plan's history is the plan's
+business).
 
 A policy decides from the prompt's size (:meth:`StepPreparer.tokens`): the
 input the provider reported for the previous step plus the estimate of the
@@ -40,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from agentcore.caching import CacheReport, compacted
-from agentcore.compaction import HistoryEdit, HistoryPolicy, HistoryState
+from agentcore.compaction import HistoryEdit, HistoryPolicy, HistoryState, pinned
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ModelError
 from agentcore.history import check_history
@@ -268,6 +270,7 @@ class StepPreparer:
                 raise ConfigError(
                     f"the history policy {name} gave a history the providers refuse: {exc}"
                 ) from None
+            _check_pinned(edit.messages, state.messages, name)
             compaction = self._keep(progress, state, edit, name)
             state = attrs.evolve(state, messages=edit.messages, tokens=compaction.tokens_after)
             self.compactions.append(compaction)
@@ -329,6 +332,21 @@ class StepPreparer:
         if cache is not None and compactions and self.changed_at is not None:
             cache = compacted(cache, self.changed_at, ", ".join(c.policy for c in compactions))
         return compactions, cache
+
+
+def _check_pinned(new: tuple[Message, ...], old: tuple[Message, ...], name: str) -> None:
+    """Raise :class:`ConfigError` unless ``new`` starts with the messages of
+    ``old`` that :func:`agentcore.compaction.pinned` names (the very same
+    messages, or equal ones), naming the policy and the first one missing."""
+    head = pinned(old)
+    for index in range(head):
+        if index >= len(new) or not (new[index] is old[index] or new[index] == old[index]):
+            raise ConfigError(
+                f"the history policy {name} gave a history that does not start with the messages a policy "
+                f"keeps: messages[{index}] (a {old[index].role.value} message) is not in its place; the "
+                f"first {head} message(s), up to and including the first user message "
+                "(agentcore.compaction.pinned), must stay as they are"
+            )
 
 
 def _same(new: tuple[Message, ...], old: tuple[Message, ...]) -> bool:
