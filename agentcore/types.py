@@ -751,7 +751,10 @@ class Compaction:
             the estimate (:func:`agentcore.tokens.estimate_tokens`) of what
             was added since.
         tokens_after: after the change: :attr:`tokens_before` less the
-            estimate of the messages taken out, plus that of the messages put in.
+            estimate of the messages taken out, plus that of the messages put
+            in, each in proportion when :attr:`tokens_before` is larger than
+            the estimate of the prompt
+            (:meth:`agentcore.compaction.HistoryState.scaled`).
         summary: the summary that replaced messages (``Summarize``); "" for none.
         usage: the usage of the model call that wrote the summary, counted in
             the run's usage; empty for none.

@@ -187,6 +187,36 @@ def test_sliding_window_drops_the_oldest_turns_whole() -> None:
     )
 
 
+def long_history(turns: int = 11) -> tuple[Message, ...]:
+    """The first user message, then ``turns`` turns of one call and its 600-character result."""
+    turn = [(assistant(f"c{n}"), results(f"c{n}", content="x" * 600)) for n in range(1, turns + 1)]
+    return (user_message("go"), *(message for pair in turn for message in pair))
+
+
+def test_the_state_counts_messages_in_proportion_to_the_prompts_size() -> None:
+    messages = long_history()
+    estimate = estimate_tokens(messages)
+    assert state(messages, estimate // 2).tokens_per_estimated_token == 1.0  # the estimate is not scaled down
+    assert state(messages, estimate // 2).scaled(messages[1:3]) == estimate_tokens(messages[1:3])
+    big = state(messages, estimate * 25)
+    assert big.tokens_per_estimated_token == 25.0
+    assert big.scaled(messages[1:3]) == 25 * estimate_tokens(messages[1:3])
+    assert big.scaled(()) == 0
+
+
+def test_a_refusal_taken_as_the_window_plus_one_cuts_in_proportion() -> None:
+    # A refusal that named no size: the prompt counts as the window plus one, about
+    # 80 times the estimate. Aiming at half the window removes about half the turns.
+    messages = long_history()
+    assert len(messages) == 23
+    refused = state(messages, 200_001, window=200_000, refused=True)
+    edit = SlidingWindow(max_tokens=0.5).apply(refused)
+    assert edit is not None
+    assert edit.messages == (messages[0], *messages[13:])  # six of the eleven turns went
+    left = 200_001 - refused.scaled(messages[1:13])
+    assert 100_000 - refused.scaled(messages[13:15]) < left <= 100_000
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [
@@ -482,6 +512,33 @@ def test_a_refusal_nothing_can_cut_ends_the_run_with_the_providers_error() -> No
     assert failure.value.err is refusal  # the summary failed: no retry, the original error
     assert len(model.requests) == 3
     assert len(summarizer.requests) == 1
+
+
+class Windowed(ScriptedModel):
+    """A scripted model with a 200,000-token context window."""
+
+    context_window = 200_000
+
+
+def test_a_refusal_that_names_no_size_cuts_about_half_toward_half_the_window() -> None:
+    # Anthropic's 413 is about bytes: the prompt counts as the window plus one.
+    too_large = ModelError(
+        ErrorClass.CONTEXT_LENGTH,
+        message="request_too_large: Request exceeds the maximum allowed number of bytes",
+        status=413,
+    )
+    model = Windowed([*fetch_steps(11), too_large, text_step("ok")])
+    result = generate(go(model, SlidingWindow(max_tokens=0.5)))
+    assert result.text == "ok"
+    [compaction] = result.steps[11].compactions
+    assert (compaction.refused, compaction.tokens_before) == (True, 200_001)
+    # The prompt's estimate is 2,716 tokens, so each estimated token stands for about 73.6;
+    # a turn (214 by the estimate) counts for about 15,760: seven of the eleven turns go
+    # to get under 100,000 (six would leave about 105,440), not all but the last.
+    assert (compaction.messages_before, compaction.messages_after) == (23, 9)
+    assert compaction.removed == tuple(range(1, 15))
+    assert compaction.tokens_after == 89_986
+    assert [len(r.messages) for r in model.requests[-2:]] == [23, 9]
 
 
 def test_a_refusal_after_a_part_went_out_is_not_retried() -> None:

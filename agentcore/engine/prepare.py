@@ -300,7 +300,7 @@ class StepPreparer:
             (i for i, (a, b) in enumerate(zip(new, old, strict=False)) if a is not b), min(len(new), len(old))
         )
         self.changed_at = changed if self.changed_at is None else min(self.changed_at, changed)
-        after = state.tokens - estimate_tokens([old[i] for i in gone]) + estimate_tokens(inserted)
+        after = state.tokens - state.scaled([old[i] for i in gone]) + state.scaled(inserted)
         progress.history = list(new)
         progress.full, progress.origins, progress.synced = full, kept_origins, len(new)
         progress.basis = None
