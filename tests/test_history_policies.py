@@ -7,6 +7,7 @@ durable run's state (issue 23 items 3 and 5; docs/long-runs.md)."""
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -491,6 +492,19 @@ def test_the_retry_happens_once_and_only_once() -> None:
         generate(options)
     assert failure.value.err is second
     assert len(model.requests) == 4
+
+
+def test_a_run_that_fails_after_a_policy_acted_keeps_its_full_history() -> None:
+    model = ScriptedModel([*fetch_steps(2), too_long(), too_long(2100), text_step("never")])
+    with pytest.raises(RunError) as failure:
+        generate(go(model, SlidingWindow(max_tokens=100_000)))
+    error = failure.value
+    full = model.requests[2].messages  # everything the run had: nothing was removed before step 3
+    assert error.messages == [full[0], *full[3:]]  # the kept history: the first turn went
+    assert error.full_messages == list(full)
+    # A durable-execution engine (DBOS) pickles a failed run's RunError into another process.
+    clone = pickle.loads(pickle.dumps(error))
+    assert (clone.messages, clone.full_messages) == (error.messages, error.full_messages)
 
 
 def test_without_a_policy_a_refusal_ends_the_run() -> None:
