@@ -760,6 +760,12 @@ class Compaction:
             the run's usage; empty for none.
         refused: True when the policy ran because the provider refused the
             step's prompt as too long (the step is then tried once more).
+
+    A policy's edit that changed no message but carried usage (a
+    ``Summarize`` whose summary call answered nothing) is recorded too, so
+    that ``RunResult.usage`` less the steps' usage is the sum of the
+    compactions' usage: nothing :attr:`removed`, the same counts and tokens
+    before and after, and the usage (:attr:`changed` is False).
     """
 
     policy: str
@@ -771,6 +777,12 @@ class Compaction:
     summary: str = attrs.field(default="", validator=_text_or_empty)
     usage: Usage = attrs.field(factory=Usage)
     refused: bool = False
+
+    @property
+    def changed(self) -> bool:
+        """Whether the policy changed the history (removed, replaced or added
+        a message); False for a record of its usage only."""
+        return bool(self.removed) or self.messages_after != self.messages_before
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON: every field, ``usage`` as :meth:`Usage.to_dict`."""

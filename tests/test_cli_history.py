@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from agentcore import FinishReason, Request, StreamPart, ToolCall, Usage, cli
+from agentcore import Compaction, FinishReason, Request, StreamPart, ToolCall, Usage, cli
 from agentcore.compaction import ClearOldToolResults, ProviderCompaction, SlidingWindow, Summarize
 from agentcore.engine.prepare import window_of
 from agentcore.integrations.cli_model import ModelChoice, build_model
+from agentcore.integrations.cli_output import compaction_text
 from agentcore.testing import ScriptedModel, TestModel
 from agentcore.tokens import estimate_tokens
 from agentcore.types import ProviderItem
@@ -231,3 +232,16 @@ def test_a_refusal_that_names_no_size_is_taken_at_the_window_given(
         "/v1/messages"
     ] * 4
     assert [len(request["body"]["messages"]) for request in server.requests] == [1, 1, 3, 5, 3]
+
+
+def test_a_line_for_a_policy_that_changed_nothing_but_cost_usage() -> None:
+    unchanged = Compaction("Summarize", (), 5, 5, 1_204, 1_204, "", Usage(input=80, output=1))
+    assert compaction_text(3, unchanged) == (
+        "compaction: before step 3 · Summarize changed no message · "
+        "usage: input 80, output 1, cache read 0, cache write 0"
+    )
+    refused = Compaction("Summarize", (), 5, 5, 9_001, 9_001, "", Usage(input=80, output=1), refused=True)
+    assert compaction_text(4, refused).endswith(
+        "Summarize changed no message · usage: input 80, output 1, cache read 0, cache write 0 · "
+        "after the provider refused the prompt as too long"
+    )

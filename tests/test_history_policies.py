@@ -430,6 +430,48 @@ def test_a_summary_that_answers_nothing_leaves_the_history_and_counts_its_usage(
     unchanged(model)
     result = reader.result()
     assert result.usage == sum((step.usage for step in result.steps), Usage()) + Usage(input=160, output=2)
+    # Recorded, though nothing changed: what the call cost, before the steps it preceded.
+    [third], [fourth] = result.steps[2].compactions, result.steps[3].compactions
+    for compaction, size in ((third, 5), (fourth, 7)):
+        assert (compaction.policy, compaction.removed, compaction.changed) == ("Summarize", (), False)
+        assert (compaction.messages_before, compaction.messages_after) == (size, size)
+        assert compaction.tokens_before == compaction.tokens_after > 600
+        assert (compaction.usage, compaction.summary) == (Usage(input=80, output=1), "")
+
+
+class Charges:
+    """A policy whose every edit costs 7 input tokens and changes nothing."""
+
+    def apply(self, state: HistoryState) -> HistoryEdit | None:
+        return HistoryEdit(usage=Usage(input=7))
+
+
+@pytest.mark.parametrize(
+    ("make", "cost"),
+    [
+        (lambda: ClearOldToolResults(keep_last=1), Usage()),
+        (lambda: SlidingWindow(max_tokens=600), Usage()),
+        (
+            lambda: Summarize(
+                ScriptedModel([text_step("Fetched.", usage=Usage(input=90, output=5))] * 2),
+                trigger_tokens=600,
+                keep_last=2,
+            ),
+            Usage(input=180, output=10),
+        ),
+        (
+            lambda: Summarize(ScriptedModel([text_step("", usage=Usage(input=80, output=1))] * 2), 600, 2),
+            Usage(input=160, output=2),
+        ),
+        (lambda: ProviderCompaction(trigger_tokens=50_000), Usage()),
+        (Charges, Usage(input=28)),  # before each of the four steps
+    ],
+)
+def test_the_runs_usage_is_its_steps_and_its_compactions(make: Any, cost: Usage) -> None:
+    result = generate(go(ScriptedModel([*fetch_steps(3), text_step("done")]), make()))
+    compactions = [c for step in result.steps for c in step.compactions]
+    assert sum((c.usage for c in compactions), Usage()) == cost
+    assert result.usage == sum((step.usage for step in result.steps), Usage()) + cost
 
 
 def test_a_summary_call_past_its_timeout_leaves_the_history_as_it_was() -> None:
@@ -610,6 +652,33 @@ def test_a_step_after_a_compaction_reports_the_miss_as_compaction() -> None:
     causes = [step.cache.cause if step.cache else None for step in reader.result().steps]
     assert causes == [CacheCause.PREFIX_CHANGED, None, CacheCause.COMPACTED, CacheCause.COMPACTED]
     assert [report.cause if report else None for report in finishes] == causes
+
+
+def test_a_compaction_that_changed_nothing_is_not_named_by_the_cache_report() -> None:
+    model = ScriptedModel(
+        [counted(call("c1", "fetch")), counted(text("ok"), reason=FinishReason.STOP, cache=miss(1))]
+    )
+    reader = run(go(model, Charges()))
+    collect(reader)
+    result = reader.result()
+    assert [len(step.compactions) for step in result.steps] == [1, 1]
+    last = result.steps[1].cache
+    assert last is not None
+    assert last.cause is CacheCause.PREFIX_CHANGED
+
+
+def test_a_refusal_a_usage_only_edit_follows_ends_the_run_with_the_providers_error() -> None:
+    refusal = too_long()
+    model = ScriptedModel([*fetch_steps(1), refusal, text_step("never")])
+    with pytest.raises(RunError) as failure:
+        generate(go(model, Charges()))
+    assert failure.value.err is refusal  # the edit after the refusal cut nothing: no second try
+    assert len(model.requests) == 2
+    first = model.requests[0]
+    step = estimate_tokens(first.messages, system=first.system, tools=first.tools)
+    assert failure.value.usage == Usage(
+        input=step + 7 * 3
+    )  # edits before steps 1 and 2, and after the refusal
 
 
 # --- durable runs -------------------------------------------------------------------------------

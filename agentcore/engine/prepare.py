@@ -9,7 +9,10 @@ Before each step, in this order:
    (:mod:`agentcore.compaction`): a policy that changes it changes it for
    good (``RunResult.messages``), each change is one ``compaction`` part and
    one :class:`~agentcore.types.Compaction` on the step it preceded, and what
-   it took out stays in the full history (``RunResult.full_messages``);
+   it took out stays in the full history (``RunResult.full_messages``); an
+   edit that changes no message but carries usage (a summary call that
+   answered nothing) is one too, with nothing removed, so that the run's
+   usage less its steps' is the sum of its compactions' usage;
 2. ``prepare_step``, on what the step is about to send after that
    (:class:`~agentcore.options.StepDraft`); its :class:`~agentcore.options.StepPlan`
    changes this step only.
@@ -162,7 +165,7 @@ class StepPreparer:
         if self.policies:
             before = len(self.compactions)
             settings = self._policies(request, progress, refused)
-            if refused is not None and len(self.compactions) == before:
+            if refused is not None and not any(c.changed for c in self.compactions[before:]):
                 raise refused  # nothing was cut: the same prompt would be refused again
             if len(self.compactions) > before:
                 self.publish()
@@ -261,6 +264,21 @@ class StepPreparer:
             if edit.settings is not None:
                 settings = (settings or ModelSettings()).merged(edit.settings)
             if edit.messages is None or _same(edit.messages, state.messages):
+                if edit.usage != Usage():  # what it cost is recorded, though it changed nothing
+                    size = len(state.messages)
+                    unchanged = Compaction(
+                        name,
+                        (),
+                        size,
+                        size,
+                        state.tokens,
+                        state.tokens,
+                        edit.summary,
+                        edit.usage,
+                        state.refused,
+                    )
+                    self.compactions.append(unchanged)
+                    self.forward(StreamPart.compaction_event(unchanged))
                 continue
             try:
                 check_history(edit.messages)
@@ -324,13 +342,14 @@ class StepPreparer:
         the history the run keeps, or no usage came). Returns the
         compactions before the step (then forgotten) and its cache report,
         a prefix change at or after the first index they changed named as
-        compaction (:func:`agentcore.caching.compacted`)."""
+        compaction (:func:`agentcore.caching.compacted`; a compaction that
+        changed no message, only a policy's usage, is not named)."""
         reported = usage.input + usage.cache_write
         kept = self.sent_kept and reported > 0
         progress.basis = (reported, len(setup.request.messages)) if kept else None
         compactions, self.compactions = tuple(self.compactions), []
-        if cache is not None and compactions and self.changed_at is not None:
-            cache = compacted(cache, self.changed_at, ", ".join(c.policy for c in compactions))
+        if cache is not None and self.changed_at is not None:  # a compaction changed a message
+            cache = compacted(cache, self.changed_at, ", ".join(c.policy for c in compactions if c.changed))
         return compactions, cache
 
 
