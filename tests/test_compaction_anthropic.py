@@ -305,7 +305,7 @@ def test_the_model_sends_the_beta_header_the_body_needs_merged_with_the_callers(
     assert sent.headers["Anthropic-Beta"] == (
         f"interleaved-thinking-2025-05-14,{COMPACTION_BETA},{CONTEXT_EDITING_BETA}"
     )
-    assert "anthropic-beta" not in sent.headers
+    assert [name for name in sent.headers if name.lower() == "anthropic-beta"] == ["Anthropic-Beta"]
     assert sent.json()["context_management"] == {
         "edits": [
             {"type": CLEAR_TOOL_USES_EDIT},
