@@ -435,6 +435,27 @@ class ToolDefinition:
     input_schema: str = attrs.field(default='{"type":"object","properties":{}}', validator=_schema_text)
 
 
+def tool_definitions(tools: Iterable[Any]) -> tuple[ToolDefinition, ...]:
+    """The definitions of ``tools``: :class:`ToolDefinition` items, tools
+    (items whose ``definition`` is one, as :class:`agentcore.tools.Tool`'s
+    is), or a mapping of name to tool (an :class:`agentcore.tools.ToolSet`:
+    its tools). Raises TypeError naming any other item (a ``str`` is a name,
+    not a tool)."""
+    items = tools.values() if isinstance(tools, Mapping) else tools
+    if isinstance(items, str):
+        items = [items]
+    definitions = []
+    for item in items:
+        definition = item if isinstance(item, ToolDefinition) else getattr(item, "definition", None)
+        if not isinstance(definition, ToolDefinition):
+            raise TypeError(
+                "tools: expected ToolDefinition items, tools or a ToolSet, got a "
+                f"{type(item).__name__}: {item!r}"[:200]
+            )
+        definitions.append(definition)
+    return tuple(definitions)
+
+
 @attrs.frozen
 class OutputSchema:
     """The shape a run's final answer must have, for an adapter's native
@@ -719,7 +740,7 @@ class Request:
 
     system: str = attrs.field(default="", validator=_text)
     messages: tuple[Message, ...] = attrs.field(default=(), converter=_to_tuple)
-    tools: tuple[ToolDefinition, ...] = attrs.field(default=(), converter=_to_tuple)
+    tools: tuple[ToolDefinition, ...] = attrs.field(default=(), converter=tool_definitions)
     max_output_tokens: int | None = attrs.field(default=None, validator=attrs.validators.optional(_positive))
     headers: Mapping[str, str] = attrs.field(factory=dict, converter=_str_mapping, repr=headers_repr)
     settings: ModelSettings | None = None

@@ -7,6 +7,7 @@ durable run's state (issue 23 items 3 and 5; docs/long-runs.md)."""
 
 from __future__ import annotations
 
+import logging
 import pickle
 from collections.abc import Sequence
 from pathlib import Path
@@ -349,6 +350,51 @@ def test_a_policy_may_give_equal_copies_of_the_first_messages() -> None:
     assert generate(go(model, Copier())).text == "ok"
 
 
+def test_copies_a_policy_keeps_are_not_reported_as_removed() -> None:
+    class CopyAndDrop:
+        """Copies every message it keeps, and drops the oldest turn once there are two."""
+
+        def apply(self, state: HistoryState) -> HistoryEdit | None:
+            copies = [Message.from_dict(m.to_dict()) for m in state.messages]
+            if len(copies) < 5:
+                return HistoryEdit(messages=copies)  # equal to what it had: no change
+            return HistoryEdit(messages=(copies[0], *copies[3:]))
+
+    model = ScriptedModel([*fetch_steps(2), text_step("ok")])
+    result = generate(go(model, CopyAndDrop()))
+    assert [len(step.compactions) for step in result.steps] == [0, 0, 1]
+    [compaction] = result.steps[2].compactions
+    assert compaction.removed == (1, 2)
+    assert (compaction.messages_before, compaction.messages_after) == (5, 3)
+    assert compaction.tokens_after == compaction.tokens_before - estimate_tokens(result.full_messages[1:3])
+    assert result.messages == (result.full_messages[0], *result.full_messages[3:])
+
+
+@pytest.mark.parametrize("answer", [0, -5, "1200", 12.5, True, None])
+def test_a_count_that_is_not_a_positive_int_is_logged_and_the_estimate_used(
+    answer: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    seen: list[int] = []
+
+    class Odd(ScriptedModel):
+        def count_tokens(self, messages: Any, *, system: Any = None, tools: Any = None) -> Any:
+            return answer
+
+    @attrs.frozen
+    class Spy:
+        def apply(self, state: HistoryState) -> HistoryEdit | None:
+            seen.append(state.tokens)
+            return None
+
+    model = Odd([text_step("ok")])
+    with caplog.at_level(logging.WARNING, logger="agentcore"):
+        generate(LoopOptions(model=model, messages=[user_message("go")], history_policy=Spy()))
+    assert seen == [estimate_tokens([user_message("go")])]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"agentcore: the model's count_tokens returned {answer!r}, not a positive int; using the estimate"
+    ]
+
+
 def test_a_policy_that_empties_the_history_ends_the_run() -> None:
     class Eraser:
         def apply(self, state: HistoryState) -> HistoryEdit | None:
@@ -514,10 +560,19 @@ def too_long(tokens: int = 2500) -> ModelError:
     )
 
 
-def test_a_refused_step_is_cut_again_and_retried_once() -> None:
+def test_a_refused_step_is_cut_again_and_retried_once(caplog: pytest.LogCaptureFixture) -> None:
     model = ScriptedModel([*fetch_steps(2), too_long(), text_step("ok")])
     options = go(model, SlidingWindow(max_tokens=100_000))
-    result = generate(options)
+    with caplog.at_level(logging.WARNING, logger="agentcore"):
+        result = generate(options)
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (
+            logging.WARNING,
+            "agentcore: step 3 was refused (context window exceeded: invalid_request_error: prompt is too "
+            "long: 2500 tokens > 2000 maximum (HTTP 400)); the history policies cut again and it is sent "
+            "once more (a policy's trigger below the window avoids this)",
+        )
+    ]
     assert result.text == "ok"
     assert [len(r.messages) for r in model.requests] == [1, 3, 5, 3]
     [compaction] = result.steps[2].compactions

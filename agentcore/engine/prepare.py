@@ -39,7 +39,7 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -227,6 +227,10 @@ class StepPreparer:
                 counted = count(messages, system=request.system or None, tools=request.tools or None, **own)
                 if isinstance(counted, int) and not isinstance(counted, bool) and counted > 0:
                     return counted
+                _log.warning(
+                    "agentcore: the model's count_tokens returned %r, not a positive int; using the estimate",
+                    counted,
+                )
             except Exception as exc:  # noqa: BLE001 - the estimate will do
                 _log.warning("agentcore: counting the prompt's tokens failed (%s); using the estimate", exc)
         self.counted = True
@@ -307,7 +311,7 @@ class StepPreparer:
         kept_origins: list[int | None] = []
         inserted: list[Message] = []
         for message in new:
-            indexes = unused.get(id(message))
+            indexes = unused.get(id(message)) or _equal(message, old, unused)
             if indexes:
                 kept_origins.append(origins[indexes.pop(0)])
             else:
@@ -315,7 +319,8 @@ class StepPreparer:
                 inserted.append(message)
         gone = sorted(index for indexes in unused.values() for index in indexes)
         changed = next(
-            (i for i, (a, b) in enumerate(zip(new, old, strict=False)) if a is not b), min(len(new), len(old))
+            (i for i, (a, b) in enumerate(zip(new, old, strict=False)) if a is not b and a != b),
+            min(len(new), len(old)),
         )
         self.changed_at = changed if self.changed_at is None else min(self.changed_at, changed)
         after = state.tokens - state.scaled([old[i] for i in gone]) + state.scaled(inserted)
@@ -369,8 +374,18 @@ def _check_pinned(new: tuple[Message, ...], old: tuple[Message, ...], name: str)
 
 
 def _same(new: tuple[Message, ...], old: tuple[Message, ...]) -> bool:
-    """The very same messages, in the same order."""
-    return len(new) == len(old) and all(a is b for a, b in zip(new, old, strict=True))
+    """The same messages (or equal copies), in the same order."""
+    return len(new) == len(old) and all(a is b or a == b for a, b in zip(new, old, strict=True))
+
+
+def _equal(message: Message, old: Sequence[Message], unused: dict[int, list[int]]) -> list[int] | None:
+    """The unused indexes of the first message of ``old`` equal to
+    ``message``: a policy that copies the messages it keeps has not removed
+    them (a message it did not copy is found by identity, without this)."""
+    for indexes in unused.values():
+        if indexes and old[indexes[0]] == message:
+            return indexes
+    return None
 
 
 def _takes_ctx(count: Callable[..., object]) -> bool:
