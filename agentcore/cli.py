@@ -67,8 +67,13 @@ the last KEEP results stay, default 3), ``window[:MAX]``
 the run's model, default 0.8 and 10) and ``provider:TRIGGER``
 (:class:`~agentcore.compaction.ProviderCompaction`: the provider compacts
 itself past TRIGGER input tokens). A token figure with a decimal point
-(``0.8``) is a share of the context window: of ``--context-window N``
-when given, else of the model's own; a whole number is tokens. Each time a
+(``0.8``) is a share of the context window, in (0, 1]: of ``--context-window
+N`` when given, else of the model's own; a whole number is tokens.
+``--context-window N`` is also given to the model the command builds (the
+adapters' ``context_window=``), so the policies and the step refused as too
+long see that window; the offline TestModel has none (the shares are still
+converted with N, and it never refuses a prompt as too long), and a model
+given to :func:`main` keeps its own. Each time a
 policy (or the provider's compaction) acts, one line on standard error says
 so (``compaction: before step 12 · SlidingWindow removed 6 of 25 messages ·
 ...``); with ``--json`` it is a ``compaction`` object. A spec that cannot be
@@ -286,11 +291,12 @@ def build_policies(specs: Sequence[str], model: Model, context_window: int | Non
         specs: each spec, in one of the forms of :data:`POLICY_FORMS`.
         model: the run's model (``summarize`` writes its summary with it).
         context_window: ``--context-window``: a share (a figure with a
-            decimal point) is of it; None: of the model's own window.
+            decimal point, in (0, 1]) is of it; None: of the model's own window.
 
     Raises:
         UsageError: a spec that cannot be read, naming it and the forms.
-        ConfigError: a value a policy refuses (naming the field).
+        ConfigError: a value a policy refuses (naming the field): a share
+            outside (0, 1] too, with or without ``context_window``.
     """
 
     window = context_window or window_of(model)
@@ -307,9 +313,9 @@ def build_policies(specs: Sequence[str], model: Model, context_window: int | Non
                 f"--history-policy {spec}: {text} is a share of the context window, which is not known for "
                 f"{model.model_id}: give --context-window N, or a number of tokens"
             )
-        if isinstance(value, float) and context_window is not None:
+        if isinstance(value, float) and context_window is not None and 0 < value <= 1:
             return int(value * context_window)
-        return value
+        return value  # tokens, a share of the model's own window, or a figure the policy refuses
 
     policies: list[HistoryPolicy] = []
     for spec in specs:
@@ -488,8 +494,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--context-window",
         metavar="N",
         type=_positive_int,
-        help="the model's context window in tokens, which the --history-policy shares are of "
-        "(default: the model's own, when agentcore knows it)",
+        help="the model's context window in tokens, given to the model and which the --history-policy "
+        "shares are of (default: the model's own, when agentcore knows it)",
     )
     parser.add_argument(
         "--timeout",
@@ -518,7 +524,9 @@ def main(
     Args:
         argv: the arguments (without the program name); ``sys.argv[1:]`` by default.
         model: a model to run instead of the one the options and environment
-            choose (for tests and embedding); ``--model`` is then ignored.
+            choose (for tests and embedding); ``--model`` is then ignored,
+            and the model keeps its own context window (``--context-window``
+            still converts the shares).
         tools: the tools to offer instead of the demo tools (for tests and
             embedding); the tools of ``--mcp`` servers are added to them.
         env: the environment; ``os.environ`` by default.
@@ -570,7 +578,7 @@ def main(
             choice = choose_model(args.model, args.base_url, environ)
             if choice.notice:
                 write_line(err, choice.notice)
-            model = build_model(choice)
+            model = build_model(attrs.evolve(choice, context_window=args.context_window))
         policies = build_policies(args.history_policies, model, args.context_window)
         servers = open_mcp_servers(args.mcp_servers, environ)
         options = LoopOptions(

@@ -23,18 +23,19 @@ What every policy keeps (and a policy of your own must keep): a tool call
 and its result are removed or kept together (:func:`cut_points` says where
 a history may be cut), reasoning blocks and provider items stay in their
 assistant message, and the messages up to and including the first user
-message stay (:func:`pinned`: Anthropic refuses a history that starts with
-an assistant message). The system prompt is not part of the history, so no
-policy can drop it. The loop checks what a policy returns
-(:func:`agentcore.history.check_history`, the check every adapter makes)
-and fails the run with a :class:`ConfigError` naming the policy and the
-message otherwise.
+message stay as they are (:func:`pinned`: the first request usually says
+what the run is for). The system prompt is not part of the history, so no
+policy can drop it. The loop checks what a policy returns (its pairs with
+:func:`agentcore.history.check_history`, the check every adapter makes; its
+first messages against :func:`pinned`) and fails the run with a
+:class:`ConfigError` naming the policy and the message otherwise.
 
 The policy protocol is :class:`HistoryPolicy`: one method, ``apply``.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -98,9 +99,17 @@ DEFAULT_SUMMARY_TIMEOUT = 120.0
 """Seconds a :class:`Summarize` call may take (within the run's own deadline)."""
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)  # a dict: tokens_per_estimated_token is computed once, on first use
 class HistoryState:
     """What a history policy decides from, before one step.
+
+    A policy that counts what it removes or adds should count it as
+    :meth:`scaled` does, not by the bare estimate: when ``tokens`` is larger
+    than the estimate of the prompt (a provider that counts more tokens than
+    the estimate, or a refusal that named no size and is taken as the window
+    plus one), each estimated token stands for
+    :attr:`tokens_per_estimated_token` tokens of ``tokens``, so that a policy
+    aiming at half the window removes about half the history.
 
     Attributes:
         messages: the history the step is about to send (as the earlier
@@ -115,7 +124,9 @@ class HistoryState:
             usage yet (the model's ``count_tokens`` at a run's first step,
             when it has one). On a retry after the provider refused the
             prompt as too long, the count its error gave when it gave one,
-            else at least ``context_window + 1``.
+            else at least ``context_window + 1``. When it is larger than the
+            estimate of the prompt, :meth:`scaled` counts messages in
+            proportion.
         context_window: the model's context window in tokens (its
             ``context_window`` attribute, else
             :func:`agentcore.tokens.context_window` of its id); None when
@@ -134,6 +145,23 @@ class HistoryState:
     context_window: int | None
     refused: bool = False
     ctx: Context = attrs.field(factory=Context)
+
+    @functools.cached_property
+    def tokens_per_estimated_token(self) -> float:
+        """How many tokens of :attr:`tokens` one estimated token stands for:
+        ``tokens`` divided by :func:`~agentcore.tokens.estimate_tokens` of the
+        prompt (``messages``, ``system`` and ``tools``) when that is more than
+        1, else 1.0 (the estimate errs high; it is not scaled down)."""
+        estimate = estimate_tokens(self.messages, system=self.system, tools=self.tools)
+        return max(self.tokens / estimate, 1.0) if estimate else 1.0
+
+    def scaled(self, messages: Sequence[Message]) -> int:
+        """What ``messages`` count for in :attr:`tokens`, in tokens: their
+        :func:`~agentcore.tokens.estimate_tokens` times
+        :attr:`tokens_per_estimated_token`, rounded; what a policy subtracts
+        from ``tokens`` for the messages it removes (and adds for those it
+        puts in)."""
+        return round(estimate_tokens(messages) * self.tokens_per_estimated_token)
 
 
 def _optional_messages(value: Iterable[Message] | None) -> tuple[Message, ...] | None:
@@ -172,9 +200,10 @@ class HistoryPolicy(Protocol):
     more with ``state.refused`` set when the provider refused a step's
     prompt as too long. It returns None for no change, or a
     :class:`HistoryEdit`. The history it returns must keep every tool call
-    with its result (cut only at :func:`cut_points`) and the messages
-    :func:`pinned` names; the loop checks it
-    (:func:`agentcore.history.check_history`). An
+    with its result (cut only at :func:`cut_points`) and start with the
+    messages :func:`pinned` names; the loop checks both
+    (:func:`agentcore.history.check_history`), else a :class:`ConfigError`
+    naming the policy ends the run. An
     exception it raises ends the run with that error. Its class name names
     it in ``Compaction.policy``.
     """
@@ -322,7 +351,9 @@ class SlidingWindow:
 
     It removes messages right after the :func:`pinned` ones (the first user
     message stays), up to a :func:`cut_points` index, so a tool call goes
-    with its result; the last turn always stays. When even that is not
+    with its result; the last turn always stays. Each turn removed counts
+    as :meth:`HistoryState.scaled` says (its estimate, in proportion when
+    the prompt's size is larger than the estimate). When even that is not
     enough it removes all it may, and the step goes on (a provider's refusal
     then ends the run, unless a later policy in the list cuts more).
 
@@ -348,7 +379,7 @@ class SlidingWindow:
                 continue
             if cut > last:
                 break
-            tokens -= estimate_tokens(messages[end:cut])
+            tokens -= state.scaled(messages[end:cut])
             end = cut
             if tokens <= limit:
                 break

@@ -228,24 +228,35 @@ class RunError(AgentcoreError):
         usage: the total usage of the steps that completed before the failure,
             so that billed tokens are not lost (an ``agentcore.Usage``).
         finish_reason: ``FinishReason.ERROR`` or ``FinishReason.CANCELED``.
-        messages: the conversation history up to the failure, valid to send again.
+        messages: the conversation history up to the failure, valid to send
+            again: as the loop keeps it (compacted by the history policies,
+            as ``RunResult.messages``).
+        full_messages: the whole history up to the failure, nothing a
+            history policy removed left out (as ``RunResult.full_messages``);
+            the same list as ``messages`` when no policy acted.
     """
 
     def __init__(
-        self, err: BaseException, usage: Usage, finish_reason: FinishReason, messages: list[Message]
+        self,
+        err: BaseException,
+        usage: Usage,
+        finish_reason: FinishReason,
+        messages: list[Message],
+        full_messages: list[Message] | None = None,
     ) -> None:
         super().__init__(f"run {finish_reason.value}: {err}")
         self.err = err
         self.usage = usage
         self.finish_reason = finish_reason
         self.messages = messages
+        self.full_messages = messages if full_messages is None else full_messages
         self.__cause__ = err
 
     def __reduce__(self) -> tuple[Any, ...]:
         # BaseException pickles as ``cls(*args)``, and args holds only the
         # message: a durable-execution engine records a failed run's RunError
         # and raises it again in another process.
-        return type(self), (self.err, self.usage, self.finish_reason, self.messages)
+        return type(self), (self.err, self.usage, self.finish_reason, self.messages, self.full_messages)
 
 
 class MCPServerError(AgentcoreError):

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from agentcore.files import File
-from agentcore.types import ContentPart, Message, ToolDefinition
+from agentcore.types import ContentPart, Message, ToolDefinition, tool_definitions
 
 BYTES_PER_TOKEN = 3
 """UTF-8 bytes of text per estimated token. Both providers give a rule of
@@ -171,9 +172,7 @@ def _tools_bytes(tools: Iterable[ToolDefinition]) -> int:
     )
 
 
-def estimate_tokens(
-    messages: Sequence[Message], *, system: str = "", tools: Sequence[ToolDefinition] = ()
-) -> int:
+def estimate_tokens(messages: Sequence[Message], *, system: str = "", tools: Iterable[Any] = ()) -> int:
     """Estimate the input tokens of a request holding ``messages``, the
     ``system`` prompt and the ``tools``, without asking anyone.
 
@@ -198,7 +197,9 @@ def estimate_tokens(
     Args:
         messages: the history, as a step would send it.
         system: the system prompt.
-        tools: the tool definitions offered.
+        tools: the tools offered: :class:`~agentcore.types.ToolDefinition`
+            items, tools, or a :class:`~agentcore.tools.ToolSet`
+            (:func:`agentcore.types.tool_definitions`).
 
     Returns:
         The estimated input tokens (0 for nothing at all).
@@ -213,8 +214,9 @@ def estimate_tokens(
     if system:
         size += _text_bytes(system)
         fixed += MESSAGE_TOKENS
-    if tools:
-        size += _tools_bytes(tools)
+    definitions = tool_definitions(tools)
+    if definitions:
+        size += _tools_bytes(definitions)
         fixed += TOOLS_TOKENS
     return fixed - (-size // BYTES_PER_TOKEN)
 

@@ -435,6 +435,27 @@ class ToolDefinition:
     input_schema: str = attrs.field(default='{"type":"object","properties":{}}', validator=_schema_text)
 
 
+def tool_definitions(tools: Iterable[Any]) -> tuple[ToolDefinition, ...]:
+    """The definitions of ``tools``: :class:`ToolDefinition` items, tools
+    (items whose ``definition`` is one, as :class:`agentcore.tools.Tool`'s
+    is), or a mapping of name to tool (an :class:`agentcore.tools.ToolSet`:
+    its tools). Raises TypeError naming any other item (a ``str`` is a name,
+    not a tool)."""
+    items = tools.values() if isinstance(tools, Mapping) else tools
+    if isinstance(items, str):
+        items = [items]
+    definitions = []
+    for item in items:
+        definition = item if isinstance(item, ToolDefinition) else getattr(item, "definition", None)
+        if not isinstance(definition, ToolDefinition):
+            raise TypeError(
+                "tools: expected ToolDefinition items, tools or a ToolSet, got a "
+                f"{type(item).__name__}: {item!r}"[:200]
+            )
+        definitions.append(definition)
+    return tuple(definitions)
+
+
 @attrs.frozen
 class OutputSchema:
     """The shape a run's final answer must have, for an adapter's native
@@ -719,7 +740,7 @@ class Request:
 
     system: str = attrs.field(default="", validator=_text)
     messages: tuple[Message, ...] = attrs.field(default=(), converter=_to_tuple)
-    tools: tuple[ToolDefinition, ...] = attrs.field(default=(), converter=_to_tuple)
+    tools: tuple[ToolDefinition, ...] = attrs.field(default=(), converter=tool_definitions)
     max_output_tokens: int | None = attrs.field(default=None, validator=attrs.validators.optional(_positive))
     headers: Mapping[str, str] = attrs.field(factory=dict, converter=_str_mapping, repr=headers_repr)
     settings: ModelSettings | None = None
@@ -751,12 +772,21 @@ class Compaction:
             the estimate (:func:`agentcore.tokens.estimate_tokens`) of what
             was added since.
         tokens_after: after the change: :attr:`tokens_before` less the
-            estimate of the messages taken out, plus that of the messages put in.
+            estimate of the messages taken out, plus that of the messages put
+            in, each in proportion when :attr:`tokens_before` is larger than
+            the estimate of the prompt
+            (:meth:`agentcore.compaction.HistoryState.scaled`).
         summary: the summary that replaced messages (``Summarize``); "" for none.
         usage: the usage of the model call that wrote the summary, counted in
             the run's usage; empty for none.
         refused: True when the policy ran because the provider refused the
             step's prompt as too long (the step is then tried once more).
+
+    A policy's edit that changed no message but carried usage (a
+    ``Summarize`` whose summary call answered nothing) is recorded too, so
+    that ``RunResult.usage`` less the steps' usage is the sum of the
+    compactions' usage: nothing :attr:`removed`, the same counts and tokens
+    before and after, and the usage (:attr:`changed` is False).
     """
 
     policy: str
@@ -768,6 +798,12 @@ class Compaction:
     summary: str = attrs.field(default="", validator=_text_or_empty)
     usage: Usage = attrs.field(factory=Usage)
     refused: bool = False
+
+    @property
+    def changed(self) -> bool:
+        """Whether the policy changed the history (removed, replaced or added
+        a message); False for a record of its usage only."""
+        return bool(self.removed) or self.messages_after != self.messages_before
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON: every field, ``usage`` as :meth:`Usage.to_dict`."""

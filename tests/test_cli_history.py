@@ -10,11 +10,16 @@ from typing import Any
 
 import pytest
 
-from agentcore import FinishReason, Request, StreamPart, ToolCall, Usage, cli
+from agentcore import Compaction, FinishReason, Request, StreamPart, ToolCall, Usage, cli
 from agentcore.compaction import ClearOldToolResults, ProviderCompaction, SlidingWindow, Summarize
+from agentcore.engine.prepare import window_of
+from agentcore.integrations.cli_model import ModelChoice, build_model
+from agentcore.integrations.cli_output import compaction_text
 from agentcore.testing import ScriptedModel, TestModel
 from agentcore.tokens import estimate_tokens
 from agentcore.types import ProviderItem
+from tests.conftest import FIXTURES
+from tests.localserver import LocalServer, json_reply, sse_reply
 from tests.loop_helpers import FuncTool
 
 
@@ -76,6 +81,21 @@ def test_summarize_writes_with_the_runs_model() -> None:
         (
             ["--history-policy", "window:0"],
             "agentcore: error: SlidingWindow.max_tokens must be a number of tokens",
+        ),
+        (  # a share above 1 is refused as the policy refuses it, --context-window or not
+            ["--history-policy", "window:1.5", "--context-window", "8000"],
+            "agentcore: error: SlidingWindow.max_tokens must be a number of tokens (an int >= 1) or a share "
+            "of the context window (a float in (0, 1]), got 1.5",
+        ),
+        (
+            ["--history-policy", "summarize:2.0", "--context-window", "8000"],
+            "agentcore: error: Summarize.trigger_tokens must be a number of tokens (an int >= 1) or a share "
+            "of the context window (a float in (0, 1]), got 2.0",
+        ),
+        (
+            ["--history-policy", "window:0.0", "--context-window", "8000"],
+            "agentcore: error: SlidingWindow.max_tokens must be a number of tokens (an int >= 1) or a share "
+            "of the context window (a float in (0, 1]), got 0.0",
         ),
     ],
 )
@@ -166,3 +186,62 @@ def test_a_line_when_the_provider_compacted(capsys: pytest.CaptureFixture[str]) 
     assert cli.main(["go"], model=model, tools=[]) == cli.EXIT_OK
     err = capsys.readouterr().err
     assert "compaction: the provider compacted the context in step 1\n" in err
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "openai-responses"])
+def test_the_context_window_given_reaches_the_adapter(provider: str) -> None:
+    # window_of: the window the loop gives the policies and the refusal fallback.
+    assert window_of(build_model(ModelChoice(provider, "my-model", None, "k", context_window=8_000))) == 8_000
+    assert window_of(build_model(ModelChoice(provider, "my-model", None, "k"))) is None  # not in the table
+
+
+def test_the_offline_model_takes_no_context_window() -> None:
+    model = build_model(ModelChoice("test", "test-model", context_window=8_000))
+    assert isinstance(model, TestModel)
+    assert window_of(model) is None
+
+
+def test_a_refusal_that_names_no_size_is_taken_at_the_window_given(
+    server: LocalServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two steps of tool calls, then a 413 (about bytes: no token count in it), then the answer.
+    # The refused prompt counts as the window given plus one, so the model must have got it.
+    calls = (FIXTURES / "anthropic" / "parallel_tools_empty_args.sse").read_bytes()
+    answer = (FIXTURES / "anthropic" / "text_after_tool_result_emoji.sse").read_bytes()
+    too_large = {
+        "type": "error",
+        "error": {
+            "type": "request_too_large",
+            "message": "Request exceeds the maximum allowed number of bytes",
+        },
+    }
+    counted = json_reply(200, {"input_tokens": 40})  # the count at the first step
+    server.add(counted, sse_reply(calls), sse_reply(calls), json_reply(413, too_large), sse_reply(answer))
+    argv = ["--json", "--model", "anthropic:claude-x", "--base-url", server.url]
+    argv += ["--context-window", "8000", "--history-policy", "window", "go"]
+    assert cli.main(argv, env={"ANTHROPIC_API_KEY": "test-key"}) == cli.EXIT_OK
+    parts = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    [compaction] = [part["compaction"] for part in parts if part["kind"] == "compaction"]
+    assert (compaction["policy"], compaction["refused"], compaction["removed"]) == (
+        "SlidingWindow",
+        True,
+        [1, 2],
+    )
+    assert compaction["tokens_before"] == 8_001
+    assert [request["path"] for request in server.requests] == ["/v1/messages/count_tokens"] + [
+        "/v1/messages"
+    ] * 4
+    assert [len(request["body"]["messages"]) for request in server.requests] == [1, 1, 3, 5, 3]
+
+
+def test_a_line_for_a_policy_that_changed_nothing_but_cost_usage() -> None:
+    unchanged = Compaction("Summarize", (), 5, 5, 1_204, 1_204, "", Usage(input=80, output=1))
+    assert compaction_text(3, unchanged) == (
+        "compaction: before step 3 · Summarize changed no message · "
+        "usage: input 80, output 1, cache read 0, cache write 0"
+    )
+    refused = Compaction("Summarize", (), 5, 5, 9_001, 9_001, "", Usage(input=80, output=1), refused=True)
+    assert compaction_text(4, refused).endswith(
+        "Summarize changed no message · usage: input 80, output 1, cache read 0, cache write 0 · "
+        "after the provider refused the prompt as too long"
+    )

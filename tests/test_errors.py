@@ -16,8 +16,10 @@ from agentcore.errors import (
     DeadlineExceeded,
     ErrorClass,
     ModelError,
+    RunError,
     classify_status,
 )
+from agentcore.types import FinishReason, Usage, user_message
 
 # The whole table of design.md, "Defaults and choices where the APIs leave room": (status, hint) -> class.
 CLASSIFY_TABLE = [
@@ -226,6 +228,16 @@ def test_model_error_survives_copy_and_pickle() -> None:
         assert clone.message == "slow"
         assert clone.status == 429
         assert str(clone) == str(err)
+
+
+def test_run_error_without_a_policy_has_one_history_and_survives_pickle() -> None:
+    messages = [user_message("hi")]
+    err = RunError(ModelError(ErrorClass.AUTH, message="no"), Usage(input=3), FinishReason.ERROR, messages)
+    assert err.full_messages is err.messages
+    clone = pickle.loads(pickle.dumps(err))
+    assert clone.messages == messages
+    assert clone.full_messages is clone.messages
+    assert (clone.usage, clone.finish_reason, str(clone)) == (Usage(input=3), FinishReason.ERROR, str(err))
 
 
 def test_hierarchy() -> None:

@@ -76,6 +76,7 @@ def clean_step(parts: list[StreamPart]) -> None:
         StreamPartKind.REASONING_DELTA,
         StreamPartKind.REASONING,
         StreamPartKind.TOOL_CALL,
+        StreamPartKind.PROVIDER_ITEM,  # a compaction block (the compaction recordings)
     }
 
 

@@ -7,6 +7,8 @@ durable run's state (issue 23 items 3 and 5; docs/long-runs.md)."""
 
 from __future__ import annotations
 
+import logging
+import pickle
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -187,6 +189,36 @@ def test_sliding_window_drops_the_oldest_turns_whole() -> None:
     )
 
 
+def long_history(turns: int = 11) -> tuple[Message, ...]:
+    """The first user message, then ``turns`` turns of one call and its 600-character result."""
+    turn = [(assistant(f"c{n}"), results(f"c{n}", content="x" * 600)) for n in range(1, turns + 1)]
+    return (user_message("go"), *(message for pair in turn for message in pair))
+
+
+def test_the_state_counts_messages_in_proportion_to_the_prompts_size() -> None:
+    messages = long_history()
+    estimate = estimate_tokens(messages)
+    assert state(messages, estimate // 2).tokens_per_estimated_token == 1.0  # the estimate is not scaled down
+    assert state(messages, estimate // 2).scaled(messages[1:3]) == estimate_tokens(messages[1:3])
+    big = state(messages, estimate * 25)
+    assert big.tokens_per_estimated_token == 25.0
+    assert big.scaled(messages[1:3]) == 25 * estimate_tokens(messages[1:3])
+    assert big.scaled(()) == 0
+
+
+def test_a_refusal_taken_as_the_window_plus_one_cuts_in_proportion() -> None:
+    # A refusal that named no size: the prompt counts as the window plus one, about
+    # 80 times the estimate. Aiming at half the window removes about half the turns.
+    messages = long_history()
+    assert len(messages) == 23
+    refused = state(messages, 200_001, window=200_000, refused=True)
+    edit = SlidingWindow(max_tokens=0.5).apply(refused)
+    assert edit is not None
+    assert edit.messages == (messages[0], *messages[13:])  # six of the eleven turns went
+    left = 200_001 - refused.scaled(messages[1:13])
+    assert 100_000 - refused.scaled(messages[13:15]) < left <= 100_000
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [
@@ -288,6 +320,81 @@ def test_a_policy_that_breaks_the_history_ends_the_run_naming_it() -> None:
     assert len(model.requests) == 1
 
 
+def test_a_policy_that_drops_the_first_user_message_ends_the_run_naming_it() -> None:
+    class DropFirst:
+        def apply(self, state: HistoryState) -> HistoryEdit | None:
+            if len(state.messages) < 3:
+                return None
+            return HistoryEdit(messages=state.messages[1:])  # starts with the assistant's call, pairs intact
+
+    model = ScriptedModel([*fetch_steps(1), text_step("never")])
+    with pytest.raises(RunError) as failure:
+        generate(go(model, DropFirst()))
+    assert isinstance(failure.value.err, ConfigError)
+    assert str(failure.value.err) == (
+        "the history policy DropFirst gave a history that does not start with the messages a policy keeps: "
+        "messages[0] (a user message) is not in its place; the first 1 message(s), up to and including the "
+        "first user message (agentcore.compaction.pinned), must stay as they are"
+    )
+    assert len(model.requests) == 1  # the second step was never sent
+
+
+def test_a_policy_may_give_equal_copies_of_the_first_messages() -> None:
+    class Copier:
+        def apply(self, state: HistoryState) -> HistoryEdit | None:
+            head = pinned(state.messages)
+            copies = [Message.from_dict(m.to_dict()) for m in state.messages[:head]]
+            return HistoryEdit(messages=(*copies, *state.messages[head:]))
+
+    model = ScriptedModel([*fetch_steps(1), text_step("ok")])
+    assert generate(go(model, Copier())).text == "ok"
+
+
+def test_copies_a_policy_keeps_are_not_reported_as_removed() -> None:
+    class CopyAndDrop:
+        """Copies every message it keeps, and drops the oldest turn once there are two."""
+
+        def apply(self, state: HistoryState) -> HistoryEdit | None:
+            copies = [Message.from_dict(m.to_dict()) for m in state.messages]
+            if len(copies) < 5:
+                return HistoryEdit(messages=copies)  # equal to what it had: no change
+            return HistoryEdit(messages=(copies[0], *copies[3:]))
+
+    model = ScriptedModel([*fetch_steps(2), text_step("ok")])
+    result = generate(go(model, CopyAndDrop()))
+    assert [len(step.compactions) for step in result.steps] == [0, 0, 1]
+    [compaction] = result.steps[2].compactions
+    assert compaction.removed == (1, 2)
+    assert (compaction.messages_before, compaction.messages_after) == (5, 3)
+    assert compaction.tokens_after == compaction.tokens_before - estimate_tokens(result.full_messages[1:3])
+    assert result.messages == (result.full_messages[0], *result.full_messages[3:])
+
+
+@pytest.mark.parametrize("answer", [0, -5, "1200", 12.5, True, None])
+def test_a_count_that_is_not_a_positive_int_is_logged_and_the_estimate_used(
+    answer: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    seen: list[int] = []
+
+    class Odd(ScriptedModel):
+        def count_tokens(self, messages: Any, *, system: Any = None, tools: Any = None) -> Any:
+            return answer
+
+    @attrs.frozen
+    class Spy:
+        def apply(self, state: HistoryState) -> HistoryEdit | None:
+            seen.append(state.tokens)
+            return None
+
+    model = Odd([text_step("ok")])
+    with caplog.at_level(logging.WARNING, logger="agentcore"):
+        generate(LoopOptions(model=model, messages=[user_message("go")], history_policy=Spy()))
+    assert seen == [estimate_tokens([user_message("go")])]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"agentcore: the model's count_tokens returned {answer!r}, not a positive int; using the estimate"
+    ]
+
+
 def test_a_policy_that_empties_the_history_ends_the_run() -> None:
     class Eraser:
         def apply(self, state: HistoryState) -> HistoryEdit | None:
@@ -369,6 +476,48 @@ def test_a_summary_that_answers_nothing_leaves_the_history_and_counts_its_usage(
     unchanged(model)
     result = reader.result()
     assert result.usage == sum((step.usage for step in result.steps), Usage()) + Usage(input=160, output=2)
+    # Recorded, though nothing changed: what the call cost, before the steps it preceded.
+    [third], [fourth] = result.steps[2].compactions, result.steps[3].compactions
+    for compaction, size in ((third, 5), (fourth, 7)):
+        assert (compaction.policy, compaction.removed, compaction.changed) == ("Summarize", (), False)
+        assert (compaction.messages_before, compaction.messages_after) == (size, size)
+        assert compaction.tokens_before == compaction.tokens_after > 600
+        assert (compaction.usage, compaction.summary) == (Usage(input=80, output=1), "")
+
+
+class Charges:
+    """A policy whose every edit costs 7 input tokens and changes nothing."""
+
+    def apply(self, state: HistoryState) -> HistoryEdit | None:
+        return HistoryEdit(usage=Usage(input=7))
+
+
+@pytest.mark.parametrize(
+    ("make", "cost"),
+    [
+        (lambda: ClearOldToolResults(keep_last=1), Usage()),
+        (lambda: SlidingWindow(max_tokens=600), Usage()),
+        (
+            lambda: Summarize(
+                ScriptedModel([text_step("Fetched.", usage=Usage(input=90, output=5))] * 2),
+                trigger_tokens=600,
+                keep_last=2,
+            ),
+            Usage(input=180, output=10),
+        ),
+        (
+            lambda: Summarize(ScriptedModel([text_step("", usage=Usage(input=80, output=1))] * 2), 600, 2),
+            Usage(input=160, output=2),
+        ),
+        (lambda: ProviderCompaction(trigger_tokens=50_000), Usage()),
+        (Charges, Usage(input=28)),  # before each of the four steps
+    ],
+)
+def test_the_runs_usage_is_its_steps_and_its_compactions(make: Any, cost: Usage) -> None:
+    result = generate(go(ScriptedModel([*fetch_steps(3), text_step("done")]), make()))
+    compactions = [c for step in result.steps for c in step.compactions]
+    assert sum((c.usage for c in compactions), Usage()) == cost
+    assert result.usage == sum((step.usage for step in result.steps), Usage()) + cost
 
 
 def test_a_summary_call_past_its_timeout_leaves_the_history_as_it_was() -> None:
@@ -411,10 +560,19 @@ def too_long(tokens: int = 2500) -> ModelError:
     )
 
 
-def test_a_refused_step_is_cut_again_and_retried_once() -> None:
+def test_a_refused_step_is_cut_again_and_retried_once(caplog: pytest.LogCaptureFixture) -> None:
     model = ScriptedModel([*fetch_steps(2), too_long(), text_step("ok")])
     options = go(model, SlidingWindow(max_tokens=100_000))
-    result = generate(options)
+    with caplog.at_level(logging.WARNING, logger="agentcore"):
+        result = generate(options)
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (
+            logging.WARNING,
+            "agentcore: step 3 was refused (context window exceeded: invalid_request_error: prompt is too "
+            "long: 2500 tokens > 2000 maximum (HTTP 400)); the history policies cut again and it is sent "
+            "once more (a policy's trigger below the window avoids this)",
+        )
+    ]
     assert result.text == "ok"
     assert [len(r.messages) for r in model.requests] == [1, 3, 5, 3]
     [compaction] = result.steps[2].compactions
@@ -431,6 +589,19 @@ def test_the_retry_happens_once_and_only_once() -> None:
         generate(options)
     assert failure.value.err is second
     assert len(model.requests) == 4
+
+
+def test_a_run_that_fails_after_a_policy_acted_keeps_its_full_history() -> None:
+    model = ScriptedModel([*fetch_steps(2), too_long(), too_long(2100), text_step("never")])
+    with pytest.raises(RunError) as failure:
+        generate(go(model, SlidingWindow(max_tokens=100_000)))
+    error = failure.value
+    full = model.requests[2].messages  # everything the run had: nothing was removed before step 3
+    assert error.messages == [full[0], *full[3:]]  # the kept history: the first turn went
+    assert error.full_messages == list(full)
+    # A durable-execution engine (DBOS) pickles a failed run's RunError into another process.
+    clone = pickle.loads(pickle.dumps(error))
+    assert (clone.messages, clone.full_messages) == (error.messages, error.full_messages)
 
 
 def test_without_a_policy_a_refusal_ends_the_run() -> None:
@@ -452,6 +623,33 @@ def test_a_refusal_nothing_can_cut_ends_the_run_with_the_providers_error() -> No
     assert failure.value.err is refusal  # the summary failed: no retry, the original error
     assert len(model.requests) == 3
     assert len(summarizer.requests) == 1
+
+
+class Windowed(ScriptedModel):
+    """A scripted model with a 200,000-token context window."""
+
+    context_window = 200_000
+
+
+def test_a_refusal_that_names_no_size_cuts_about_half_toward_half_the_window() -> None:
+    # Anthropic's 413 is about bytes: the prompt counts as the window plus one.
+    too_large = ModelError(
+        ErrorClass.CONTEXT_LENGTH,
+        message="request_too_large: Request exceeds the maximum allowed number of bytes",
+        status=413,
+    )
+    model = Windowed([*fetch_steps(11), too_large, text_step("ok")])
+    result = generate(go(model, SlidingWindow(max_tokens=0.5)))
+    assert result.text == "ok"
+    [compaction] = result.steps[11].compactions
+    assert (compaction.refused, compaction.tokens_before) == (True, 200_001)
+    # The prompt's estimate is 2,716 tokens, so each estimated token stands for about 73.6;
+    # a turn (214 by the estimate) counts for about 15,760: seven of the eleven turns go
+    # to get under 100,000 (six would leave about 105,440), not all but the last.
+    assert (compaction.messages_before, compaction.messages_after) == (23, 9)
+    assert compaction.removed == tuple(range(1, 15))
+    assert compaction.tokens_after == 89_986
+    assert [len(r.messages) for r in model.requests[-2:]] == [23, 9]
 
 
 def test_a_refusal_after_a_part_went_out_is_not_retried() -> None:
@@ -509,6 +707,33 @@ def test_a_step_after_a_compaction_reports_the_miss_as_compaction() -> None:
     causes = [step.cache.cause if step.cache else None for step in reader.result().steps]
     assert causes == [CacheCause.PREFIX_CHANGED, None, CacheCause.COMPACTED, CacheCause.COMPACTED]
     assert [report.cause if report else None for report in finishes] == causes
+
+
+def test_a_compaction_that_changed_nothing_is_not_named_by_the_cache_report() -> None:
+    model = ScriptedModel(
+        [counted(call("c1", "fetch")), counted(text("ok"), reason=FinishReason.STOP, cache=miss(1))]
+    )
+    reader = run(go(model, Charges()))
+    collect(reader)
+    result = reader.result()
+    assert [len(step.compactions) for step in result.steps] == [1, 1]
+    last = result.steps[1].cache
+    assert last is not None
+    assert last.cause is CacheCause.PREFIX_CHANGED
+
+
+def test_a_refusal_a_usage_only_edit_follows_ends_the_run_with_the_providers_error() -> None:
+    refusal = too_long()
+    model = ScriptedModel([*fetch_steps(1), refusal, text_step("never")])
+    with pytest.raises(RunError) as failure:
+        generate(go(model, Charges()))
+    assert failure.value.err is refusal  # the edit after the refusal cut nothing: no second try
+    assert len(model.requests) == 2
+    first = model.requests[0]
+    step = estimate_tokens(first.messages, system=first.system, tools=first.tools)
+    assert failure.value.usage == Usage(
+        input=step + 7 * 3
+    )  # edits before steps 1 and 2, and after the refusal
 
 
 # --- durable runs -------------------------------------------------------------------------------

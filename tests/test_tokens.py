@@ -10,9 +10,10 @@ import json
 
 import pytest
 
-from agentcore import Message, Reasoning, Role, ToolCall, ToolDefinition, ToolResult, user_message
+from agentcore import Message, Reasoning, Request, Role, ToolCall, ToolDefinition, ToolResult, user_message
 from agentcore.files import File
 from agentcore.tokens import CONTEXT_WINDOWS, context_window, estimate_tokens
+from agentcore.tools import ToolSet, tool
 from agentcore.types import (
     cache_point,
     file_part,
@@ -163,6 +164,28 @@ def test_a_whole_history_is_the_sum_of_its_parts() -> None:
         + sum(len(str(index)) - 1 for index in range(50))
     )
     assert estimate_tokens(history) == 4 * 101 + -(-text // 3)
+
+
+def test_tools_may_be_given_as_definitions_tools_or_a_toolset() -> None:
+    def lookup(city: str) -> str:
+        """Look up a city."""
+        return city
+
+    lookup_tool = tool(lookup)
+    definition = lookup_tool.definition
+    expected = estimate_tokens([user_message("hi")], tools=[definition])
+    assert expected > estimate_tokens([user_message("hi")]) + 350
+    assert estimate_tokens([user_message("hi")], tools=[lookup_tool]) == expected
+    assert estimate_tokens([user_message("hi")], tools=ToolSet([lookup_tool])) == expected
+    assert Request(tools=ToolSet([lookup_tool])).tools == (definition,)
+
+
+@pytest.mark.parametrize("tools", ["lookup", ["lookup"], [{"name": "lookup"}]])
+def test_tools_given_as_names_are_a_type_error_saying_what_was_given(tools: object) -> None:
+    with pytest.raises(
+        TypeError, match=r"^tools: expected ToolDefinition items, tools or a ToolSet, got a (str|dict)"
+    ):
+        estimate_tokens([user_message("hi")], tools=tools)  # type: ignore[arg-type]  # what a caller might pass
 
 
 WINDOWS = [

@@ -430,7 +430,8 @@ class RunReader(StreamReader):
         Raises:
             RunError: the run ended in error or was cancelled (also when this
                 reader was closed first); it carries ``err``, the ``usage`` of
-                the completed steps, ``finish_reason`` and ``messages``.
+                the completed steps, ``finish_reason``, ``messages`` and
+                ``full_messages``.
             BaseException: a non-``Exception`` raised inside the run (such as
                 ``KeyboardInterrupt`` from a tool; a :class:`Canceled` excepted,
                 which becomes a ``RunError``) is raised again as is. A
@@ -447,7 +448,7 @@ class RunReader(StreamReader):
         snapshot = self._run_channel.snapshot
         if terminal is None:  # the reader was closed before the run ended
             err: BaseException = Canceled("the reader was closed before the run ended")
-            raise RunError(err, snapshot.usage, FinishReason.CANCELED, list(snapshot.messages))
+            raise RunError(err, snapshot.usage, FinishReason.CANCELED, *_histories(snapshot))
         assert terminal.finish_reason is not None
         if terminal.kind is StreamPartKind.FINISH:
             return RunResult(
@@ -463,7 +464,14 @@ class RunReader(StreamReader):
         assert terminal.err is not None
         if not isinstance(terminal.err, (Exception, Canceled)):
             raise terminal.err
-        raise RunError(terminal.err, terminal.total_usage, terminal.finish_reason, list(snapshot.messages))
+        raise RunError(terminal.err, terminal.total_usage, terminal.finish_reason, *_histories(snapshot))
+
+
+def _histories(snapshot: RunSnapshot) -> tuple[list[Message], list[Message] | None]:
+    """A failed run's ``RunError.messages`` and ``full_messages`` from its
+    last snapshot (None: the same as ``messages``, no policy acted)."""
+    full = snapshot.full_messages
+    return list(snapshot.messages), None if full is None else list(full)
 
 
 def _close_channel(channel: Channel[Any], on_close: Callable[[], object] | None) -> None:

@@ -579,7 +579,12 @@ class _Loop:
                 or self.config.streamer.cut_off is exc
             ):
                 raise
-            _log.info("agentcore: step %d was refused as too long; the history policies cut again", number)
+            _log.warning(
+                "agentcore: step %d was refused (%s); the history policies cut again and it is "
+                "sent once more (a policy's trigger below the window avoids this)",
+                number,
+                exc,
+            )
             setup = preparer.prepare(number, self._request(), self.progress, self.config.tools, refused=exc)
             if self.config.observer is not None:  # traced as one step tried twice, the refusal its retry
                 self.config.observer.retried(exc, 1, 0.0)

@@ -9,7 +9,10 @@ Before each step, in this order:
    (:mod:`agentcore.compaction`): a policy that changes it changes it for
    good (``RunResult.messages``), each change is one ``compaction`` part and
    one :class:`~agentcore.types.Compaction` on the step it preceded, and what
-   it took out stays in the full history (``RunResult.full_messages``);
+   it took out stays in the full history (``RunResult.full_messages``); an
+   edit that changes no message but carries usage (a summary call that
+   answered nothing) is one too, with nothing removed, so that the run's
+   usage less its steps' is the sum of its compactions' usage;
 2. ``prepare_step``, on what the step is about to send after that
    (:class:`~agentcore.options.StepDraft`); its :class:`~agentcore.options.StepPlan`
    changes this step only.
@@ -18,7 +21,9 @@ The policies come first because they change what the run keeps, and a
 change for one step must not leak into that; ``prepare_step`` then sees
 exactly what will be sent, and has the last word. A history a policy or a
 plan gives is checked (:func:`agentcore.history.check_history`, the adapters' own) before the
-step, for any model.
+step, for any model; a policy's must also start with the messages
+:func:`agentcore.compaction.pinned` names (a plan's history is the plan's
+business).
 
 A policy decides from the prompt's size (:meth:`StepPreparer.tokens`): the
 input the provider reported for the previous step plus the estimate of the
@@ -34,13 +39,13 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from agentcore.caching import CacheReport, compacted
-from agentcore.compaction import HistoryEdit, HistoryPolicy, HistoryState
+from agentcore.compaction import HistoryEdit, HistoryPolicy, HistoryState, pinned
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ModelError
 from agentcore.history import check_history
@@ -160,7 +165,7 @@ class StepPreparer:
         if self.policies:
             before = len(self.compactions)
             settings = self._policies(request, progress, refused)
-            if refused is not None and len(self.compactions) == before:
+            if refused is not None and not any(c.changed for c in self.compactions[before:]):
                 raise refused  # nothing was cut: the same prompt would be refused again
             if len(self.compactions) > before:
                 self.publish()
@@ -222,6 +227,10 @@ class StepPreparer:
                 counted = count(messages, system=request.system or None, tools=request.tools or None, **own)
                 if isinstance(counted, int) and not isinstance(counted, bool) and counted > 0:
                     return counted
+                _log.warning(
+                    "agentcore: the model's count_tokens returned %r, not a positive int; using the estimate",
+                    counted,
+                )
             except Exception as exc:  # noqa: BLE001 - the estimate will do
                 _log.warning("agentcore: counting the prompt's tokens failed (%s); using the estimate", exc)
         self.counted = True
@@ -259,6 +268,21 @@ class StepPreparer:
             if edit.settings is not None:
                 settings = (settings or ModelSettings()).merged(edit.settings)
             if edit.messages is None or _same(edit.messages, state.messages):
+                if edit.usage != Usage():  # what it cost is recorded, though it changed nothing
+                    size = len(state.messages)
+                    unchanged = Compaction(
+                        name,
+                        (),
+                        size,
+                        size,
+                        state.tokens,
+                        state.tokens,
+                        edit.summary,
+                        edit.usage,
+                        state.refused,
+                    )
+                    self.compactions.append(unchanged)
+                    self.forward(StreamPart.compaction_event(unchanged))
                 continue
             try:
                 check_history(edit.messages)
@@ -268,6 +292,7 @@ class StepPreparer:
                 raise ConfigError(
                     f"the history policy {name} gave a history the providers refuse: {exc}"
                 ) from None
+            _check_pinned(edit.messages, state.messages, name)
             compaction = self._keep(progress, state, edit, name)
             state = attrs.evolve(state, messages=edit.messages, tokens=compaction.tokens_after)
             self.compactions.append(compaction)
@@ -286,7 +311,7 @@ class StepPreparer:
         kept_origins: list[int | None] = []
         inserted: list[Message] = []
         for message in new:
-            indexes = unused.get(id(message))
+            indexes = unused.get(id(message)) or _equal(message, old, unused)
             if indexes:
                 kept_origins.append(origins[indexes.pop(0)])
             else:
@@ -294,10 +319,11 @@ class StepPreparer:
                 inserted.append(message)
         gone = sorted(index for indexes in unused.values() for index in indexes)
         changed = next(
-            (i for i, (a, b) in enumerate(zip(new, old, strict=False)) if a is not b), min(len(new), len(old))
+            (i for i, (a, b) in enumerate(zip(new, old, strict=False)) if a is not b and a != b),
+            min(len(new), len(old)),
         )
         self.changed_at = changed if self.changed_at is None else min(self.changed_at, changed)
-        after = state.tokens - estimate_tokens([old[i] for i in gone]) + estimate_tokens(inserted)
+        after = state.tokens - state.scaled([old[i] for i in gone]) + state.scaled(inserted)
         progress.history = list(new)
         progress.full, progress.origins, progress.synced = full, kept_origins, len(new)
         progress.basis = None
@@ -321,19 +347,45 @@ class StepPreparer:
         the history the run keeps, or no usage came). Returns the
         compactions before the step (then forgotten) and its cache report,
         a prefix change at or after the first index they changed named as
-        compaction (:func:`agentcore.caching.compacted`)."""
+        compaction (:func:`agentcore.caching.compacted`; a compaction that
+        changed no message, only a policy's usage, is not named)."""
         reported = usage.input + usage.cache_write
         kept = self.sent_kept and reported > 0
         progress.basis = (reported, len(setup.request.messages)) if kept else None
         compactions, self.compactions = tuple(self.compactions), []
-        if cache is not None and compactions and self.changed_at is not None:
-            cache = compacted(cache, self.changed_at, ", ".join(c.policy for c in compactions))
+        if cache is not None and self.changed_at is not None:  # a compaction changed a message
+            cache = compacted(cache, self.changed_at, ", ".join(c.policy for c in compactions if c.changed))
         return compactions, cache
 
 
+def _check_pinned(new: tuple[Message, ...], old: tuple[Message, ...], name: str) -> None:
+    """Raise :class:`ConfigError` unless ``new`` starts with the messages of
+    ``old`` that :func:`agentcore.compaction.pinned` names (the very same
+    messages, or equal ones), naming the policy and the first one missing."""
+    head = pinned(old)
+    for index in range(head):
+        if index >= len(new) or not (new[index] is old[index] or new[index] == old[index]):
+            raise ConfigError(
+                f"the history policy {name} gave a history that does not start with the messages a policy "
+                f"keeps: messages[{index}] (a {old[index].role.value} message) is not in its place; the "
+                f"first {head} message(s), up to and including the first user message "
+                "(agentcore.compaction.pinned), must stay as they are"
+            )
+
+
 def _same(new: tuple[Message, ...], old: tuple[Message, ...]) -> bool:
-    """The very same messages, in the same order."""
-    return len(new) == len(old) and all(a is b for a, b in zip(new, old, strict=True))
+    """The same messages (or equal copies), in the same order."""
+    return len(new) == len(old) and all(a is b or a == b for a, b in zip(new, old, strict=True))
+
+
+def _equal(message: Message, old: Sequence[Message], unused: dict[int, list[int]]) -> list[int] | None:
+    """The unused indexes of the first message of ``old`` equal to
+    ``message``: a policy that copies the messages it keeps has not removed
+    them (a message it did not copy is found by identity, without this)."""
+    for indexes in unused.values():
+        if indexes and old[indexes[0]] == message:
+            return indexes
+    return None
 
 
 def _takes_ctx(count: Callable[..., object]) -> bool:

@@ -81,6 +81,10 @@ class ModelChoice:
         base_url: the API root, or None for the provider's default.
         api_key: the key to send ("" for none); never shown in ``repr``.
         notice: a line for stderr about the choice (the TestModel notice), or "".
+        context_window: the model's context window in tokens
+            (``--context-window``), given to the adapter's
+            ``context_window=``; None: the adapter's own (its table by model
+            id). The offline TestModel has no window and does not take it.
     """
 
     provider: str
@@ -88,6 +92,7 @@ class ModelChoice:
     base_url: str | None = None
     api_key: str = attrs.field(default="", repr=False)
     notice: str = ""
+    context_window: int | None = None
 
 
 def _env(env: Mapping[str, str], name: str) -> str:
@@ -157,8 +162,9 @@ def _provider_choice(provider: str, model: str, base_url: str | None, env: Mappi
 
 def build_model(choice: ModelChoice) -> Model:
     """Construct the model a :class:`ModelChoice` names (no network is touched):
-    the adapter with the key (none when empty) and the base URL (the
-    adapter's default when None).
+    the adapter with the key (none when empty), the base URL (the
+    adapter's default when None) and the context window (the adapter's own
+    when None; TestModel has none and never refuses a prompt as too long).
 
     The provider modules are imported here, so the offline path needs neither.
     """
@@ -173,6 +179,9 @@ def build_model(choice: ModelChoice) -> Model:
         from agentcore.providers.openai import OpenAIChatModel as adapter
     else:
         from agentcore.providers.openai import OpenAIResponsesModel as adapter
+    window = choice.context_window
     if choice.base_url:
-        return adapter(choice.model, api_key=choice.api_key or None, base_url=choice.base_url)
-    return adapter(choice.model, api_key=choice.api_key or None)
+        return adapter(
+            choice.model, api_key=choice.api_key or None, base_url=choice.base_url, context_window=window
+        )
+    return adapter(choice.model, api_key=choice.api_key or None, context_window=window)

@@ -12,6 +12,8 @@ visible text, redacted or encrypted by the provider, shows as ``thinking:
 cut), one line each time a history policy or the provider's own compaction
 acted (``compaction: before step 12 · SlidingWindow removed 6 of 25
 messages · 9,120 → 6,480 tokens (estimated)``, :func:`compaction_text`;
+``compaction: before step 12 · Summarize changed no message · usage: ...``
+when a policy's model call cost usage but changed nothing;
 ``compaction: the provider compacted the context in step 12``), and a last
 line with the finish reason and the total usage (``finish: stop · usage:
 input 120, output 30, cache read 0, cache write 0``).
@@ -36,7 +38,9 @@ Lines) and nothing else there:
 * ``{"kind": "step-finish", "finish_reason": ..., "usage": {...}}``
 * ``{"kind": "compaction", "compaction": {"policy", "removed", "messages_before",
   "messages_after", "tokens_before", "tokens_after", "summary", "usage",
-  "refused"}}`` (a history policy changed the history before the next step)
+  "refused"}}`` (a history policy changed the history before the next step;
+  with ``removed`` empty and ``messages_after`` equal to ``messages_before``
+  it changed nothing and ``usage`` is what its model call cost)
 * ``{"kind": "finish", "finish_reason": ..., "total_usage": {...}}``
 * ``{"kind": "error", "finish_reason": "error" | "canceled", "total_usage":
   {...}, "err": str(err), "error_type": "ModelError", "error_class":
@@ -135,20 +139,26 @@ def compaction_text(step: int, compaction: Compaction) -> str:
     9,120 → 6,480 tokens (estimated)``: what a history policy did before a
     step (``removed``, ``replaced ... with a summary``, or ``rewrote``); a
     summary call's usage follows, and ``after the provider refused the
-    prompt as too long`` when that is why the policy ran."""
+    prompt as too long`` when that is why the policy ran. A record of a
+    policy's usage only: ``compaction: before step 12 · Summarize changed no
+    message · usage: input 160, ...``."""
     before, after = compaction.messages_before, compaction.messages_after
-    if compaction.summary:
-        what = f"replaced {before - after + 1} of {before} messages with a summary"
-    elif after < before:
-        what = f"removed {before - after} of {before} messages"
+    if not compaction.changed:
+        line = f"compaction: before step {step} · {compaction.policy} changed no message · usage: "
+        line += usage_text(compaction.usage)
     else:
-        what = f"rewrote {len(compaction.removed)} of {before} messages"
-    line = (
-        f"compaction: before step {step} · {compaction.policy} {what} · "
-        f"{compaction.tokens_before:,} → {compaction.tokens_after:,} tokens (estimated)"
-    )
-    if compaction.summary:
-        line += f" · summary call usage: {usage_text(compaction.usage)}"
+        if compaction.summary:
+            what = f"replaced {before - after + 1} of {before} messages with a summary"
+        elif after < before:
+            what = f"removed {before - after} of {before} messages"
+        else:
+            what = f"rewrote {len(compaction.removed)} of {before} messages"
+        line = (
+            f"compaction: before step {step} · {compaction.policy} {what} · "
+            f"{compaction.tokens_before:,} → {compaction.tokens_after:,} tokens (estimated)"
+        )
+        if compaction.summary:
+            line += f" · summary call usage: {usage_text(compaction.usage)}"
     if compaction.refused:
         line += " · after the provider refused the prompt as too long"
     return line

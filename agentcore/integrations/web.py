@@ -234,7 +234,9 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
                          ``removed``, ``messages_before``, ``messages_after``,
                          ``tokens_before``, ``tokens_after``, ``summary``,
                          ``usage``, ``refused``): a history policy changed the
-                         run's history before the next step
+                         run's history before the next step; ``removed``
+                         empty and as many messages after as before: it
+                         changed nothing, and ``usage`` is what it cost
     ``finish``           ``finish_reason``, ``total_usage``
     ``error``            ``finish_reason`` (``error`` or ``canceled``), ``total_usage``,
                          ``err``, ``error_type``, ``error_class``, ``status``, ``retry_after``

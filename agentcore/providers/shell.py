@@ -75,7 +75,7 @@ from agentcore.transport.errors import error_fields, error_from_body, json_or_no
 from agentcore.transport.headers import credential, header_dict
 from agentcore.transport.http import transport_option
 from agentcore.transport.sse import Event, iter_events
-from agentcore.types import Message, Request, StreamPart, ToolDefinition
+from agentcore.types import Message, Request, StreamPart
 
 _log = logging.getLogger(__name__)
 
@@ -629,7 +629,7 @@ class Adapter:
         messages: Sequence[Message],
         *,
         system: str | None = None,
-        tools: Sequence[ToolDefinition] | None = None,
+        tools: Iterable[Any] | None = None,
         ctx: Context | None = None,
     ) -> int:
         """The input tokens a step with ``messages``, the ``system`` prompt and
@@ -649,7 +649,8 @@ class Adapter:
         Args:
             messages: the history, as a step would send it.
             system: the system prompt (None: none).
-            tools: the tool definitions offered (None: none).
+            tools: the tools offered (None: none): tool definitions, tools
+                or a ToolSet (:func:`agentcore.types.tool_definitions`).
             ctx: cancels the count or bounds it with a deadline; None: a
                 fresh :class:`agentcore.Context`.
 
