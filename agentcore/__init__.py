@@ -67,7 +67,7 @@ from agentcore.types import (
     user_message,
 )
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 
 def _observe_with_opentelemetry(options: LoopOptions) -> RunObserver | None:
