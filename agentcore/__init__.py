@@ -41,6 +41,7 @@ from agentcore.result import RunResult, StepResult
 from agentcore.settings import ModelSettings
 from agentcore.tools import FunctionTool, Tool, ToolInputError, ToolSet, tool
 from agentcore.types import (
+    Citation,
     Compaction,
     ContentPart,
     ContentPartKind,
@@ -88,6 +89,7 @@ __all__ = [
     "CacheReport",
     "Canceled",
     "CheckpointConflict",
+    "Citation",
     "Compaction",
     "ConfigError",
     "ContentPart",
