@@ -198,6 +198,7 @@ def citation_from(value: object, field: str) -> Citation:
         data=json.dumps(value, ensure_ascii=False, separators=(",", ":")),
     )
 
+
 _log = logging.getLogger("agentcore.providers.anthropic")
 
 # --- stop reasons -----------------------------------------------------------
@@ -723,7 +724,7 @@ class StreamState:
                 StreamPart.citation_event(citation_from(value, f"citations[{position}]{where}"))
                 for position, value in enumerate(fields.array(block, "citations", "citations" + where))
             ]
-            return cited + [StreamPart.text_delta(text)] if text else cited
+            return [*cited, StreamPart.text_delta(text)] if text else cited
         if kind == "thinking":
             text = fields.text(block, "thinking", "thinking" + where)
             self._open[index] = _ThinkingBlock(text, fields.text(block, "signature", "signature" + where), "")
