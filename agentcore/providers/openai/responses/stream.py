@@ -559,9 +559,10 @@ class StreamState:
         if kind == "function_call":
             self.calls += 1
             call = self._call(done, item)
-            if item.deltas is None:
+            if not self._tool_input:
                 return [StreamPart.tool_call_event(call)]
-            return [*item.deltas.rest(item.call_id, call.name, call.input), StreamPart.tool_call_event(call)]
+            deltas = item.deltas or InputDeltas()  # (a server that streamed no argument deltas)
+            return [*deltas.rest(call.id, call.name, call.input), StreamPart.tool_call_event(call)]
         if kind == "message":
             return self._message_citations(index, done)
         if not done or not isinstance(kind, str):
