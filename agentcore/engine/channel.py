@@ -55,7 +55,7 @@ from typing import Any, Generic, Protocol, TypeVar, overload
 
 from agentcore.context import wait_slice
 from agentcore.errors import Canceled, RunError
-from agentcore.result import RunResult, RunSnapshot
+from agentcore.result import RunResult, RunSnapshot, turn_text
 from agentcore.types import FinishReason, Message, StreamPart, StreamPartKind
 
 DEFAULT_QUEUE_SIZE = 64
@@ -452,7 +452,7 @@ class RunReader(StreamReader):
         assert terminal.finish_reason is not None
         if terminal.kind is StreamPartKind.FINISH:
             return RunResult(
-                text=snapshot.steps[-1].text if snapshot.steps else "",
+                text=turn_text(snapshot.steps),
                 steps=snapshot.steps,
                 usage=terminal.total_usage,
                 finish_reason=terminal.finish_reason,
