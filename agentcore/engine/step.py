@@ -64,14 +64,14 @@ _JOIN_EVERY = 1024
 _ITEM = StreamPartKind.PROVIDER_ITEM
 _TOOL_CALL_DELTA = StreamPartKind.TOOL_CALL_DELTA
 _CITATION = StreamPartKind.CITATION
-_STEP_REASONS = (
+STEP_REASONS = (
     FinishReason.STOP,
     FinishReason.TOOL_CALLS,
     FinishReason.LENGTH,
     FinishReason.CONTENT_FILTER,
     FinishReason.PAUSED,
 )
-"""The reasons a step may end with (design.md, loop rules 2, 3 and 15)."""
+"""The reasons a model may end a step with (design.md, loop rules 2, 3 and 15)."""
 _REPLACEMENT = "\ufffd"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -343,7 +343,7 @@ def _finished(
             calls with one id.
     """
     reason = finish.finish_reason
-    if reason not in _STEP_REASONS:
+    if reason not in STEP_REASONS:
         raise ModelError(
             ErrorClass.UPSTREAM,
             message=f"the model finished a step with {reason.value if reason else None!r}; "
