@@ -161,6 +161,11 @@ class Usage:
         """Return the field-wise sum of ``self`` and ``other`` (same as ``+``)."""
         return self + other
 
+    def __repr__(self) -> str:
+        # The server-tool counts only when not 0, as in to_dict: a log line or
+        # a notebook of a run without server tools reads as it always did.
+        return "Usage(" + ", ".join(f"{name}={count}" for name, count in self.to_dict().items()) + ")"
+
     def to_dict(self) -> dict[str, int]:
         """Return ``{"input", "output", "cache_read", "cache_write"}`` as ints,
         plus each server-tool count (``web_search_requests`` ...) that is

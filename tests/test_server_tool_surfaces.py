@@ -236,6 +236,11 @@ def test_the_sources_follow_the_answer_each_once_and_numbered() -> None:
 
 
 def test_the_usage_line_counts_server_tool_use_when_there_is_any() -> None:
+    # A log line (docs/logging.md) shows the counts the same way: only when not 0.
+    assert repr(Usage(10, 2)) == "Usage(input=10, output=2, cache_read=0, cache_write=0)"
+    assert repr(Usage(10, 2, web_fetch_requests=3)) == (
+        "Usage(input=10, output=2, cache_read=0, cache_write=0, web_fetch_requests=3)"
+    )
     assert usage_text(Usage(10, 2)) == "input 10, output 2, cache read 0, cache write 0"
     assert usage_text(Usage(10, 2, web_search_requests=3, code_execution_requests=1)) == (
         "input 10, output 2, cache read 0, cache write 0, web searches 3, code executions 1"
