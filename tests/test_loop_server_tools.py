@@ -130,7 +130,7 @@ def test_a_tool_named_as_a_server_tool_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match=r"WebSearch is given twice"):
         LoopOptions(model=ScriptedModel([]), messages=[user_message("q")], tools=[WebSearch(), WebSearch()])
     with pytest.raises(ConfigError, match=r"must be a list of tools, got one WebSearch \(wrap it"):
-        LoopOptions(model=ScriptedModel([]), messages=[user_message("q")], tools=WebSearch())  # type: ignore[arg-type]
+        LoopOptions(model=ScriptedModel([]), messages=[user_message("q")], tools=WebSearch())  # type: ignore[arg-type]  # the mistake under test
 
 
 def test_combine_keeps_server_tools() -> None:
@@ -442,7 +442,7 @@ def test_tool_call_deltas_go_to_the_reader_only() -> None:
 
 def test_stream_tool_input_must_be_a_bool() -> None:
     with pytest.raises(ConfigError, match="stream_tool_input must be True or False"):
-        LoopOptions(model=ScriptedModel([]), messages=[user_message("q")], stream_tool_input="yes")  # type: ignore[arg-type]
+        LoopOptions(model=ScriptedModel([]), messages=[user_message("q")], stream_tool_input="yes")  # type: ignore[arg-type]  # the mistake under test
 
 
 # --- the content filter -----------------------------------------------------------------------
