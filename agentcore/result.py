@@ -89,16 +89,6 @@ class StepResult:
         )
 
 
-def turn_text(steps: tuple[StepResult, ...] | list[StepResult]) -> str:
-    """The text of the last step's turn: the texts of the paused steps it
-    continued (``FinishReason.PAUSED``, design.md loop rule 15), then its
-    own, joined as one turn's text parts are; "" for no step."""
-    start = len(steps) - 1
-    while start > 0 and steps[start - 1].finish_reason is FinishReason.PAUSED:
-        start -= 1
-    return "".join(step.text for step in steps[max(start, 0) :])
-
-
 def approval_key(step: int, call: ToolCall) -> str:
     """The step-qualified key of a decision on ``call``, made in step ``step`` (1-based).
 
@@ -119,7 +109,7 @@ class RunResult:
     Attributes:
         text: the final step's text (the answer); when that step continued a
             turn the provider paused, the whole turn's text (the paused
-            steps' text, then its own: :func:`turn_text`).
+            steps' text, then its own).
         steps: every step, in order (a continued turn is a step per part).
         usage: the total usage of all steps.
         finish_reason: ``stop``, ``length``, ``content-filter`` (the

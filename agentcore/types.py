@@ -826,6 +826,15 @@ def _str_mapping(value: Mapping[str, str] | None) -> Mapping[str, str]:
     return dict(value or {})
 
 
+def _server_tools(value: Iterable[Any]) -> tuple[ServerTool, ...]:
+    """``Request.server_tools`` checked (:func:`agentcore.server_tools.server_tools`);
+    none, the common case, without a call into that module (a plain run
+    stays in the modules docs/architecture.md lists)."""
+    if type(value) is tuple and not value:
+        return ()
+    return server_tools(value)
+
+
 @attrs.frozen
 class Request:
     """One model inference request: what a ``Model`` receives for one step.
@@ -855,7 +864,7 @@ class Request:
     headers: Mapping[str, str] = attrs.field(factory=dict, converter=_str_mapping, repr=headers_repr)
     settings: ModelSettings | None = None
     output: OutputSchema | None = None
-    server_tools: tuple[ServerTool, ...] = attrs.field(default=(), converter=server_tools)
+    server_tools: tuple[ServerTool, ...] = attrs.field(default=(), converter=_server_tools)
     stream_tool_input: bool = False
 
 

@@ -33,7 +33,7 @@ import attrs
 
 from agentcore.context import Context
 from agentcore.durable import RunState
-from agentcore.engine.channel import Channel, RunReader, SendFunc, start_worker
+from agentcore.engine.channel import Channel, RunReader, SendFunc, start_worker, turn_text
 from agentcore.engine.durable_run import DurableRun
 from agentcore.engine.observer import RunObserver, observer_for
 from agentcore.engine.prepare import StepPreparer, StepSetup
@@ -44,7 +44,7 @@ from agentcore.errors import Canceled, ConfigError, ErrorClass, ModelError
 from agentcore.model import Model
 from agentcore.options import LoopOptions
 from agentcore.output import OUTPUT_TOOL, OutputSpec, OutputValidationError, output_spec, retry_prompt
-from agentcore.result import RunResult, RunSnapshot, StepResult, turn_text
+from agentcore.result import RunResult, RunSnapshot, StepResult
 from agentcore.tools import ToolInputError, ToolSet
 from agentcore.types import (
     Compaction,
