@@ -161,6 +161,11 @@ class Usage:
         """Return the field-wise sum of ``self`` and ``other`` (same as ``+``)."""
         return self + other
 
+    def __repr__(self) -> str:
+        # The server-tool counts only when not 0, as in to_dict: a log line or
+        # a notebook of a run without server tools reads as it always did.
+        return "Usage(" + ", ".join(f"{name}={count}" for name, count in self.to_dict().items()) + ")"
+
     def to_dict(self) -> dict[str, int]:
         """Return ``{"input", "output", "cache_read", "cache_write"}`` as ints,
         plus each server-tool count (``web_search_requests`` ...) that is
@@ -821,6 +826,15 @@ def _str_mapping(value: Mapping[str, str] | None) -> Mapping[str, str]:
     return dict(value or {})
 
 
+def _server_tools(value: Iterable[Any]) -> tuple[ServerTool, ...]:
+    """``Request.server_tools`` checked (:func:`agentcore.server_tools.server_tools`);
+    none, the common case, without a call into that module (a plain run
+    stays in the modules docs/architecture.md lists)."""
+    if type(value) is tuple and not value:
+        return ()
+    return server_tools(value)
+
+
 @attrs.frozen
 class Request:
     """One model inference request: what a ``Model`` receives for one step.
@@ -850,7 +864,7 @@ class Request:
     headers: Mapping[str, str] = attrs.field(factory=dict, converter=_str_mapping, repr=headers_repr)
     settings: ModelSettings | None = None
     output: OutputSchema | None = None
-    server_tools: tuple[ServerTool, ...] = attrs.field(default=(), converter=server_tools)
+    server_tools: tuple[ServerTool, ...] = attrs.field(default=(), converter=_server_tools)
     stream_tool_input: bool = False
 
 
