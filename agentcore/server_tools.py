@@ -14,7 +14,7 @@ request.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -36,6 +36,14 @@ def _domains(_instance: Any, attribute: attrs.Attribute[Any], value: tuple[str, 
     for domain in value:
         if not isinstance(domain, str) or not domain.strip():
             raise ValueError(f"{attribute.name} must be non-empty strings, got {domain!r}")
+
+
+def _ids(_instance: Any, attribute: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+    if not value:
+        raise ValueError(f"{attribute.name} must name at least one vector store")
+    for name in value:
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"{attribute.name} must be non-empty strings, got {name!r}")
 
 
 def _uses(_instance: Any, attribute: attrs.Attribute[Any], value: int | None) -> None:
@@ -74,6 +82,23 @@ class UserLocation:
         return {name: value for name, value in attrs.asdict(self).items() if value is not None}
 
 
+def _location(value: UserLocation | Mapping[str, str] | None) -> UserLocation | None:
+    """A :class:`UserLocation`, or a mapping of its fields made into one."""
+    if value is None or isinstance(value, UserLocation):
+        return value
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - {"city", "region", "country", "timezone"})
+        if unknown:
+            raise TypeError(
+                f"user_location: unknown field(s) {', '.join(map(repr, unknown))}; "
+                "a UserLocation has city, region, country and timezone"
+            )
+        return UserLocation(**value)
+    raise TypeError(
+        f"user_location must be a UserLocation (or a dict of its fields), got {type(value).__name__}"
+    )
+
+
 @attrs.frozen
 class WebSearch:
     """The provider searches the web and cites what it found.
@@ -84,17 +109,20 @@ class WebSearch:
         allowed_domains: search only these domains (None: any).
         blocked_domains: never these domains (None: none blocked). Not
             together with ``allowed_domains``.
-        user_location: where the user is, to localize results.
+        user_location: where the user is, to localize results: a
+            :class:`UserLocation`, or a dict of its fields.
 
     Raises:
         ValueError: ``max_uses`` below 1, an empty domain list, or both
             domain lists.
+        TypeError: a ``user_location`` that is neither, or with a field a
+            UserLocation lacks.
     """
 
     max_uses: int | None = attrs.field(default=None, validator=_uses)
     allowed_domains: tuple[str, ...] | None = attrs.field(default=None, converter=_names, validator=_domains)
     blocked_domains: tuple[str, ...] | None = attrs.field(default=None, converter=_names, validator=_domains)
-    user_location: UserLocation | None = None
+    user_location: UserLocation | None = attrs.field(default=None, converter=_location)
 
     name = "web_search"
     """The tool's name, as the model and the history see it."""
@@ -142,10 +170,11 @@ class FileSearch:
             default).
 
     Raises:
-        ValueError: no vector store id, or ``max_num_results`` below 1.
+        ValueError: no vector store id, an empty one, or
+            ``max_num_results`` below 1.
     """
 
-    vector_store_ids: tuple[str, ...] = attrs.field(converter=_names, validator=_domains)
+    vector_store_ids: tuple[str, ...] = attrs.field(converter=_names, validator=_ids)
     max_num_results: int | None = attrs.field(default=None, validator=_uses)
 
     name = "file_search"

@@ -40,13 +40,27 @@ def test_a_web_search_keeps_what_it_was_given() -> None:
             "WebSearch takes allowed_domains or blocked_domains, not both",
         ),
         (lambda: WebFetch(allowed_domains=[" "]), "allowed_domains must be non-empty strings, got ' '"),
-        (lambda: FileSearch([]), "vector_store_ids must name at least one domain"),
+        (lambda: FileSearch([]), "vector_store_ids must name at least one vector store"),
         (lambda: FileSearch(["vs"], max_num_results=True), "max_num_results must be an int >= 1"),
     ],
 )
 def test_a_server_tool_with_a_wrong_value_is_a_value_error(make: Any, message: str) -> None:
     with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
         make()
+
+
+def test_a_user_location_may_be_given_as_a_dict_of_its_fields() -> None:
+    assert WebSearch(user_location={"city": "Paris", "country": "FR"}).user_location == UserLocation(
+        city="Paris", country="FR"
+    )
+    with pytest.raises(
+        TypeError, match=r"^user_location: unknown field\(s\) 'town'; a UserLocation has city"
+    ):
+        WebSearch(user_location={"town": "Paris"})
+    with pytest.raises(
+        TypeError, match=r"^user_location must be a UserLocation \(or a dict of its fields\), got str$"
+    ):
+        WebSearch(user_location="Paris")  # type: ignore[arg-type]  # what a caller might pass
 
 
 def test_a_request_takes_server_tools_once_each() -> None:

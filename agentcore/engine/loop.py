@@ -249,7 +249,13 @@ def _assistant_message(content: list[ContentPart], keep_calls: bool) -> Message 
     return Message(role=Role.ASSISTANT, content=content) if content else None
 
 
-_CUT_OFF = "(top level): the answer was cut off at the output token limit (finish reason length)"
+_CUT_OFF = {
+    FinishReason.LENGTH: "(top level): the answer was cut off at the output token limit "
+    "(finish reason length)",
+    FinishReason.CONTENT_FILTER: "(top level): the provider's content filter stopped the answer "
+    "(finish reason content-filter)",
+}
+"""Why a structured answer cut off is not checked, by its step's finish reason."""
 
 
 class _FinalAnswer:
@@ -554,13 +560,13 @@ class _Loop:
                     return FinishReason.STEP_LIMIT
                 self._checkpoint()
                 continue
-            if reason is FinishReason.LENGTH:
-                if config.spec is not None:
+            if reason is FinishReason.LENGTH or reason is FinishReason.CONTENT_FILTER:
+                if config.spec is not None:  # a cut answer is not retried (loop rule 2)
                     progress.answers_checked += 1
                     raise OutputValidationError(
-                        step.text, [_CUT_OFF], progress.usage, progress.answers_checked
+                        step.text, [_CUT_OFF[reason]], progress.usage, progress.answers_checked
                     )
-                return FinishReason.LENGTH
+                return reason
             if not runnable:
                 if config.spec is None or self._accept_text(turn_text(progress.steps)):
                     return FinishReason.STOP if reason is FinishReason.TOOL_CALLS else reason
