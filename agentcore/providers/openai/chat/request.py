@@ -429,10 +429,15 @@ def _assistant_json(message: Message, index: int, dialect: str, origin: str) -> 
 def _message_json(message: Message, index: int, dialect: str, origin: str) -> list[dict[str, Any]]:
     """One history message as Chat Completions messages: a ``tool`` message per
     result (whatever the role), then the user or assistant message. Text in a
-    ``tool``-role message has no place in the API and is left out."""
+    ``tool``-role message has no place in the API and is left out, and so is
+    an assistant message whose only content is provider items (another
+    API's, as an Anthropic turn paused before any text holds): nothing of it
+    is left to send."""
     out = [_result_json(result) for result in message.tool_results]
     if message.role is Role.ASSISTANT:
-        out.append(_assistant_json(message, index, dialect, origin))
+        entry = _assistant_json(message, index, dialect, origin)
+        if entry.keys() != {"role", "content"} or entry["content"] or not message.provider_items:
+            out.append(entry)  # else it held only another API's items: nothing of it is left to send
     elif message.role is Role.USER and message.files:
         content = [{"type": "text", "text": message.text}] if message.text else []
         content += [file_json(file, attachments.place(index)) for file in message.files]
