@@ -281,6 +281,7 @@ def test_the_command_shows_sources_and_server_tool_use(capsys: pytest.CaptureFix
     assert code == 0
     assert out == "Paris is the capital.\n"  # standard output: the model's text only
     assert err.splitlines() == [
+        'server tool: web_search {"query":"Paris"}',
         '→ calculator({"expression": "6 * 7"})',
         "← 42",
         "sources:",
@@ -332,6 +333,34 @@ def test_a_tool_s_name_shows_as_soon_as_its_call_starts() -> None:
         "→ utc_now({})",
     ]
     assert out.getvalue() == "Hi\n"
+
+
+def test_the_command_shows_a_pause_a_cut_call_and_each_line_of_a_server_tools_text() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    printer = TextPrinter(out, err)
+    found = ProviderItem(
+        "web_search_call",
+        '{"type":"web_search_call","id":"ws_1","status":"completed"}',
+        "openai-responses",
+        "api.openai.com",
+        'web_search {"query":"Paris"}\nhttps://a.example/\nhttps://b.example/',
+    )
+    printer.part(StreamPart.provider_item_event(found))
+    printer.part(finish(FinishReason.PAUSED))
+    printer.part(delta("c1", "calculator", '{"expression": "6 *'))
+    printer.part(call("c1", "calculator", '{"expression": "6 *'))
+    printer.part(finish(FinishReason.CONTENT_FILTER))
+    printer.part(StreamPart.text_delta("Done."))
+    printer.part(finish(FinishReason.LENGTH))  # no call in this step: no line
+    assert err.getvalue().splitlines() == [
+        'server tool: web_search {"query":"Paris"}',
+        "  https://a.example/",
+        "  https://b.example/",
+        "paused: the provider paused its turn in step 1; it goes on",
+        '→ calculator({"expression": "6 *)',
+        "the step was cut off (content-filter): its tool calls did not run",
+    ]
+    assert out.getvalue() == "Done."
 
 
 def test_the_json_output_carries_the_new_events(capsys: pytest.CaptureFixture[str]) -> None:

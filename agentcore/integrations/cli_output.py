@@ -15,8 +15,14 @@ acted (``compaction: before step 12 · SlidingWindow removed 6 of 25
 messages · 9,120 → 6,480 tokens (estimated)``, :func:`compaction_text`;
 ``compaction: before step 12 · Summarize changed no message · usage: ...``
 when a policy's model call cost usage but changed nothing;
-``compaction: the provider compacted the context in step 12``), the
-sources the answer cited, after it (``sources:`` then one numbered line per
+``compaction: the provider compacted the context in step 12``), each
+server tool's call and result as the provider ran them (``server tool:
+web_search {"query": "..."}``, from :attr:`agentcore.ProviderItem.text`;
+further lines indented), a line when the provider paused its turn and the
+loop continues it (``paused: the provider paused its turn in step 2; it
+goes on``), a line when a step cut off by the output limit or the content
+filter left its tool calls unrun (``the step was cut off (content-filter):
+its tool calls did not run``), the sources the answer cited, after it (``sources:`` then one numbered line per
 source, each once: ``[1] Example Domain https://example.com/``,
 :func:`sources_text`), and a last line with the finish reason and the total
 usage (``finish: stop · usage: input 120, output 30, cache read 0, cache
@@ -93,7 +99,16 @@ from agentcore.caching import CacheReport
 from agentcore.errors import AgentcoreError
 from agentcore.integrations.web import part_to_dict
 from agentcore.tools import ToolInputError, parse_arguments
-from agentcore.types import Citation, Compaction, StreamPart, StreamPartKind, ToolCall, ToolResult, Usage
+from agentcore.types import (
+    Citation,
+    Compaction,
+    FinishReason,
+    StreamPart,
+    StreamPartKind,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 
 _MAX_RESULT_CHARS = 300
 """Tool results longer than this are cut in the human-readable output."""
@@ -277,6 +292,8 @@ class TextPrinter:
         waiting for its arguments."""
         self.announced: set[str] = set()
         """The ids of the step's calls whose name was shown from a ``tool-call-delta``."""
+        self.step_calls = 0
+        """The tool calls shown in the step being streamed."""
 
     def _break_line(self) -> None:
         self._end_call()
@@ -305,6 +322,7 @@ class TextPrinter:
 
     def _call(self, call: ToolCall) -> None:
         """A whole call: complete its open line, or write the line."""
+        self.step_calls += 1
         line = call_text(call)
         head = f"→ {call.name}("
         if self.call_open == call.id and line.startswith(head):
@@ -357,15 +375,29 @@ class TextPrinter:
             self._break_line()
             write_line(self.err, compaction_text(self.steps + 1, part.compaction))
         elif kind is StreamPartKind.PROVIDER_ITEM and part.provider_item is not None:
-            if part.provider_item.type == "compaction":
+            item = part.provider_item
+            if item.type == "compaction":
                 self._break_line()
                 step = self.steps + 1
                 write_line(self.err, f"compaction: the provider compacted the context in step {step}")
+            elif item.text:  # a server tool's call or result, as the provider ran it
+                self._break_line()
+                first, *rest = item.text.splitlines() or [""]
+                write_line(self.err, "\n".join([f"server tool: {first}", *(f"  {line}" for line in rest)]))
         elif kind is StreamPartKind.STEP_FINISH:
             self._end_thinking()
             self.streamed = False
             self.announced.clear()  # a later step may use the same ids
             self.steps += 1
+            cut = part.finish_reason
+            if cut is FinishReason.PAUSED:
+                self._break_line()
+                write_line(self.err, f"paused: the provider paused its turn in step {self.steps}; it goes on")
+            elif self.step_calls and cut in (FinishReason.LENGTH, FinishReason.CONTENT_FILTER):
+                assert cut is not None
+                self._break_line()
+                write_line(self.err, f"the step was cut off ({cut.value}): its tool calls did not run")
+            self.step_calls = 0
             line = cache_text(self.steps, part.usage, part.cache)
             if line is not None:
                 self._break_line()
