@@ -68,7 +68,7 @@ from agentcore.types import (
     user_message,
 )
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 
 def _observe_with_opentelemetry(options: LoopOptions) -> RunObserver | None:
