@@ -41,6 +41,7 @@ from agentcore.result import RunResult, StepResult
 from agentcore.settings import ModelSettings
 from agentcore.tools import FunctionTool, Tool, ToolInputError, ToolSet, tool
 from agentcore.types import (
+    Citation,
     Compaction,
     ContentPart,
     ContentPartKind,
@@ -67,7 +68,7 @@ from agentcore.types import (
     user_message,
 )
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 
 def _observe_with_opentelemetry(options: LoopOptions) -> RunObserver | None:
@@ -88,6 +89,7 @@ __all__ = [
     "CacheReport",
     "Canceled",
     "CheckpointConflict",
+    "Citation",
     "Compaction",
     "ConfigError",
     "ContentPart",

@@ -13,7 +13,7 @@ Usage::
               [--mcp-url URL [--mcp-prefix PREFIX]]... [--json]
               [--file PATH [--file-type MEDIA/TYPE]]... [--output-schema FILE]
               [--history-policy SPEC]... [--context-window N]
-              [--timeout SECONDS] [--version] PROMPT...
+              [--server-tool NAME]... [--timeout SECONDS] [--version] PROMPT...
 
 The words of PROMPT are joined with spaces; ``-`` reads the prompt from
 standard input. Each ``--file PATH`` attaches a file to the prompt (an
@@ -78,6 +78,17 @@ policy (or the provider's compaction) acts, one line on standard error says
 so (``compaction: before step 12 · SlidingWindow removed 6 of 25 messages ·
 ...``); with ``--json`` it is a ``compaction`` object. A spec that cannot be
 read is a usage error (exit status 2).
+
+``--server-tool NAME`` (repeatable) asks the provider to run one of its own
+tools (``docs/server-tools.md``): ``web_search``, ``web_fetch``,
+``code_execution`` (:mod:`agentcore.server_tools`, their defaults), or
+``file_search:ID[,ID...]`` with the vector store ids to search
+(:func:`server_tool`). A tool the chosen provider's API lacks ends the run
+before any request, as a usage error (exit status 2); the offline TestModel
+runs none. The run asks the model for its tool calls' arguments as they
+stream (``LoopOptions(stream_tool_input=True)``): a tool's name shows as
+soon as the model starts the call. The sources the answer cited follow it on
+standard error (``sources:``, then ``[1] Title https://...``).
 
 ``--timeout SECONDS`` bounds the whole run, retries, their waits and tool
 calls included (``run(options, Context(timeout=SECONDS))``, counted from the
@@ -149,6 +160,7 @@ from agentcore.integrations.cli_output import (
 from agentcore.integrations.demo_tools import demo_tools
 from agentcore.model import Model
 from agentcore.options import LoopOptions
+from agentcore.server_tools import CodeExecution, FileSearch, ServerTool, WebFetch, WebSearch
 from agentcore.settings import REASONING_EFFORTS, ModelSettings
 from agentcore.tools import Tool, ToolSet
 from agentcore.types import StreamPart, StreamPartKind, file_part_from_path, user_message
@@ -177,6 +189,7 @@ __all__ = [
     "build_settings",
     "main",
     "open_mcp_servers",
+    "server_tool",
 ]
 
 
@@ -278,6 +291,33 @@ def build_settings(args: argparse.Namespace) -> ModelSettings | None:
         thinking_budget=args.thinking_budget,
     )
     return settings if settings.set_fields() else None
+
+
+SERVER_TOOL_FORMS = "web_search, web_fetch, code_execution or file_search:ID[,ID...]"
+"""The names ``--server-tool`` takes."""
+
+
+def server_tool(spec: str) -> ServerTool:
+    """The server tool ``--server-tool`` names, with its defaults:
+    ``web_search`` (:class:`~agentcore.server_tools.WebSearch`),
+    ``web_fetch``, ``code_execution``, or ``file_search:ID[,ID...]``
+    (:class:`~agentcore.server_tools.FileSearch` of those vector stores).
+
+    Raises:
+        argparse.ArgumentTypeError: another name, or ``file_search`` without ids.
+    """
+    name, _, ids = spec.partition(":")
+    simple: dict[str, type[WebSearch | WebFetch | CodeExecution]] = {
+        "web_search": WebSearch,
+        "web_fetch": WebFetch,
+        "code_execution": CodeExecution,
+    }
+    if name in simple and not ids:
+        return simple[name]()
+    stores = [store.strip() for store in ids.split(",") if store.strip()]
+    if name == "file_search" and stores:
+        return FileSearch(stores)
+    raise argparse.ArgumentTypeError(f"{spec!r} is not one of {SERVER_TOOL_FORMS}")
 
 
 POLICY_FORMS = "clear-tool-results[:KEEP], window[:MAX], summarize[:TRIGGER[:KEEP]] or provider:TRIGGER"
@@ -498,6 +538,16 @@ def build_parser() -> argparse.ArgumentParser:
         "shares are of (default: the model's own, when agentcore knows it)",
     )
     parser.add_argument(
+        "--server-tool",
+        metavar="NAME",
+        action="append",
+        type=server_tool,
+        default=[],
+        dest="server_tools",
+        help=f"ask the provider to run one of its own tools: {SERVER_TOOL_FORMS}; repeatable "
+        "(a tool the provider lacks is a usage error)",
+    )
+    parser.add_argument(
         "--timeout",
         metavar="SECONDS",
         type=_timeout_seconds,
@@ -585,12 +635,13 @@ def main(
             model=model,
             messages=[user_message(prompt, *attached)],
             system=args.system,
-            tools=_with_servers(demo_tools() if tools is None else list(tools), servers),
+            tools=_with_servers([*(demo_tools() if tools is None else tools), *args.server_tools], servers),
             step_limit=args.max_steps,
             max_output_tokens=args.max_output_tokens,
             settings=build_settings(args),
             output_type=schema,
             history_policy=policies,
+            stream_tool_input=True,
         )
         reader = run(options, ctx if args.timeout is None else Context(timeout=args.timeout, parent=ctx))
         for part in reader:
@@ -721,8 +772,9 @@ def open_mcp_servers(servers: Sequence[MCPServerOption], env: Mapping[str, str])
     return opened
 
 
-def _with_servers(tools: list[Tool], servers: list[MCPTools]) -> ToolSet:
-    """The tools joined with the servers' tools (a name clash is a ConfigError naming both)."""
+def _with_servers(tools: list[Tool | ServerTool], servers: list[MCPTools]) -> ToolSet:
+    """The tools (server tools among them) joined with the MCP servers'
+    tools (a name clash is a ConfigError naming both)."""
     if not servers:
         return ToolSet(tools)
     from agentcore.integrations.mcp import combine

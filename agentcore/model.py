@@ -6,10 +6,13 @@ closes the iterator when it is done with it.
 
 Implementations MUST:
 
-1. Emit ``text-delta``, ``reasoning-delta``, ``reasoning``, ``tool-call`` and
-   ``provider-item`` parts as the provider streams them, then exactly one ``step-finish`` part
-   carrying the step's :class:`Usage` and :class:`FinishReason` (``stop``,
-   ``tool-calls`` or ``length``), and nothing after it. A ``tool-call`` part
+1. Emit ``text-delta``, ``reasoning-delta``, ``reasoning``, ``tool-call``,
+   ``citation`` and ``provider-item`` parts as the provider streams them (and
+   ``tool-call-delta`` parts when ``request.stream_tool_input`` is set: the
+   fragments of each call's arguments, joining to its ``tool-call`` part's
+   input), then exactly one ``step-finish`` part carrying the step's
+   :class:`Usage` and :class:`FinishReason` (``stop``, ``tool-calls``,
+   ``length``, ``content-filter`` or ``paused``), and nothing after it. A ``tool-call`` part
    carries a whole call: id, name and the complete argument text (``"{}"``
    for a call without arguments). A ``reasoning`` part carries one whole
    reasoning block with everything the provider needs back byte for byte;
@@ -27,7 +30,8 @@ Implementations MUST:
    ends before the provider said why it stopped is a ``TRANSIENT`` failure.
    The one exception: a request the provider would refuse (a history whose
    tool calls and results do not pair up, a setting its API does not
-   support, tools it cannot send: naming them, never dropping them) is a
+   support, tools it cannot send, a server tool in ``request.server_tools``
+   its API lacks: naming them, never dropping them) is a
    :class:`agentcore.ConfigError`, raised before any HTTP call.
 3. Watch ``ctx``: once it is cancelled, stop promptly and raise ``ctx.err``
    (an :class:`agentcore.Canceled`). An HTTP adapter registers a callback with

@@ -28,6 +28,7 @@ from agentcore.model import Model
 from agentcore.output import output_spec
 from agentcore.redaction import headers_repr
 from agentcore.result import StepResult
+from agentcore.server_tools import SERVER_TOOL_TYPES, ServerTool
 from agentcore.settings import ModelSettings
 from agentcore.tools import Tool, ToolSet
 from agentcore.transport.headers import header_dict
@@ -54,9 +55,12 @@ OUTPUT_MODES = ("native", "tool")
 """How a structured answer is asked for (``LoopOptions.output_mode``)."""
 
 
-def _tool_set(
-    value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None, field: str = "LoopOptions.tools"
-) -> ToolSet:
+Tools = ToolSet | Iterable[Tool | ServerTool] | Mapping[str, Tool | ServerTool]
+"""What ``LoopOptions.tools`` and ``StepPlan.tools`` take: function and MCP
+tools and server tools, as a :class:`ToolSet`, a list or a name -> tool mapping."""
+
+
+def _tool_set(value: Tools | None, field: str = "LoopOptions.tools") -> ToolSet:
     """``LoopOptions.tools`` (or ``field``) as a :class:`ToolSet` (a lone
     tool and a ``str``, easy mistakes, are ConfigErrors that say so)."""
     if isinstance(value, ToolSet):
@@ -64,7 +68,9 @@ def _tool_set(
     given: object = value  # the annotation says what is allowed, not what callers pass
     # A list or tuple is no Tool: isinstance() against the Tool protocol (its
     # members listed again at each call) costs more than the rest of the options.
-    if not isinstance(given, (list, tuple)) and isinstance(given, Tool):
+    if isinstance(given, SERVER_TOOL_TYPES) or (
+        not isinstance(given, (list, tuple)) and isinstance(given, Tool)
+    ):
         name = type(given).__name__
         raise ConfigError(f"{field} must be a list of tools, got one {name} (wrap it: [...])")
     if isinstance(value, (str, bytes)):
@@ -182,7 +188,7 @@ def _policies(value: HistoryPolicy | Iterable[HistoryPolicy] | None) -> tuple[Hi
     return policies
 
 
-def _plan_tools(value: ToolSet | Iterable[Tool] | Mapping[str, Tool] | None) -> ToolSet | None:
+def _plan_tools(value: Tools | None) -> ToolSet | None:
     return None if value is None else _tool_set(value, "StepPlan.tools")
 
 
@@ -210,7 +216,8 @@ class StepDraft:
             policies acted: what the run keeps).
         system: the system prompt.
         tools: the tools the model may call (the run's, with
-            ``final_answer`` in the tool mode of structured output).
+            ``final_answer`` in the tool mode of structured output); the
+            server tools the step asks for are its ``server_tools``.
         model: the run's model.
         settings: the step's settings: the run's, with what the history
             policies set (``ProviderCompaction``); None for none.
@@ -243,7 +250,9 @@ class StepPlan:
         system: the system prompt ("" for none).
         tools: the tools of this step, as ``LoopOptions.tools`` takes them:
             the model may call only these (a call to another is an unknown
-            tool, an error result); an empty list offers none.
+            tool, an error result); an empty list offers none. Server tools
+            included: the step asks for the plan's server tools only (keep
+            the run's with ``[*draft.tools.server_tools, ...]``).
         model: the model this step is sent to.
         settings: this step's settings, in place of the run's (field by
             field over the model's own, as ever).
@@ -274,7 +283,12 @@ class LoopOptions:
             empty with ``checkpoints``, to resume the saved run ``run_id``.
         system: the system prompt for every step; "" for none.
         tools: the tools the model may call: a :class:`ToolSet`, an iterable
-            of tools or a name -> tool mapping; empty for text only.
+            of tools or a name -> tool mapping; empty for text only. Tools
+            the provider runs itself (:mod:`agentcore.server_tools`:
+            ``WebSearch()``, ``WebFetch()``, ``CodeExecution()``,
+            ``FileSearch(...)``) go among them: every step's request asks
+            for them (``docs/server-tools.md``); a function or MCP tool with
+            a server tool's name is a ``ConfigError``.
         step_limit: the most model steps, >= 1; None:
             :data:`DEFAULT_STEP_LIMIT` (20).
         max_output_tokens: the most output tokens per step (reasoning
@@ -348,6 +362,10 @@ class LoopOptions:
             :class:`StepPlan` whose set fields replace the step's for this
             step only. An exception it raises ends the run with that error.
             None: no hook.
+        stream_tool_input: ask the model for ``tool-call-delta`` parts, the
+            fragments of each tool call's JSON arguments as they stream
+            (for display: the whole ``tool-call`` part follows); off by
+            default.
         history_policy: one history policy
             (:class:`agentcore.compaction.HistoryPolicy`: ``SlidingWindow``,
             ``ClearOldToolResults``, ``Summarize``, ``ProviderCompaction``,
@@ -402,6 +420,7 @@ class LoopOptions:
         default=None, validator=_callback
     )
     history_policy: tuple[HistoryPolicy, ...] = attrs.field(default=None, converter=_policies)
+    stream_tool_input: bool = attrs.field(default=False, validator=_of_type(bool, "True or False"))
 
     @model.validator
     def _check_model(self, _attribute: Any, value: object) -> None:

@@ -107,11 +107,14 @@ class RunResult:
     """The outcome of a finished run, for blocking code.
 
     Attributes:
-        text: the final step's text (the answer).
-        steps: every step, in order.
+        text: the final step's text (the answer); when that step continued a
+            turn the provider paused, the whole turn's text (the paused
+            steps' text, then its own).
+        steps: every step, in order (a continued turn is a step per part).
         usage: the total usage of all steps.
-        finish_reason: ``stop``, ``length``, ``step-limit``, or
-            ``approval-required`` (see ``pending``).
+        finish_reason: ``stop``, ``length``, ``content-filter`` (the
+            provider stopped the answer for its content; ``text`` is what
+            came), ``step-limit``, or ``approval-required`` (see ``pending``).
         messages: the history as the loop keeps it, ready to continue the
             conversation: the caller's messages, then the assistant and tool
             messages, less what a history policy removed or replaced

@@ -7,7 +7,9 @@
   the :class:`Request` (and, if it accepts two arguments, the context) and
   returning such an iterable. It records every request in ``.requests``.
 * :class:`TestModel` plays a model offline: it calls every offered tool once
-  with arguments generated from the tool's JSON Schema, then answers with
+  with arguments generated from the tool's JSON Schema (streaming them as
+  ``tool-call-delta`` parts first when the request asks,
+  ``Request.stream_tool_input``), then answers with
   text built from the tool results (or, when the request asks for
   structured output, JSON generated from its schema), reporting plausible
   usage; with ``reasoning=True`` it first reasons one sentence per step.
@@ -24,6 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from agentcore.context import Context
+from agentcore.engine.step import STEP_REASONS
 from agentcore.errors import Canceled, ModelError
 from agentcore.files import File
 from agentcore.history import check_history
@@ -105,6 +108,11 @@ class ScriptedModel:
                 close()
 
 
+DELTA_CHARS = 16
+"""The longest fragment of a call's arguments in :class:`TestModel`'s
+``tool-call-delta`` parts."""
+
+
 def _tokens(text: str) -> int:
     """A rough token count: one token per four characters, at least one."""
     return max(1, (len(text) + 3) // 4)
@@ -132,7 +140,11 @@ class TestModel:
     adapters raise it (:func:`agentcore.history.check_history`),
     so a test with ``TestModel`` catches it. A history holding another
     model's provider items (compaction blocks, :class:`~agentcore.ProviderItem`)
-    is taken as it is: they are not the answer, nor quoted in it.
+    is taken as it is: they are not the answer, nor quoted in it. It runs
+    no server tool (``Request.server_tools`` is not looked at). With
+    ``Request.stream_tool_input`` each call's arguments come first as
+    ``tool-call-delta`` parts of up to :data:`DELTA_CHARS` characters,
+    which joined are the call's ``input``.
 
     Args:
         model_id: what :attr:`model_id` reports.
@@ -180,6 +192,11 @@ class TestModel:
             ]
             for call in calls:
                 ctx.check()
+                if request.stream_tool_input:
+                    for start in range(0, len(call.input), DELTA_CHARS):
+                        yield StreamPart.tool_call_delta(
+                            call.id, call.name, call.input[start : start + DELTA_CHARS]
+                        )
                 yield StreamPart.tool_call_event(call)
             out = thinking + sum(_tokens(c.name + c.input) for c in calls)
             yield StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=usage_in, output=out))
@@ -358,10 +375,14 @@ def check_model(model: Any, request: Request | None = None) -> None:
 
     Runs one step of ``request`` (default: a one-line user message) and checks
     that it yields only :class:`StreamPart` objects, exactly one
-    ``step-finish`` as the last part with a step reason (stop, tool-calls or
-    length), only ``text-delta``, ``reasoning-delta``, ``reasoning``,
-    ``tool-call`` and ``provider-item`` parts before it; whole tool calls with an id, a name and
-    JSON-object arguments; ``reasoning`` parts that carry a non-empty
+    ``step-finish`` as the last part with a step reason (stop, tool-calls,
+    length, content-filter or paused), only ``text-delta``,
+    ``reasoning-delta``, ``reasoning``, ``tool-call``, ``tool-call-delta``,
+    ``citation`` and ``provider-item`` parts before it; whole tool calls with
+    an id, a name and JSON-object arguments; ``tool-call-delta`` parts only
+    when the request asks (``Request.stream_tool_input``), each before the
+    ``tool-call`` part of its call (same id and name), whose ``input`` its
+    fragments joined are exactly; ``reasoning`` parts that carry a non-empty
     :class:`Reasoning`; ``provider_data`` (of a reasoning block or a tool call)
     that is JSON text when set; no ``reasoning-delta`` after the step's last
     ``reasoning`` part (streamed reasoning must reach the history as a block);
@@ -386,7 +407,7 @@ def check_model(model: Any, request: Request | None = None) -> None:
     if problems:
         raise AssertionError("; ".join(problems))
     try:
-        problems.extend(_check_parts(list(model.stream(req, Context()))))
+        problems.extend(_check_parts(list(model.stream(req, Context())), req))
     except (ModelError, Canceled) as exc:
         problems.append(f"the step failed: {exc}")
     except Exception as exc:  # noqa: BLE001 - reporting what escaped is the point
@@ -417,7 +438,7 @@ def check_model(model: Any, request: Request | None = None) -> None:
         raise AssertionError("model breaks the Model contract: " + "; ".join(problems))
 
 
-def _check_parts(parts: list[Any]) -> list[str]:
+def _check_parts(parts: list[Any], request: Request) -> list[str]:
     if not parts:
         return ["the stream yielded no parts"]
     problems: list[str] = []
@@ -427,13 +448,17 @@ def _check_parts(parts: list[Any]) -> list[str]:
     finishes = [p for p in parts if p.kind is StreamPartKind.STEP_FINISH]
     if len(finishes) != 1 or parts[-1].kind is not StreamPartKind.STEP_FINISH:
         problems.append(f"{len(finishes)} step-finish parts; exactly one, last, is required")
-    elif finishes[0].finish_reason not in (FinishReason.STOP, FinishReason.TOOL_CALLS, FinishReason.LENGTH):
+    elif finishes[0].finish_reason not in STEP_REASONS:
         problems.append(f"step-finish reason {finishes[0].finish_reason} is not a step reason")
     unfinished = False  # reasoning-delta parts not yet followed by a reasoning part
+    streaming: dict[str, tuple[str, list[str]]] = {}  # call id: name, fragments so far
     for part in parts[:-1]:
         kind = part.kind
         if kind not in _MODEL_KINDS:
             problems.append(f"a model may not emit {kind.value!r} parts")
+        if kind is StreamPartKind.TOOL_CALL_DELTA:
+            problems.extend(_check_delta(part, request, streaming))
+            continue
         if kind is StreamPartKind.REASONING_DELTA:
             unfinished = True
         elif kind is StreamPartKind.REASONING:
@@ -448,6 +473,15 @@ def _check_parts(parts: list[Any]) -> list[str]:
             except ToolInputError as exc:
                 problems.append(f"tool call {call.id!r}: {str(exc).partition(';')[0]}: {call.input[:80]!r}")
             problems.extend(_check_provider_data("tool call", call.provider_data))
+            if call.id in streaming:
+                name, fragments = streaming.pop(call.id)
+                if name != call.name or "".join(fragments) != call.input:
+                    problems.append(
+                        f"tool call {call.id!r}: its tool-call-delta parts (name {name!r}, "
+                        f"{''.join(fragments)[:80]!r}) are not its name and input"
+                    )
+    if streaming:
+        problems.append(f"tool-call-delta parts of calls that never came whole: {sorted(streaming)}")
     if unfinished:
         problems.append(
             "reasoning-delta parts after the last reasoning part (that reasoning never reaches the history)"
@@ -460,9 +494,26 @@ _MODEL_KINDS = (
     StreamPartKind.REASONING_DELTA,
     StreamPartKind.REASONING,
     StreamPartKind.TOOL_CALL,
+    StreamPartKind.TOOL_CALL_DELTA,
+    StreamPartKind.CITATION,
     StreamPartKind.PROVIDER_ITEM,
 )
 """The part kinds a model emits before its ``step-finish``."""
+
+
+def _check_delta(
+    part: StreamPart, request: Request, streaming: dict[str, tuple[str, list[str]]]
+) -> list[str]:
+    """Record a ``tool-call-delta`` part; the rules it breaks."""
+    call = part.tool_call
+    assert call is not None
+    if not request.stream_tool_input:
+        return [f"a tool-call-delta part (call {call.id!r}) for a request that did not ask for them"]
+    name, fragments = streaming.setdefault(call.id, (call.name, []))
+    fragments.append(call.input)
+    if not call.id:
+        return ["a tool-call-delta part without a call id"]
+    return [] if name == call.name else [f"tool call {call.id!r}: its tool-call-delta parts name two tools"]
 
 
 def _check_reasoning(reasoning: object) -> list[str]:

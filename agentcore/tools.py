@@ -38,6 +38,7 @@ from agentcore.context import Context
 from agentcore.errors import AgentcoreError, ConfigError
 from agentcore.files import File
 from agentcore.schema import signature, validation
+from agentcore.server_tools import SERVER_TOOL_TYPES, ServerTool
 from agentcore.types import TOOL_NAME, ContentPart, ContentPartKind, ToolDefinition
 
 P = ParamSpec("P")
@@ -85,32 +86,53 @@ class Tool(Protocol):
 class ToolSet(Mapping[str, Tool]):
     """The tools available to a run, keyed by their definition's name.
 
+    Tools the provider runs itself (:mod:`agentcore.server_tools`:
+    ``WebSearch()``, ``WebFetch()``, ...) may be given among them: they are
+    kept apart in :attr:`server_tools`, in the order given, and are not
+    items of the mapping (the loop never runs them; each step's request
+    carries them, ``Request.server_tools``).
+
     Args:
-        tools: tools (their names are taken from their definitions), or a
-            mapping from name to tool (each key must equal its tool's name).
+        tools: tools (their names are taken from their definitions) and
+            server tools, or a mapping from name to tool (each key must equal
+            its tool's name).
 
     Raises:
-        ConfigError: two tools share a name, a key differs from its tool's
-            name, an object is not a :class:`Tool`, or a tool's ``execute``
-            takes JSON text (its first parameter is annotated ``str``: the
-            spelling from before tools got their arguments as a dict).
+        ConfigError: two tools share a name (a function or MCP tool named as
+            a server tool given with it included), a key differs from its
+            tool's name, an object is not a :class:`Tool`, or a tool's
+            ``execute`` takes JSON text (its first parameter is annotated
+            ``str``: the spelling from before tools got their arguments as a
+            dict).
     """
 
-    def __init__(self, tools: Iterable[Tool] | Mapping[str, Tool] = ()) -> None:
+    _server_tools: tuple[ServerTool, ...] = ()
+
+    def __init__(self, tools: Iterable[Tool | ServerTool] | Mapping[str, Tool | ServerTool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        server: dict[str, ServerTool] = {}
         items = tools.items() if isinstance(tools, Mapping) else ((None, t) for t in tools)
         for key, tool in items:
-            if not isinstance(tool, Tool):
+            if isinstance(tool, SERVER_TOOL_TYPES):
+                name = tool.name
+                if name in server:
+                    raise ConfigError(f"{type(tool).__name__} is given twice; give each server tool once")
+                server[name] = tool
+            elif not isinstance(tool, Tool):
                 raise ConfigError(
-                    f"{tool!r} is not a Tool (it needs .definition and .execute(arguments, ctx))"
+                    f"{tool!r} is not a Tool (it needs .definition and .execute(arguments, ctx)) "
+                    "nor a server tool (agentcore.server_tools)"
                 )
-            name = tool.definition.name
-            _check_execute(tool, name)
+            else:
+                name = tool.definition.name
+                _check_execute(tool, name)
+                if name in self._tools:
+                    raise ConfigError(f"two tools are named {name!r}; tool names must be unique")
+                self._tools[name] = tool
             if key is not None and key != name:
                 raise ConfigError(f"tool set key {key!r} differs from the tool's name {name!r}")
-            if name in self._tools:
-                raise ConfigError(f"two tools are named {name!r}; tool names must be unique")
-            self._tools[name] = tool
+        self._server_tools = tuple(server.values())
+        check_server_names(self._server_tools, self._tools)
 
     def __getitem__(self, name: str) -> Tool:
         return self._tools[name]
@@ -122,11 +144,37 @@ class ToolSet(Mapping[str, Tool]):
         return len(self._tools)
 
     def __repr__(self) -> str:
-        return f"ToolSet({list(self._tools)!r})"
+        names = [*self._tools, *(tool.name for tool in self._server_tools)]
+        return f"ToolSet({names!r})"
+
+    @property
+    def server_tools(self) -> tuple[ServerTool, ...]:
+        """The tools the provider runs itself, in the order given; () for none."""
+        return self._server_tools
 
     def definitions(self) -> list[ToolDefinition]:
-        """The tools' definitions, in the order the tools were given."""
+        """The tools' definitions, in the order the tools were given (server
+        tools have none: they are in :attr:`server_tools`)."""
         return [tool.definition for tool in self._tools.values()]
+
+
+def check_server_names(server_tools: Iterable[ServerTool], names: Iterable[str]) -> None:
+    """Refuse a function or MCP tool named as one of ``server_tools``: the
+    model could not tell which one it calls, and the providers refuse two
+    tools of one name.
+
+    Raises:
+        ConfigError: naming the tool and the server tool.
+    """
+    taken = {tool.name: tool for tool in server_tools}
+    if not taken:
+        return
+    for name in names:
+        if name in taken:
+            raise ConfigError(
+                f"the tool {name!r} has the name of the server tool {type(taken[name]).__name__} given with "
+                "it; rename the tool (a provider refuses two tools of one name)"
+            )
 
 
 def _check_execute(tool: Tool, name: str) -> None:

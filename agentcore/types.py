@@ -26,6 +26,7 @@ import attrs
 from agentcore.errors import ConfigError
 from agentcore.files import MAX_FILE_BYTES, File
 from agentcore.redaction import headers_repr
+from agentcore.server_tools import ServerTool, server_tools
 
 if TYPE_CHECKING:
     from agentcore.caching import CacheReport
@@ -65,18 +66,34 @@ class FinishReason(str, enum.Enum):
     (``RunResult.pending``); resume it with ``LoopOptions(approvals=...)``."""
     CANCELED = "canceled"
     ERROR = "error"
+    CONTENT_FILTER = "content-filter"
+    """The provider stopped the answer for its content (Anthropic's
+    ``refusal`` stop reason, OpenAI's ``content_filter``); what text came is
+    still the answer text. It ends the run like ``stop``."""
+    PAUSED = "paused"
+    """A step the provider paused in a long turn of its own tools (Anthropic's
+    ``pause_turn``): the loop sends the history back with the paused turn
+    unchanged and the model goes on (``docs/server-tools.md``). A run never
+    ends with it."""
 
 
 class StreamPartKind(str, enum.Enum):
     """Discriminates the variants of :class:`StreamPart`. Adapters emit
     ``TEXT_DELTA``, ``REASONING_DELTA``, ``REASONING``, ``TOOL_CALL``,
-    ``PROVIDER_ITEM`` and ``STEP_FINISH``; the loop adds ``TOOL_RESULT``,
+    ``TOOL_CALL_DELTA``, ``CITATION``, ``PROVIDER_ITEM`` and ``STEP_FINISH``; the loop adds ``TOOL_RESULT``,
     ``COMPACTION``, ``FINISH`` and ``ERROR``."""
 
     TEXT_DELTA = "text-delta"
     REASONING_DELTA = "reasoning-delta"
     REASONING = "reasoning"
     TOOL_CALL = "tool-call"
+    TOOL_CALL_DELTA = "tool-call-delta"
+    """A fragment of a tool call's JSON arguments as the model writes them
+    (``LoopOptions(stream_tool_input=True)`` only), for display: the whole
+    ``tool-call`` part follows."""
+    CITATION = "citation"
+    """A source the answer text cites (:class:`Citation`); it belongs to the
+    text around it."""
     PROVIDER_ITEM = "provider-item"
     TOOL_RESULT = "tool-result"
     STEP_FINISH = "step-finish"
@@ -109,12 +126,22 @@ class Usage:
         output: generated (completion) tokens.
         cache_read: the part of ``input`` served from the prompt cache.
         cache_write: tokens written to the prompt cache (billed on their own).
+        web_search_requests: searches a provider's web search tool ran
+            (billed per search; ``docs/server-tools.md``).
+        web_fetch_requests: pages a provider's web fetch tool fetched.
+        code_execution_requests: code runs of a provider's code execution
+            tool (where the API reports or lists them).
+        file_search_requests: searches of a provider's file search tool.
     """
 
     input: int = attrs.field(default=0, validator=_non_negative)
     output: int = attrs.field(default=0, validator=_non_negative)
     cache_read: int = attrs.field(default=0, validator=_non_negative)
     cache_write: int = attrs.field(default=0, validator=_non_negative)
+    web_search_requests: int = attrs.field(default=0, validator=_non_negative)
+    web_fetch_requests: int = attrs.field(default=0, validator=_non_negative)
+    code_execution_requests: int = attrs.field(default=0, validator=_non_negative)
+    file_search_requests: int = attrs.field(default=0, validator=_non_negative)
 
     def __add__(self, other: Usage) -> Usage:
         if not isinstance(other, Usage):
@@ -124,20 +151,44 @@ class Usage:
             self.output + other.output,
             self.cache_read + other.cache_read,
             self.cache_write + other.cache_write,
+            self.web_search_requests + other.web_search_requests,
+            self.web_fetch_requests + other.web_fetch_requests,
+            self.code_execution_requests + other.code_execution_requests,
+            self.file_search_requests + other.file_search_requests,
         )
 
     def add(self, other: Usage) -> Usage:
         """Return the field-wise sum of ``self`` and ``other`` (same as ``+``)."""
         return self + other
 
+    def __repr__(self) -> str:
+        # The server-tool counts only when not 0, as in to_dict: a log line or
+        # a notebook of a run without server tools reads as it always did.
+        return "Usage(" + ", ".join(f"{name}={count}" for name, count in self.to_dict().items()) + ")"
+
     def to_dict(self) -> dict[str, int]:
-        """Return ``{"input", "output", "cache_read", "cache_write"}`` as ints."""
-        return attrs.asdict(self)
+        """Return ``{"input", "output", "cache_read", "cache_write"}`` as ints,
+        plus each server-tool count (``web_search_requests`` ...) that is
+        not 0."""
+        fields = attrs.asdict(self)
+        for name in _SERVER_TOOL_COUNTS:
+            if not fields[name]:
+                del fields[name]
+        return fields
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Usage:
         """Build from :meth:`to_dict`'s shape; missing keys count as 0."""
-        return cls(**{f: int(data.get(f, 0)) for f in ("input", "output", "cache_read", "cache_write")})
+        return cls(**{f: int(data.get(f, 0)) for f in _USAGE_FIELDS})
+
+
+_SERVER_TOOL_COUNTS = (
+    "web_search_requests",
+    "web_fetch_requests",
+    "code_execution_requests",
+    "file_search_requests",
+)
+_USAGE_FIELDS = ("input", "output", "cache_read", "cache_write", *_SERVER_TOOL_COUNTS)
 
 
 def _text_or_empty(_instance: Any, attribute: attrs.Attribute[str], value: object) -> None:
@@ -268,6 +319,45 @@ def _json_object_text(_instance: Any, attribute: attrs.Attribute[str], value: An
         parsed = None
     if not isinstance(parsed, dict):
         raise ValueError(f"ProviderItem.{attribute.name} must be the JSON text of an object: {value[:80]!r}")
+
+
+@attrs.frozen
+class Citation:
+    """A source the answer text cites: a web page a search or fetch found, a
+    file a search read, a passage of a document. It belongs to the text part
+    it came with (:attr:`ContentPart.citations`; the text it supports is
+    that part's text) and stays in the history; it is not sent back
+    (``docs/server-tools.md``, "Citations").
+
+    Attributes:
+        url: the cited page's URL; "" for a file or a document.
+        title: the source's title; "" when the provider gives none.
+        cited_text: the passage cited; "" when the provider gives none.
+        type: the provider's name for the citation
+            (``"web_search_result_location"``, ``"url_citation"``,
+            ``"file_citation"`` ...).
+        data: the citation's JSON text as the provider gave it (an object:
+            its file ids, character offsets, encrypted index); "" for none.
+
+    Raises:
+        TypeError: a field that is not a ``str``.
+    """
+
+    url: str = attrs.field(default="", validator=_text_or_empty)
+    title: str = attrs.field(default="", validator=_text_or_empty)
+    cited_text: str = attrs.field(default="", validator=_text_or_empty)
+    type: str = attrs.field(default="", validator=_text_or_empty)
+    data: str = attrs.field(default="", validator=_text_or_empty)
+
+    def to_dict(self) -> dict[str, str]:
+        """Return ``{"url", "title", "cited_text", "type", "data"}`` without
+        the fields that are ""."""
+        return _without_empty(attrs.asdict(self), ("url", "title", "cited_text", "type", "data"))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Citation:
+        """Inverse of :meth:`to_dict`; a missing field is ""."""
+        return cls(**{name: data.get(name, "") for name in ("url", "title", "cited_text", "type", "data")})
 
 
 @attrs.frozen
@@ -510,11 +600,14 @@ class ContentPart:
     reasoning: Reasoning | None = attrs.field(default=None, validator=_content_matches_kind)
     file: File | None = None
     provider_item: ProviderItem | None = None
+    citations: tuple[Citation, ...] = attrs.field(default=(), converter=_to_tuple)
+    """The sources a text part cites (:class:`Citation`); () for none."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form: ``{"kind": ..., and "text" | "reasoning" |
         "tool_call" | "tool_result" | "file" | "provider_item"}``
-        (``{"kind": "cache-point"}`` alone for a cache point)."""
+        (``{"kind": "cache-point"}`` alone for a cache point); a text part
+        with citations adds ``"citations"`` (:meth:`Citation.to_dict` each)."""
         if self.provider_item is not None:
             return {"kind": self.kind.value, "provider_item": self.provider_item.to_dict()}
         if self.tool_call is not None:
@@ -527,6 +620,12 @@ class ContentPart:
             return {"kind": self.kind.value, "file": self.file.to_dict()}
         if self.kind is ContentPartKind.CACHE_POINT:
             return {"kind": self.kind.value}
+        if self.citations:
+            return {
+                "kind": self.kind.value,
+                "text": self.text,
+                "citations": [citation.to_dict() for citation in self.citations],
+            }
         return {"kind": self.kind.value, "text": self.text}
 
     @classmethod
@@ -545,12 +644,13 @@ class ContentPart:
             return provider_item_part(ProviderItem.from_dict(data["provider_item"]))
         if kind is ContentPartKind.CACHE_POINT:
             return cache_point()
-        return text_part(data.get("text", ""))
+        citations = tuple(Citation.from_dict(citation) for citation in data.get("citations", ()))
+        return text_part(data.get("text", ""), citations)
 
 
-def text_part(text: str) -> ContentPart:
-    """A ``text`` content part."""
-    return ContentPart(kind=ContentPartKind.TEXT, text=text)
+def text_part(text: str, citations: Iterable[Citation] = ()) -> ContentPart:
+    """A ``text`` content part, with the sources it cites."""
+    return ContentPart(kind=ContentPartKind.TEXT, text=text, citations=tuple(citations))
 
 
 def reasoning_part(reasoning: Reasoning) -> ContentPart:
@@ -669,6 +769,11 @@ class Message:
         return [p.reasoning for p in self.content if p.reasoning is not None]
 
     @property
+    def citations(self) -> list[Citation]:
+        """The citations of the message's text parts, in order."""
+        return [citation for p in self.content for citation in p.citations]
+
+    @property
     def provider_items(self) -> list[ProviderItem]:
         """The message's provider items (compaction blocks and items), in order."""
         return [p.provider_item for p in self.content if p.provider_item is not None]
@@ -721,6 +826,15 @@ def _str_mapping(value: Mapping[str, str] | None) -> Mapping[str, str]:
     return dict(value or {})
 
 
+def _server_tools(value: Iterable[Any]) -> tuple[ServerTool, ...]:
+    """``Request.server_tools`` checked (:func:`agentcore.server_tools.server_tools`);
+    none, the common case, without a call into that module (a plain run
+    stays in the modules docs/architecture.md lists)."""
+    if type(value) is tuple and not value:
+        return ()
+    return server_tools(value)
+
+
 @attrs.frozen
 class Request:
     """One model inference request: what a ``Model`` receives for one step.
@@ -736,6 +850,11 @@ class Request:
             the adapter's own field by field. None for none.
         output: the JSON Schema the final answer must match, for the
             adapter's native structured output; None for a free answer.
+        server_tools: the tools the provider runs itself this step
+            (:mod:`agentcore.server_tools`); an adapter whose API lacks one
+            raises ``ConfigError`` before any request.
+        stream_tool_input: emit ``tool-call-delta`` parts as a tool call's
+            arguments stream (``LoopOptions(stream_tool_input=True)``).
     """
 
     system: str = attrs.field(default="", validator=_text)
@@ -745,6 +864,8 @@ class Request:
     headers: Mapping[str, str] = attrs.field(factory=dict, converter=_str_mapping, repr=headers_repr)
     settings: ModelSettings | None = None
     output: OutputSchema | None = None
+    server_tools: tuple[ServerTool, ...] = attrs.field(default=(), converter=_server_tools)
+    stream_tool_input: bool = False
 
 
 def _indexes(value: Iterable[int]) -> tuple[int, ...]:
@@ -833,6 +954,8 @@ _PART_FIELDS: dict[StreamPartKind, frozenset[str]] = {
     StreamPartKind.REASONING_DELTA: frozenset({"text"}),
     StreamPartKind.REASONING: frozenset({"reasoning"}),
     StreamPartKind.TOOL_CALL: frozenset({"tool_call"}),
+    StreamPartKind.TOOL_CALL_DELTA: frozenset({"tool_call"}),
+    StreamPartKind.CITATION: frozenset({"citation"}),
     StreamPartKind.PROVIDER_ITEM: frozenset({"provider_item"}),
     StreamPartKind.TOOL_RESULT: frozenset({"tool_result"}),
     StreamPartKind.STEP_FINISH: frozenset({"usage", "finish_reason", "cache"}),
@@ -859,6 +982,7 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
         and part.cache is None
         and part.compaction is None
         and part.provider_item is None
+        and part.citation is None
     ):
         return
     allowed = _PART_FIELDS[kind]
@@ -876,6 +1000,7 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
             ("cache", part.cache is None),
             ("compaction", part.compaction is None),
             ("provider_item", part.provider_item is None),
+            ("citation", part.citation is None),
         )
         if not empty
     }
@@ -884,6 +1009,10 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
         raise ValueError(f"a {kind.value!r} StreamPart cannot carry {', '.join(sorted(stray))}")
     if kind is StreamPartKind.TOOL_CALL and not isinstance(part.tool_call, ToolCall):
         raise ValueError("a 'tool-call' StreamPart needs tool_call")
+    if kind is StreamPartKind.TOOL_CALL_DELTA and not isinstance(part.tool_call, ToolCall):
+        raise ValueError("a 'tool-call-delta' StreamPart needs tool_call")
+    if kind is StreamPartKind.CITATION and not isinstance(part.citation, Citation):
+        raise ValueError("a 'citation' StreamPart needs citation")
     if kind is StreamPartKind.TOOL_RESULT and not isinstance(part.tool_result, ToolResult):
         raise ValueError("a 'tool-result' StreamPart needs tool_result")
     if kind is StreamPartKind.REASONING and not isinstance(part.reasoning, Reasoning):
@@ -954,6 +1083,7 @@ class StreamPart:
     cache: CacheReport | None = attrs.field(default=None, eq=False)
     compaction: Compaction | None = None
     provider_item: ProviderItem | None = None
+    citation: Citation | None = None
 
     @classmethod
     def text_delta(cls, text: str) -> StreamPart:
@@ -986,6 +1116,20 @@ class StreamPart:
         """A ``tool-call`` part: a fully assembled tool call
         (:func:`tool_call_part` is the content part)."""
         return cls(StreamPartKind.TOOL_CALL, tool_call=call)
+
+    @classmethod
+    def tool_call_delta(cls, call_id: str, name: str, fragment: str) -> StreamPart:
+        """A ``tool-call-delta`` part: the next ``fragment`` of the JSON
+        arguments of the call ``call_id`` to the tool ``name``, as it
+        streams (``tool_call.input`` holds the fragment). The fragments of a
+        call, joined, are its ``tool-call`` part's ``input``."""
+        return cls(StreamPartKind.TOOL_CALL_DELTA, tool_call=ToolCall(call_id, name, fragment))
+
+    @classmethod
+    def citation_event(cls, citation: Citation) -> StreamPart:
+        """A ``citation`` part: a source the text being streamed cites; the
+        loop puts it on that text part (:attr:`ContentPart.citations`)."""
+        return cls(StreamPartKind.CITATION, citation=citation)
 
     @classmethod
     def provider_item_event(cls, item: ProviderItem) -> StreamPart:

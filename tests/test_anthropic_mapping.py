@@ -412,8 +412,8 @@ def test_tool_input_nested_too_deeply_is_an_empty_object() -> None:
         ("tool_use", FinishReason.TOOL_CALLS),
         ("max_tokens", FinishReason.LENGTH),
         ("model_context_window_exceeded", FinishReason.LENGTH),
-        ("pause_turn", FinishReason.STOP),
-        ("refusal", FinishReason.STOP),
+        ("pause_turn", FinishReason.PAUSED),
+        ("refusal", FinishReason.CONTENT_FILTER),
         ("something_new", FinishReason.STOP),
         ("", FinishReason.STOP),
         (None, FinishReason.STOP),
@@ -706,10 +706,16 @@ def test_tool_calls_reported_as_end_turn_are_tool_calls() -> None:
     assert summary(parts)[2] is FinishReason.TOOL_CALLS
 
 
-@pytest.mark.parametrize("reason", ["refusal", "pause_turn", "unknown_reason", None])
-def test_any_tool_call_means_tool_calls_except_length(reason: str | None) -> None:
+@pytest.mark.parametrize("reason", ["pause_turn", "unknown_reason", None])
+def test_any_tool_call_means_tool_calls_except_length_and_refusal(reason: str | None) -> None:
     parts = feed_all(tool_start(0, "toolu_1", "f"), block_stop(0), message_delta(reason), MESSAGE_STOP)
     assert summary(parts)[2] is FinishReason.TOOL_CALLS
+
+
+def test_a_refused_step_with_a_tool_call_is_content_filter() -> None:
+    """The loop runs no call of a refused step (as of a ``length`` one); the call stays in the parts."""
+    parts = feed_all(tool_start(0, "toolu_1", "f"), block_stop(0), message_delta("refusal"), MESSAGE_STOP)
+    assert summary(parts)[1:3] == ([("toolu_1", "f", {})], FinishReason.CONTENT_FILTER)
 
 
 def test_tool_use_without_a_client_tool_call_is_stop() -> None:
@@ -751,13 +757,12 @@ def test_tool_block_that_never_stopped_is_emitted_on_a_normal_finish() -> None:
     assert summary(parts)[1:3] == ([("toolu_1", "f", {"a": 1})], FinishReason.TOOL_CALLS)
 
 
-@pytest.mark.parametrize("kind", ["server_tool_use", "mcp_tool_use"])
-def test_server_side_tool_blocks_are_never_tool_calls(kind: str) -> None:
+def test_mcp_connector_blocks_are_passed_over() -> None:
     parts = feed_all(
-        tool_start(0, "srvtoolu_1", "web_search", kind=kind),
+        tool_start(0, "mcptoolu_1", "search", kind="mcp_tool_use"),
         json_delta(0, '{"query":"x"}'),
         block_stop(0),
-        {"type": "content_block_start", "index": 1, "content_block": {"type": "web_search_tool_result"}},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "mcp_tool_result"}},
         block_stop(1),
         text_start(2, "Found it."),
         block_stop(2),
@@ -765,6 +770,7 @@ def test_server_side_tool_blocks_are_never_tool_calls(kind: str) -> None:
         MESSAGE_STOP,
     )
     assert summary(parts)[:3] == ("Found it.", [], FinishReason.STOP)
+    assert [p.kind for p in parts] == [StreamPartKind.TEXT_DELTA, StreamPartKind.STEP_FINISH]
 
 
 def test_ignored_blocks_deltas_and_events() -> None:
@@ -774,7 +780,6 @@ def test_ignored_blocks_deltas_and_events() -> None:
         {"type": "content_block_delta", "index": 2, "delta": {"type": "compaction_delta", "content": "c"}},
         block_stop(2),
         text_start(3),
-        {"type": "content_block_delta", "index": 3, "delta": {"type": "citations_delta", "citation": {}}},
         {"type": "content_block_delta", "index": 3, "delta": {"type": "future_delta", "x": 1}},
         text_delta(3, "ok"),
         {

@@ -25,6 +25,7 @@ from agentcore.transport.sse import Event
 from agentcore.types import (
     FinishReason,
     Message,
+    ProviderItem,
     Reasoning,
     Request,
     Role,
@@ -274,6 +275,15 @@ def test_a_message_start_holding_the_whole_message_is_read_like_streamed_blocks(
         StreamPart.text_delta("Rolling."),
         tool_call("toolu_1", "rollDie", '{"player": "p2"}'),
         StreamPart.reasoning_event(mine(data="D==")),
+        StreamPart.provider_item_event(
+            ProviderItem(
+                "server_tool_use",
+                '{"type":"server_tool_use","id":"srvtoolu_1","name":"code_execution","input":{}}',
+                FORMAT,
+                ORIGIN,
+                "code_execution {}",
+            )
+        ),
         StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(5, 7)),
     ]
 

@@ -46,6 +46,7 @@ BASE = {
     "tokens",
     "history",
     "memo",
+    "server_tools",
 }
 
 

@@ -127,6 +127,19 @@ def test_json_lines(capsys: pytest.CaptureFixture[str]) -> None:
     first_block = len(FIRST_THOUGHT.split(" ")) + 1  # the deltas, word by word, then the block
     assert [p["kind"] for p in parts[:first_block]] == ["reasoning-delta"] * (first_block - 1) + ["reasoning"]
     parts = [p for p in parts if p not in thought]
+    # The command asks for tool input as it streams: each call's fragments come before it.
+    deltas = [p["tool_call"] for p in parts if p["kind"] == "tool-call-delta"]
+    calls = [p["tool_call"] for p in parts if p["kind"] == "tool-call"]
+    for call_id in ("call_1", "call_2", "call_3", "call_4"):
+        at = [n for n, p in enumerate(parts) if p.get("tool_call", {}).get("id") == call_id]
+        assert [parts[n]["kind"] for n in at][-1] == "tool-call"  # the whole call after its fragments
+        assert {parts[n]["kind"] for n in at[:-1]} == {"tool-call-delta"}
+    assert {c["id"]: c["input"] for c in calls} == {
+        call_id: "".join(d["input"] for d in deltas if d["id"] == call_id)
+        for call_id in {d["id"] for d in deltas}
+    }
+    assert len(calls) == 4
+    parts = [p for p in parts if p["kind"] != "tool-call-delta"]
     kinds = [p["kind"] for p in parts]
     assert kinds[:5] == ["tool-call"] * 4 + ["step-finish"]
     assert kinds[5:9] == ["tool-result"] * 4

@@ -199,8 +199,12 @@ def test_anthropic_json_lines_replay(server: LocalServer) -> None:
 
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
-    parts = [json.loads(line) for line in proc.stdout.splitlines()]
+    every = [json.loads(line) for line in proc.stdout.splitlines()]
+    deltas = [p for p in every if p["kind"] == "tool-call-delta"]
+    parts = [p for p in every if p["kind"] != "tool-call-delta"]
     call = first_expected["tool_calls"][0]
+    assert every.index(deltas[-1]) < every.index(parts[0])  # the command streams tool input first
+    assert "".join(d["tool_call"]["input"] for d in deltas) == parts[0]["tool_call"]["input"]
     assert parts[0]["kind"] == "tool-call"
     assert parts[0]["tool_call"]["name"] == call["name"]
     assert json.loads(parts[0]["tool_call"]["input"]) == call["input"]

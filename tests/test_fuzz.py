@@ -76,7 +76,8 @@ def clean_step(parts: list[StreamPart]) -> None:
         StreamPartKind.REASONING_DELTA,
         StreamPartKind.REASONING,
         StreamPartKind.TOOL_CALL,
-        StreamPartKind.PROVIDER_ITEM,  # a compaction block (the compaction recordings)
+        StreamPartKind.PROVIDER_ITEM,  # a compaction block, a hosted tool's item
+        StreamPartKind.CITATION,  # a text annotation (the web and file search recordings)
     }
 
 

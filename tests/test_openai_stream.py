@@ -96,8 +96,8 @@ DONE_EVENT = Event("message", DONE)
         ("length", False, FinishReason.LENGTH),
         ("length", True, FinishReason.LENGTH),  # fault 11: length wins over calls
         ("max_tokens", True, FinishReason.LENGTH),
-        ("content_filter", False, FinishReason.STOP),
-        ("content_filter", True, FinishReason.TOOL_CALLS),
+        ("content_filter", False, FinishReason.CONTENT_FILTER),
+        ("content_filter", True, FinishReason.CONTENT_FILTER),
         ("eos", False, FinishReason.STOP),  # fault 10: an unknown reason
         ("eos", True, FinishReason.TOOL_CALLS),
         ("STOP", False, FinishReason.STOP),

@@ -35,6 +35,8 @@ PUBLIC_NAMES = {
     "StepDraft",
     "StepPlan",
     "Compaction",
+    # A source the answer cites (docs/server-tools.md).
+    "Citation",
     "Model",
     "ModelSettings",
     # What None means for a LoopOptions field.

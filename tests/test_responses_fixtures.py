@@ -19,7 +19,12 @@ case's ``conventions`` where the oracle's own reading differs):
 * raw ``reasoning_text`` deltas are reasoning too: the expected reasoning
   stream is the oracle's ``reasoning`` (summaries) followed by its
   ``reasoning_text``;
-* a stream without usage has zero usage.
+* a stream without usage has zero usage;
+* the hosted tools' calls are counted in the usage (one per completed
+  ``web_search_call``, ``file_search_call`` and ``code_interpreter_call``
+  item), which no oracle states: they are compared with a count of the
+  ``output_item.done`` events of the body (:func:`hosted_calls`), the token
+  counts with the oracles.
 """
 
 from __future__ import annotations
@@ -105,12 +110,35 @@ def summary(parts: list[StreamPart], error: ModelError | None) -> dict[str, Any]
         ],
         "finish_reason": "error" if error else (reasons[-1] if reasons else None),
         "finish_parts": len(finish),
-        "usage": finish[-1].usage.to_dict() if finish else None,
+        "usage": {k: v for k, v in finish[-1].usage.to_dict().items() if k in ZERO_USAGE} if finish else None,
+        "hosted_calls": {k: v for k, v in finish[-1].usage.to_dict().items() if k not in ZERO_USAGE}
+        if finish
+        else {},
         "error": error,
     }
 
 
 ZERO_USAGE = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+HOSTED = {
+    "web_search_call": "web_search_requests",
+    "file_search_call": "file_search_requests",
+    "code_interpreter_call": "code_execution_requests",
+}
+
+
+def hosted_calls(body: bytes) -> dict[str, int]:
+    """The hosted tools' items of a body that reached ``output_item.done``,
+    by the usage field that counts them: read from the ``data:`` lines
+    apart from the adapter."""
+    counts: dict[str, int] = {}
+    for line in body.decode("utf-8").splitlines():
+        if not line.startswith("data:") or '"response.output_item.done"' not in line:
+            continue
+        event = json.loads(line[5:])
+        field = HOSTED.get(event.get("item", {}).get("type"))
+        if event.get("type") == "response.output_item.done" and field:
+            counts[field] = counts.get(field, 0) + 1
+    return counts
 
 
 def check(got: dict[str, Any], case: dict[str, Any], name: str) -> None:
@@ -215,6 +243,8 @@ def test_fixture_through_the_state_machine(path: Path, piece: int) -> None:
     got = summary(*through_state(pieces(path.read_bytes(), piece)))
     check(got, case, f"{path.parent.name}/{path.stem}")
     check_reasoning_items(got, case, ORIGIN)
+    if got["error"] is None and got["usage"] is not None:
+        assert got["hosted_calls"] == hosted_calls(path.read_bytes())
 
 
 @pytest.mark.parametrize("path", CASES, ids=IDS)
@@ -224,6 +254,8 @@ def test_fixture_through_the_adapter(transport: MemoryTransport, path: Path, pie
     got = summary(*through_adapter(transport, path.read_bytes(), piece))
     check(got, case, f"{path.parent.name}/{path.stem}")
     check_reasoning_items(got, case, "127.0.0.1:8000")
+    if got["error"] is None and got["usage"] is not None:
+        assert got["hosted_calls"] == hosted_calls(path.read_bytes())
     assert len(transport.sent) == 1
     sent = transport.sent[0]
     assert sent.url == BASE_URL + "/responses"

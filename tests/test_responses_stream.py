@@ -246,9 +246,7 @@ def test_full_text_in_done_events_and_the_final_response_is_not_added_again() ->
 @pytest.mark.parametrize(
     "item",
     [
-        {"type": "web_search_call", "id": "ws_1", "status": "completed"},
-        {"type": "file_search_call", "id": "fs_1", "queries": ["q"]},
-        {"type": "code_interpreter_call", "id": "ci_1", "code": "print(1)"},
+        {"type": "mcp_call", "id": "mcp_1", "name": "roll", "arguments": "{}", "output": "4"},
         {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_c", "name": "sql", "input": "SELECT 1"},
         {"type": "shell_call", "id": "sh_1", "call_id": "call_s", "action": {"commands": ["ls"]}},
         {"type": "apply_patch_call", "id": "ap_1", "call_id": "call_p", "operation": {}},
@@ -384,8 +382,14 @@ def test_usage_of_the_wrong_shape_is_an_upstream_error(usage: Any, message: str)
         ({}, False, False, FinishReason.STOP),
         ({"incomplete_details": {"reason": "max_output_tokens"}}, True, False, FinishReason.LENGTH),
         ({"incomplete_details": {"reason": "max_output_tokens"}}, True, True, FinishReason.LENGTH),
-        ({"incomplete_details": {"reason": "content_filter"}}, True, False, FinishReason.STOP),
-        ({"incomplete_details": {"reason": "content_filter"}}, True, True, FinishReason.TOOL_CALLS),
+        ({"incomplete_details": {"reason": "content_filter"}}, True, False, FinishReason.CONTENT_FILTER),
+        ({"incomplete_details": {"reason": "content_filter"}}, True, True, FinishReason.CONTENT_FILTER),
+        (  # a completed event whose response says incomplete for its content
+            {"status": "incomplete", "incomplete_details": {"reason": "content_filter"}},
+            False,
+            False,
+            FinishReason.CONTENT_FILTER,
+        ),
         ({"incomplete_details": None}, True, False, FinishReason.LENGTH),
         (  # a completed event whose response says incomplete
             {"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}},

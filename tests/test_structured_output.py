@@ -263,18 +263,24 @@ def test_output_retries_sets_the_number_of_second_chances(retries: int) -> None:
     assert len(model.requests) == retries + 1
 
 
-def test_a_cut_off_answer_is_not_retried() -> None:
-    model = ScriptedModel(
-        [[StreamPart.text_delta('{"city": "Os'), StreamPart.step_finish(FinishReason.LENGTH)]]
-    )
+@pytest.mark.parametrize(
+    ("reason", "problem"),
+    [
+        (FinishReason.LENGTH, "the answer was cut off at the output token limit (finish reason length)"),
+        (
+            FinishReason.CONTENT_FILTER,
+            "the provider's content filter stopped the answer (finish reason content-filter)",
+        ),
+    ],
+)
+def test_a_cut_off_answer_is_not_retried(reason: FinishReason, problem: str) -> None:
+    model = ScriptedModel([[StreamPart.text_delta('{"city": "Os'), StreamPart.step_finish(reason)]] * 2)
     with pytest.raises(RunError) as info:
         run(LoopOptions(model=model, messages=ASK, output_type=Weather)).result()
     err = info.value.err
     assert isinstance(err, OutputValidationError)
     assert err.raw == '{"city": "Os'
-    assert err.problems == (
-        "(top level): the answer was cut off at the output token limit (finish reason length)",
-    )
+    assert err.problems == (f"(top level): {problem}",)
     assert len(model.requests) == 1
 
 

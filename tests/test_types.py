@@ -64,6 +64,8 @@ ERR = ModelError(ErrorClass.UPSTREAM, message="boom")
                 "APPROVAL_REQUIRED": "approval-required",
                 "CANCELED": "canceled",
                 "ERROR": "error",
+                "CONTENT_FILTER": "content-filter",
+                "PAUSED": "paused",
             },
         ),
         (
@@ -73,6 +75,8 @@ ERR = ModelError(ErrorClass.UPSTREAM, message="boom")
                 "REASONING_DELTA": "reasoning-delta",
                 "REASONING": "reasoning",
                 "TOOL_CALL": "tool-call",
+                "TOOL_CALL_DELTA": "tool-call-delta",
+                "CITATION": "citation",
                 "PROVIDER_ITEM": "provider-item",
                 "TOOL_RESULT": "tool-result",
                 "STEP_FINISH": "step-finish",

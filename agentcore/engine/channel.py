@@ -55,7 +55,7 @@ from typing import Any, Generic, Protocol, TypeVar, overload
 
 from agentcore.context import wait_slice
 from agentcore.errors import Canceled, RunError
-from agentcore.result import RunResult, RunSnapshot
+from agentcore.result import RunResult, RunSnapshot, StepResult
 from agentcore.types import FinishReason, Message, StreamPart, StreamPartKind
 
 DEFAULT_QUEUE_SIZE = 64
@@ -452,7 +452,7 @@ class RunReader(StreamReader):
         assert terminal.finish_reason is not None
         if terminal.kind is StreamPartKind.FINISH:
             return RunResult(
-                text=snapshot.steps[-1].text if snapshot.steps else "",
+                text=turn_text(snapshot.steps),
                 steps=snapshot.steps,
                 usage=terminal.total_usage,
                 finish_reason=terminal.finish_reason,
@@ -465,6 +465,16 @@ class RunReader(StreamReader):
         if not isinstance(terminal.err, (Exception, Canceled)):
             raise terminal.err
         raise RunError(terminal.err, terminal.total_usage, terminal.finish_reason, *_histories(snapshot))
+
+
+def turn_text(steps: tuple[StepResult, ...] | list[StepResult]) -> str:
+    """The text of the last step's turn: the texts of the paused steps it
+    continued (``FinishReason.PAUSED``, design.md loop rule 15), then its
+    own, joined as one turn's text parts are; "" for no step."""
+    start = len(steps) - 1
+    while start > 0 and steps[start - 1].finish_reason is FinishReason.PAUSED:
+        start -= 1
+    return "".join(step.text for step in steps[max(start, 0) :])
 
 
 def _histories(snapshot: RunSnapshot) -> tuple[list[Message], list[Message] | None]:

@@ -1,6 +1,6 @@
 """The tool-use loop: ``run(options, ctx=None)`` and ``generate``.
 
-The rules the loop keeps are design.md's, "The loop" (loop rules 1 to 14);
+The rules the loop keeps are design.md's, "The loop" (loop rules 1 to 15);
 the code cites them by number. :class:`LoopOptions` lives in
 :mod:`agentcore.options`, the reader :func:`run` returns in
 :mod:`agentcore.engine.channel`, the results of a finished run in
@@ -33,7 +33,7 @@ import attrs
 
 from agentcore.context import Context
 from agentcore.durable import RunState
-from agentcore.engine.channel import Channel, RunReader, SendFunc, start_worker
+from agentcore.engine.channel import Channel, RunReader, SendFunc, start_worker, turn_text
 from agentcore.engine.durable_run import DurableRun
 from agentcore.engine.observer import RunObserver, observer_for
 from agentcore.engine.prepare import StepPreparer, StepSetup
@@ -106,7 +106,11 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     options = _valid_input(options)
     spec = None if options.output_type is None else output_spec(options.output_type)
     final = _FinalAnswer(spec) if spec is not None and options.output_mode == "tool" else None
-    tools = options.tools if final is None else ToolSet([*options.tools.values(), final])
+    tools = (
+        options.tools
+        if final is None
+        else ToolSet([*options.tools.server_tools, *options.tools.values(), final])
+    )
     durable = DurableRun(options) if _resumes_or_decides(options) else None
     if durable is None:
         progress = RunProgress(list(options.messages), options.messages)
@@ -245,7 +249,13 @@ def _assistant_message(content: list[ContentPart], keep_calls: bool) -> Message 
     return Message(role=Role.ASSISTANT, content=content) if content else None
 
 
-_CUT_OFF = "(top level): the answer was cut off at the output token limit (finish reason length)"
+_CUT_OFF = {
+    FinishReason.LENGTH: "(top level): the answer was cut off at the output token limit "
+    "(finish reason length)",
+    FinishReason.CONTENT_FILTER: "(top level): the provider's content filter stopped the answer "
+    "(finish reason content-filter)",
+}
+"""Why a structured answer cut off is not checked, by its step's finish reason."""
 
 
 class _FinalAnswer:
@@ -360,6 +370,21 @@ class RunProgress:
         tail = self.history[self.synced :]
         start = len(self.full)
         return [*self.full, *tail], [*self.origins, *range(start, start + len(tail))]
+
+    def continue_turn(self, message: Message) -> None:
+        """Append ``message``'s content to the history's last message, the
+        assistant turn a paused step left (loop rule 15), in the full history
+        too; the next prompt's size then estimates that message anew."""
+        index = len(self.history) - 1
+        last = self.history[index]
+        merged = Message(role=Role.ASSISTANT, content=[*last.content, *message.content])
+        self.history[index] = merged
+        if self.full is not None and index < self.synced:
+            origin = self.origins[index]
+            if origin is not None:
+                self.full[origin] = merged
+        if self.basis is not None and self.basis[1] > index:
+            self.basis = (self.basis[0], index)
 
     def full_published(self) -> tuple[Message, ...] | None:
         """The full history as last published; None: the same as ``published_history``."""
@@ -499,7 +524,13 @@ class _Loop:
             reason, usage = finish.finish_reason, finish.usage
             assert reason is not None
             progress.usage += usage  # billed: counted even if the reader is gone by now
-            runnable = () if reason is FinishReason.LENGTH else tuple(step.calls)
+            # A step cut off (output cap, content filter) runs no call (loop rule 2).
+            runnable = (
+                ()
+                if reason is FinishReason.LENGTH or reason is FinishReason.CONTENT_FILTER
+                else tuple(step.calls)
+            )
+            continuing = bool(progress.steps) and progress.steps[-1].finish_reason is FinishReason.PAUSED
             progress.steps.append(
                 StepResult(
                     step.text, tuple(step.calls), (), usage, reason, step.reasoning, cache, compactions
@@ -507,7 +538,10 @@ class _Loop:
             )
             message = _assistant_message(step.content, keep_calls=bool(runnable))
             if message is not None:
-                progress.history.append(message)
+                if continuing and progress.history and progress.history[-1].role is Role.ASSISTANT:
+                    progress.continue_turn(message)  # the paused turn goes on: one turn (loop rule 15)
+                else:
+                    progress.history.append(message)
             if runnable:
                 progress.pending, progress.results_by_id = runnable, {}
                 if durable is not None:  # saved before step-finish: a step the reader saw end is saved
@@ -519,15 +553,22 @@ class _Loop:
                 self._forward(StreamPart.step_finish(reason, usage, cache))
                 if options.on_step is not None:
                     options.on_step(usage)
-            if reason is FinishReason.LENGTH:
-                if config.spec is not None:
+            if reason is FinishReason.PAUSED:  # the provider paused its turn: continue it (loop rule 15)
+                if number == config.step_limit:
+                    if config.spec is not None:
+                        raise self._out_of_steps()
+                    return FinishReason.STEP_LIMIT
+                self._checkpoint()
+                continue
+            if reason is FinishReason.LENGTH or reason is FinishReason.CONTENT_FILTER:
+                if config.spec is not None:  # a cut answer is not retried (loop rule 2)
                     progress.answers_checked += 1
                     raise OutputValidationError(
-                        step.text, [_CUT_OFF], progress.usage, progress.answers_checked
+                        step.text, [_CUT_OFF[reason]], progress.usage, progress.answers_checked
                     )
-                return FinishReason.LENGTH
+                return reason
             if not runnable:
-                if config.spec is None or self._accept_text(step.text):
+                if config.spec is None or self._accept_text(turn_text(progress.steps)):
                     return FinishReason.STOP if reason is FinishReason.TOOL_CALLS else reason
                 if number == config.step_limit:
                     raise self._out_of_steps()
@@ -555,6 +596,8 @@ class _Loop:
             headers=options.headers,
             settings=options.settings,
             output=config.native_schema,
+            server_tools=config.tools.server_tools,
+            stream_tool_input=options.stream_tool_input,
         )
 
     def _model_step(self, number: int, request: Request) -> tuple[Step, bool]:

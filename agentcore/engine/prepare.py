@@ -207,6 +207,7 @@ class StepPreparer:
         if plan.tools is not None:
             tools = plan.tools
             changes["tools"] = tuple(tools.definitions())
+            changes["server_tools"] = tools.server_tools
         if plan.settings is not None:
             changes["settings"] = plan.settings
         self.sent_kept = not ({"messages", "system", "tools"} & changes.keys()) and plan.model is None

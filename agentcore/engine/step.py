@@ -5,9 +5,17 @@ and gather what it produced (design.md, loop rules 1, 3, 7 and 10).
 :class:`Step`: its text; its text, reasoning, tool-call and provider-item
 parts in the order the model produced them; its tool calls, its reasoning
 blocks and its ``step-finish`` part. The model's ``text-delta``,
-``reasoning-delta``, ``reasoning``, ``tool-call`` and ``provider-item`` parts
-go to the reader as they arrive; the
+``reasoning-delta``, ``reasoning``, ``tool-call``, ``tool-call-delta``,
+``citation`` and ``provider-item`` parts go to the reader as they arrive; the
 ``step-finish`` part is the loop's to forward (after it recorded the step).
+``reasoning-delta`` and ``tool-call-delta`` parts are for the reader only:
+the whole block or call follows. A ``citation`` goes on a text part
+(:attr:`ContentPart.citations`): the citations that came since the last text
+part closed go on the next text part the step makes; those with no text
+after them in the step go on the step's last text part, or, in a step
+without text, on a text part of its own whose text is "" (adapters send no
+empty text, so it stays in the history only). Nothing is lost, and a
+citation is never moved to another step.
 
 A step's first attempt runs directly. One that fails with a retryable
 :class:`ModelError` before any of its parts went to the reader is tried again
@@ -36,6 +44,7 @@ from agentcore.engine.channel import SendFunc
 from agentcore.errors import ErrorClass, ModelError
 from agentcore.model import Model
 from agentcore.types import (
+    Citation,
     ContentPart,
     FinishReason,
     Reasoning,
@@ -53,6 +62,16 @@ _JOIN_EVERY = 1024
 """Text fragments a step keeps before joining them (memory: ~60 bytes a fragment)."""
 
 _ITEM = StreamPartKind.PROVIDER_ITEM
+_TOOL_CALL_DELTA = StreamPartKind.TOOL_CALL_DELTA
+_CITATION = StreamPartKind.CITATION
+STEP_REASONS = (
+    FinishReason.STOP,
+    FinishReason.TOOL_CALLS,
+    FinishReason.LENGTH,
+    FinishReason.CONTENT_FILTER,
+    FinishReason.PAUSED,
+)
+"""The reasons a model may end a step with (design.md, loop rules 2, 3 and 15)."""
 _REPLACEMENT = "\ufffd"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -189,7 +208,13 @@ class StepStreamer:
         try:
             for part in stream:
                 kind = part.kind
-                if high_surrogate and kind is not text_delta and kind is not reasoning_delta:
+                if (
+                    high_surrogate
+                    and kind is not text_delta
+                    and kind is not reasoning_delta
+                    and kind is not _TOOL_CALL_DELTA
+                    and kind is not _CITATION
+                ):
                     high_surrogate = ""  # its pair never came
                     add_text(_REPLACEMENT)
                     forwarded = True
@@ -206,8 +231,11 @@ class StepStreamer:
                     add_text(text)
                     if len(fragments) >= _JOIN_EVERY:  # a long answer: few strings, not a million small ones
                         content.join_fragments()
-                elif kind is reasoning_delta:
-                    pass  # for the reader only: the complete block follows as a reasoning part
+                elif kind is reasoning_delta or kind is _TOOL_CALL_DELTA:
+                    pass  # for the reader only: the complete block or call follows
+                elif kind is _CITATION:
+                    assert part.citation is not None
+                    content.citations.append(part.citation)
                 elif kind is StreamPartKind.REASONING or kind is StreamPartKind.TOOL_CALL or kind is _ITEM:
                     content.close_text()
                     if part.provider_item is not None:  # a block the provider needs back, in place
@@ -226,12 +254,14 @@ class StepStreamer:
                 elif kind is StreamPartKind.STEP_FINISH:
                     forwarded = True
                     content.close_text()
+                    content.keep_citations()
                     return _finished(content, calls, part, release)
                 else:
                     raise ModelError(
                         ErrorClass.UPSTREAM,
                         message=f"the model emitted a {kind.value!r} part; models emit only text-delta, "
-                        "reasoning-delta, reasoning, tool-call, provider-item and step-finish parts",
+                        "reasoning-delta, reasoning, tool-call, tool-call-delta, citation, provider-item "
+                        "and step-finish parts",
                     )
                 forwarded = True
                 # send() is False once the reader closed or a cancel ended the run
@@ -266,6 +296,8 @@ class _Content:
         """The text deltas since the last text part closed."""
         self.blocks: list[str] = []
         """Runs of :data:`_JOIN_EVERY` fragments, joined, since the last text part closed."""
+        self.citations: list[Citation] = []
+        """The citations since the last text part closed: the next text part's."""
 
     def join_fragments(self) -> None:
         self.blocks.append("".join(self.fragments))
@@ -280,25 +312,42 @@ class _Content:
             self.fragments.clear()
             if text:
                 self.texts.append(text)
-                self.parts.append(text_part(text))
+                self.parts.append(text_part(text, self.citations))
+                self.citations = []
+
+    def keep_citations(self) -> None:
+        """At the step's end: put the citations no text followed on the
+        step's last text part, or on a text part of their own ("" text) in
+        a step without text."""
+        if not self.citations:
+            return
+        last = next((i for i in range(len(self.parts) - 1, -1, -1) if self.parts[i].text), None)
+        if last is None:
+            self.parts.append(text_part("", self.citations))
+        else:
+            part = self.parts[last]
+            self.parts[last] = text_part(part.text, (*part.citations, *self.citations))
+        self.citations = []
 
 
 def _finished(
     content: _Content, calls: list[ToolCall], finish: StreamPart, release: Callable[[], object]
 ) -> Step:
     """The step a ``step-finish`` part ended; a step that carried calls
-    finishes with ``tool-calls`` whatever it said (loop rule 3).
+    finishes with ``tool-calls`` whatever it said (loop rule 3), unless it
+    was cut off (``length``, ``content-filter``: its calls never run, loop
+    rule 2); a paused step with calls is a tool step (loop rule 15).
 
     Raises:
         ModelError: ``UPSTREAM``: a finish reason a step cannot have, or two
             calls with one id.
     """
     reason = finish.finish_reason
-    if reason not in (FinishReason.STOP, FinishReason.TOOL_CALLS, FinishReason.LENGTH):
+    if reason not in STEP_REASONS:
         raise ModelError(
             ErrorClass.UPSTREAM,
             message=f"the model finished a step with {reason.value if reason else None!r}; "
-            "a step ends with stop, tool-calls or length",
+            "a step ends with stop, tool-calls, length, content-filter or paused",
         )
     ids = [call.id for call in calls]
     twice = next((i for n, i in enumerate(ids) if i in ids[:n]), None)
@@ -308,7 +357,7 @@ def _finished(
             message=f"the model sent two tool calls with the id {twice!r} in one step; "
             "each call needs its own id",
         )
-    if calls and reason is FinishReason.STOP:
+    if calls and (reason is FinishReason.STOP or reason is FinishReason.PAUSED):
         finish = StreamPart.step_finish(FinishReason.TOOL_CALLS, finish.usage, finish.cache)
     return Step("".join(content.texts), content.parts, calls, tuple(content.reasoning), finish, release)
 

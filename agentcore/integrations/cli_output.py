@@ -8,15 +8,26 @@ starting with ``thinking: ``, dimmed with ANSI escapes when standard error is
 a terminal, plain when it is not or when ``NO_COLOR`` is set; a block with no
 visible text, redacted or encrypted by the provider, shows as ``thinking:
 (not shown by the provider)``), each tool call (``→ calculator({"expression":
-"6 * 7"})``), each tool result (``← 42``; shown on one line, long results
-cut), one line each time a history policy or the provider's own compaction
+"6 * 7"})``: the tool's name and ``(`` as soon as the model starts the
+call, the arguments once they are whole), each tool result (``← 42``;
+shown on one line, long results cut), one line each time a history policy or the provider's own compaction
 acted (``compaction: before step 12 · SlidingWindow removed 6 of 25
 messages · 9,120 → 6,480 tokens (estimated)``, :func:`compaction_text`;
 ``compaction: before step 12 · Summarize changed no message · usage: ...``
 when a policy's model call cost usage but changed nothing;
-``compaction: the provider compacted the context in step 12``), and a last
-line with the finish reason and the total usage (``finish: stop · usage:
-input 120, output 30, cache read 0, cache write 0``).
+``compaction: the provider compacted the context in step 12``), each
+server tool's call and result as the provider ran them (``server tool:
+web_search {"query": "..."}``, from :attr:`agentcore.ProviderItem.text`;
+further lines indented), a line when the provider paused its turn and the
+loop continues it (``paused: the provider paused its turn in step 2; it
+goes on``), a line when a step cut off by the output limit or the content
+filter left its tool calls unrun (``the step was cut off (content-filter):
+its tool calls did not run``), the sources the answer cited, after it (``sources:`` then one numbered line per
+source, each once: ``[1] Example Domain https://example.com/``,
+:func:`sources_text`), and a last line with the finish reason and the total
+usage (``finish: stop · usage: input 120, output 30, cache read 0, cache
+write 0``, then ``, web searches 2`` and the like for each server-tool
+count that is not 0).
 ``--hide-reasoning`` leaves the reasoning out (of ``--json`` too); the model
 still reasons (``--no-thinking`` asks it not to).
 
@@ -29,9 +40,18 @@ Lines) and nothing else there:
   "format", "origin", "provider_data"}}`` (one whole block, as
   :meth:`agentcore.Reasoning.to_dict` writes it: ``text`` always, the other
   fields when set)
+* ``{"kind": "tool-call-delta", "tool_call": {"id", "name", "input"}}``
+  (``input``: the next fragment of the call's arguments, as the model
+  writes them; the whole ``tool-call`` follows)
 * ``{"kind": "tool-call", "tool_call": {"id", "name", "input"}}`` (``input``
   is the arguments' JSON text, as the model sent it; ``provider_data`` and
   ``origin`` are added when set)
+* ``{"kind": "citation", "citation": {"url", "title", "cited_text", "type",
+  "data"}}`` (a source the text around it cites; a field that is "" is left
+  out)
+* ``{"kind": "provider-item", "provider_item": {"type", "data", "format",
+  "origin", "text"}}`` (a server tool's call or result, or a compaction
+  block, as the provider sent it)
 * ``{"kind": "tool-result", "tool_result": {"tool_call_id", "name",
   "content", "is_error"}}`` (and ``files``, a description of each file, when
   the tool returned files)
@@ -48,8 +68,10 @@ Lines) and nothing else there:
   or null}`` (the objects of :func:`agentcore.integrations.web.part_to_dict`)
 
 Usage dicts are ``{"input", "output", "cache_read", "cache_write"}`` token
-counts (normalized as design.md, "Usage", says). The TestModel notice and error lines
-still go to standard error.
+counts (normalized as design.md, "Usage", says), plus each server-tool count
+that is not 0 (``web_search_requests``, ``web_fetch_requests``,
+``code_execution_requests``, ``file_search_requests``). The TestModel notice
+and error lines still go to standard error.
 
 With ``--output-schema``, standard output carries only the validated answer
 (:func:`output_text`).
@@ -77,7 +99,16 @@ from agentcore.caching import CacheReport
 from agentcore.errors import AgentcoreError
 from agentcore.integrations.web import part_to_dict
 from agentcore.tools import ToolInputError, parse_arguments
-from agentcore.types import Compaction, StreamPart, StreamPartKind, ToolCall, ToolResult, Usage
+from agentcore.types import (
+    Citation,
+    Compaction,
+    FinishReason,
+    StreamPart,
+    StreamPartKind,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 
 _MAX_RESULT_CHARS = 300
 """Tool results longer than this are cut in the human-readable output."""
@@ -107,11 +138,41 @@ def write_line(stream: TextIO, text: str) -> None:
 
 
 def usage_text(usage: Usage) -> str:
-    """``input 120, output 30, cache read 0, cache write 0`` (token counts)."""
-    return (
+    """``input 120, output 30, cache read 0, cache write 0`` (token counts),
+    then each server-tool count that is not 0 (``, web searches 2``)."""
+    line = (
         f"input {usage.input}, output {usage.output}, "
         f"cache read {usage.cache_read}, cache write {usage.cache_write}"
     )
+    for label, count in (
+        ("web searches", usage.web_search_requests),
+        ("web fetches", usage.web_fetch_requests),
+        ("code executions", usage.code_execution_requests),
+        ("file searches", usage.file_search_requests),
+    ):
+        if count:
+            line += f", {label} {count}"
+    return line
+
+
+def sources_text(citations: list[Citation]) -> list[str]:
+    """The lines that list the sources ``citations`` name: ``sources:``,
+    then ``[1] Title https://url`` per source, numbered in the order first
+    cited, each once (a source is its URL, or its title when it has no URL:
+    a file or a document); a citation with neither is left out. No line for
+    no source."""
+    seen: dict[str, Citation] = {}
+    for citation in citations:
+        key = citation.url or citation.title
+        if key and key not in seen:
+            seen[key] = citation
+    if not seen:
+        return []
+    lines = ["sources:"]
+    for number, citation in enumerate(seen.values(), 1):
+        named = " ".join(one_line(field) for field in (citation.title, citation.url) if field)
+        lines.append(f"[{number}] {named}")
+    return lines
 
 
 def cache_text(step: int, usage: Usage, report: CacheReport | None) -> str | None:
@@ -224,13 +285,52 @@ class TextPrinter:
         self.streamed = False
         """Reasoning deltas were shown since the last reasoning part: that block is on screen."""
         self.steps = 0
+        self.citations: list[Citation] = []
+        """The run's citations, listed after the answer."""
+        self.call_open: str | None = None
+        """The id of the call whose line (``→ name(``) is open on ``err``,
+        waiting for its arguments."""
+        self.announced: set[str] = set()
+        """The ids of the step's calls whose name was shown from a ``tool-call-delta``."""
+        self.step_calls = 0
+        """The tool calls shown in the step being streamed."""
 
     def _break_line(self) -> None:
+        self._end_call()
         self._end_thinking()
         if self.mid_line:
             self.out.write("\n")
             self.out.flush()
             self.mid_line = False
+
+    def _end_call(self) -> None:
+        """Close a call's line left open for its arguments (something else came first)."""
+        if self.call_open is not None:
+            self.err.write("\n")
+            self.err.flush()
+            self.call_open = None
+
+    def _call_started(self, call: ToolCall) -> None:
+        """A call's first ``tool-call-delta``: show its name at once."""
+        if call.id in self.announced:
+            return
+        self.announced.add(call.id)
+        self._break_line()
+        self.err.write(f"→ {call.name}(")
+        self.err.flush()
+        self.call_open = call.id
+
+    def _call(self, call: ToolCall) -> None:
+        """A whole call: complete its open line, or write the line."""
+        self.step_calls += 1
+        line = call_text(call)
+        head = f"→ {call.name}("
+        if self.call_open == call.id and line.startswith(head):
+            self.call_open = None
+            write_line(self.err, line[len(head) :])
+            return
+        self._break_line()
+        write_line(self.err, line)
 
     def _end_thinking(self) -> None:
         if self.thinking:
@@ -251,6 +351,8 @@ class TextPrinter:
 
     def part(self, part: StreamPart) -> None:
         kind = part.kind
+        if self.call_open is not None and (part.tool_call is None or part.tool_call.id != self.call_open):
+            self._end_call()
         if kind is StreamPartKind.TEXT_DELTA:
             if part.text:
                 self._end_thinking()
@@ -260,9 +362,12 @@ class TextPrinter:
         elif kind in _REASONING_KINDS:
             if self.reasoning:
                 self._reasoning(part)
+        elif kind is StreamPartKind.TOOL_CALL_DELTA and part.tool_call is not None:
+            self._call_started(part.tool_call)
         elif kind is StreamPartKind.TOOL_CALL and part.tool_call is not None:
-            self._break_line()
-            write_line(self.err, call_text(part.tool_call))
+            self._call(part.tool_call)
+        elif kind is StreamPartKind.CITATION and part.citation is not None:
+            self.citations.append(part.citation)
         elif kind is StreamPartKind.TOOL_RESULT and part.tool_result is not None:
             self._break_line()
             write_line(self.err, result_text(part.tool_result))
@@ -270,24 +375,46 @@ class TextPrinter:
             self._break_line()
             write_line(self.err, compaction_text(self.steps + 1, part.compaction))
         elif kind is StreamPartKind.PROVIDER_ITEM and part.provider_item is not None:
-            if part.provider_item.type == "compaction":
+            item = part.provider_item
+            if item.type == "compaction":
                 self._break_line()
                 step = self.steps + 1
                 write_line(self.err, f"compaction: the provider compacted the context in step {step}")
+            elif item.text:  # a server tool's call or result, as the provider ran it
+                self._break_line()
+                first, *rest = item.text.splitlines() or [""]
+                write_line(self.err, "\n".join([f"server tool: {first}", *(f"  {line}" for line in rest)]))
         elif kind is StreamPartKind.STEP_FINISH:
             self._end_thinking()
             self.streamed = False
+            self.announced.clear()  # a later step may use the same ids
             self.steps += 1
+            cut = part.finish_reason
+            if cut is FinishReason.PAUSED:
+                self._break_line()
+                write_line(self.err, f"paused: the provider paused its turn in step {self.steps}; it goes on")
+            elif self.step_calls and cut in (FinishReason.LENGTH, FinishReason.CONTENT_FILTER):
+                assert cut is not None
+                self._break_line()
+                write_line(self.err, f"the step was cut off ({cut.value}): its tool calls did not run")
+            self.step_calls = 0
             line = cache_text(self.steps, part.usage, part.cache)
             if line is not None:
                 self._break_line()
                 write_line(self.err, line)
         elif kind is StreamPartKind.FINISH:
             self._break_line()
+            self._sources()
             reason = part.finish_reason.value if part.finish_reason else "?"
             write_line(self.err, f"finish: {reason} · usage: {usage_text(part.total_usage)}")
         elif kind is StreamPartKind.ERROR:
             self._break_line()
+            self._sources()
+
+    def _sources(self) -> None:
+        for line in sources_text(self.citations):
+            write_line(self.err, line)
+        self.citations = []
 
     def _reasoning(self, part: StreamPart) -> None:
         if part.kind is StreamPartKind.REASONING_DELTA:

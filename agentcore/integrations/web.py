@@ -88,6 +88,11 @@ Decisions:
   :class:`~agentcore.ModelError`, ``error_class`` (the :class:`ErrorClass`
   member's name in lower case, e.g. ``"rate_limited"``), ``status`` (the HTTP
   status) and ``retry_after`` (seconds); each is ``null`` when there is none.
+* Tool input as it streams (``tool-call-delta``, when the run asks for it)
+  and citations (``citation``) are forwarded as they come, so a page can
+  show a tool's name as soon as the model starts its call, and a source
+  beside the text it supports; the history keeps the citations on the text
+  (``Message.citations``), not the deltas.
 * Reasoning is forwarded like every other part: ``reasoning-delta`` events
   as the model thinks (what a page shows, folded), then one ``reasoning``
   event with the whole block as the history stores it (signature and
@@ -220,6 +225,13 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
                          ``format``, ``origin``, ``provider_data`` when set)
     ``tool-call``        ``tool_call``: ``{"id", "name", "input"}`` (input is JSON
                          text), plus ``provider_data`` and ``origin`` when set
+    ``tool-call-delta``  ``tool_call``: ``{"id", "name", "input"}``, ``input``
+                         the next fragment of the call's JSON arguments
+                         (``LoopOptions(stream_tool_input=True)`` only; the
+                         whole ``tool-call`` follows)
+    ``citation``         ``citation``: :meth:`Citation.to_dict` (``url``,
+                         ``title``, ``cited_text``, ``type``, ``data``, each
+                         when not ""): a source the text around it cites
     ``provider-item``    ``provider_item``: :meth:`ProviderItem.to_dict`
                          (``type``, ``data``, ``format``, ``origin``, and
                          ``text`` when set: a compaction summary)
@@ -243,7 +255,10 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
     ===================  ==================================================
 
     Usage objects are ``{"input", "output", "cache_read", "cache_write"}``
-    token counts (see :class:`~agentcore.Usage`); the error fields are
+    token counts, plus the server-tool counts (``web_search_requests``,
+    ``web_fetch_requests``, ``code_execution_requests``,
+    ``file_search_requests``) that are not 0 (see
+    :class:`~agentcore.Usage`); the error fields are
     :func:`error_to_dict` of the part's ``err``. A ``reasoning``,
     ``tool_call`` or ``provider_item`` object is the form
     :meth:`Message.to_dict` stores in a history, so ``Reasoning.from_dict`` /
@@ -263,9 +278,12 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
     elif kind is StreamPartKind.REASONING:
         assert part.reasoning is not None
         data["reasoning"] = part.reasoning.to_dict()
-    elif kind is StreamPartKind.TOOL_CALL:
+    elif kind is StreamPartKind.TOOL_CALL or kind is StreamPartKind.TOOL_CALL_DELTA:
         assert part.tool_call is not None
         data["tool_call"] = part.tool_call.to_dict()
+    elif kind is StreamPartKind.CITATION:
+        assert part.citation is not None
+        data["citation"] = part.citation.to_dict()
     elif kind is StreamPartKind.PROVIDER_ITEM:
         assert part.provider_item is not None
         data["provider_item"] = part.provider_item.to_dict()

@@ -48,7 +48,8 @@ from agentcore.integrations.mcp.mapping import result_content, tool_definition, 
 from agentcore.integrations.mcp.servers import Server, http_server, stdio_server
 from agentcore.integrations.mcp.session import Supervisor
 from agentcore.redaction import redact
-from agentcore.tools import Tool, ToolOutput, ToolSet
+from agentcore.server_tools import SERVER_TOOL_TYPES, ServerTool
+from agentcore.tools import Tool, ToolOutput, ToolSet, check_server_names
 from agentcore.types import TOOL_NAME_CHARACTERS, TOOL_NAME_LENGTH, ToolDefinition
 
 __all__ = [
@@ -321,7 +322,7 @@ class _Combined(ToolSet):
     """The union of several tool sets, read live from them."""
 
     def __init__(self, sources: list[ToolSet]) -> None:
-        super().__init__()
+        super().__init__([tool for source in sources for tool in source.server_tools])
         self._sources = sources
         self._union()
 
@@ -337,6 +338,7 @@ class _Combined(ToolSet):
                     )
                 tools[name] = tool
                 owners[name] = source
+        check_server_names(self.server_tools, tools)
         return tools
 
     def __getitem__(self, name: str) -> Tool:
@@ -366,21 +368,28 @@ def _origin(source: ToolSet, tool: Tool) -> str:
     return repr(tool)
 
 
-def combine(*sources: ToolSet | Tool | Iterable[Tool] | Mapping[str, Tool]) -> ToolSet:
-    """One tool set of several: MCP servers, function tools, tool sets.
+def combine(
+    *sources: ToolSet | Tool | ServerTool | Iterable[Tool | ServerTool] | Mapping[str, Tool | ServerTool],
+) -> ToolSet:
+    """One tool set of several: MCP servers, function tools, server tools
+    (:mod:`agentcore.server_tools`), tool sets.
 
     The result reads its sources live, so an :class:`MCPTools` among them
     still shows its server's current tools. Use it as ``LoopOptions(tools=...)``.
 
     Args:
         sources: each a :class:`ToolSet` (an :class:`MCPTools` included), a
-            single :class:`~agentcore.tools.Tool`, an iterable of tools or a
-            name -> tool mapping.
+            single :class:`~agentcore.tools.Tool` or server tool, an iterable
+            of them or a name -> tool mapping.
 
     Raises:
         ConfigError: two tools have the same name (the message names both and
-            where they come from), now or when it is read after a server's
-            tools changed; or a source is not a tool or tool set.
+            where they come from), or a tool has a server tool's name, now or
+            when it is read after a server's tools changed; or a source is not
+            a tool or tool set.
     """
-    sets = [s if isinstance(s, ToolSet) else ToolSet([s] if isinstance(s, Tool) else s) for s in sources]
+    sets = [
+        s if isinstance(s, ToolSet) else ToolSet([s] if isinstance(s, (Tool, *SERVER_TOOL_TYPES)) else s)
+        for s in sources
+    ]
     return _Combined(sets)

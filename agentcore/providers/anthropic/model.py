@@ -131,7 +131,8 @@ class AnthropicModel(Adapter):
         headers = with_betas(headers, beta_features(body))  # compaction, context editing
         policy = cache_policy(self._settings.merged(request.settings), self._model, body)
         prompt = self._digests.fingerprint(body.get("tools"), body.get("system"), request.messages, sent)
-        yield from self._stream(body, headers, StreamState(self._origin), prompt, policy, ctx)
+        state = StreamState(self._origin, stream_tool_input=request.stream_tool_input)
+        yield from self._stream(body, headers, state, prompt, policy, ctx)
 
     def _count_request(self, request: Request) -> tuple[str, dict[str, Any]]:
         """``POST /v1/messages/count_tokens``

@@ -61,6 +61,25 @@ Decisions:
   :func:`with_betas`). A compaction block read from this service goes back
   in place, unchanged (:func:`item_block`); one from elsewhere is left out,
   with a line at INFO.
+* Server tools (the server tools page,
+  https://platform.claude.com/docs/en/agents-and-tools/tool-use/server-tools;
+  the code execution page,
+  https://platform.claude.com/docs/en/agents-and-tools/tool-use/code-execution-tool;
+  :data:`WEB_SEARCH_DOCS`, :data:`WEB_FETCH_DOCS`; :func:`server_tool_entry`): ``Request.server_tools`` go
+  after the function tools as the API's own tool entries (web search, web
+  fetch, code execution), with the beta features the docs name for them in
+  ``anthropic-beta`` (:func:`beta_features`); ``FileSearch`` (no such tool
+  here) and a function tool named like a server tool are
+  :class:`ConfigError`. The server-tool blocks read from this service go
+  back in place, byte for byte (:func:`item_block`); a server tool's result
+  whose ``server_tool_use`` is not earlier in the same assistant turn is a
+  :class:`ConfigError` (:func:`check_server_results`). A history ending with
+  a paused assistant turn (``pause_turn``: server-tool blocks last) is sent
+  with that turn last, unchanged, thinking on or not: the API continues it
+  (:data:`agentcore.providers.anthropic.stream.STOP_REASONS_DOCS`). Code
+  execution's container (a :data:`~agentcore.providers.anthropic.stream.CONTAINER`
+  provider item) becomes the body's ``container`` while it has not expired
+  (:func:`container_id`).
 * Prompt caching (:data:`CACHE_DOCS`): automatic caching is on by
   default (``ModelSettings(cache=True)`` is the adapter's default setting; a
   loop sends its whole growing prefix every step), as the request-level
@@ -73,12 +92,14 @@ Decisions:
 
 from __future__ import annotations
 
+import datetime
 import functools
 import hashlib
 import json
 import logging
 import re
-from collections.abc import Mapping
+import time
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agentcore import caching
@@ -86,9 +107,16 @@ from agentcore.errors import ConfigError
 from agentcore.files import File
 from agentcore.history import check_history
 from agentcore.providers import attachments
-from agentcore.providers.anthropic.stream import COMPACTION, FORMAT
+from agentcore.providers.anthropic.stream import (
+    COMPACTION,
+    CONTAINER,
+    FORMAT,
+    SERVER_TOOL_USE,
+    is_server_block,
+)
 from agentcore.providers.history import arguments_object, log_foreign_items
 from agentcore.schema.signature import rewrite_schema
+from agentcore.server_tools import CodeExecution, FileSearch, ServerTool, WebFetch, WebSearch
 from agentcore.settings import ModelSettings, unsupported
 from agentcore.types import (
     ContentPart,
@@ -184,6 +212,25 @@ MIN_CACHEABLE_TOKENS = (
 """The minimum cacheable prompt length in tokens, by model (its id, or its id
 and a date): shorter prompts are processed without caching, even when marked
 (:data:`CACHE_DOCS`, "Cache limitations"). Models not listed: not known."""
+WEB_SEARCH_DOCS = "https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-search-tool"
+"""Anthropic's web search tool page."""
+WEB_FETCH_DOCS = "https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-fetch-tool"
+"""Anthropic's web fetch tool page."""
+WEB_SEARCH_TOOL = "web_search_20250305"
+"""The web search tool's type: the basic version, on every model that has web
+search (the later ``web_search_20260209`` and ``web_search_20260318`` add
+dynamic filtering on Claude 4.6 and later only; :data:`WEB_SEARCH_DOCS`)."""
+WEB_FETCH_TOOL = "web_fetch_20250910"
+"""The web fetch tool's type: the basic version, on every model that has web
+fetch (later versions add dynamic filtering on Claude 4.6 and later;
+:data:`WEB_FETCH_DOCS`)."""
+CODE_EXECUTION_TOOL = "code_execution_20250825"
+"""The code execution tool's type: Bash commands and file operations, on every
+model that has code execution (the code execution page)."""
+WEB_FETCH_BETA = "web-fetch-2025-09-10"
+"""The beta :data:`WEB_FETCH_TOOL` was introduced under (:data:`WEB_FETCH_DOCS`)."""
+CODE_EXECUTION_BETA = "code-execution-2025-08-25"
+"""The beta :data:`CODE_EXECUTION_TOOL` was introduced under (the code execution page)."""
 _THINKING_BLOCKS = ("thinking", "redacted_thinking")
 _TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]+")
 _NOT_IN_ID = re.compile(r"[^a-zA-Z0-9_-]")
@@ -232,13 +279,15 @@ def item_block(item: ProviderItem, origin: str) -> dict[str, Any] | None:
 
     A compaction block goes back unchanged, in the place it had in the
     assistant turn (before the text that followed it), on every later
-    request (the compaction page, "How compaction works"): the block this
-    adapter read from the same service (``format == "anthropic"`` and the
-    same ``origin``) is sent as its ``data`` holds it. Any other provider
-    item (another provider's, another endpoint's) is not sent: the API could
-    not read it.
+    request (the compaction page, "How compaction works"); so do server-tool
+    calls and results (the server tools page: the assistant content goes
+    back as it came, ids included): the block this adapter read from the same
+    service (``format == "anthropic"`` and the same ``origin``) is sent as
+    its ``data`` holds it. A container item is no block (see
+    :func:`container_id`). Any other provider item (another provider's,
+    another endpoint's) is not sent: the API could not read it.
     """
-    if item.format != FORMAT or item.origin != origin:
+    if item.format != FORMAT or item.origin != origin or item.type == CONTAINER:
         return None
     block: dict[str, Any] = json.loads(item.data)
     return block
@@ -351,8 +400,11 @@ def _messages(
     sent: list[list[dict[str, Any]]] = []
     last: dict[str, Any] | None = None
     log_foreign_items(messages, FORMAT, origin)
+    calls: set[object] = set()  # the server_tool_use ids of the assistant turn so far
     for index, message in enumerate(messages):
         role = "assistant" if message.role is Role.ASSISTANT else "user"
+        if role == "user":
+            calls = set()
         blocks: list[dict[str, Any]] = []
         for part in message.content:
             if part.kind is ContentPartKind.CACHE_POINT:
@@ -365,6 +417,7 @@ def _messages(
                 continue
             block = _block(part, index, origin)
             if block is not None:
+                check_server_results(block, calls, index)
                 blocks.append(block)
                 if block["type"] not in _THINKING_BLOCKS:
                     last = block
@@ -382,6 +435,141 @@ def _messages(
             blocks.sort(key=lambda b: b["type"] != "tool_result")
         turns.append({"role": role, "content": blocks})
     return turns, sent
+
+
+def check_server_results(block: Mapping[str, Any], calls: set[object], index: int) -> None:
+    """Check one block of an assistant turn going out: a ``server_tool_use``
+    adds its id to ``calls`` (the turn's so far); a server tool's result
+    (``*_tool_result``) must answer one of them, as the API requires
+    (the server tools page: a result block follows its call in the same
+    assistant content; the API answers 400 ``invalid_request_error``
+    otherwise).
+
+    Raises:
+        ConfigError: a result whose ``tool_use_id`` no earlier
+            ``server_tool_use`` of the turn has, naming ``messages[index]``.
+    """
+    kind = block.get("type")
+    if not is_server_block(kind):
+        return
+    if kind == SERVER_TOOL_USE:
+        calls.add(block.get("id"))
+        return
+    if block.get("tool_use_id") not in calls:
+        raise ConfigError(
+            f"messages[{index}] holds a {kind} block for the server tool call {block.get('tool_use_id')!r}, "
+            f"but no server_tool_use with that id comes before it in its assistant turn; {_API} refuses "
+            "a server tool's result without its call: keep the call's provider item before it"
+        )
+
+
+def server_tool_entry(tool: ServerTool) -> dict[str, Any]:
+    """The ``tools`` entry of a server tool.
+
+    * :class:`~agentcore.server_tools.WebSearch`: ``{"type":
+      "web_search_20250305", "name": "web_search"}`` with ``max_uses``,
+      ``allowed_domains``, ``blocked_domains`` and ``user_location``
+      (``{"type": "approximate", "city", "region", "country", "timezone"}``,
+      the fields set) when set (:data:`WEB_SEARCH_DOCS`).
+    * :class:`~agentcore.server_tools.WebFetch`: ``{"type":
+      "web_fetch_20250910", "name": "web_fetch"}`` with ``max_uses`` and
+      ``allowed_domains`` when set (:data:`WEB_FETCH_DOCS`).
+    * :class:`~agentcore.server_tools.CodeExecution`: ``{"type":
+      "code_execution_20250825", "name": "code_execution"}`` (the code execution page).
+
+    Raises:
+        ConfigError: a :class:`~agentcore.server_tools.FileSearch` (the API
+            has no file search over vector stores).
+    """
+    entry: dict[str, Any]
+    if isinstance(tool, WebSearch):
+        entry = {"type": WEB_SEARCH_TOOL, "name": tool.name}
+        _limits(entry, tool.max_uses, tool.allowed_domains)
+        if tool.blocked_domains is not None:
+            entry["blocked_domains"] = list(tool.blocked_domains)
+        if tool.user_location is not None:
+            entry["user_location"] = {"type": "approximate", **tool.user_location.fields()}
+    elif isinstance(tool, WebFetch):
+        entry = {"type": WEB_FETCH_TOOL, "name": tool.name}
+        _limits(entry, tool.max_uses, tool.allowed_domains)
+    elif isinstance(tool, CodeExecution):
+        entry = {"type": CODE_EXECUTION_TOOL, "name": tool.name}
+    elif isinstance(tool, FileSearch):
+        raise ConfigError(
+            f"FileSearch ({tool.name}) is not a tool of {_API}: AnthropicModel cannot search vector stores; "
+            "remove it, or use OpenAIResponsesModel"
+        )
+    else:  # the ServerTool union is closed; a new class must be mapped here
+        raise ConfigError(f"{type(tool).__name__} is not a server tool AnthropicModel knows")
+    return entry
+
+
+def _limits(entry: dict[str, Any], max_uses: int | None, allowed: Iterable[str] | None) -> None:
+    if max_uses is not None:
+        entry["max_uses"] = max_uses
+    if allowed is not None:
+        entry["allowed_domains"] = list(allowed)
+
+
+def _tool_entries(request: Request) -> list[dict[str, Any]]:
+    """The function tools' entries, then the server tools'.
+
+    Raises:
+        ConfigError: a function tool named like a server tool of the request
+            (the model could not tell them apart), and as :func:`server_tool_entry`.
+    """
+    tools = []
+    for tool in request.tools:
+        entry: dict[str, Any] = {"name": tool.name}
+        if tool.description:
+            entry["description"] = tool.description
+        entry["input_schema"] = json.loads(tool.input_schema)
+        tools.append(entry)
+    names = {tool.name for tool in request.tools}
+    for server_tool in request.server_tools:
+        if server_tool.name in names:
+            raise ConfigError(
+                f"the function tool {server_tool.name!r} has the name of the server tool "
+                f"{type(server_tool).__name__}; rename the function tool"
+            )
+        tools.append(server_tool_entry(server_tool))
+    return tools
+
+
+def container_id(messages: Iterable[Message], origin: str, now: float) -> str | None:
+    """The id of code execution's container to reuse, or None.
+
+    The last :data:`~agentcore.providers.anthropic.stream.CONTAINER` provider
+    item of the history read from this service (``format == "anthropic"``,
+    the same ``origin``) whose ``expires_at`` is after ``now`` (seconds since
+    the epoch; an ``expires_at`` that is absent or not an ISO 8601 time
+    counts as not expired). Sending its id as ``container`` reuses the
+    sandbox and the files it holds (the code execution page, "Reuse
+    containers"); an expired one would be refused, so a new one is made.
+    """
+    found: str | None = None
+    for message in messages:
+        for item in message.provider_items:
+            if item.type != CONTAINER or item.format != FORMAT or item.origin != origin:
+                continue
+            container = json.loads(item.data)
+            expires = container.get("expires_at")
+            if isinstance(expires, str):
+                try:
+                    moment = datetime.datetime.fromisoformat(expires.replace("Z", "+00:00"))
+                except ValueError:
+                    moment = None
+                if moment is not None and moment.tzinfo is not None and moment.timestamp() <= now:
+                    continue
+            if isinstance(container.get("id"), str):
+                found = container["id"]
+    return found
+
+
+def _paused(turns: list[dict[str, Any]]) -> bool:
+    """Whether the last turn is an assistant turn holding server-tool blocks:
+    a paused turn sent back to be continued, not a prefill."""
+    return turns[-1]["role"] == "assistant" and any(is_server_block(b["type"]) for b in turns[-1]["content"])
 
 
 def _continues_turn_without_thinking(turns: list[dict[str, Any]]) -> bool:
@@ -531,18 +719,30 @@ def beta_features(body: Mapping[str, Any]) -> list[str]:
     its messages (the compaction page), :data:`CONTEXT_EDITING_BETA` for
     any other ``context_management`` edit (the context editing page).
     Without them the API refuses the body ("context_management: Extra inputs
-    are not permitted")."""
+    are not permitted"). :data:`WEB_FETCH_BETA` for a web fetch tool or a
+    ``web_fetch_tool_result`` block, :data:`CODE_EXECUTION_BETA` for a code
+    execution tool, a code execution result block or a ``container``: the
+    betas these tool versions were introduced under (:data:`WEB_FETCH_DOCS`,
+    the code execution page); the API accepts them now they are generally
+    available, so a body that needs them always names them."""
     management = body.get("context_management")
     edits = management.get("edits", []) if isinstance(management, Mapping) else []
     kinds = {edit.get("type") for edit in edits if isinstance(edit, Mapping)}
-    compaction = COMPACTION_EDIT in kinds or any(
-        isinstance(block, Mapping) and block.get("type") == COMPACTION
+    blocks = {
+        str(block.get("type"))
         for turn in body.get("messages", [])
         for block in turn["content"]
-    )
-    features = [COMPACTION_BETA] if compaction else []
+        if isinstance(block, Mapping)
+    }
+    tools = {str(tool.get("type")) for tool in body.get("tools", []) if isinstance(tool, Mapping)}
+    features = [COMPACTION_BETA] if COMPACTION_EDIT in kinds or COMPACTION in blocks else []
     if kinds - {COMPACTION_EDIT}:
         features.append(CONTEXT_EDITING_BETA)
+    if WEB_FETCH_TOOL in tools or "web_fetch_tool_result" in blocks:
+        features.append(WEB_FETCH_BETA)
+    code = CODE_EXECUTION_TOOL in tools or "container" in body
+    if code or any(kind.endswith("code_execution_tool_result") for kind in blocks):
+        features.append(CODE_EXECUTION_BETA)
     return features
 
 
@@ -736,6 +936,7 @@ def request_body(
     sent: list[Any] | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     interleaved: bool = False,
+    now: float | None = None,
 ) -> dict[str, Any]:
     """The JSON body of a streaming ``POST /v1/messages``.
 
@@ -784,6 +985,15 @@ def request_body(
             objects as in the body; for :func:`agentcore.providers.digests.fingerprint`).
         max_tokens: the cap used when ``request.max_output_tokens`` is None.
         interleaved: the request carries the ``interleaved-thinking`` beta.
+        now: the time a container's expiry is compared with, in seconds
+            since the epoch (:func:`container_id`); None for the clock's.
+
+    Server tools (``request.server_tools``) follow the function tools
+    (:func:`server_tool_entry`); with code execution asked for, the
+    history's container goes as ``container`` (:func:`container_id`). A
+    history ending with a paused assistant turn (server-tool blocks in its
+    last turn) goes with that turn last, unchanged: it is not a prefill, so
+    thinking may be on.
 
     Returns:
         A JSON-ready dict with ``stream: true``.
@@ -795,7 +1005,9 @@ def request_body(
             :func:`agentcore.history.check_history`; no messages; a
             user or tool message with nothing to send; an assistant message
             last, a prefill, while thinking is on; a file part outside a user
-            message; a file the API refuses, see :func:`file_json`), or
+            message; a file the API refuses, see :func:`file_json`; a server
+            tool's result without its call, see :func:`check_server_results`),
+            server tools it does not have (see :func:`server_tool_entry`) or
             settings it would refuse (see :func:`settings_fields`).
     """
     check_history(request.messages)
@@ -811,22 +1023,21 @@ def request_body(
     if sent is not None:
         sent.extend(blocks)
     body["messages"] = turns
-    if request.tools:
-        tools = []
-        for tool in request.tools:
-            entry: dict[str, Any] = {"name": tool.name}
-            if tool.description:
-                entry["description"] = tool.description
-            entry["input_schema"] = json.loads(tool.input_schema)
-            tools.append(entry)
+    tools = _tool_entries(request)
+    if tools:
         if merged.cache_tools:
             tools[-1]["cache_control"] = cache
         body["tools"] = tools
+    if any(isinstance(tool, CodeExecution) for tool in request.server_tools):
+        container = container_id(request.messages, origin, time.time() if now is None else now)
+        if container is not None:
+            body["container"] = container
     if merged.cache:
         body["cache_control"] = cache
     fields = settings_fields(merged, request.tools, cap, interleaved=interleaved)
     thinking = fields.get("thinking")
-    if thinking is not None and thinking["type"] != "disabled" and turns[-1]["role"] == "assistant":
+    prefill = turns[-1]["role"] == "assistant" and not _paused(turns)
+    if thinking is not None and thinking["type"] != "disabled" and prefill:
         raise ConfigError(
             f"messages[{len(request.messages) - 1}] is an assistant message last (a prefill), which "
             f"{_API} refuses while thinking is on; end with a user message or turn thinking off"

@@ -28,8 +28,35 @@ Decisions:
   reasoning part holds the block byte for byte: ``text`` (``thinking``, ""
   when the display is omitted), ``signature``, ``data`` (a redacted block's),
   ``format="anthropic"`` and the adapter's ``origin``. Blank tool input is
-  ``"{}"``. Server-side blocks (``server_tool_use``, ``mcp_tool_use``,
-  results) and unknown blocks, deltas and events are passed over.
+  ``"{}"``. MCP connector blocks (``mcp_tool_use``, ``mcp_tool_result``) and
+  unknown blocks, deltas and events are passed over.
+* Server tools (:data:`SERVER_TOOLS_DOCS`): a ``server_tool_use`` block and
+  each server tool's result block (a ``*_tool_result`` type other than
+  ``tool_result`` and ``mcp_tool_result``: ``web_search_tool_result``,
+  ``web_fetch_tool_result``, ``code_execution_tool_result``,
+  ``bash_code_execution_tool_result``, ``text_editor_code_execution_tool_result``
+  ...) become one ``provider-item`` part each at its ``content_block_stop``:
+  a :class:`ProviderItem` whose ``type`` is the block's, whose ``data`` is
+  the block as the API wants it back (every field as it came, ``caller``
+  included; a call's ``input`` streamed as ``input_json_delta`` fragments is
+  the object they join to, or the one ``content_block_start`` held) and
+  whose ``text`` is :func:`server_item_text`. They are never answer text nor
+  tool calls. A server block that never stopped is emitted at the step's end
+  when its input is whole JSON, else dropped (the API could not take it back).
+* Code execution's container (``message_delta.container`` ``{id,
+  expires_at}``, :data:`CODE_EXECUTION_DOCS`) becomes a ``provider-item``
+  part of type :data:`CONTAINER` whose ``data`` is that object: the request
+  mapping sends its id as the next request's ``container`` so the sandbox
+  and its files are reused.
+* Citations (:data:`CITATIONS_DOCS`): each ``citations_delta`` of a text
+  block, and each entry of a whole text block's ``citations``, is one
+  ``citation`` part (:func:`citation_from`), before the text it supports.
+* ``stream_tool_input``: :class:`StreamState` emits one ``tool-call-delta``
+  part per ``input_json_delta`` fragment of a client ``tool_use`` block; the
+  fragments joined are exactly the ``tool-call`` part's ``input`` (leading
+  blank fragments are held back until text comes, and a call whose input
+  stayed blank gets its ``"{}"`` (or its start input) as one delta at its
+  stop).
 * Compaction (:data:`COMPACTION_DOCS`): a ``compaction`` block (its
   ``content`` null at ``content_block_start``, the whole summary in one
   ``compaction_delta``; in a whole message, the summary as its ``content``)
@@ -86,7 +113,7 @@ from agentcore.errors import ErrorClass, ModelError, classify_status
 from agentcore.providers import fields
 from agentcore.transport.errors import error_fields, looks_like_context_length
 from agentcore.transport.sse import Event
-from agentcore.types import FinishReason, ProviderItem, Reasoning, StreamPart, ToolCall, Usage
+from agentcore.types import Citation, FinishReason, ProviderItem, Reasoning, StreamPart, ToolCall, Usage
 
 FORMAT = "anthropic"
 """``Reasoning.format`` (and ``ProviderItem.format``) of what this wire format produces."""
@@ -96,6 +123,81 @@ CONTEXT_EDITING_DOCS = "https://platform.claude.com/docs/en/build-with-claude/co
 """Anthropic's context editing page: clearing tool uses and thinking, ``applied_edits``."""
 COMPACTION = "compaction"
 """The type of a compaction block (and of the ``ProviderItem`` that holds one)."""
+SERVER_TOOLS_DOCS = "https://platform.claude.com/docs/en/agents-and-tools/tool-use/server-tools"
+"""Anthropic's server tools page: ``server_tool_use`` blocks, their results, ``pause_turn``."""
+CODE_EXECUTION_DOCS = "https://platform.claude.com/docs/en/agents-and-tools/tool-use/code-execution-tool"
+"""Anthropic's code execution page: its tool, result blocks and container."""
+CITATIONS_DOCS = "https://platform.claude.com/docs/en/build-with-claude/citations"
+"""Anthropic's citations page: citation types, ``citations_delta``."""
+STOP_REASONS_DOCS = "https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons"
+"""Anthropic's stop reasons page (``pause_turn``, ``refusal``)."""
+SERVER_TOOL_USE = "server_tool_use"
+"""The type of a server tool's call block."""
+CONTAINER = "container"
+"""The type of the ``ProviderItem`` holding code execution's container ``{id, expires_at}``."""
+_CLIENT_RESULTS = frozenset({"tool_result", "mcp_tool_result"})
+
+
+def is_server_block(kind: object) -> bool:
+    """Whether a content block of type ``kind`` is a server tool's call or
+    result (module docstring): ``server_tool_use``, or a ``*_tool_result``
+    other than the client's ``tool_result`` and MCP's ``mcp_tool_result``."""
+    if not isinstance(kind, str):
+        return False
+    return kind == SERVER_TOOL_USE or (kind.endswith("_tool_result") and kind not in _CLIENT_RESULTS)
+
+
+def server_item_text(block: Mapping[str, Any]) -> str:
+    """The readable ``text`` of a server block's :class:`ProviderItem`.
+
+    A call: the tool's name and its input as JSON (``web_search {"query":
+    "..."}``). A result: the URLs a web search found (one a line), the URL a
+    web fetch read, a code run's ``stdout`` then ``stderr``, an error's
+    ``error_code``; "" for anything else.
+    """
+    if block.get("type") == SERVER_TOOL_USE:
+        return f"{block.get('name', '')} {json.dumps(block.get('input', {}), ensure_ascii=False)}"
+    content = block.get("content")
+    if isinstance(content, list):
+        urls = [entry.get("url") for entry in content if isinstance(entry, Mapping)]
+        return "\n".join(url for url in urls if isinstance(url, str))
+    if not isinstance(content, Mapping):
+        return ""
+    if isinstance(content.get("error_code"), str):
+        return f"error: {content['error_code']}"
+    if isinstance(content.get("url"), str):
+        return str(content["url"])
+    outputs = [content.get(name) for name in ("stdout", "stderr")]
+    return "\n".join(text for text in outputs if isinstance(text, str) and text)
+
+
+def citation_from(value: object, field: str) -> Citation:
+    """A :class:`Citation` from an Anthropic citation object (:data:`CITATIONS_DOCS`).
+
+    ``web_search_result_location``: ``url``, ``title``, ``cited_text``; the
+    document locations (``char_location``, ``page_location``,
+    ``content_block_location``): ``title`` is the ``document_title``; any
+    other type the same way by those field names. ``type`` is the
+    citation's, ``data`` its compact JSON text.
+
+    Raises:
+        ModelError: ``UPSTREAM``, ``value`` is not an object or a field of it
+            is not a string.
+    """
+    if not isinstance(value, Mapping):
+        raise fields.wrong_shape(field, value, "an object")
+    where = f" (in {field})"
+    title = fields.text(value, "title", "title" + where) or fields.text(
+        value, "document_title", "document_title" + where
+    )
+    return Citation(
+        url=fields.text(value, "url", "url" + where),
+        title=title,
+        cited_text=fields.text(value, "cited_text", "cited_text" + where),
+        type=fields.text(value, "type", "type" + where),
+        data=json.dumps(value, ensure_ascii=False, separators=(",", ":")),
+    )
+
 
 _log = logging.getLogger("agentcore.providers.anthropic")
 
@@ -104,8 +206,8 @@ _log = logging.getLogger("agentcore.providers.anthropic")
 _STOP_REASONS = {
     "end_turn": FinishReason.STOP,
     "stop_sequence": FinishReason.STOP,
-    "pause_turn": FinishReason.STOP,
-    "refusal": FinishReason.STOP,
+    "pause_turn": FinishReason.PAUSED,
+    "refusal": FinishReason.CONTENT_FILTER,
     "tool_use": FinishReason.TOOL_CALLS,
     "max_tokens": FinishReason.LENGTH,
     "model_context_window_exceeded": FinishReason.LENGTH,
@@ -116,12 +218,12 @@ def map_finish_reason(reason: str | None) -> FinishReason:
     """Map an Anthropic ``stop_reason`` onto a :class:`FinishReason`.
 
     ``end_turn`` and ``stop_sequence`` -> ``stop``; ``tool_use`` ->
-    ``tool-calls``; ``max_tokens`` -> ``length``. Decided here:
+    ``tool-calls``; ``max_tokens`` -> ``length``; ``pause_turn`` (a server
+    tool loop reached its iteration limit: send the assistant content back to
+    continue, :data:`STOP_REASONS_DOCS`) -> ``paused``; ``refusal`` ->
+    ``content-filter`` (the refusal text stays the answer). Decided here:
     ``model_context_window_exceeded`` (output cut off by the context window)
-    -> ``length``; ``pause_turn`` (a server tool loop paused; nothing for the
-    client to run) -> ``stop``; ``refusal`` -> ``stop`` (:class:`FinishReason`
-    has no content-filter reason; the refusal text is the answer); None or unknown ->
-    ``stop``.
+    -> ``length``; None or unknown -> ``stop``.
     """
     return _STOP_REASONS.get(reason or "", FinishReason.STOP)
 
@@ -129,6 +231,10 @@ def map_finish_reason(reason: str | None) -> FinishReason:
 # --- usage ------------------------------------------------------------------
 
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+_SERVER_COUNTS = ("web_search_requests", "web_fetch_requests")
+"""The counts of ``usage.server_tool_use`` (the web search and web fetch pages, "Usage")."""
+CODE_RUNS = "code_execution_runs"
+"""The snapshot key of the code execution results a step held (counted, not reported)."""
 
 
 def merge_usage(snapshot: Mapping[str, int], usage: object, field: str = "usage") -> dict[str, int]:
@@ -150,6 +256,10 @@ def merge_usage(snapshot: Mapping[str, int], usage: object, field: str = "usage"
     model's entry (``advisor_message``, ``fallback_message``) counts another
     model's tokens, which :class:`Usage` does not mix with this one's.
 
+    Server tools: ``usage.server_tool_use.web_search_requests`` and
+    ``web_fetch_requests`` are read the same way (cumulative, the latest
+    wins; the web search and web fetch pages, "Usage and pricing").
+
     Args:
         snapshot: the counts so far.
         usage: the decoded ``usage`` value.
@@ -169,6 +279,11 @@ def merge_usage(snapshot: Mapping[str, int], usage: object, field: str = "usage"
         if isinstance(entry, Mapping) and entry.get("type") == "compaction":
             for name, value in _counts(entry, f"{field}.iterations[{position}]").items():
                 reported[name] = reported.get(name, 0) + value
+    server = fields.mapping(usage, "server_tool_use", f"{field}.server_tool_use")
+    for name in _SERVER_COUNTS:
+        count = fields.token_count(server, name, f"{field}.server_tool_use.{name}")
+        if count is not None:
+            reported[name] = count
     merged.update(reported)
     return merged
 
@@ -190,6 +305,10 @@ def usage_from(snapshot: Mapping[str, int]) -> Usage:
     ``input_tokens`` excludes cache reads and writes),
     ``cache_read = cache_read_input_tokens``,
     ``cache_write = cache_creation_input_tokens``, ``output = output_tokens``;
+    ``web_search_requests`` and ``web_fetch_requests`` from
+    ``usage.server_tool_use``; ``code_execution_requests`` is the number of
+    code execution result blocks the step held (the API reports no count:
+    code execution is billed by container time, :data:`CODE_EXECUTION_DOCS`);
     absent fields count as 0.
     """
     cache_read = snapshot.get("cache_read_input_tokens", 0)
@@ -198,6 +317,9 @@ def usage_from(snapshot: Mapping[str, int]) -> Usage:
         output=snapshot.get("output_tokens", 0),
         cache_read=cache_read,
         cache_write=snapshot.get("cache_creation_input_tokens", 0),
+        web_search_requests=snapshot.get("web_search_requests", 0),
+        web_fetch_requests=snapshot.get("web_fetch_requests", 0),
+        code_execution_requests=snapshot.get(CODE_RUNS, 0),
     )
 
 
@@ -260,13 +382,33 @@ def _index(payload: dict[str, Any]) -> object:
 
 
 class _ToolBlock:
-    def __init__(self, call_id: str, name: str, initial: Mapping[str, Any]) -> None:
+    """A client ``tool_use`` block: its input's fragments as they came; with
+    ``deltas``, the ``tool-call-delta`` parts they make (module docstring)."""
+
+    def __init__(self, call_id: str, name: str, initial: Mapping[str, Any], deltas: bool = False) -> None:
         self.call_id = call_id
         self.name = name
         self.initial = initial
         self.fragments: list[str] = []
+        self.deltas = deltas
+        self.streamed = False
+        """A ``tool-call-delta`` part went out (the fragments so far were not all blank)."""
 
-    def part(self, _origin: str) -> StreamPart:
+    def add(self, fragment: str) -> list[StreamPart]:
+        """Keep the next fragment; its ``tool-call-delta`` part, if any."""
+        self.fragments.append(fragment)
+        if not self.deltas or not fragment:
+            return []
+        if not self.streamed:
+            so_far = "".join(self.fragments)
+            if not so_far.strip():
+                return []  # held back: a blank input becomes "{}" at the stop
+            self.streamed = True
+            fragment = so_far
+        return [StreamPart.tool_call_delta(self.call_id, self.name, fragment)]
+
+    def parts(self, _origin: str) -> list[StreamPart]:
+        """The ``tool-call`` part, after the one delta of an input that stayed blank."""
         text = "".join(self.fragments)
         if not text.strip():
             try:
@@ -274,7 +416,37 @@ class _ToolBlock:
             except RecursionError as exc:  # decoded from the event, so only depth can fail
                 message = "a tool call's input in the stream is nested too deeply to keep"
                 raise ModelError(ErrorClass.UPSTREAM, err=exc, message=message) from exc
-        return StreamPart.tool_call_event(ToolCall(id=self.call_id, name=self.name, input=text))
+        call = StreamPart.tool_call_event(ToolCall(id=self.call_id, name=self.name, input=text))
+        if self.deltas and not self.streamed:
+            return [StreamPart.tool_call_delta(self.call_id, self.name, text), call]
+        return [call]
+
+
+class _ServerBlock:
+    """A server tool's call or result block: the block as it started, and a
+    call's ``input_json_delta`` fragments."""
+
+    def __init__(self, start: Mapping[str, Any]) -> None:
+        self.start = start
+        self.fragments: list[str] = []
+
+    def parts(self, origin: str) -> list[StreamPart]:
+        """The block's ``provider-item`` part; none when its streamed input is
+        not a whole JSON object (cut off: the API could not take it back)."""
+        block = dict(self.start)
+        text = "".join(self.fragments)
+        if text.strip():
+            try:
+                value = json.loads(text)
+            except (ValueError, RecursionError):
+                value = None
+            if not isinstance(value, dict):
+                _log.info("agentcore: a %s block whose input was cut off is left out", block.get("type"))
+                return []
+            block["input"] = value
+        data = json.dumps(block, ensure_ascii=False, separators=(",", ":"))
+        item = ProviderItem(str(block["type"]), data, FORMAT, origin, server_item_text(block))
+        return [StreamPart.provider_item_event(item)]
 
 
 class _ThinkingBlock:
@@ -363,13 +535,16 @@ class StreamState:
 
     Args:
         origin: the service the stream comes from (``Reasoning.origin`` of
-            the reasoning parts).
+            the reasoning parts, ``ProviderItem.origin`` of the provider items).
+        stream_tool_input: emit ``tool-call-delta`` parts as client tool
+            calls' input streams (``Request.stream_tool_input``).
     """
 
-    def __init__(self, origin: str = "") -> None:
+    def __init__(self, origin: str = "", *, stream_tool_input: bool = False) -> None:
         self._origin = origin
+        self._deltas = stream_tool_input
         self._usage: dict[str, int] = {}
-        self._open: dict[object, _ToolBlock | _ThinkingBlock | _CompactionBlock] = {}
+        self._open: dict[object, _ToolBlock | _ThinkingBlock | _CompactionBlock | _ServerBlock] = {}
         """Blocks started and not stopped yet, by index, in the order they started."""
         self._message: object = _NO_MESSAGE
         self._calls = 0
@@ -430,17 +605,18 @@ class StreamState:
             )
         self._finished = True
         reason = map_finish_reason(self._stop_reason)
+        cut = reason in (FinishReason.LENGTH, FinishReason.CONTENT_FILTER)
         parts: list[StreamPart] = []
         for block in self._open.values():  # blocks that never stopped
-            if isinstance(block, _CompactionBlock):
+            if isinstance(block, (_CompactionBlock, _ServerBlock)):
                 parts += block.parts(self._origin)
             elif isinstance(block, _ThinkingBlock):
                 parts.append(block.part(self._origin))
-            elif reason is not FinishReason.LENGTH:  # a call cut off by the limit is dropped
+            elif not cut:  # a call cut off by the limit or a refusal is dropped
                 self._calls += 1
-                parts.append(block.part(self._origin))
+                parts += block.parts(self._origin)
         self._open.clear()
-        if self._calls and reason is not FinishReason.LENGTH:
+        if self._calls and not cut:
             reason = FinishReason.TOOL_CALLS
         elif reason is FinishReason.TOOL_CALLS:
             reason = FinishReason.STOP  # tool_use without any client tool call
@@ -477,7 +653,8 @@ class StreamState:
             self._stop(fields.text(delta, "stop_reason", "delta.stop_reason (in message_delta)"))
             self._usage = merge_usage(self._usage, payload.get("usage"), "usage (in message_delta)")
             self._edited(_applied_edits(payload, "in message_delta"))
-        elif kind == "message_stop":
+            return self._container(delta, "delta.container (in message_delta)")
+        if kind == "message_stop":
             self.complete = self.done = True
         return []
 
@@ -509,7 +686,16 @@ class StreamState:
             parts += self._block_start(index, block)
             parts += self._block_stop(index)
         self._stop(fields.text(start, "stop_reason", "message.stop_reason (in message_start)"))
-        return parts
+        return parts + self._container(start, "message.container (in message_start)")
+
+    def _container(self, holder: Mapping[str, Any], field: str) -> list[StreamPart]:
+        """The ``provider-item`` part of code execution's container, when
+        ``holder`` names one with an ``id`` (:data:`CONTAINER`)."""
+        container = fields.mapping(holder, "container", field)
+        if not fields.text(container, "id", f"{field}.id"):
+            return []
+        data = json.dumps(container, ensure_ascii=False, separators=(",", ":"))
+        return [StreamPart.provider_item_event(ProviderItem(CONTAINER, data, FORMAT, self._origin))]
 
     @property
     def edited(self) -> str:
@@ -534,7 +720,11 @@ class StreamState:
         where = f" (in a {kind} content block)"
         if kind == "text":
             text = fields.text(block, "text", "text" + where)
-            return [StreamPart.text_delta(text)] if text else []
+            cited = [
+                StreamPart.citation_event(citation_from(value, f"citations[{position}]{where}"))
+                for position, value in enumerate(fields.array(block, "citations", "citations" + where))
+            ]
+            return [*cited, StreamPart.text_delta(text)] if text else cited
         if kind == "thinking":
             text = fields.text(block, "thinking", "thinking" + where)
             self._open[index] = _ThinkingBlock(text, fields.text(block, "signature", "signature" + where), "")
@@ -548,8 +738,11 @@ class StreamState:
             if not isinstance(call_id, str) or not call_id:
                 call_id = f"toolu_agentcore_{next(self._ids)}"
             name = fields.text(block, "name", "name" + where)
-            self._open[index] = _ToolBlock(call_id, name, fields.mapping(block, "input", "input" + where))
-        return []  # server tools, unknown blocks: passed over
+            initial = fields.mapping(block, "input", "input" + where)
+            self._open[index] = _ToolBlock(call_id, name, initial, self._deltas)
+        elif is_server_block(kind):
+            self._open[index] = _ServerBlock(block)
+        return []  # MCP connector blocks, unknown blocks: passed over
 
     def _block_delta(self, index: object, delta: Mapping[str, Any]) -> list[StreamPart]:
         kind = delta.get("type")
@@ -557,8 +750,13 @@ class StreamState:
         if kind == "text_delta":
             text = fields.text(delta, "text", "text" + where)
             return [StreamPart.text_delta(text)] if text else []
+        if kind == "citations_delta":
+            return [StreamPart.citation_event(citation_from(delta.get("citation"), "citation" + where))]
         block = self._open.get(index)
         if isinstance(block, _ToolBlock):
+            if kind == "input_json_delta":
+                return block.add(fields.text(delta, "partial_json", "partial_json" + where))
+        elif isinstance(block, _ServerBlock):
             if kind == "input_json_delta":
                 block.fragments.append(fields.text(delta, "partial_json", "partial_json" + where))
         elif isinstance(block, _ThinkingBlock):
@@ -573,14 +771,19 @@ class StreamState:
             content = fields.text(delta, "content", "content" + where)
             if content:
                 block.contents.append(content)
-        return []  # citations, unknown deltas
+        return []  # unknown deltas
 
     def _block_stop(self, index: object) -> list[StreamPart]:
         block = self._open.pop(index, None)
         if block is None:
             return []
+        if isinstance(block, _ServerBlock):
+            if "code_execution_tool_result" in str(block.start.get("type")):
+                self._usage[CODE_RUNS] = self._usage.get(CODE_RUNS, 0) + 1
+            return block.parts(self._origin)
         if isinstance(block, _CompactionBlock):
             return block.parts(self._origin)
         if isinstance(block, _ToolBlock):
             self._calls += 1
+            return block.parts(self._origin)
         return [block.part(self._origin)]

@@ -2,8 +2,9 @@
 and the Responses API (:mod:`agentcore.providers.openai.responses`), share:
 the base URL and the key's header, prompt caching (both cache automatically,
 under the same rules and fields), the structured-output schema, the usage
-counts under their two sets of names, and the errors reported inside a
-stream.
+counts under their two sets of names, the errors reported inside a
+stream, and a tool call's arguments streamed as ``tool-call-delta`` parts
+(:class:`InputDeltas`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from agentcore.errors import ErrorClass, ModelError, classify_status
 from agentcore.providers import fields
 from agentcore.settings import ModelSettings
 from agentcore.transport.errors import error_fields, looks_like_context_length
-from agentcore.types import OutputSchema, Usage
+from agentcore.types import OutputSchema, StreamPart, Usage
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """OpenAI's API root; each API appends its path (``/chat/completions``, ``/responses``)."""
@@ -199,6 +200,60 @@ def json_schema_format(output: OutputSchema) -> dict[str, Any]:
 
 
 # --- the stream -------------------------------------------------------------------
+
+
+class InputDeltas:
+    """The ``tool-call-delta`` parts of one client tool call
+    (``Request.stream_tool_input``), whose fragments joined are exactly the
+    call's final arguments (``tool_call.input`` of its ``tool-call`` part).
+
+    Each argument fragment the server streams is passed on as it comes
+    (:meth:`add`), with two exceptions that keep the join exact where the
+    adapter's final reading differs from the plain join of the fragments:
+    leading whitespace is held back until the first fragment that is not
+    whitespace (arguments that are only whitespace are read as ``"{}"``),
+    and once :meth:`stop` is called (a Chat Completions server that repeats
+    the whole arguments in a later fragment: the final reading may take
+    that snapshot instead) nothing more is passed on live. When the call
+    completes, :meth:`rest` gives what the final arguments hold beyond the
+    fragments passed on. Should the final arguments not start with them (a
+    server whose done arguments contradict its deltas; no recorded stream
+    does), nothing more is sent: the ``tool-call`` part is what counts.
+    """
+
+    __slots__ = ("_held", "_sent", "stopped")
+
+    def __init__(self) -> None:
+        self._sent: list[str] = []
+        self._held = ""
+        self.stopped = False
+        """No fragment is passed on live any more (:meth:`stop`)."""
+
+    def add(self, call_id: str, name: str, fragment: str) -> list[StreamPart]:
+        """The part for the next ``fragment`` of the call ``call_id`` to
+        ``name`` ([] while held back, or after :meth:`stop`)."""
+        if self.stopped or not fragment:
+            return []
+        if not self._sent and not (self._held + fragment).strip():
+            self._held += fragment
+            return []
+        text, self._held = self._held + fragment, ""
+        self._sent.append(text)
+        return [StreamPart.tool_call_delta(call_id, name, text)]
+
+    def stop(self) -> None:
+        """Pass nothing more on live; :meth:`rest` sends the rest at the end."""
+        self.stopped = True
+
+    def rest(self, call_id: str, name: str, final: str) -> list[StreamPart]:
+        """The part carrying what ``final`` (the call's arguments as its
+        ``tool-call`` part holds them) adds to the fragments passed on; []
+        when nothing is missing (or ``final`` does not start with them)."""
+        sent = "".join(self._sent)
+        if len(final) <= len(sent) or not final.startswith(sent):
+            return []
+        self._sent.append(final[len(sent) :])
+        return [StreamPart.tool_call_delta(call_id, name, self._sent[-1])]
 
 
 def synthesize_id() -> str:

@@ -115,13 +115,15 @@ class OpenAIChatModel(Adapter):
 
         Yields:
             ``text-delta`` and ``reasoning-delta`` parts as they arrive, a
-            ``reasoning`` part where each reasoning block ends, then the
-            step's ``tool-call`` parts in index order and exactly one
-            ``step-finish``.
+            ``reasoning`` part where each reasoning block ends,
+            ``tool-call-delta`` parts as the tool calls' arguments stream
+            (when ``request.stream_tool_input``), then the step's
+            ``tool-call`` parts in index order (each after the last of its
+            deltas) and exactly one ``step-finish``.
 
         Raises:
-            ConfigError: before any HTTP call, a history or a setting the
-                server would refuse
+            ConfigError: before any HTTP call, a server tool (the API has
+                none), a history or a setting the server would refuse
                 (:func:`agentcore.providers.openai.chat.request.request_body`).
             ModelError: a non-200 status, an error inside the stream, a
                 transport failure, or a stream cut before the step completed.
@@ -132,7 +134,7 @@ class OpenAIChatModel(Adapter):
         system = body["messages"][0] if request.system else None
         prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
         policy = cache_policy(self._settings.merged(request.settings), self._origin)
-        state = StreamState(self._origin)
+        state = StreamState(self._origin, tool_input=request.stream_tool_input)
         yield from self._stream(body, self._request_headers(request), state, prompt, policy, ctx)
 
     def _count_request(self, request: Request) -> None:

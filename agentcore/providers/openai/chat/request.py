@@ -96,6 +96,11 @@ are dropped there; signatures and encrypted data never travel to another
 origin. Tool-call ``provider_data`` goes back only to its origin, and only
 the ``extra_content`` this adapter wrote.
 
+Provider items (an Anthropic compaction or server-tool block, a Responses
+compaction or hosted-tool item) have no place in the API: they are left out,
+with a line at INFO. Server tools (``Request.server_tools``) are a
+``ConfigError`` (:func:`check_server_tools`).
+
 Settings: :func:`settings_fields` maps :class:`agentcore.ModelSettings`;
 ``thinking`` has no field in OpenAI's API, so it follows the convention of
 the servers that have one (``thinking: {"type": "enabled" | "disabled"}``,
@@ -114,7 +119,7 @@ from agentcore.files import File
 from agentcore.history import check_history
 from agentcore.memo import MessageMemo
 from agentcore.providers import attachments
-from agentcore.providers.history import arguments_object, marked_error
+from agentcore.providers.history import arguments_object, log_foreign_items, marked_error
 from agentcore.providers.openai.chat.stream import (
     MISTRAL_THINKING,
     REASONING,
@@ -123,6 +128,7 @@ from agentcore.providers.openai.chat.stream import (
     REASONING_FORMATS,
 )
 from agentcore.providers.openai.shared import OPENAI_ORIGIN, cache_fields, json_schema_format
+from agentcore.server_tools import ServerTool
 from agentcore.settings import TOOL_CHOICES, ModelSettings, unsupported
 from agentcore.types import (
     ContentPartKind,
@@ -135,6 +141,29 @@ from agentcore.types import (
     ToolDefinition,
     ToolResult,
 )
+
+FORMAT = "openai-chat"
+"""What this adapter would name its own provider items: it has none, so every
+provider item in a history is another API's (:func:`agentcore.providers.history.log_foreign_items`)."""
+
+
+def check_server_tools(tools: Sequence[ServerTool]) -> None:
+    """Raise :class:`ConfigError` for any server tool: Chat Completions has
+    no tool the provider runs (its ``tools`` are function tools only,
+    https://platform.openai.com/docs/api-reference/chat/create; OpenAI's web
+    search there is the ``web_search_options`` field of its search models,
+    https://developers.openai.com/api/docs/guides/tools-web-search, which
+    ``extra_body`` can send). The error names the first tool and
+    ``OpenAIChatModel``; use ``OpenAIResponsesModel`` for hosted tools.
+    """
+    if tools:
+        tool = tools[0]
+        raise ConfigError(
+            f"{type(tool).__name__} ({tool.name}): OpenAIChatModel cannot ask for a server tool, the Chat "
+            "Completions API has none; use OpenAIResponsesModel (web search, file search, code execution) "
+            "or AnthropicModel"
+        )
+
 
 SYSTEM_ROLES = ("system", "developer")
 """Roles the system prompt can be sent as (newer OpenAI models prefer ``developer``)."""
@@ -400,10 +429,15 @@ def _assistant_json(message: Message, index: int, dialect: str, origin: str) -> 
 def _message_json(message: Message, index: int, dialect: str, origin: str) -> list[dict[str, Any]]:
     """One history message as Chat Completions messages: a ``tool`` message per
     result (whatever the role), then the user or assistant message. Text in a
-    ``tool``-role message has no place in the API and is left out."""
+    ``tool``-role message has no place in the API and is left out, and so is
+    an assistant message whose only content is provider items (another
+    API's, as an Anthropic turn paused before any text holds): nothing of it
+    is left to send."""
     out = [_result_json(result) for result in message.tool_results]
     if message.role is Role.ASSISTANT:
-        out.append(_assistant_json(message, index, dialect, origin))
+        entry = _assistant_json(message, index, dialect, origin)
+        if entry.keys() != {"role", "content"} or entry["content"] or not message.provider_items:
+            out.append(entry)  # else it held only another API's items: nothing of it is left to send
     elif message.role is Role.USER and message.files:
         content = [{"type": "text", "text": message.text}] if message.text else []
         content += [file_json(file, attachments.place(index)) for file in message.files]
@@ -638,9 +672,11 @@ def request_body(
             refuse (:func:`agentcore.history.check_history`,
             naming the message; or this adapter's ``provider_data`` edited
             into something that is not its JSON; a file part outside a user
-            message, or a file :func:`file_json` refuses), or a setting it
-            cannot send (:func:`settings_fields`).
+            message, or a file :func:`file_json` refuses), a setting it
+            cannot send (:func:`settings_fields`), or a server tool
+            (:func:`check_server_tools`).
     """
+    check_server_tools(request.server_tools)
     check_history(request.messages)
     attachments.check_places(request.messages)
     dialect = reasoning_dialect(origin, request.messages, reasoning_format)
@@ -651,6 +687,7 @@ def request_body(
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": system_role, "content": request.system})
+    log_foreign_items(request.messages, FORMAT, origin)
     held: list[dict[str, Any]] = []  # tool results' files: sent after the step's last tool message
     known = memo.find(request.messages, (dialect, origin)) if memo is not None else ()
     fresh: list[tuple[object, tuple[list[dict[str, Any]], list[dict[str, Any]]]]] = []

@@ -128,7 +128,7 @@ from typing import Any
 
 from agentcore.errors import ErrorClass, ModelError
 from agentcore.providers import fields
-from agentcore.providers.openai.shared import error_event, synthesize_id, token_usage
+from agentcore.providers.openai.shared import InputDeltas, error_event, synthesize_id, token_usage
 from agentcore.transport.sse import DONE, Event
 from agentcore.types import FinishReason, Reasoning, StreamPart, ToolCall, Usage
 
@@ -156,12 +156,13 @@ def map_finish_reason(raw: str | None, has_tool_calls: bool) -> FinishReason:
 
     Documented values (OpenAI API reference, chat completion chunk):
     ``stop`` -> stop, ``tool_calls`` and the legacy ``function_call`` ->
-    tool-calls, ``length`` -> length, ``content_filter`` -> stop (the output
-    was cut by the provider's filter; there is no better reason in the
-    contract, and the text so far is the answer). ``max_tokens`` and
+    tool-calls, ``length`` -> length, ``content_filter`` -> content-filter
+    (the provider's filter cut the output; the text so far is still the
+    answer). ``max_tokens`` and
     ``tool_use`` (Anthropic's words, passed through by some gateways) count as
     length and tool-calls. Any assembled tool call makes it tool-calls, except
-    after ``length``, since servers say ``stop`` or ``eos`` while sending calls
+    after ``length`` or ``content_filter`` (a cut call is not run), since
+    servers say ``stop`` or ``eos`` while sending calls
     (design.md, fault 10). Unknown values (vLLM's ``eos``, ``abort``), or none
     at all, give tool-calls or stop by the content. ``"error"`` never reaches this
     function: :class:`StreamState` raises on it.
@@ -173,6 +174,8 @@ def map_finish_reason(raw: str | None, has_tool_calls: bool) -> FinishReason:
     reason = (raw or "").lower()
     if reason in _LENGTH_REASONS:
         return FinishReason.LENGTH
+    if reason == "content_filter":
+        return FinishReason.CONTENT_FILTER
     if has_tool_calls or reason in _TOOL_REASONS:
         return FinishReason.TOOL_CALLS
     return FinishReason.STOP
@@ -312,12 +315,26 @@ def _is_json(text: str) -> bool:
 class _CallBuilder:
     """One tool call being assembled from its fragments."""
 
-    __slots__ = ("extra", "fragments", "id", "index", "name", "resolved_len", "snapshot_from")
+    __slots__ = (
+        "deltas",
+        "extra",
+        "fragments",
+        "id",
+        "index",
+        "name",
+        "resolved_len",
+        "shown",
+        "snapshot_from",
+    )
 
     def __init__(self, index: int) -> None:
         self.index = index
         self.id = ""
         self.name = ""
+        self.deltas = InputDeltas()
+        """Its ``tool-call-delta`` parts (``tool_input`` only)."""
+        self.shown = 0
+        """How many of ``fragments`` were given to ``deltas``."""
         self.extra: Mapping[str, Any] | None = None
         """Gemini's ``extra_content`` object, as sent on the call's fragments."""
         self.fragments: list[str] = []
@@ -335,6 +352,7 @@ class _CallBuilder:
         ):
             self.snapshot_from = len(self.fragments)
             self.resolved_len = 0
+            self.deltas.stop()  # the final reading may be this snapshot: the rest comes at the end
         self.fragments.append(fragment)
         self.resolved_len += len(fragment)
 
@@ -403,12 +421,25 @@ class StreamState:
         new_id: makes an id for a tool call the server sent without one
             (default :func:`agentcore.providers.openai.shared.synthesize_id`);
             injected by tests.
+        tool_input: emit ``tool-call-delta`` parts as each tool call's
+            arguments stream (``Request.stream_tool_input``): a call's
+            fragments are passed on as they come once its id and name are
+            known (OpenAI sends both in the call's first fragment, the
+            arguments after them by ``index``, parallel calls interleaved),
+            and what its final arguments hold beyond them comes at the end,
+            before its ``tool-call`` part
+            (:class:`agentcore.providers.openai.shared.InputDeltas`). A call
+            whose id the server left out or gave another call too gets its
+            id only at the end, so its arguments come in one part then.
 
     Only choice 0 is read (agentcore never asks for ``n`` > 1).
     """
 
-    def __init__(self, origin: str = "", *, new_id: Callable[[], str] = synthesize_id) -> None:
+    def __init__(
+        self, origin: str = "", *, new_id: Callable[[], str] = synthesize_id, tool_input: bool = False
+    ) -> None:
         self._new_id = new_id
+        self._tool_input = tool_input
         self._origin = origin
         self._block: _Block | None = None
         """The reasoning block being streamed, until text, a tool call or the end closes it."""
@@ -572,7 +603,9 @@ class StreamState:
             if not isinstance(fragment, Mapping):
                 raise fields.wrong_shape(f"{_DELTA}tool_calls[{position}]", fragment, "an object")
             self._close(parts)
-            self._add_fragment(fragment, _index_of(fragment.get("index"), position))
+            call = self._add_fragment(fragment, _index_of(fragment.get("index"), position))
+            if self._tool_input:
+                self._show(call, parts)
         legacy = fields.mapping(delta, "function_call", _DELTA + "function_call")
         if legacy:  # the pre-tools "functions" API: one call
             self._close(parts)
@@ -612,7 +645,18 @@ class StreamState:
             parts.append(StreamPart.reasoning_event(self._block.reasoning(self._origin)))
             self._block = None
 
-    def _add_fragment(self, fragment: Mapping[str, Any], index: int) -> None:
+    def _show(self, call: _CallBuilder, parts: list[StreamPart]) -> None:
+        """Add the ``tool-call-delta`` parts of the call's fragments not
+        shown yet, once its id and name are known and its id is its own."""
+        if not (call.id and call.name):
+            return
+        if any(other.id == call.id for other in self._calls if other is not call):
+            return
+        for fragment in call.fragments[call.shown :]:
+            parts += call.deltas.add(call.id, call.name, fragment)
+        call.shown = len(call.fragments)
+
+    def _add_fragment(self, fragment: Mapping[str, Any], index: int) -> _CallBuilder:
         function = fields.mapping(fragment, "function", _DELTA + "tool_calls[].function")
         call_id = _text(fragment.get("id"))
         call = self._by_index.get(index)
@@ -631,6 +675,7 @@ class StreamState:
         arguments = _arguments_text(function.get("arguments"))
         if arguments:
             call.add(arguments)
+        return call
 
     def tool_calls(self) -> list[ToolCall]:
         """The calls assembled so far, in index order (then arrival order).
@@ -639,18 +684,22 @@ class StreamState:
         already has (servers that name every call ``call_0``), are
         synthesized once and then kept.
         """
+        return [call for _, call in self._assembled()]
+
+    def _assembled(self) -> list[tuple[_CallBuilder, ToolCall]]:
+        """Each call's builder and its :class:`ToolCall` (:meth:`tool_calls`)."""
         ordered = sorted(enumerate(self._calls), key=lambda item: (item[1].index, item[0]))
-        result = []
+        result: list[tuple[_CallBuilder, ToolCall]] = []
         seen: set[str] = set()
         for _, call in ordered:
             if not call.id or call.id in seen:
                 call.id = self._new_id()
             seen.add(call.id)
             if call.extra is None:
-                result.append(ToolCall(id=call.id, name=call.name, input=call.arguments()))
+                result.append((call, ToolCall(id=call.id, name=call.name, input=call.arguments())))
                 continue
             data = json.dumps({"extra_content": call.extra}, ensure_ascii=False, separators=(",", ":"))
-            result.append(ToolCall(call.id, call.name, call.arguments(), data, self._origin))
+            result.append((call, ToolCall(call.id, call.name, call.arguments(), data, self._origin)))
         return result
 
     def finish(self) -> list[StreamPart]:
@@ -670,7 +719,8 @@ class StreamState:
                 ErrorClass.TRANSIENT,
                 message="the stream ended before the step completed (no finish_reason and no [DONE])",
             )
-        calls = self.tool_calls()
+        assembled = self._assembled()
+        calls = [call for _, call in assembled]
         if self.finish_reason is None and not calls and not self._answered:
             raise ModelError(
                 ErrorClass.TRANSIENT,
@@ -678,7 +728,10 @@ class StreamState:
             )
         parts: list[StreamPart] = []
         self._close(parts)
-        parts.extend(StreamPart.tool_call_event(call) for call in calls)
+        for builder, call in assembled:
+            if self._tool_input:
+                parts += builder.deltas.rest(call.id, call.name, call.input)
+            parts.append(StreamPart.tool_call_event(call))
         reason = map_finish_reason(self.finish_reason, bool(calls))
         parts.append(StreamPart.step_finish(reason, self.usage))
         return parts

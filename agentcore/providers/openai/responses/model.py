@@ -152,13 +152,21 @@ class OpenAIResponsesModel(Adapter):
 
         Yields:
             ``text-delta`` and ``reasoning-delta`` parts as they arrive, a
-            ``reasoning`` part as each reasoning item completes and a
-            ``tool-call`` part as each function call completes (in the
-            model's order), then exactly one ``step-finish``.
+            ``citation`` part as each text annotation arrives, a
+            ``reasoning`` part as each reasoning item completes, a
+            ``provider-item`` part as each hosted tool's item (web search,
+            file search, code interpreter) or compaction item completes and
+            a ``tool-call`` part as each function call completes (after its
+            ``tool-call-delta`` parts when ``request.stream_tool_input``),
+            in the model's order, then exactly one ``step-finish`` (its
+            usage counts the hosted tools' calls).
 
         Raises:
             ConfigError: before any HTTP call, for a request the API refuses
-                (:func:`agentcore.providers.openai.responses.request.request_body`).
+                (:func:`agentcore.providers.openai.responses.request.request_body`),
+                a server tool it does not have among them
+                (:func:`agentcore.providers.openai.responses.request.server_tool_json`:
+                ``WebFetch``, ``WebSearch.max_uses``, ``WebSearch.blocked_domains``).
             ModelError: a non-200 status, an ``error`` event or
                 ``response.failed``, a transport failure, or a stream cut
                 before the response completed.
@@ -171,7 +179,7 @@ class OpenAIResponsesModel(Adapter):
             system = body["input"][0]  # the developer message comes first
         prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
         policy = cache_policy(self._settings.merged(request.settings), self._origin)
-        state = StreamState(self._origin, stored=self._server_state)
+        state = StreamState(self._origin, stored=self._server_state, tool_input=request.stream_tool_input)
         yield from self._stream(body, self._request_headers(request), state, prompt, policy, ctx)
 
     def compact(

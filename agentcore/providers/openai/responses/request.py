@@ -25,7 +25,11 @@ The request (https://platform.openai.com/docs/api-reference/responses/create):
   items, ``function_call`` and ``function_call_output`` items paired by
   ``call_id`` (https://platform.openai.com/docs/guides/function-calling).
 * Tools are function tools, ``strict`` when the schema qualifies as written
-  (:func:`agentcore.providers.openai.shared.strict_schema`).
+  (:func:`agentcore.providers.openai.shared.strict_schema`), then the hosted
+  tools ``Request.server_tools`` asks for (:func:`server_tool_json`); their
+  ``web_search_call``, ``file_search_call`` and ``code_interpreter_call``
+  items go back in place, unchanged, to the server that made them
+  (:func:`item_json`).
 * Files (:func:`file_json`): images as ``input_image``, other documents as
   ``input_file``, in user messages and in ``function_call_output`` items.
 * Compaction (the compaction guide,
@@ -50,6 +54,7 @@ from agentcore.providers import attachments
 from agentcore.providers.history import log_foreign_items, marked_error
 from agentcore.providers.openai.responses.stream import FORMAT
 from agentcore.providers.openai.shared import cache_fields, json_schema_format, strict_schema
+from agentcore.server_tools import CodeExecution, FileSearch, ServerTool, WebSearch
 from agentcore.settings import ModelSettings, unsupported
 from agentcore.types import (
     Message,
@@ -120,6 +125,97 @@ def _tool_json(tool: ToolDefinition) -> dict[str, Any]:
     entry["parameters"] = schema
     entry["strict"] = strict_schema(schema)
     return entry
+
+
+ADAPTER = "OpenAIResponsesModel"
+"""The adapter named in the errors of the server-tool mapping."""
+WEB_SEARCH_DOCS = "https://developers.openai.com/api/docs/guides/tools-web-search"
+"""OpenAI's web search guide: the ``web_search`` tool, ``filters.allowed_domains``
+(up to 100 domains), ``user_location`` (``type: "approximate"``, ``city``,
+``region``, ``country``, ``timezone``), the ``web_search_call`` item and its
+``action.sources``."""
+CODE_INTERPRETER_DOCS = "https://developers.openai.com/api/docs/guides/tools-code-interpreter"
+"""OpenAI's code interpreter guide: the ``code_interpreter`` tool and its
+``container`` (``{"type": "auto"}``: a container made or reused for the
+request), the ``code_interpreter_call`` item."""
+FILE_SEARCH_DOCS = "https://developers.openai.com/api/docs/guides/tools-file-search"
+"""OpenAI's file search guide: the ``file_search`` tool (``vector_store_ids``,
+``max_num_results``), the ``file_search_call`` item."""
+SERVER_TOOL_INCLUDES: dict[type[Any], str] = {
+    WebSearch: "web_search_call.action.sources",
+    CodeExecution: "code_interpreter_call.outputs",
+}
+"""The ``include`` entry asked for with each hosted tool
+(https://platform.openai.com/docs/api-reference/responses/create, ``include``):
+a web search's sources (the URLs it read, kept on the item for the reader)
+and what the code printed (the outputs go back with the item, so the model
+still sees them in later steps of a stateless conversation). A file
+search's ``file_search_call.results`` is not asked for: the passages found
+are long, and would be billed again as input at every later step; the
+citations name the files."""
+
+
+def server_tool_json(tool: ServerTool) -> dict[str, Any]:
+    """The ``tools`` entry of a hosted tool, for ``Request.server_tools``.
+
+    * :class:`~agentcore.server_tools.WebSearch` -> ``{"type": "web_search"}``
+      with ``filters: {"allowed_domains": [...]}`` and ``user_location:
+      {"type": "approximate", city, region, country, timezone}`` when set
+      (:data:`WEB_SEARCH_DOCS`). The tool has no limit on the number of
+      searches and no blocked domains: ``max_uses`` and ``blocked_domains``
+      are a :class:`ConfigError`.
+    * :class:`~agentcore.server_tools.CodeExecution` -> ``{"type":
+      "code_interpreter", "container": {"type": "auto"}}``
+      (:data:`CODE_INTERPRETER_DOCS`).
+    * :class:`~agentcore.server_tools.FileSearch` -> ``{"type":
+      "file_search", "vector_store_ids": [...]}``, with ``max_num_results``
+      when set (:data:`FILE_SEARCH_DOCS`).
+    * :class:`~agentcore.server_tools.WebFetch`: the Responses API has no
+      such tool (its hosted tools, in the API reference's ``tools``: web
+      search, file search, code interpreter, computer use, image generation,
+      remote MCP): a :class:`ConfigError`.
+
+    Raises:
+        ConfigError: a tool or a field the API does not have, naming it and
+            :data:`ADAPTER`.
+    """
+    if isinstance(tool, WebSearch):
+        for field in ("max_uses", "blocked_domains"):
+            if getattr(tool, field) is not None:
+                raise ConfigError(
+                    f"WebSearch.{field} has no field in the Responses API's web_search tool "
+                    f"({WEB_SEARCH_DOCS}): {ADAPTER} cannot send it; leave it None"
+                )
+        entry: dict[str, Any] = {"type": "web_search"}
+        if tool.allowed_domains is not None:
+            entry["filters"] = {"allowed_domains": list(tool.allowed_domains)}
+        if tool.user_location is not None:
+            entry["user_location"] = {"type": "approximate", **tool.user_location.fields()}
+        return entry
+    if isinstance(tool, CodeExecution):
+        return {"type": "code_interpreter", "container": {"type": "auto"}}
+    if isinstance(tool, FileSearch):
+        entry = {"type": "file_search", "vector_store_ids": list(tool.vector_store_ids)}
+        if tool.max_num_results is not None:
+            entry["max_num_results"] = tool.max_num_results
+        return entry
+    raise ConfigError(
+        f"{type(tool).__name__} ({tool.name}): the Responses API has no such hosted tool, so {ADAPTER} "
+        "cannot ask for it (it has web_search, file_search and code_interpreter: WebSearch, FileSearch, "
+        "CodeExecution)"
+    )
+
+
+def _check_tool_names(request: Request) -> None:
+    """A function tool named as a hosted tool the request asks for is a
+    :class:`ConfigError`: the model and the history could not tell them apart."""
+    names = {tool.name for tool in request.tools}
+    for tool in request.server_tools:
+        if tool.name in names:
+            raise ConfigError(
+                f"the function tool {tool.name!r} has the name of the server tool {type(tool).__name__}; "
+                "rename the function tool"
+            )
 
 
 # --- settings -------------------------------------------------------------------
@@ -267,6 +363,12 @@ def item_json(item: ProviderItem, origin: str) -> dict[str, Any] | None:
     it: its ``id`` and ``encrypted_content`` unchanged (the compaction guide,
     "stateless input-array chaining"); only the server that made it can read
     it, so an item of another ``format`` or ``origin`` is not sent.
+
+    A hosted tool's ``web_search_call``, ``file_search_call`` or
+    ``code_interpreter_call`` item goes back the same way: in place, with
+    its ``id`` and every field as the server sent them (the API takes these
+    output items as input items, by id, in the API reference's ``input``;
+    the client never sends an output of its own for them).
     """
     if item.format != FORMAT or item.origin != origin:
         return None
@@ -386,13 +488,16 @@ def request_body(
       item ids of the calls after it in that message (the API refuses a call
       item whose reasoning is missing). A reasoning item with nothing after
       it in its message (a response cut while reasoning) is left out too.
-    * A provider item (a ``compaction`` item) goes back in place, unchanged,
-      to the ``format`` and ``origin`` that made it (:func:`item_json`);
-      another's is left out, with a line at INFO.
+    * A provider item (a ``compaction`` item, a hosted tool's call item)
+      goes back in place, unchanged, to the ``format`` and ``origin`` that
+      made it (:func:`item_json`); another's (an Anthropic server-tool
+      block) is left out, with a line at INFO.
     * With ``server_state``, when the history holds the id of a response the
       server stored (:func:`chain_point`), ``previous_response_id`` names it
       and only the messages after it are sent.
-    * ``tools``: function tools, ``strict`` per :func:`strict_schema`;
+    * ``tools``: function tools, ``strict`` per :func:`strict_schema`, then
+      the hosted tools of ``request.server_tools`` (:func:`server_tool_json`),
+      each adding its ``include`` entry (:data:`SERVER_TOOL_INCLUDES`);
       ``request.output`` as ``text: {"format": {"type": "json_schema",
       ...}}`` (:func:`json_schema_format`);
       ``max_output_tokens`` when ``request.max_output_tokens`` is set;
@@ -427,13 +532,17 @@ def request_body(
             :func:`agentcore.history.check_history`; a file part
             outside a user message; a file :func:`file_json` refuses), a setting the
             API does not take (:func:`check_settings`), a ``tool_choice``
-            naming a tool the request does not hold, or ``provider_data``
-            that is not the JSON this adapter wrote.
+            naming a tool the request does not hold, ``provider_data``
+            that is not the JSON this adapter wrote, a server tool the API
+            does not have (:func:`server_tool_json`), or a function tool
+            named as a server tool of the request.
     """
     settings = (settings or ModelSettings()).merged(request.settings)
     check_history(request.messages)
     attachments.check_places(request.messages)
     check_settings(settings, reasoning=reasoning)
+    hosted = [server_tool_json(tool) for tool in request.server_tools]
+    _check_tool_names(request)
     messages: Sequence[Message] = request.messages
     body: dict[str, Any] = {"model": model_id, "stream": True, "store": server_state}
     start = 0
@@ -457,8 +566,13 @@ def request_body(
     if sent is not None:
         sent.extend(per_message)
     body["input"] = items
+    include = [ENCRYPTED_CONTENT] if reasoning else []
+    for tool in request.server_tools:
+        if type(tool) in SERVER_TOOL_INCLUDES:
+            include.append(SERVER_TOOL_INCLUDES[type(tool)])
+    if include:
+        body["include"] = include
     if reasoning:
-        body["include"] = [ENCRYPTED_CONTENT]
         config: dict[str, Any] = {}
         if settings.reasoning_effort is not None:
             config["effort"] = settings.reasoning_effort
@@ -466,8 +580,8 @@ def request_body(
             config["summary"] = reasoning_summary
         if config:
             body["reasoning"] = config
-    if request.tools:
-        body["tools"] = [_tool_json(tool) for tool in request.tools]
+    if request.tools or hosted:
+        body["tools"] = [_tool_json(tool) for tool in request.tools] + hosted
     if request.output is not None:
         body["text"] = {"format": {"type": "json_schema", **json_schema_format(request.output)}}
     if request.max_output_tokens:

@@ -35,9 +35,35 @@ servers do, read as follows:
   brought, in output order. Parts come in the order the items completed:
   OpenRouter completes a raw-reasoning item after the message that follows
   it, so there the reasoning lands after the text.
-* Only ``function_call`` items are tool calls: built-in tool items (web
-  search, file search, code interpreter, MCP, image generation) and other
-  client tool kinds (custom tools, shell, apply-patch) are passed over.
+* Only ``function_call`` items are tool calls. With ``tool_input`` (the
+  request's ``stream_tool_input``) each ``function_call_arguments.delta``
+  is also a ``tool-call-delta`` part, with the ``call_id`` and ``name`` of
+  the call's ``output_item.added`` item, and what the final arguments add
+  to the deltas comes in one more before the ``tool-call`` part
+  (:class:`agentcore.providers.openai.shared.InputDeltas`: the fragments
+  joined are the call's input).
+* The hosted tools' items (:data:`SERVER_TOOL_ITEMS`: ``web_search_call``,
+  ``file_search_call``, ``code_interpreter_call``) become ``provider-item``
+  parts where they complete, as compaction items do (below): the done item,
+  byte for byte as the API wants it back, and a readable ``text``
+  (:func:`server_tool_text`). An item completes at its
+  ``output_item.done`` whatever status it states there: Azure's done
+  ``web_search_call`` still says ``searching`` and no
+  ``web_search_call.completed`` event comes. The progress events
+  (``*.in_progress``, ``.searching``, ``.interpreting``, ``.completed``)
+  and the code deltas (``code_interpreter_call_code.delta``) are passed
+  over: the done item holds the whole code. Each completed item counts
+  one in the step's usage (:data:`SERVER_TOOL_ITEMS` names the
+  :class:`agentcore.Usage` field): the API bills these tools per call and
+  reports no count of them in ``usage``. Other built-in items (MCP, image
+  generation) and other client tool kinds (custom tools, shell,
+  apply-patch) are passed over.
+* Citations: each ``response.output_text.annotation.added`` is a
+  ``citation`` part (:func:`citation_of`) as it arrives, within the text it
+  belongs to. The annotations a done ``message`` item repeats are not sent
+  again (an annotation is known by its output, content and annotation
+  index); one that only a done item holds (a server that sends no
+  annotation events) is sent then, before the next part.
 * A ``compaction`` item (server-side compaction, :data:`COMPACTION_DOCS`;
   it may complete after the message it follows) becomes one
   ``provider-item`` part where it completes: a :class:`ProviderItem` of
@@ -69,11 +95,14 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from agentcore.errors import ErrorClass, ModelError
 from agentcore.providers import fields
-from agentcore.providers.openai.shared import error_event, synthesize_id, token_usage
+from agentcore.providers.openai.shared import InputDeltas, error_event, synthesize_id, token_usage
 from agentcore.transport.sse import DONE, Event
 from agentcore.types import (
+    Citation,
     FinishReason,
     Message,
     ProviderItem,
@@ -91,6 +120,59 @@ COMPACTION_DOCS = "https://developers.openai.com/api/docs/guides/compaction"
 """OpenAI's compaction guide: ``context_management``, the compaction item, the compact endpoint."""
 COMPACTION = "compaction"
 """The type of a compaction item (and of the ``ProviderItem`` that holds one)."""
+SERVER_TOOL_ITEMS = {
+    "web_search_call": "web_search_requests",
+    "file_search_call": "file_search_requests",
+    "code_interpreter_call": "code_execution_requests",
+}
+"""The hosted tools' output items kept as provider items, each with the
+:class:`agentcore.Usage` field it counts in
+(https://developers.openai.com/api/docs/guides/tools-web-search,
+https://developers.openai.com/api/docs/guides/tools-file-search,
+https://developers.openai.com/api/docs/guides/tools-code-interpreter)."""
+_ITEM_TOOLS = {
+    "web_search_call": "web_search",
+    "file_search_call": "file_search",
+    "code_interpreter_call": "code_interpreter",
+}
+
+
+def server_tool_text(item: Mapping[str, Any]) -> str:
+    """The readable ``text`` of a hosted tool's item: the tool's name and
+    its input as JSON, ``web_search {"type": "search", "query": ...}`` (the
+    ``action`` without its ``sources``), ``file_search {"queries": [...]}``,
+    ``code_interpreter {"code": ...}``; then, for a web search, the URLs of
+    its sources, one a line. "" for another item."""
+    kind = item.get("type")
+    name = _ITEM_TOOLS.get(kind) if isinstance(kind, str) else None
+    if name is None:
+        return ""
+    if kind == "web_search_call":
+        action = item.get("action")
+        action = action if isinstance(action, Mapping) else {}
+        shown: Any = {key: value for key, value in action.items() if key != "sources"}
+        sources = action.get("sources")
+        urls = (
+            [s["url"] for s in sources if isinstance(s, Mapping) and isinstance(s.get("url"), str)]
+            if (isinstance(sources, list))
+            else []
+        )
+        return "\n".join([f"{name} {_compact(shown)}", *urls])
+    key = "queries" if kind == "file_search_call" else "code"
+    return f"{name} {_compact({key: item.get(key)})}"
+
+
+def citation_of(annotation: Mapping[str, Any]) -> Citation:
+    """A :class:`Citation` from a Responses text annotation
+    (https://platform.openai.com/docs/api-reference/responses/object,
+    ``output_text.annotations``): ``url_citation`` -> ``url``, ``title``;
+    ``file_citation`` and ``container_file_citation`` -> ``title`` = the
+    ``filename``; any other type (``file_path``) keeps only its ``type``.
+    ``data`` is the annotation's JSON text, as sent."""
+    kind = _text(annotation.get("type"))
+    title = _text(annotation.get("title")) if kind == "url_citation" else _text(annotation.get("filename"))
+    url = _text(annotation.get("url")) if kind == "url_citation" else ""
+    return Citation(url=url, title=title, type=kind, data=_compact(annotation))
 
 
 def usage_from(usage: Any) -> Usage:
@@ -124,15 +206,16 @@ def map_finish_reason(response: Mapping[str, Any], incomplete: bool, has_tool_ca
     tool-calls when the response holds a function call, else stop.
     ``response.incomplete`` (or a response whose ``status`` is
     ``incomplete``), by ``incomplete_details.reason``: ``max_output_tokens``
-    -> length; ``content_filter`` -> as completed (the output was cut by the
-    provider's filter; what came is the answer, as for Chat Completions'
-    ``content_filter``); any other reason -> length.
+    -> length; ``content_filter`` -> content-filter (the provider's filter
+    cut the output; what text came is still the answer text), whatever
+    function calls came; any other reason -> length.
     """
     if incomplete or response.get("status") == "incomplete":
         details = response.get("incomplete_details")
         reason = details.get("reason") if isinstance(details, Mapping) else None
-        if reason != "content_filter":
-            return FinishReason.LENGTH
+        if reason == "content_filter":
+            return FinishReason.CONTENT_FILTER
+        return FinishReason.LENGTH
     return FinishReason.TOOL_CALLS if has_tool_calls else FinishReason.STOP
 
 
@@ -213,6 +296,12 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _position(data: Mapping[str, Any], key: str) -> int:
+    """An event's integer index field (0 when absent or of another type)."""
+    value = data.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _compact(value: Any) -> str:
     """``value`` as compact JSON text; it came from a decoded event, so only
     depth can fail (the decoder's limit, reached again a few frames deeper)."""
@@ -239,7 +328,7 @@ def _texts(parts: Any) -> str:
 class _Item:
     """One output item as its events arrive."""
 
-    __slots__ = ("added", "arguments", "fragments", "reasoning")
+    __slots__ = ("added", "arguments", "call_id", "deltas", "fragments", "reasoning")
 
     def __init__(self, added: Mapping[str, Any]) -> None:
         self.added = added
@@ -247,6 +336,10 @@ class _Item:
         self.reasoning: list[str] = []
         self.arguments = ""
         """From ``response.function_call_arguments.done``."""
+        self.call_id = ""
+        """The call id its ``tool-call-delta`` parts carry (made up when the added item has none)."""
+        self.deltas: InputDeltas | None = None
+        """Its ``tool-call-delta`` parts so far (``tool_input`` only)."""
 
 
 _EMPTY: Mapping[str, Any] = {}
@@ -279,6 +372,8 @@ class StreamState:
             server did not store cannot be chained to).
         new_id: makes a call id for a function call sent without one
             (default ``"call_" + uuid4().hex``); injected by tests.
+        tool_input: emit ``tool-call-delta`` parts as each function call's
+            arguments stream (``Request.stream_tool_input``).
 
     The parts (module docstring): ``text-delta`` for output text and refusal
     deltas; ``reasoning-delta`` for summary and raw reasoning deltas; a
@@ -288,15 +383,27 @@ class StreamState:
     ``summary`` list as received, plus ``"content"`` when the item carries
     raw reasoning content); a ``tool-call`` part per function call
     (``provider_data``: JSON ``{"id": fc item id}``, plus ``"response_id"``
-    when ``stored``); a ``provider-item`` part per compaction item.
+    when ``stored``), after its ``tool-call-delta`` parts with
+    ``tool_input``; a ``provider-item`` part per compaction item and per
+    hosted tool's item; a ``citation`` part per text annotation.
     """
 
     def __init__(
-        self, origin: str = "", *, stored: bool = False, new_id: Callable[[], str] = synthesize_id
+        self,
+        origin: str = "",
+        *,
+        stored: bool = False,
+        new_id: Callable[[], str] = synthesize_id,
+        tool_input: bool = False,
     ) -> None:
         self._origin = origin
         self._stored = stored
         self._new_id = new_id
+        self._tool_input = tool_input
+        self._cited: set[tuple[int, int, int]] = set()
+        """(output, content, annotation) index of each annotation sent as a citation."""
+        self._server_calls: dict[str, int] = {}
+        """Completed hosted-tool items, by the Usage field they count in."""
         self._items: dict[int, _Item] = {}
         self._finished: set[int] = set()
         self._last = 0
@@ -351,7 +458,15 @@ class StreamState:
             self._item(data).reasoning.append(delta)
             return [StreamPart.reasoning_delta(delta)]
         if kind == "response.function_call_arguments.delta":
-            self._item(data).fragments.append(fields.text(data, "delta", f"delta (in {kind})"))
+            delta = fields.text(data, "delta", f"delta (in {kind})")
+            streaming = self._item(data)
+            streaming.fragments.append(delta)
+            if self._tool_input:
+                return self._input_delta(streaming, delta)
+        elif kind == "response.output_text.annotation.added":
+            annotation = fields.mapping(data, "annotation", f"annotation (in {kind})")
+            key = (self._index(data), _position(data, "content_index"), _position(data, "annotation_index"))
+            return self._cite(key, annotation)
         elif kind == "response.function_call_arguments.done":
             self._item(data).arguments = fields.text(data, "arguments", f"arguments (in {kind})")
         elif kind == "response.output_item.added":
@@ -394,7 +509,10 @@ class StreamState:
                 "(no response.completed or response.incomplete event)",
             )
         reason = map_finish_reason(self._response, self._incomplete, self.calls > 0)
-        return [StreamPart.step_finish(reason, usage_from(self._response.get("usage")))]
+        usage = usage_from(self._response.get("usage"))
+        if self._server_calls:
+            usage = attrs.evolve(usage, **self._server_calls)
+        return [StreamPart.step_finish(reason, usage)]
 
     # --- items ---
 
@@ -440,11 +558,51 @@ class StreamState:
             return [StreamPart.reasoning_event(self._reasoning(done, item))]
         if kind == "function_call":
             self.calls += 1
-            return [StreamPart.tool_call_event(self._call(done, item))]
-        if kind == COMPACTION and done:  # the added item's content is not the final one
-            data = _compact(done)
-            return [StreamPart.provider_item_event(ProviderItem(COMPACTION, data, FORMAT, self._origin))]
-        return []
+            call = self._call(done, item)
+            if not self._tool_input:
+                return [StreamPart.tool_call_event(call)]
+            deltas = item.deltas or InputDeltas()  # (a server that streamed no argument deltas)
+            return [*deltas.rest(call.id, call.name, call.input), StreamPart.tool_call_event(call)]
+        if kind == "message":
+            return self._message_citations(index, done)
+        if not done or not isinstance(kind, str):
+            return []  # the added item's content is not the final one
+        counted = SERVER_TOOL_ITEMS.get(kind)
+        if kind != COMPACTION and counted is None:
+            return []
+        if counted is not None:
+            self._server_calls[counted] = self._server_calls.get(counted, 0) + 1
+        kept = ProviderItem(kind, _compact(done), FORMAT, self._origin, server_tool_text(done))
+        return [StreamPart.provider_item_event(kept)]
+
+    def _input_delta(self, item: _Item, fragment: str) -> list[StreamPart]:
+        """The ``tool-call-delta`` part of a function call's next ``fragment``."""
+        if item.deltas is None:
+            if item.added.get("type") != "function_call":
+                return []
+            item.call_id = _item_text(_EMPTY, item.added, "call_id", "function_call") or self._new_id()
+            item.deltas = InputDeltas()
+        name = _item_text(_EMPTY, item.added, "name", "function_call")
+        return item.deltas.add(item.call_id, name, fragment)
+
+    def _cite(self, key: tuple[int, int, int], annotation: Mapping[str, Any]) -> list[StreamPart]:
+        """The ``citation`` part of an annotation, once per ``key``."""
+        if key in self._cited:
+            return []
+        self._cited.add(key)
+        return [StreamPart.citation_event(citation_of(annotation))]
+
+    def _message_citations(self, index: int, done: Mapping[str, Any]) -> list[StreamPart]:
+        """The citations of a done ``message`` item's annotations that no
+        ``annotation.added`` event brought."""
+        parts: list[StreamPart] = []
+        content = done.get("content")
+        for position, entry in enumerate(content if isinstance(content, list) else ()):
+            annotations = entry.get("annotations") if isinstance(entry, Mapping) else None
+            for number, annotation in enumerate(annotations if isinstance(annotations, list) else ()):
+                if isinstance(annotation, Mapping):
+                    parts += self._cite((index, position, number), annotation)
+        return parts
 
     def _reasoning(self, done: Mapping[str, Any], item: _Item) -> Reasoning:
         summary = fields.array(done, "summary", "summary (of a reasoning item)")
@@ -476,7 +634,7 @@ class StreamState:
             stored["response_id"] = self.response_id
         stored = {key: value for key, value in stored.items() if value}
         return ToolCall(
-            id=_item_text(done, added, "call_id", "function_call") or self._new_id(),
+            id=_item_text(done, added, "call_id", "function_call") or item.call_id or self._new_id(),
             name=_item_text(done, added, "name", "function_call"),
             input=arguments if arguments.strip() else "{}",
             provider_data=_compact(stored) if stored else "",
