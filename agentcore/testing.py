@@ -449,7 +449,8 @@ def _check_parts(parts: list[Any], request: Request) -> list[str]:
     if len(finishes) != 1 or parts[-1].kind is not StreamPartKind.STEP_FINISH:
         problems.append(f"{len(finishes)} step-finish parts; exactly one, last, is required")
     elif finishes[0].finish_reason not in STEP_REASONS:
-        problems.append(f"step-finish reason {finishes[0].finish_reason} is not a step reason")
+        reason = finishes[0].finish_reason
+        problems.append(f"step-finish reason {reason.value if reason else None!r} is not a step reason")
     unfinished = False  # reasoning-delta parts not yet followed by a reasoning part
     streaming: dict[str, tuple[str, list[str]]] = {}  # call id: name, fragments so far
     for part in parts[:-1]:

@@ -137,7 +137,7 @@ def test_check_model_accepts_the_new_parts_and_reasons() -> None:
         (
             [StreamPart.text_delta("x"), finish(FinishReason.STEP_LIMIT)],
             ASKING,
-            "step-finish reason FinishReason.STEP_LIMIT is not a step reason",
+            "step-finish reason 'step-limit' is not a step reason",
         ),
     ],
 )
