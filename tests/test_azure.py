@@ -22,6 +22,7 @@ from agentcore.providers.endpoint import REFRESH_SECONDS, Endpoint, Token
 from agentcore.transport.memory import MemoryTransport, Reply
 from agentcore.types import StreamPart, StreamPartKind
 from tests.localserver import LocalServer, json_reply, sse_reply
+from tests.localserver import Reply as ServerReply
 
 FIXTURES = Path(__file__).parent / "fixtures" / "azure"
 KEY = "azure-key-0123456789abcdef"
@@ -260,7 +261,7 @@ class Azure:
         self.lock = threading.Lock()
         self.server = LocalServer(responder=self.answer)
 
-    def answer(self, request: dict[str, Any]) -> Reply:
+    def answer(self, request: dict[str, Any]) -> ServerReply:
         headers = {name.lower(): value for name, value in request["headers"].items()}
         bearer = headers.get("authorization", "").removeprefix("Bearer ")
         with self.lock:

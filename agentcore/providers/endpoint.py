@@ -91,6 +91,14 @@ def _header_template(value: tuple[str, str]) -> tuple[str, str]:
     return value
 
 
+def _fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(fields)
+
+
+def _names(names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    return tuple(names)
+
+
 @attrs.frozen
 class Endpoint:
     """Where a wire format is reached under ``base_url``, and how.
@@ -130,8 +138,8 @@ class Endpoint:
     token_header: tuple[str, str] = attrs.field(
         default=("Authorization", "Bearer {token}"), converter=_header_template
     )
-    body: Mapping[str, Any] = attrs.field(factory=dict, converter=dict)
-    omit: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    body: Mapping[str, Any] = attrs.field(factory=dict, converter=_fields)
+    omit: tuple[str, ...] = attrs.field(default=(), converter=_names)
     framing: Framing = iter_events
     media_type: str = "text/event-stream"
 
