@@ -6,6 +6,7 @@ credentials whose tokens expire."""
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 import time
@@ -15,7 +16,17 @@ from typing import Any
 
 import pytest
 
-from agentcore import ConfigError, Context, ErrorClass, FinishReason, ModelError, Request, Usage, user_message
+from agentcore import (
+    ConfigError,
+    Context,
+    ErrorClass,
+    FinishReason,
+    ModelError,
+    Request,
+    Usage,
+    cli,
+    user_message,
+)
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.azure import AzureOpenAIChatModel, AzureOpenAIResponsesModel
 from agentcore.providers.endpoint import REFRESH_SECONDS, Endpoint, Token
@@ -413,3 +424,57 @@ def test_concurrent_requests_share_one_token_fetch(azure: Azure) -> None:
         thread.join()
     assert results == ["Hi"] * 6
     assert tokens.issued == ["entra-token-0001-abcdef"]
+
+
+# --- the command ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("provider", "answer"), [("azure", "Hi"), ("azure-responses", "Hello")])
+def test_the_command_reaches_a_deployment_with_the_azure_variables(
+    azure: Azure, provider: str, answer: str
+) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    env = {"AZURE_OPENAI_API_KEY": KEY, "AZURE_OPENAI_ENDPOINT": azure.server.url + "/"}
+    code = cli.main(["--model", f"{provider}:{DEPLOYMENT}", "hi"], env=env, stdout=out, stderr=err)
+    assert code == 0
+    assert out.getvalue().strip() == answer
+    assert err.getvalue().startswith("finish: stop · usage: input ")
+    [request] = azure.server.requests
+    assert request["path"] in ("/openai/v1/chat/completions", "/openai/v1/responses")
+    assert request["body"]["model"] == DEPLOYMENT
+    assert {name.lower(): value for name, value in request["headers"].items()}["api-key"] == KEY
+
+
+def test_the_command_takes_base_url_for_the_v1_root(azure: Azure) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["--model", f"azure:{DEPLOYMENT}", "--base-url", azure.server.url + "/openai/v1", "hi"]
+    assert cli.main(argv, env={"AZURE_OPENAI_API_KEY": KEY}, stdout=out, stderr=err) == 0
+    assert out.getvalue().strip() == "Hi"
+
+
+@pytest.mark.parametrize(
+    ("env", "spec", "message"),
+    [
+        (
+            {"AZURE_OPENAI_ENDPOINT": "https://r.openai.azure.com/"},
+            f"azure:{DEPLOYMENT}",
+            f"--model azure:{DEPLOYMENT} needs the AZURE_OPENAI_API_KEY environment variable",
+        ),
+        (
+            {"AZURE_OPENAI_API_KEY": KEY},
+            f"azure-responses:{DEPLOYMENT}",
+            f"--model azure-responses:{DEPLOYMENT} needs the AZURE_OPENAI_ENDPOINT environment variable",
+        ),
+        (
+            {"AZURE_OPENAI_API_KEY": KEY},
+            "azure",
+            "--model azure needs the deployment's name: azure:DEPLOYMENT",
+        ),
+    ],
+)
+def test_a_missing_azure_variable_is_a_usage_error_naming_it(
+    env: dict[str, str], spec: str, message: str
+) -> None:
+    err = io.StringIO()
+    assert cli.main(["--model", spec, "hi"], env=env, stdout=io.StringIO(), stderr=err) == cli.EXIT_USAGE == 2
+    assert f"agentcore: error: {message}" in err.getvalue()
