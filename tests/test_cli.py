@@ -773,7 +773,8 @@ def test_main_builds_the_chosen_model(
         (
             ["--model", "gemini:pro", "hi"],
             "agentcore: error: --model must be anthropic:MODEL, openai:MODEL, openai-responses:MODEL, "
-            "azure:DEPLOYMENT, azure-responses:DEPLOYMENT or test, got 'gemini:pro' (unknown provider 'gemini')",
+            "azure:DEPLOYMENT, azure-responses:DEPLOYMENT or test, got 'gemini:pro' "
+            "(unknown provider 'gemini')",
         ),
         (
             ["--model", "anthropic:", "hi"],
