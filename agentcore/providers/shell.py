@@ -63,6 +63,7 @@ takes steps 2, 3 and 9 the same way (:func:`check_status`, :func:`read_json`).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import logging
@@ -218,6 +219,15 @@ def open_stream(
     except BaseException:
         response.close()
         raise
+
+
+def _post(
+    transport: Transport, url: str, *, headers: Mapping[str, str], body: bytes, timeout: Timeout, ctx: Context
+) -> Response:
+    """POST ``body`` and return the 200 response (:func:`check_status` raises for another)."""
+    response = transport.send("POST", url, headers=headers, body=body, timeout=timeout, ctx=ctx)
+    check_status(response, ctx)
+    return response
 
 
 def read_json(response: Response) -> Any:
@@ -594,19 +604,17 @@ class Adapter:
         try:
             watch = self._cache.watch(prompt, policy, ctx)
             data = encode_body(self._endpoint.request_body(body))
-            response, chunks = self._signed_in(
-                headers,
-                sent,
-                lambda signed: open_stream(
-                    self._transport,
-                    self._url,
-                    headers=signed,
-                    body=data,
-                    timeout=self._timeout,
-                    ctx=ctx,
-                    media_type=self._endpoint.media_type,
-                ),
+            # a partial, not a closure: a kept error's frames must not hold the adapter (its session)
+            opening = functools.partial(
+                open_stream,
+                self._transport,
+                self._url,
+                body=data,
+                timeout=self._timeout,
+                ctx=ctx,
+                media_type=self._endpoint.media_type,
             )
+            response, chunks = self._signed_in(headers, sent, opening)
             broken = False
             try:
                 events = self._endpoint.framing(chunks, idle_timeout=self._timeout.idle)
@@ -652,9 +660,9 @@ class Adapter:
         self,
         headers: Mapping[str, str],
         sent: list[Mapping[str, str]],
-        attempt: Callable[[Mapping[str, str]], _T],
+        attempt: Callable[..., _T],
     ) -> _T:
-        """``attempt(headers)``, with the token of the ``credentials`` option
+        """``attempt(headers=headers)``, with the token of the ``credentials`` option
         under ``headers`` when the adapter has one: a cached token while it
         is fresh (:class:`agentcore.providers.endpoint.TokenCache`), and
         when the server answers 401, once more with a new token (a token
@@ -667,18 +675,18 @@ class Adapter:
                 ``AUTH`` when the credentials callable failed.
         """
         if self._tokens is None:
-            return attempt(headers)
+            return attempt(headers=headers)
         signed = merge_headers(self._tokens.headers(), headers)
         sent.append(signed)
         try:
-            return attempt(signed)
+            return attempt(headers=signed)
         except ModelError as exc:
             if exc.status != 401:
                 raise
             _log.info("agentcore: the server answered 401; signing in again and retrying once")
         signed = merge_headers(self._tokens.headers(stale=signed), headers)
         sent.append(signed)
-        return attempt(signed)
+        return attempt(headers=signed)
 
     def count_tokens(
         self,
@@ -767,14 +775,7 @@ class Adapter:
         sent: list[Mapping[str, str]] = [headers]
         try:
             url, data = self._endpoint.url(self._base_url, self._model, path), encode_body(body)
-
-            def post(signed: Mapping[str, str]) -> Response:
-                response = self._transport.send(
-                    "POST", url, headers=signed, body=data, timeout=self._timeout, ctx=ctx
-                )
-                check_status(response, ctx)
-                return response
-
+            post = functools.partial(_post, self._transport, url, body=data, timeout=self._timeout, ctx=ctx)
             return read_json(self._signed_in(headers, sent, post))
         except ModelError as exc:
             failure = without_secret(exc, [secret for used in sent for secret in secret_values(used)])
