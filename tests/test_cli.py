@@ -772,8 +772,9 @@ def test_main_builds_the_chosen_model(
         ),
         (
             ["--model", "gemini:pro", "hi"],
-            "agentcore: error: --model must be anthropic:MODEL, openai:MODEL, openai-responses:MODEL "
-            "or test, got 'gemini:pro' (unknown provider 'gemini')",
+            "agentcore: error: --model must be anthropic:MODEL, openai:MODEL, openai-responses:MODEL, "
+            "azure:DEPLOYMENT, azure-responses:DEPLOYMENT or test, got 'gemini:pro' "
+            "(unknown provider 'gemini')",
         ),
         (
             ["--model", "anthropic:", "hi"],

@@ -476,6 +476,7 @@ def api(path: Path) -> str:
 
 SHAPES = {
     "anthropic": anthropic_event,
+    "azure": openai_chunk,  # its .sse recordings are Azure OpenAI Chat Completions streams
     "openai_chat": openai_chunk,
     "openai_compat": openai_chunk,
     "openai_responses": responses_event,
@@ -505,7 +506,13 @@ def mutated(draw: st.DrawFn) -> tuple[Path, list[bytes]]:
     return path, reads(bytes(body), draw(st.lists(st.integers(0, 10**6), max_size=20)))
 
 
-MAPPERS = {"anthropic": ANTHROPIC, "openai_chat": CHAT, "openai_compat": CHAT, "openai_responses": RESPONSES}
+MAPPERS = {
+    "anthropic": ANTHROPIC,
+    "azure": CHAT,
+    "openai_chat": CHAT,
+    "openai_compat": CHAT,
+    "openai_responses": RESPONSES,
+}
 
 
 def test_every_recording_has_a_mapper() -> None:
