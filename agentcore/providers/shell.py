@@ -671,9 +671,9 @@ class Adapter:
             headers = merge_headers(self._count_headers(body), {"accept": "application/json"})
             try:
                 answer = self._post(path, body, headers, ctx)
-                count = answer.get("input_tokens") if isinstance(answer, dict) else None
+                count = answer.get(self._count_field) if isinstance(answer, dict) else None
                 if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                    message = f"the answer holds no input_tokens count: {answer!r}"[:300]
+                    message = f"the answer holds no {self._count_field} count: {answer!r}"[:300]
                     raise ModelError(ErrorClass.UPSTREAM, message=message)
                 return count
             except ModelError as exc:
@@ -683,6 +683,10 @@ class Adapter:
                     exc,
                 )
         return tokens.estimate_tokens(request.messages, system=request.system, tools=request.tools)
+
+    _count_field = "input_tokens"
+    """The field of the count endpoint's answer that holds the count (Gemini's
+    is ``totalTokens``)."""
 
     def _count_request(self, request: Request) -> tuple[str, dict[str, Any]] | None:
         """Where the API counts the input tokens of a step of ``request`` (a
