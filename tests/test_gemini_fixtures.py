@@ -1,5 +1,3 @@
-# ruff: noqa: E501  (the cases table keeps one case per line)
-
 """Gemini API streams recorded from the real API by other projects
 (``tests/fixtures/gemini/``, README there) give, through ``GeminiModel``,
 the text, tool calls, reasoning, finish reason and usage their sources assert
@@ -46,18 +44,62 @@ def text(parts: list[StreamPart]) -> str:
 CASES = [
     ("gemini20flash_text.sse", "The capital of France is Paris.\n", 32, [], FinishReason.STOP, Usage(13, 8)),
     ("gemini25flash_usage_service_tier.sse", "1\n2\n3\n", 80, [], FinishReason.STOP, Usage(18, 80 + 35)),
-    ("gemini3pro_after_function_response.i1.sse", "The capital of Mexico is Mexico City.", 37, [], FinishReason.STOP, Usage(257, 8)),
-    ("gemini3flash_function_call_api_id.i0.sse", "", 0, [("get_user_country", "{}", "96c1su3s")], FinishReason.TOOL_CALLS, Usage(29, 12 + 69)),
-    ("gemini3pro_function_call_thought_signature.i0.sse", "", 0, [("get_country", "{}", "")], FinishReason.TOOL_CALLS, Usage(29, 10 + 202)),
-    ("vercel_gemini3pro_function_call.chunks.jsonl", "", 0, [("weather", '{"location": "San Francisco"}', "")], FinishReason.TOOL_CALLS, Usage(29, 15 + 804)),
-    ("vercel_gemini3pro_text_signature_on_empty_part.chunks.jsonl", 'There are **3** "r"s in strawberry.', 55, [], FinishReason.STOP, Usage(9, 23 + 185)),
+    (
+        "gemini3pro_after_function_response.i1.sse",
+        "The capital of Mexico is Mexico City.",
+        37,
+        [],
+        FinishReason.STOP,
+        Usage(257, 8),
+    ),
+    (
+        "gemini3flash_function_call_api_id.i0.sse",
+        "",
+        0,
+        [("get_user_country", "{}", "96c1su3s")],
+        FinishReason.TOOL_CALLS,
+        Usage(29, 12 + 69),
+    ),
+    (
+        "gemini3pro_function_call_thought_signature.i0.sse",
+        "",
+        0,
+        [("get_country", "{}", "")],
+        FinishReason.TOOL_CALLS,
+        Usage(29, 10 + 202),
+    ),
+    (
+        "vercel_gemini3pro_function_call.chunks.jsonl",
+        "",
+        0,
+        [("weather", '{"location": "San Francisco"}', "")],
+        FinishReason.TOOL_CALLS,
+        Usage(29, 15 + 804),
+    ),
+    (
+        "vercel_gemini3pro_text_signature_on_empty_part.chunks.jsonl",
+        'There are **3** "r"s in strawberry.',
+        55,
+        [],
+        FinishReason.STOP,
+        Usage(9, 23 + 185),
+    ),
     ("gemini15flash_safety_block.response.json", "", 0, [], FinishReason.CONTENT_FILTER, Usage(14, 0)),
     ("gemini25pro_max_tokens_no_parts.response.json", "", 0, [], FinishReason.LENGTH, Usage(15, 2)),
-    ("gemini25flash_cached_content_tokens.response.json", "This video demonstrates", 400, [], FinishReason.STOP, Usage(17713, 889, cache_read=17379)),
+    (
+        "gemini25flash_cached_content_tokens.response.json",
+        "This video demonstrates",
+        400,
+        [],
+        FinishReason.STOP,
+        Usage(17713, 889, cache_read=17379),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("name", "start", "length", "calls", "finish", "usage"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("name", "start", "length", "calls", "finish", "usage"), CASES, ids=[c[0] for c in CASES]
+)
 def test_recorded_streams_give_what_their_sources_assert(
     name: str, start: str, length: int, calls: list[tuple[str, str, str]], finish: FinishReason, usage: Usage
 ) -> None:
@@ -70,7 +112,8 @@ def test_recorded_streams_give_what_their_sources_assert(
         if given:
             assert call.id == given  # Gemini's own id is the call's id
         else:
-            assert call.id.startswith("gemini-") and len(call.id) == len("gemini-") + 24
+            assert call.id.startswith("gemini-")
+            assert len(call.id) == len("gemini-") + 24
         kept = json.loads(call.provider_data)
         assert kept.get("id", False) is bool(given)
         assert len(kept["thoughtSignature"]) > 100  # the signature rides on the call, whole
@@ -84,7 +127,8 @@ def test_thought_summaries_stream_as_reasoning_and_the_text_signature_is_kept() 
     thoughts = "".join(p.text for p in parts if p.kind is StreamPartKind.REASONING_DELTA)
     assert thoughts.startswith("**Clarifying User Goals**")
     assert [b.text for b in blocks] == [thoughts, ""]  # the thoughts, then the signature of the first text
-    assert blocks[1].signature and blocks[1].format == "gemini"
+    assert blocks[1].signature
+    assert blocks[1].format == "gemini"
     # thoughts come first; the signature block just before the text it rode on
     assert kinds.index(StreamPartKind.REASONING) < kinds.index(StreamPartKind.TEXT_DELTA)
     assert text(parts).startswith("This is a great question!")
@@ -94,8 +138,13 @@ def test_thought_summaries_stream_as_reasoning_and_the_text_signature_is_kept() 
 def test_code_execution_parts_are_kept_in_place_with_their_signature() -> None:
     parts = parts_of("gemini3flash_code_execution.sse")
     items = [json.loads(p.provider_item.data) for p in parts if p.provider_item is not None]
-    assert items[0]["executableCode"]["id"] == "8xju7mua" and items[0]["thoughtSignature"]
-    assert items[1]["codeExecutionResult"] == {"outcome": "OUTCOME_OK", "output": "-428330955.97745\n", "id": "8xju7mua"}
+    assert items[0]["executableCode"]["id"] == "8xju7mua"
+    assert items[0]["thoughtSignature"]
+    assert items[1]["codeExecutionResult"] == {
+        "outcome": "OUTCOME_OK",
+        "output": "-428330955.97745\n",
+        "id": "8xju7mua",
+    }
     assert text(parts).startswith("The result of $65465")
     assert parts[-1].finish_reason is FinishReason.STOP
 
