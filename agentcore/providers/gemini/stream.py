@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentcore.errors import ErrorClass, ModelError, classify_status
@@ -152,6 +152,10 @@ def error_event(data: Mapping[str, Any]) -> ModelError:
     )
 
 
+def _random_id() -> str:
+    return ID_PREFIX + uuid.uuid4().hex[:24]
+
+
 class StreamState:
     """One step's state over the Gemini stream (the
     :class:`agentcore.providers.shell.StateMachine` protocol).
@@ -159,10 +163,13 @@ class StreamState:
     Args:
         origin: the API's origin, stamped on the step's reasoning blocks,
             signed tool calls and kept parts.
+        new_id: makes the id of a call Gemini gave none (None:
+            :data:`ID_PREFIX` and 24 random hex digits).
     """
 
-    def __init__(self, origin: str) -> None:
+    def __init__(self, origin: str, new_id: Callable[[], str] | None = None) -> None:
         self.complete = False
+        self._new_id = new_id or _random_id
         self.done = False  # no end marker: the body ends
         self._origin = origin
         self._thought: list[str] = []
@@ -240,7 +247,7 @@ class StreamState:
                 kept["id"] = True
             self._calls += 1
             tool_call = ToolCall(
-                id=given or ID_PREFIX + uuid.uuid4().hex[:24],
+                id=given or self._new_id(),
                 name=name,
                 input=json.dumps(arguments, ensure_ascii=False),
                 provider_data=json.dumps(kept) if kept else "",
