@@ -411,7 +411,8 @@ def build_parser() -> argparse.ArgumentParser:
             "anthropic:NAME, openai:NAME (Chat Completions), openai-responses:NAME (the Responses API: "
             "OpenAI's reasoning models, reasoning kept across tool calls), azure:DEPLOYMENT or "
             "azure-responses:DEPLOYMENT (Azure OpenAI, with AZURE_OPENAI_API_KEY and "
-            "AZURE_OPENAI_ENDPOINT) or test "
+            "AZURE_OPENAI_ENDPOINT), gemini:NAME (the Gemini API, with GOOGLE_API_KEY or "
+            "GEMINI_API_KEY) or test "
             f"(default: anthropic:{DEFAULT_ANTHROPIC_MODEL} with "
             f"ANTHROPIC_API_KEY, else openai:{DEFAULT_OPENAI_MODEL} with OPENAI_API_KEY, else test)"
         ),

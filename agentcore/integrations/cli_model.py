@@ -11,6 +11,9 @@ adapter built from that choice (:func:`build_model`).
   (:data:`AZURE_PROVIDERS`). A bare provider name means its
   default model (:data:`DEFAULT_ANTHROPIC_MODEL`, :data:`DEFAULT_OPENAI_MODEL`,
   :data:`DEFAULT_OPENAI_RESPONSES_MODEL`).
+* ``--model gemini:NAME`` uses the Gemini API with the key from
+  ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY`` (the first when both are set, as
+  Google's own SDK does); a bare ``gemini`` means :data:`DEFAULT_GEMINI_MODEL`.
 * With ``--base-url`` the key is optional (sent when set): point ``openai:``
   at any compatible server (``--model openai:llama3.2 --base-url
   http://localhost:11434/v1`` for Ollama), or ``anthropic:`` at a gateway.
@@ -44,7 +47,10 @@ DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 DEFAULT_OPENAI_RESPONSES_MODEL = "gpt-5-mini"
 """The model ``openai-responses`` (without a name) uses."""
 
-PROVIDERS = ("anthropic", "openai", "openai-responses", "azure", "azure-responses", "test")
+DEFAULT_GEMINI_MODEL = "gemini-2.5-flash"
+"""The model ``gemini`` (without a name) uses."""
+
+PROVIDERS = ("anthropic", "openai", "openai-responses", "azure", "azure-responses", "gemini", "test")
 AZURE_PROVIDERS = ("azure", "azure-responses")
 """Azure OpenAI's v1 endpoint: the model is a deployment name; the key is
 ``AZURE_OPENAI_API_KEY`` and the resource's endpoint ``AZURE_OPENAI_ENDPOINT``
@@ -56,6 +62,7 @@ _KEY_VARS = {
     "openai-responses": "OPENAI_API_KEY",
     "azure": "AZURE_OPENAI_API_KEY",
     "azure-responses": "AZURE_OPENAI_API_KEY",
+    "gemini": "GOOGLE_API_KEY or GEMINI_API_KEY",
 }
 _BASE_URL_VARS = {
     "anthropic": "ANTHROPIC_BASE_URL",
@@ -66,12 +73,14 @@ _DEFAULT_MODELS = {
     "anthropic": DEFAULT_ANTHROPIC_MODEL,
     "openai": DEFAULT_OPENAI_MODEL,
     "openai-responses": DEFAULT_OPENAI_RESPONSES_MODEL,
+    "gemini": DEFAULT_GEMINI_MODEL,
     "test": "test-model",
 }
 
 __all__ = [
     "AZURE_PROVIDERS",
     "DEFAULT_ANTHROPIC_MODEL",
+    "DEFAULT_GEMINI_MODEL",
     "DEFAULT_OPENAI_MODEL",
     "DEFAULT_OPENAI_RESPONSES_MODEL",
     "PROVIDERS",
@@ -145,8 +154,8 @@ def choose_model(spec: str | None, base_url: str | None, env: Mapping[str, str])
     name = name.strip()
     if provider not in PROVIDERS:
         raise ConfigError(
-            f"--model must be anthropic:MODEL, openai:MODEL, openai-responses:MODEL, azure:DEPLOYMENT, "
-            f"azure-responses:DEPLOYMENT or test, got {spec!r} (unknown provider {provider!r})"
+            "--model must be anthropic:MODEL, openai:MODEL, openai-responses:MODEL, azure:DEPLOYMENT, "
+            f"azure-responses:DEPLOYMENT, gemini:MODEL or test, got {spec!r} (unknown provider {provider!r})"
         )
     if provider == "test":
         if base_url:
@@ -161,8 +170,8 @@ def choose_model(spec: str | None, base_url: str | None, env: Mapping[str, str])
 
 def _provider_choice(provider: str, model: str, base_url: str | None, env: Mapping[str, str]) -> ModelChoice:
     key_var = _KEY_VARS[provider]
-    key = _env(env, key_var)
-    if base_url is None:
+    key = next(filter(None, (_env(env, name) for name in key_var.split(" or "))), "")
+    if base_url is None and provider in _BASE_URL_VARS:
         base_url = _env(env, _BASE_URL_VARS[provider]) or None
     if not key and not base_url:
         raise ConfigError(
@@ -218,6 +227,8 @@ def build_model(choice: ModelChoice) -> Model:
         from agentcore.providers.azure import AzureOpenAIChatModel as adapter
     elif choice.provider == "azure-responses":
         from agentcore.providers.azure import AzureOpenAIResponsesModel as adapter
+    elif choice.provider == "gemini":
+        from agentcore.providers.gemini import GeminiModel as adapter
     else:
         from agentcore.providers.openai import OpenAIResponsesModel as adapter
     window = choice.context_window

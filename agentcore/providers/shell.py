@@ -707,7 +707,7 @@ class Adapter:
         error mapping as a step and the credentials redacted from its errors.
         When it fails (any :class:`ModelError`: an error status, a server
         without the endpoint, a transport failure, an answer without a
-        non-negative int ``input_tokens``), one WARNING naming the failure is
+        non-negative int count in :attr:`_count_field`), one WARNING naming the failure is
         logged and the estimate is returned.
 
         Args:
@@ -735,9 +735,9 @@ class Adapter:
             headers = merge_headers(self._count_headers(body), {"accept": "application/json"})
             try:
                 answer = self._post(path, body, headers, ctx)
-                count = answer.get("input_tokens") if isinstance(answer, dict) else None
+                count = answer.get(self._count_field) if isinstance(answer, dict) else None
                 if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                    message = f"the answer holds no input_tokens count: {answer!r}"[:300]
+                    message = f"the answer holds no {self._count_field} count: {answer!r}"[:300]
                     raise ModelError(ErrorClass.UPSTREAM, message=message)
                 return count
             except ModelError as exc:
@@ -748,10 +748,14 @@ class Adapter:
                 )
         return tokens.estimate_tokens(request.messages, system=request.system, tools=request.tools)
 
+    _count_field = "input_tokens"
+    """The field of the count endpoint's answer that holds the count (Gemini's
+    is ``totalTokens``)."""
+
     def _count_request(self, request: Request) -> tuple[str, dict[str, Any]] | None:
         """Where the API counts the input tokens of a step of ``request`` (a
-        path under ``base_url``) and the JSON body to POST there, whose
-        answer holds ``input_tokens``; None for an API without a count
+        path under ``base_url``, ``{model}`` standing for the model id) and the
+        JSON body to POST there, whose answer holds :attr:`_count_field`; None for an API without a count
         endpoint (:meth:`count_tokens` then estimates). A subclass builds the
         body with its request mapping, so a request the API would refuse
         raises the step's :class:`ConfigError`; this one has no endpoint."""
