@@ -409,7 +409,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PROVIDER:MODEL",
         help=(
             "anthropic:NAME, openai:NAME (Chat Completions), openai-responses:NAME (the Responses API: "
-            "OpenAI's reasoning models, reasoning kept across tool calls) or test "
+            "OpenAI's reasoning models, reasoning kept across tool calls), azure:DEPLOYMENT or "
+            "azure-responses:DEPLOYMENT (Azure OpenAI, with AZURE_OPENAI_API_KEY and "
+            "AZURE_OPENAI_ENDPOINT), gemini:NAME (the Gemini API, with GOOGLE_API_KEY or "
+            "GEMINI_API_KEY) or test "
             f"(default: anthropic:{DEFAULT_ANTHROPIC_MODEL} with "
             f"ANTHROPIC_API_KEY, else openai:{DEFAULT_OPENAI_MODEL} with OPENAI_API_KEY, else test)"
         ),

@@ -115,6 +115,14 @@ CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (
     ("o1", 200_000),
     ("o1-mini", 128_000),
     ("o1-preview", 128_000),
+    # Google: https://ai.google.dev/gemini-api/docs/models (each model's "Input
+    # token limit"; its output limit, 65,536 or 8,192, comes on top).
+    ("gemini-3-pro", 1_048_576),
+    ("gemini-3-flash", 1_048_576),
+    ("gemini-3.1-pro", 1_048_576),
+    ("gemini-2.5-pro", 1_048_576),
+    ("gemini-2.5-flash", 1_048_576),
+    ("gemini-2.0-flash", 1_048_576),
 )
 """Context windows in tokens (input and output together, as the providers
 state them), by model-id prefix. A prefix matches a model id equal to it or

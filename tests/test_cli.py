@@ -48,7 +48,14 @@ NOTICE = (
     "agentcore: no ANTHROPIC_API_KEY or OPENAI_API_KEY set; using the offline TestModel "
     "(see --help to use a real model)"
 )
-KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
+KEY_VARS = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_BASE_URL",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+)
 FIRST_THOUGHT = (
     "I can use calculator, utc_now, word_count and color_swatch; "
     "I will call each of them once and answer from the results."
@@ -771,9 +778,15 @@ def test_main_builds_the_chosen_model(
             "(or --base-url for a server that needs no key)",
         ),
         (
-            ["--model", "gemini:pro", "hi"],
-            "agentcore: error: --model must be anthropic:MODEL, openai:MODEL, openai-responses:MODEL "
-            "or test, got 'gemini:pro' (unknown provider 'gemini')",
+            ["--model", "mistral:large", "hi"],
+            "agentcore: error: --model must be anthropic:MODEL, openai:MODEL, openai-responses:MODEL, "
+            "azure:DEPLOYMENT, azure-responses:DEPLOYMENT, gemini:MODEL or test, got 'mistral:large' "
+            "(unknown provider 'mistral')",
+        ),
+        (
+            ["--model", "gemini:gemini-2.5-flash", "hi"],
+            "agentcore: error: --model gemini:gemini-2.5-flash needs the GOOGLE_API_KEY or GEMINI_API_KEY "
+            "environment variable (or --base-url for a server that needs no key)",
         ),
         (
             ["--model", "anthropic:", "hi"],

@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from agentcore import Context, ModelError, Request, StreamPart, StreamPartKind, user_message
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.anthropic import stream as anthropic_stream
+from agentcore.providers.gemini import stream as gemini_stream
 from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from agentcore.providers.openai.chat import stream as chat_stream
 from agentcore.providers.openai.responses import stream as responses_stream
@@ -399,6 +400,7 @@ def counted_ids() -> Any:
 CHAT: Any = lambda: chat_stream.StreamState(new_id=counted_ids())  # noqa: E731 - a factory per step
 ANTHROPIC: Any = anthropic_stream.StreamState
 RESPONSES: Any = lambda: responses_stream.StreamState(new_id=counted_ids())  # noqa: E731
+GEMINI: Any = lambda: gemini_stream.StreamState("", new_id=counted_ids())  # noqa: E731
 
 
 @FUZZ
@@ -474,11 +476,71 @@ def api(path: Path) -> str:
     return path.relative_to(FIXTURES).parts[0]
 
 
+gemini_part = st.fixed_dictionaries(
+    {},
+    optional={
+        "text": maybe(st.text(max_size=8)),
+        "thought": maybe(st.booleans()),
+        "thoughtSignature": maybe(st.text(max_size=8)),
+        "functionCall": maybe(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "name": maybe(st.text(max_size=6)),
+                    "args": maybe(st.dictionaries(st.text(max_size=4), leaves, max_size=3)),
+                    "id": maybe(st.text(max_size=6)),
+                },
+            )
+        ),
+    },
+)
+gemini_chunk = st.fixed_dictionaries(
+    {},
+    optional={
+        "candidates": maybe(
+            st.lists(
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "content": maybe(
+                            st.fixed_dictionaries(
+                                {}, optional={"parts": maybe(st.lists(gemini_part, max_size=3))}
+                            )
+                        ),
+                        "finishReason": maybe(st.sampled_from(["STOP", "MAX_TOKENS", "SAFETY", "OTHER", ""])),
+                    },
+                ),
+                max_size=2,
+            )
+        ),
+        "usageMetadata": maybe(
+            st.dictionaries(
+                st.sampled_from(
+                    [
+                        "promptTokenCount",
+                        "candidatesTokenCount",
+                        "thoughtsTokenCount",
+                        "cachedContentTokenCount",
+                    ]
+                ),
+                st.integers(0, 100) | any_json,
+                max_size=4,
+            )
+        ),
+        "promptFeedback": maybe(
+            st.fixed_dictionaries({}, optional={"blockReason": maybe(st.just("SAFETY"))})
+        ),
+    },
+)
+"""A Gemini ``GenerateContentResponse`` chunk, its fields sometimes of another JSON type."""
+
 SHAPES = {
     "anthropic": anthropic_event,
+    "azure": openai_chunk,  # its .sse recordings are Azure OpenAI Chat Completions streams
     "openai_chat": openai_chunk,
     "openai_compat": openai_chunk,
     "openai_responses": responses_event,
+    "gemini": gemini_chunk,
 }
 
 
@@ -505,7 +567,14 @@ def mutated(draw: st.DrawFn) -> tuple[Path, list[bytes]]:
     return path, reads(bytes(body), draw(st.lists(st.integers(0, 10**6), max_size=20)))
 
 
-MAPPERS = {"anthropic": ANTHROPIC, "openai_chat": CHAT, "openai_compat": CHAT, "openai_responses": RESPONSES}
+MAPPERS = {
+    "anthropic": ANTHROPIC,
+    "azure": CHAT,
+    "openai_chat": CHAT,
+    "openai_compat": CHAT,
+    "openai_responses": RESPONSES,
+    "gemini": GEMINI,
+}
 
 
 def test_every_recording_has_a_mapper() -> None:

@@ -14,6 +14,7 @@ import pytest
 
 from agentcore import Context, ErrorClass, FinishReason, ModelError, Request, StreamPart, Usage, user_message
 from agentcore.caching import CachePolicy
+from agentcore.providers.endpoint import Endpoint
 from agentcore.providers.shell import Adapter, Framing
 from agentcore.transport.memory import MemoryTransport, Reply
 from agentcore.transport.sse import Event, iter_events
@@ -56,11 +57,13 @@ class StrictModel(Adapter):
             settings=None,
             extra_body=None,
             cache_tracker=None,
-            path="/v1/generate",
-            defaults={"content-type": "application/json"},
-            key_header=("authorization", "Bearer {key}"),
-            framing=framing,
-            media_type=media_type,
+            endpoint=Endpoint(
+                "/v1/generate",
+                headers={"content-type": "application/json"},
+                key_header=("authorization", "Bearer {key}"),
+                framing=framing,
+                media_type=media_type,
+            ),
         )
 
     def stream(self, request: Request, ctx: Context) -> Generator[StreamPart, None, None]:

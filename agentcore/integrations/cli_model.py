@@ -6,9 +6,14 @@ adapter built from that choice (:func:`build_model`).
   ``ANTHROPIC_API_KEY``; ``--model openai:NAME`` uses OpenAI Chat Completions
   and ``--model openai-responses:NAME`` the OpenAI Responses API (for OpenAI's
   reasoning models: their reasoning is kept across tool calls), both with
-  ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL``. A bare provider name means its
+  ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL``. ``--model azure:DEPLOYMENT``
+  and ``azure-responses:DEPLOYMENT`` reach an Azure OpenAI deployment
+  (:data:`AZURE_PROVIDERS`). A bare provider name means its
   default model (:data:`DEFAULT_ANTHROPIC_MODEL`, :data:`DEFAULT_OPENAI_MODEL`,
   :data:`DEFAULT_OPENAI_RESPONSES_MODEL`).
+* ``--model gemini:NAME`` uses the Gemini API with the key from
+  ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY`` (the first when both are set, as
+  Google's own SDK does); a bare ``gemini`` means :data:`DEFAULT_GEMINI_MODEL`.
 * With ``--base-url`` the key is optional (sent when set): point ``openai:``
   at any compatible server (``--model openai:llama3.2 --base-url
   http://localhost:11434/v1`` for Ollama), or ``anthropic:`` at a gateway.
@@ -42,11 +47,22 @@ DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 DEFAULT_OPENAI_RESPONSES_MODEL = "gpt-5-mini"
 """The model ``openai-responses`` (without a name) uses."""
 
-PROVIDERS = ("anthropic", "openai", "openai-responses", "test")
+DEFAULT_GEMINI_MODEL = "gemini-2.5-flash"
+"""The model ``gemini`` (without a name) uses."""
+
+PROVIDERS = ("anthropic", "openai", "openai-responses", "azure", "azure-responses", "gemini", "test")
+AZURE_PROVIDERS = ("azure", "azure-responses")
+"""Azure OpenAI's v1 endpoint: the model is a deployment name; the key is
+``AZURE_OPENAI_API_KEY`` and the resource's endpoint ``AZURE_OPENAI_ENDPOINT``
+(``https://RESOURCE.openai.azure.com/``, the names Azure's quickstarts
+use), or ``--base-url`` for the v1 root itself."""
 _KEY_VARS = {
     "anthropic": "ANTHROPIC_API_KEY",
     "openai": "OPENAI_API_KEY",
     "openai-responses": "OPENAI_API_KEY",
+    "azure": "AZURE_OPENAI_API_KEY",
+    "azure-responses": "AZURE_OPENAI_API_KEY",
+    "gemini": "GOOGLE_API_KEY or GEMINI_API_KEY",
 }
 _BASE_URL_VARS = {
     "anthropic": "ANTHROPIC_BASE_URL",
@@ -57,11 +73,14 @@ _DEFAULT_MODELS = {
     "anthropic": DEFAULT_ANTHROPIC_MODEL,
     "openai": DEFAULT_OPENAI_MODEL,
     "openai-responses": DEFAULT_OPENAI_RESPONSES_MODEL,
+    "gemini": DEFAULT_GEMINI_MODEL,
     "test": "test-model",
 }
 
 __all__ = [
+    "AZURE_PROVIDERS",
     "DEFAULT_ANTHROPIC_MODEL",
+    "DEFAULT_GEMINI_MODEL",
     "DEFAULT_OPENAI_MODEL",
     "DEFAULT_OPENAI_RESPONSES_MODEL",
     "PROVIDERS",
@@ -76,7 +95,7 @@ class ModelChoice:
     """Which model the command runs, as decided by :func:`choose_model`.
 
     Attributes:
-        provider: ``"anthropic"``, ``"openai"``, ``"openai-responses"`` or ``"test"``.
+        provider: one of :data:`PROVIDERS`.
         model: the model id.
         base_url: the API root, or None for the provider's default.
         api_key: the key to send ("" for none); never shown in ``repr``.
@@ -135,13 +154,15 @@ def choose_model(spec: str | None, base_url: str | None, env: Mapping[str, str])
     name = name.strip()
     if provider not in PROVIDERS:
         raise ConfigError(
-            f"--model must be anthropic:MODEL, openai:MODEL, openai-responses:MODEL or test, got {spec!r} "
-            f"(unknown provider {provider!r})"
+            "--model must be anthropic:MODEL, openai:MODEL, openai-responses:MODEL, azure:DEPLOYMENT, "
+            f"azure-responses:DEPLOYMENT, gemini:MODEL or test, got {spec!r} (unknown provider {provider!r})"
         )
     if provider == "test":
         if base_url:
             raise ConfigError("--base-url does not apply to the offline test model")
         return ModelChoice(provider="test", model=name or _DEFAULT_MODELS["test"])
+    if provider in AZURE_PROVIDERS:
+        return _azure_choice(provider, name, base_url, env)
     if ":" in spec and not name:
         raise ConfigError(f"--model {spec!r} names no model; use {provider}:MODEL or just {provider}")
     return _provider_choice(provider, name or _DEFAULT_MODELS[provider], base_url, env)
@@ -149,8 +170,8 @@ def choose_model(spec: str | None, base_url: str | None, env: Mapping[str, str])
 
 def _provider_choice(provider: str, model: str, base_url: str | None, env: Mapping[str, str]) -> ModelChoice:
     key_var = _KEY_VARS[provider]
-    key = _env(env, key_var)
-    if base_url is None:
+    key = next(filter(None, (_env(env, name) for name in key_var.split(" or "))), "")
+    if base_url is None and provider in _BASE_URL_VARS:
         base_url = _env(env, _BASE_URL_VARS[provider]) or None
     if not key and not base_url:
         raise ConfigError(
@@ -158,6 +179,31 @@ def _provider_choice(provider: str, model: str, base_url: str | None, env: Mappi
             f"(or --base-url for a server that needs no key)"
         )
     return ModelChoice(provider=provider, model=model, base_url=base_url, api_key=key)
+
+
+def _azure_choice(
+    provider: str, deployment: str, base_url: str | None, env: Mapping[str, str]
+) -> ModelChoice:
+    """An Azure OpenAI deployment: the key from ``AZURE_OPENAI_API_KEY``
+    (always: Azure wants one), the v1 root from ``--base-url`` or
+    ``AZURE_OPENAI_ENDPOINT`` with ``/openai/v1`` after it."""
+    if not deployment:
+        raise ConfigError(f"--model {provider} needs the deployment's name: {provider}:DEPLOYMENT")
+    key = _env(env, _KEY_VARS[provider])
+    if not key:
+        raise ConfigError(
+            f"--model {provider}:{deployment} needs the AZURE_OPENAI_API_KEY environment variable "
+            "(the key of the Azure OpenAI resource)"
+        )
+    if base_url is None:
+        endpoint = _env(env, "AZURE_OPENAI_ENDPOINT")
+        if not endpoint:
+            raise ConfigError(
+                f"--model {provider}:{deployment} needs the AZURE_OPENAI_ENDPOINT environment variable "
+                "(https://RESOURCE.openai.azure.com/) or --base-url (the v1 root)"
+            )
+        base_url = endpoint.rstrip("/") + "/openai/v1"
+    return ModelChoice(provider=provider, model=deployment, base_url=base_url, api_key=key)
 
 
 def build_model(choice: ModelChoice) -> Model:
@@ -177,6 +223,12 @@ def build_model(choice: ModelChoice) -> Model:
         from agentcore.providers.anthropic import AnthropicModel as adapter
     elif choice.provider == "openai":
         from agentcore.providers.openai import OpenAIChatModel as adapter
+    elif choice.provider == "azure":
+        from agentcore.providers.azure import AzureOpenAIChatModel as adapter
+    elif choice.provider == "azure-responses":
+        from agentcore.providers.azure import AzureOpenAIResponsesModel as adapter
+    elif choice.provider == "gemini":
+        from agentcore.providers.gemini import GeminiModel as adapter
     else:
         from agentcore.providers.openai import OpenAIResponsesModel as adapter
     window = choice.context_window

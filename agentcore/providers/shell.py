@@ -10,11 +10,16 @@ of :class:`Adapter` whose ``stream()`` builds the body and hands it to
 1. **The options.** :class:`Adapter` takes the options every adapter has, in
    this order: ``model``, ``api_key``, ``base_url``, ``transport``,
    ``timeout``, ``headers``, ``settings``, ``extra_body``, ``cache_tracker``,
-   ``context_window``, and checks them with one message per mistake.
-2. **The headers.** The adapter's defaults (its content types and the key's
-   header), then the ``headers`` option, then ``Request.headers``: a later
-   header replaces an earlier one of the same name, whatever its case
-   (:func:`merge_headers`).
+   ``context_window``, then ``credentials`` and ``endpoint``, and checks
+   them with one message per mistake.
+2. **The endpoint and the headers.** Where the request goes, the body fields
+   the endpoint adds or leaves out and its framing are the adapter's
+   :class:`agentcore.providers.endpoint.Endpoint`. The headers: the
+   endpoint's defaults (content types) and the key's header (or the token
+   of ``credentials``, fresh for each request), then the ``headers`` option,
+   then ``Request.headers``: a later header replaces an earlier one of the
+   same name, whatever its case (:func:`merge_headers`). A request answered
+   401 goes once more with a new token when the adapter has ``credentials``.
 3. **Opening.** The body is encoded once (:func:`encode_body`) and sent
    through the :class:`agentcore.transport.Transport`
    (:func:`open_stream`): a status other than 200 is read (at most
@@ -22,7 +27,7 @@ of :class:`Adapter` whose ``stream()`` builds the body and hands it to
    and raised as a classified :class:`ModelError`; a redirect is refused; a
    200 that is a JSON document or an HTML page, not a stream of the
    adapter's media type, is ``UPSTREAM``.
-4. **The framing.** The body's bytes become events through the adapter's
+4. **The framing.** The body's bytes become events through the endpoint's
    framing (:class:`Framing`; Server-Sent Events,
    :func:`agentcore.transport.sse.iter_events`, for all three today; an API
    framed otherwise, one JSON object per line say, passes its own framing
@@ -58,23 +63,25 @@ takes steps 2, 3 and 9 the same way (:func:`check_status`, :func:`read_json`).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import logging
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from agentcore import caching, tokens
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.providers import config, digests
+from agentcore.providers.endpoint import Credentials, Endpoint, TokenCache
 from agentcore.redaction import secret_values, without_secret
 from agentcore.settings import ModelSettings, extra_body_dict
 from agentcore.transport import Response, Timeout, Transport
 from agentcore.transport.errors import error_fields, error_from_body, json_or_none, parse_retry_after
-from agentcore.transport.headers import credential, header_dict
+from agentcore.transport.headers import header_dict
 from agentcore.transport.http import transport_option
-from agentcore.transport.sse import Event, iter_events
+from agentcore.transport.sse import Event
 from agentcore.types import Message, Request, StreamPart
 
 _log = logging.getLogger(__name__)
@@ -91,6 +98,8 @@ JSON_BODY_LIMIT = 1024 * 1024
 PEEK_READS = 8
 """Reads of nothing but whitespace after which the start of a 200 body is
 no longer searched for a document's first byte (the body is then streamed)."""
+
+_T = TypeVar("_T")
 
 _JSON = json.JSONEncoder(ensure_ascii=False)
 """The request bodies' encoder (``json.dumps`` with an option builds one per call)."""
@@ -210,6 +219,15 @@ def open_stream(
     except BaseException:
         response.close()
         raise
+
+
+def _post(
+    transport: Transport, url: str, *, headers: Mapping[str, str], body: bytes, timeout: Timeout, ctx: Context
+) -> Response:
+    """POST ``body`` and return the 200 response (:func:`check_status` raises for another)."""
+    response = transport.send("POST", url, headers=headers, body=body, timeout=timeout, ctx=ctx)
+    check_status(response, ctx)
+    return response
 
 
 def read_json(response: Response) -> Any:
@@ -361,7 +379,7 @@ class Adapter:
     own after them):
 
     * ``model``: the model id.
-    * ``api_key``: the key, sent in the adapter's header; None or "" sends
+    * ``api_key``: the key, sent in the endpoint's ``key_header``; None or "" sends
       none (a local server, a gateway authenticated through ``headers``).
       Never shown in ``repr``, logs or error messages.
     * ``base_url``: the API root; the adapter appends its path.
@@ -386,17 +404,23 @@ class Adapter:
       model :func:`agentcore.tokens.context_window` does not know (or knows
       otherwise: a gateway's smaller limit, a beta's larger one); None: the
       table's (:attr:`context_window`).
+    * ``credentials``: a callable returning a bearer token (a ``str``, or
+      an :class:`agentcore.providers.endpoint.Token` with its expiry),
+      called before a request, instead of an ``api_key``
+      (:data:`agentcore.providers.endpoint.Credentials`): a cached token is
+      refreshed before it expires, and a request the server answers 401 is
+      sent once more with a new token. None: none.
+    * ``endpoint``: where and how the API is reached under ``base_url``
+      (:class:`agentcore.providers.endpoint.Endpoint`); each adapter's
+      default is its API's own.
 
-    What a subclass passes: ``path`` (appended to ``base_url``),
-    ``defaults`` (its own headers: content types, a version), ``key_header``
-    (the key's header and its value, ``{key}`` standing for the key),
-    ``default_settings`` (under ``settings``), ``framing`` (bytes to
-    events; Server-Sent Events, :func:`agentcore.transport.sse.iter_events`,
-    by default) and ``media_type`` (the content type of the stream
-    ``framing`` reads, lower case, without parameters; ``text/event-stream``
-    by default): a 200 body of that type is streamed, and one of another
-    type that starts like a JSON document or an HTML page is taken for one
-    (a server that did not stream).
+    What a subclass passes: ``endpoint`` (never None: its option, else its
+    API's own :class:`agentcore.providers.endpoint.Endpoint`: the path, the
+    default headers, the key's and the token's headers, the body fields it
+    adds or leaves out, the framing and its media type: a 200 body of that
+    type is streamed, and one of another type that starts like a JSON
+    document or an HTML page is taken for one, a server that did not
+    stream) and ``default_settings`` (under ``settings``).
 
     The subclass interface (docs/writing-a-provider.md): a subclass
     implements ``stream(request, ctx)`` as a generator that builds the body
@@ -438,8 +462,8 @@ class Adapter:
       (``CachePolicy("Echo", None)`` for an API without a prompt cache, or
       a request that asked for none: no step is then reported as a miss).
 
-    The other members (``_url``, ``_base_url``, ``_transport``,
-    ``_timeout``, ``_headers``, ``_cache``, ``_framing``, ``_media_type``)
+    The other members (``_url``, ``_base_url``, ``_endpoint``,
+    ``_transport``, ``_timeout``, ``_headers``, ``_tokens``, ``_cache``)
     are the shell's own: a subclass neither reads nor sets them.
 
     Raises:
@@ -451,7 +475,9 @@ class Adapter:
             ``str``, ``settings`` that are not a ``ModelSettings``, an
             ``extra_body`` that is not a mapping of ``str`` keys to JSON
             values, a ``cache_tracker`` that is not one, a
-            ``context_window`` that is not a positive int or None.
+            ``context_window`` that is not a positive int or None, both an
+            ``api_key`` and ``credentials``, ``credentials`` that are not
+            callable, an ``endpoint`` that is not an ``Endpoint``.
     """
 
     def __init__(
@@ -467,12 +493,9 @@ class Adapter:
         extra_body: Mapping[str, Any] | None,
         cache_tracker: caching.CacheTracker | None,
         context_window: int | None = None,
-        path: str,
-        defaults: Mapping[str, str],
-        key_header: tuple[str, str],
+        credentials: Credentials | None = None,
+        endpoint: Endpoint,
         default_settings: ModelSettings | None = None,
-        framing: Framing = iter_events,
-        media_type: str = "text/event-stream",
     ) -> None:
         if not isinstance(model, str) or not model:
             raise ConfigError(f"model must be a non-empty str (the model id), got {model!r}")
@@ -491,21 +514,26 @@ class Adapter:
             raise ConfigError(
                 f"context_window must be a positive int (tokens) or None, got {context_window!r}"
             )
+        if not isinstance(endpoint, Endpoint):
+            raise ConfigError(
+                "endpoint must be an agentcore.providers.endpoint.Endpoint or None, "
+                f"got {type(endpoint).__name__}"
+            )
+        if api_key and credentials is not None:
+            raise ConfigError("pass api_key or credentials, not both (each says how requests are signed in)")
         self._model = model
         self._base_url = config.check_base_url(base_url)
         self._origin = config.origin(self._base_url)
-        self._url = self._base_url + path
+        self._endpoint = endpoint
+        self._url = endpoint.url(self._base_url, model)
         self._transport = transport_option(transport)
         self._timeout = timeout if timeout is not None else Timeout()
-        name, value = key_header
-        auth = {name: value.format(key=credential("api_key", api_key))} if api_key else {}
-        self._headers = merge_headers(defaults, auth, header_dict(headers))
+        self._headers = merge_headers(endpoint.headers, endpoint.key_headers(api_key), header_dict(headers))
+        self._tokens = None if credentials is None else TokenCache(credentials, endpoint.token_header)
         self._settings = (default_settings or ModelSettings()).merged(settings)
         self._extra_body = extra_body_dict(extra_body)
         self._cache = caching.tracker(cache_tracker)
         self._digests = digests.MessageDigests()
-        self._framing = framing
-        self._media_type = media_type
         self._context_window = context_window
 
     @property
@@ -572,20 +600,24 @@ class Adapter:
             Canceled: ``ctx`` was cancelled.
         """
         failure: ModelError | None = None
+        sent: list[Mapping[str, str]] = [headers]
         try:
             watch = self._cache.watch(prompt, policy, ctx)
-            response, chunks = open_stream(
+            data = encode_body(self._endpoint.request_body(body))
+            # a partial, not a closure: a kept error's frames must not hold the adapter (its session)
+            opening = functools.partial(
+                open_stream,
                 self._transport,
                 self._url,
-                headers=headers,
-                body=encode_body(body),
+                body=data,
                 timeout=self._timeout,
                 ctx=ctx,
-                media_type=self._media_type,
+                media_type=self._endpoint.media_type,
             )
+            response, chunks = self._signed_in(headers, sent, opening)
             broken = False
             try:
-                events = self._framing(chunks, idle_timeout=self._timeout.idle)
+                events = self._endpoint.framing(chunks, idle_timeout=self._timeout.idle)
                 try:
                     feed = state.feed
                     feeding = False
@@ -618,11 +650,43 @@ class Adapter:
                 # step 7: a complete step's rest is drained, whenever its reader lets go
                 response.close(reuse=state.complete and not broken)
         except ModelError as exc:
-            failure = without_secret(exc, secret_values(headers))
+            failure = without_secret(exc, [secret for used in sent for secret in secret_values(used)])
             if failure is exc:
                 raise
         if failure is not None:
             raise failure  # outside the handler: no chained exception keeps the original message
+
+    def _signed_in(
+        self,
+        headers: Mapping[str, str],
+        sent: list[Mapping[str, str]],
+        attempt: Callable[..., _T],
+    ) -> _T:
+        """``attempt(headers=headers)``, with the token of the ``credentials`` option
+        under ``headers`` when the adapter has one: a cached token while it
+        is fresh (:class:`agentcore.providers.endpoint.TokenCache`), and
+        when the server answers 401, once more with a new token (a token
+        can be revoked or expire early: clock skew, a rotated key). The
+        headers each attempt sent are appended to ``sent`` (for the
+        redaction of their secrets).
+
+        Raises:
+            ModelError: as ``attempt`` raises (a second 401 included), or
+                ``AUTH`` when the credentials callable failed.
+        """
+        if self._tokens is None:
+            return attempt(headers=headers)
+        signed = merge_headers(self._tokens.headers(), headers)
+        sent.append(signed)
+        try:
+            return attempt(headers=signed)
+        except ModelError as exc:
+            if exc.status != 401:
+                raise
+            _log.info("agentcore: the server answered 401; signing in again and retrying once")
+        signed = merge_headers(self._tokens.headers(stale=signed), headers)
+        sent.append(signed)
+        return attempt(headers=signed)
 
     def count_tokens(
         self,
@@ -643,7 +707,7 @@ class Adapter:
         error mapping as a step and the credentials redacted from its errors.
         When it fails (any :class:`ModelError`: an error status, a server
         without the endpoint, a transport failure, an answer without a
-        non-negative int ``input_tokens``), one WARNING naming the failure is
+        non-negative int count in :attr:`_count_field`), one WARNING naming the failure is
         logged and the estimate is returned.
 
         Args:
@@ -671,9 +735,9 @@ class Adapter:
             headers = merge_headers(self._count_headers(body), {"accept": "application/json"})
             try:
                 answer = self._post(path, body, headers, ctx)
-                count = answer.get("input_tokens") if isinstance(answer, dict) else None
+                count = answer.get(self._count_field) if isinstance(answer, dict) else None
                 if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                    message = f"the answer holds no input_tokens count: {answer!r}"[:300]
+                    message = f"the answer holds no {self._count_field} count: {answer!r}"[:300]
                     raise ModelError(ErrorClass.UPSTREAM, message=message)
                 return count
             except ModelError as exc:
@@ -684,10 +748,14 @@ class Adapter:
                 )
         return tokens.estimate_tokens(request.messages, system=request.system, tools=request.tools)
 
+    _count_field = "input_tokens"
+    """The field of the count endpoint's answer that holds the count (Gemini's
+    is ``totalTokens``)."""
+
     def _count_request(self, request: Request) -> tuple[str, dict[str, Any]] | None:
         """Where the API counts the input tokens of a step of ``request`` (a
-        path under ``base_url``) and the JSON body to POST there, whose
-        answer holds ``input_tokens``; None for an API without a count
+        path under ``base_url``, ``{model}`` standing for the model id) and the
+        JSON body to POST there, whose answer holds :attr:`_count_field`; None for an API without a count
         endpoint (:meth:`count_tokens` then estimates). A subclass builds the
         body with its request mapping, so a request the API would refuse
         raises the step's :class:`ConfigError`; this one has no endpoint."""
@@ -708,15 +776,13 @@ class Adapter:
                 :func:`read_json` and :func:`encode_body` raise.
             Canceled: ``ctx`` was cancelled.
         """
+        sent: list[Mapping[str, str]] = [headers]
         try:
-            url, data = self._base_url + path, encode_body(body)
-            response = self._transport.send(
-                "POST", url, headers=headers, body=data, timeout=self._timeout, ctx=ctx
-            )
-            check_status(response, ctx)
-            return read_json(response)
+            url, data = self._endpoint.url(self._base_url, self._model, path), encode_body(body)
+            post = functools.partial(_post, self._transport, url, body=data, timeout=self._timeout, ctx=ctx)
+            return read_json(self._signed_in(headers, sent, post))
         except ModelError as exc:
-            failure = without_secret(exc, secret_values(headers))
+            failure = without_secret(exc, [secret for used in sent for secret in secret_values(used)])
             if failure is exc:
                 raise
         raise failure  # outside the handler, as in _stream

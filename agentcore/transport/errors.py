@@ -2,6 +2,8 @@
 
 * :func:`parse_retry_after`: ``retry-after-ms`` and ``Retry-After`` (seconds
   or an HTTP date) in seconds.
+* :func:`google_retry_delay`: the ``RetryInfo`` delay of Google's error
+  bodies, in seconds.
 * :func:`error_fields`, :func:`error_from_body`,
   :func:`looks_like_context_length`: provider error bodies and objects, and
   the context-window overflow hint that :func:`classify_status` takes.
@@ -71,6 +73,30 @@ def _finite_non_negative(text: str) -> float | None:
     return value
 
 
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)s")
+RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
+"""The ``@type`` of the error detail that says how long to wait."""
+
+
+def google_retry_delay(payload: Any) -> float:
+    """The wait, in seconds, a Google error body asks for: the ``retryDelay``
+    of its ``google.rpc.RetryInfo`` detail (``{"error": {"details": [{"@type":
+    ".../google.rpc.RetryInfo", "retryDelay": "46s"}]}}``, a protobuf
+    ``Duration`` in JSON: seconds with an ``s``), as the Gemini API sends with
+    a 429 (https://ai.google.dev/gemini-api/docs/troubleshooting,
+    https://cloud.google.com/apis/design/errors#error_details). 0.0 when the
+    body has none."""
+    inner = payload.get("error") if isinstance(payload, dict) else None
+    details = inner.get("details") if isinstance(inner, dict) else None
+    for detail in details if isinstance(details, list) else ():
+        if isinstance(detail, dict) and detail.get("@type") == RETRY_INFO:
+            delay = detail.get("retryDelay")
+            match = _DURATION.fullmatch(delay.strip()) if isinstance(delay, str) else None
+            if match:
+                return float(match.group(1))
+    return 0.0
+
+
 CONTEXT_LENGTH_PATTERN = re.compile(
     r"context[_ ]length|context[_ ]window|context size|context limit|maximum context"
     r"|prompt is too long|too many tokens|input length.*exceed|exceeds? the (?:available )?context"
@@ -125,7 +151,8 @@ def error_from_body(
 
     The class comes from :func:`classify_status`, with the context-length hint
     taken from the body's error type, code and message (JSON, HTML or empty
-    bodies are all accepted).
+    bodies are all accepted). Without a ``retry_after`` from the headers, a
+    Google error body's ``RetryInfo`` gives it (:func:`google_retry_delay`).
     """
     text = raw.decode("utf-8", errors="replace").strip()
     try:
@@ -133,6 +160,8 @@ def error_from_body(
     except ValueError:
         payload = None
     kind, message, code = error_fields(payload)
+    if not retry_after:
+        retry_after = google_retry_delay(payload)
     if not message:
         message = _plain_text(text) if payload is None else text
     hint = looks_like_context_length(kind, message, code if isinstance(code, str) else None)

@@ -23,6 +23,7 @@ from agentcore.providers.anthropic.request import (
     with_betas,
 )
 from agentcore.providers.anthropic.stream import StreamState
+from agentcore.providers.endpoint import Credentials, Endpoint
 from agentcore.providers.shell import Adapter
 from agentcore.settings import ModelSettings
 from agentcore.transport import Timeout, Transport
@@ -35,6 +36,23 @@ ANTHROPIC_VERSION = "2023-06-01"
 COUNT_PATH = "/v1/messages/count_tokens"
 """Where token counts go, under ``base_url``
 (:data:`agentcore.providers.anthropic.request.COUNT_DOCS`)."""
+
+
+def messages_endpoint(anthropic_version: str = ANTHROPIC_VERSION) -> Endpoint:
+    """The Messages API at Anthropic's own API (or a gateway that copies
+    it): ``POST {base_url}/v1/messages``, the model id in the body, the key
+    in ``x-api-key``, ``anthropic_version`` in the ``anthropic-version``
+    header (https://platform.claude.com/docs/en/api/messages). A cloud
+    that serves the same mapping passes its own :class:`Endpoint`."""
+    return Endpoint(
+        "/v1/messages",
+        headers={
+            "anthropic-version": anthropic_version,
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+        },
+        key_header=("x-api-key", "{key}"),
+    )
 
 
 class AnthropicModel(Adapter):
@@ -56,9 +74,17 @@ class AnthropicModel(Adapter):
             ``clear_tool_uses`` and ``clear_thinking`` turn on the API's
             compaction and context editing, with the beta features they
             need added to the ``anthropic-beta`` header.
+        credentials, endpoint: as for every adapter
+            (:class:`agentcore.providers.shell.Adapter`); None: the Messages
+            API's own endpoint (:func:`messages_endpoint`). Another endpoint
+            serves the same mapping elsewhere: the model id in the path,
+            ``anthropic_version`` in the body
+            (``Endpoint("/v1/projects/P/locations/L/publishers/anthropic/models/{model}:streamRawPredict",
+            body={"anthropic_version": "vertex-2023-10-16"}, omit=("model",))``).
         max_tokens: the output token cap when ``Request.max_output_tokens``
             is None (the API requires one).
-        anthropic_version: the ``anthropic-version`` header.
+        anthropic_version: the ``anthropic-version`` header of the default
+            endpoint (an ``endpoint`` says its own version).
 
     Raises:
         ConfigError: a ``max_tokens`` that is not a positive int, ``settings``
@@ -80,6 +106,8 @@ class AnthropicModel(Adapter):
         extra_body: Mapping[str, Any] | None = None,
         cache_tracker: CacheTracker | None = None,
         context_window: int | None = None,
+        credentials: Credentials | None = None,
+        endpoint: Endpoint | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         anthropic_version: str = ANTHROPIC_VERSION,
     ) -> None:
@@ -96,13 +124,8 @@ class AnthropicModel(Adapter):
             extra_body=extra_body,
             cache_tracker=cache_tracker,
             context_window=context_window,
-            path="/v1/messages",
-            defaults={
-                "anthropic-version": anthropic_version,
-                "content-type": "application/json",
-                "accept": "text/event-stream",
-            },
-            key_header=("x-api-key", "{key}"),
+            credentials=credentials,
+            endpoint=endpoint or messages_endpoint(anthropic_version),
             default_settings=DEFAULT_SETTINGS,
         )
         check_settings(self._settings)

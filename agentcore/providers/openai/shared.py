@@ -18,6 +18,7 @@ from typing import Any
 from agentcore import caching
 from agentcore.errors import ErrorClass, ModelError, classify_status
 from agentcore.providers import fields
+from agentcore.providers.endpoint import Endpoint
 from agentcore.settings import ModelSettings
 from agentcore.transport.errors import error_fields, looks_like_context_length
 from agentcore.types import OutputSchema, StreamPart, Usage
@@ -30,6 +31,14 @@ HEADERS = {"Content-Type": "application/json", "Accept": "text/event-stream"}
 """The headers of every request, before the adapter's and the request's."""
 KEY_HEADER = ("Authorization", "Bearer {key}")
 """The header the API key is sent in (none without a key: local servers need none)."""
+CHAT_ENDPOINT = Endpoint("/chat/completions", headers=HEADERS, key_header=KEY_HEADER)
+"""Chat Completions at OpenAI (and the servers that copy it):
+``POST {base_url}/chat/completions``, the model id in the body, the key as a
+bearer token (https://platform.openai.com/docs/api-reference/chat/create)."""
+RESPONSES_ENDPOINT = Endpoint("/responses", headers=HEADERS, key_header=KEY_HEADER)
+"""The Responses API at OpenAI: ``POST {base_url}/responses``, the model id
+in the body, the key as a bearer token
+(https://platform.openai.com/docs/api-reference/responses/create)."""
 
 # --- prompt caching -----------------------------------------------------------
 

@@ -12,6 +12,7 @@ from typing import Any
 from agentcore.caching import CacheTracker
 from agentcore.context import Context
 from agentcore.memo import MessageMemo
+from agentcore.providers.endpoint import Credentials, Endpoint
 from agentcore.providers.openai.chat.request import (
     MAX_TOKENS_FIELDS,
     REASONING_DIALECTS,
@@ -21,7 +22,7 @@ from agentcore.providers.openai.chat.request import (
     request_body,
 )
 from agentcore.providers.openai.chat.stream import StreamState
-from agentcore.providers.openai.shared import DEFAULT_BASE_URL, HEADERS, KEY_HEADER, cache_policy
+from agentcore.providers.openai.shared import CHAT_ENDPOINT, DEFAULT_BASE_URL, cache_policy
 from agentcore.providers.shell import Adapter, check_choice
 from agentcore.settings import ModelSettings
 from agentcore.transport import Timeout, Transport
@@ -42,6 +43,9 @@ class OpenAIChatModel(Adapter):
         transport, timeout, headers, extra_body, cache_tracker,
             context_window: as for every adapter
             (:class:`agentcore.providers.shell.Adapter`).
+        credentials, endpoint: as for every adapter; None: the API's own
+            endpoint at OpenAI and the servers that copy it
+            (:data:`agentcore.providers.openai.shared.CHAT_ENDPOINT`).
         settings: the model's :class:`agentcore.ModelSettings`, for every
             request (see :func:`agentcore.providers.openai.chat.request.settings_fields`).
         system_role: ``"system"`` or ``"developer"``.
@@ -78,6 +82,8 @@ class OpenAIChatModel(Adapter):
         extra_body: Mapping[str, Any] | None = None,
         cache_tracker: CacheTracker | None = None,
         context_window: int | None = None,
+        credentials: Credentials | None = None,
+        endpoint: Endpoint | None = None,
         system_role: str = "system",
         max_tokens_field: str = "max_tokens",
         include_usage: bool = True,
@@ -98,9 +104,8 @@ class OpenAIChatModel(Adapter):
             extra_body=extra_body,
             cache_tracker=cache_tracker,
             context_window=context_window,
-            path="/chat/completions",
-            defaults=HEADERS,
-            key_header=KEY_HEADER,
+            credentials=credentials,
+            endpoint=endpoint or CHAT_ENDPOINT,
         )
         check_settings(self._settings, reasoning_dialect(self._origin, (), reasoning_format), self._origin)
         self._system_role = system_role

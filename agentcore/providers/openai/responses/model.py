@@ -13,6 +13,7 @@ import attrs
 
 from agentcore.caching import CacheTracker
 from agentcore.context import Context
+from agentcore.providers.endpoint import Credentials, Endpoint
 from agentcore.providers.openai.responses.request import (
     SUMMARIES,
     SYSTEM_ROLES,
@@ -22,7 +23,7 @@ from agentcore.providers.openai.responses.request import (
     request_body,
 )
 from agentcore.providers.openai.responses.stream import StreamState, compacted_messages
-from agentcore.providers.openai.shared import DEFAULT_BASE_URL, HEADERS, KEY_HEADER, cache_policy
+from agentcore.providers.openai.shared import DEFAULT_BASE_URL, RESPONSES_ENDPOINT, cache_policy
 from agentcore.providers.shell import Adapter, check_choice, merge_headers
 from agentcore.settings import ModelSettings
 from agentcore.transport import Timeout, Transport
@@ -65,6 +66,9 @@ class OpenAIResponsesModel(Adapter):
         transport, timeout, headers, extra_body, cache_tracker,
             context_window: as for every adapter
             (:class:`agentcore.providers.shell.Adapter`).
+        credentials, endpoint: as for every adapter; None: the API's own
+            endpoint at OpenAI and the servers that copy it
+            (:data:`agentcore.providers.openai.shared.RESPONSES_ENDPOINT`).
         settings: the default :class:`agentcore.ModelSettings` of every
             request. ``reasoning_effort`` is ``reasoning.effort`` (one of
             ``none``, ``minimal``, ``low``, ``medium``, ``high``, ``xhigh``;
@@ -117,6 +121,8 @@ class OpenAIResponsesModel(Adapter):
         extra_body: Mapping[str, Any] | None = None,
         cache_tracker: CacheTracker | None = None,
         context_window: int | None = None,
+        credentials: Credentials | None = None,
+        endpoint: Endpoint | None = None,
         reasoning: bool = True,
         reasoning_summary: str | None = "auto",
         system_role: str = "instructions",
@@ -137,9 +143,8 @@ class OpenAIResponsesModel(Adapter):
             extra_body=extra_body,
             cache_tracker=cache_tracker,
             context_window=context_window,
-            path="/responses",
-            defaults=HEADERS,
-            key_header=KEY_HEADER,
+            credentials=credentials,
+            endpoint=endpoint or RESPONSES_ENDPOINT,
         )
         check_settings(self._settings, reasoning=reasoning)
         self._reasoning = reasoning

@@ -1,0 +1,297 @@
+"""What a Gemini API stream means: the pure stream mapping of
+:class:`agentcore.providers.gemini.GeminiModel` (no I/O).
+
+``streamGenerateContent?alt=sse`` sends Server-Sent Events whose data is a
+whole ``GenerateContentResponse`` each
+(https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent,
+https://ai.google.dev/api/generate-content#v1beta.GenerateContentResponse):
+``candidates[0].content.parts`` (the new parts), ``finishReason`` on the
+last chunk, ``usageMetadata`` (running totals: the last one wins) and
+``promptFeedback`` (a blocked prompt). There is no end marker: the body
+ends after the chunk with the finish reason.
+
+Parts (https://ai.google.dev/api/caching#Part):
+
+* ``text``: a ``text-delta``; with ``thought: true`` a ``reasoning-delta``
+  of the open thought block, which ends (a ``reasoning`` part holding its
+  text and its ``thoughtSignature``) where a part that is no thought comes,
+  or at the end (https://ai.google.dev/gemini-api/docs/thinking).
+* a ``thoughtSignature`` on a text part (Gemini 3 puts one on the last part
+  of an answer without calls, often an empty text; Gemini 2.5 on the first
+  text after its thoughts, https://ai.google.dev/gemini-api/docs/thought-signatures):
+  a ``reasoning`` part without text holding the signature, before the text,
+  which the request mapping puts back on the text.
+* ``functionCall {name, args, id?}``: a ``tool-call`` part, whole (Gemini
+  streams a call in one part); ``args`` as JSON text. Its id is Gemini's when
+  it gives one, else ``gemini-`` and 24 random hex digits
+  (:data:`ID_PREFIX`); ``ToolCall.provider_data`` is ``{"thoughtSignature":
+  ..., "id": true}`` (the signature on the part, and whether the id is
+  Gemini's), with the API's origin.
+* any other part (``executableCode``, ``codeExecutionResult``, a server
+  tool's ``toolCall``/``toolResponse``, ``inlineData`` made by the model): a
+  provider item of type ``gemini-part`` holding the part's JSON as it came,
+  its signature included, sent back in place.
+
+Finish reasons (https://ai.google.dev/api/generate-content#FinishReason) are
+:func:`map_finish_reason`'s; usage is :func:`usage_from`'s; an ``error``
+object in the stream is :func:`error_event`'s.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from agentcore.errors import ErrorClass, ModelError, classify_status
+from agentcore.providers import fields
+from agentcore.providers.gemini.request import FORMAT, KEPT_PART
+from agentcore.transport.errors import google_retry_delay, looks_like_context_length
+from agentcore.transport.sse import Event
+from agentcore.types import FinishReason, ProviderItem, Reasoning, StreamPart, ToolCall, Usage
+
+ID_PREFIX = "gemini-"
+"""The start of a tool call id made here, for a ``functionCall`` without one."""
+
+CONTENT_FILTER_REASONS = frozenset(
+    {
+        "SAFETY",
+        "RECITATION",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+    }
+)
+"""Finish reasons that stop an answer for its content: ``content-filter``."""
+RETRIED_REASONS = frozenset({"MALFORMED_FUNCTION_CALL"})
+"""Finish reasons that fail the step as ``TRANSIENT``: the model wrote a
+function call that does not parse, which the same request usually does not
+repeat (retried only before any output reached the reader, loop rule 7)."""
+
+
+def map_finish_reason(reason: str, calls: int, message: str = "") -> FinishReason:
+    """The :class:`FinishReason` of Gemini's ``finishReason``
+    (https://ai.google.dev/api/generate-content#FinishReason).
+
+    ``STOP`` is ``tool-calls`` when the step made calls (Gemini says ``STOP``
+    after function calls), else ``stop``; ``MAX_TOKENS`` is ``length``;
+    :data:`CONTENT_FILTER_REASONS` are ``content-filter``.
+
+    Raises:
+        ModelError: ``TRANSIENT`` for :data:`RETRIED_REASONS`; ``UPSTREAM``
+            for any other reason (``OTHER``, ``LANGUAGE``,
+            ``UNEXPECTED_TOOL_CALL``, ``TOO_MANY_TOOL_CALLS``,
+            ``MISSING_THOUGHT_SIGNATURE``, ``NO_IMAGE``, an unknown one),
+            naming it and Gemini's ``finishMessage``.
+    """
+    if reason == "STOP":
+        return FinishReason.TOOL_CALLS if calls else FinishReason.STOP
+    if reason == "MAX_TOKENS":
+        return FinishReason.LENGTH
+    if reason in CONTENT_FILTER_REASONS:
+        return FinishReason.CONTENT_FILTER
+    error_class = ErrorClass.TRANSIENT if reason in RETRIED_REASONS else ErrorClass.UPSTREAM
+    detail = f": {message}" if message else ""
+    raise ModelError(error_class, message=f"Gemini stopped the answer with {reason[:100]!r}{detail}"[:500])
+
+
+def usage_from(usage: Mapping[str, Any]) -> Usage:
+    """The :class:`Usage` of a ``usageMetadata`` object
+    (https://ai.google.dev/api/generate-content#UsageMetadata), design.md
+    "Usage":
+
+    * ``input = promptTokenCount + toolUsePromptTokenCount``: every prompt
+      token billed as input; ``promptTokenCount`` includes the cached
+      tokens, and tools' prompts (search results, fetched pages) are billed
+      as input too.
+    * ``cache_read = cachedContentTokenCount`` (implicit or explicit
+      caching, https://ai.google.dev/gemini-api/docs/caching); Gemini bills
+      no cache write on a request (``cache_write`` stays 0).
+    * ``output = candidatesTokenCount + thoughtsTokenCount``: thinking
+      tokens are billed as output, and ``candidatesTokenCount`` leaves them
+      out (https://ai.google.dev/gemini-api/docs/thinking#pricing).
+
+    An absent count is 0 (``candidatesTokenCount`` is absent until answer
+    text starts). Raises ``UPSTREAM`` for a count that is not one.
+    """
+
+    def count(key: str) -> int:
+        return fields.token_count(usage, key, f"usageMetadata.{key}") or 0
+
+    return Usage(
+        input=count("promptTokenCount") + count("toolUsePromptTokenCount"),
+        output=count("candidatesTokenCount") + count("thoughtsTokenCount"),
+        cache_read=count("cachedContentTokenCount"),
+    )
+
+
+def error_event(data: Mapping[str, Any]) -> ModelError:
+    """The :class:`ModelError` of an ``error`` object in the stream (Google's
+    error model, ``{"error": {"code", "message", "status", "details"}}``,
+    https://ai.google.dev/gemini-api/docs/troubleshooting): classified by its
+    HTTP ``code`` as an error status is (a 429 rate-limited, a 503
+    overloaded, a prompt over the context window context-length), with the
+    ``RetryInfo`` delay as ``retry_after``."""
+    error = fields.mapping(data, "error", "error")
+    code = error.get("code")
+    message = fields.text(error, "message", "error.message")
+    status = fields.text(error, "status", "error.status")
+    number = code if type(code) is int else 0
+    hint = looks_like_context_length(message, status)
+    error_class = classify_status(number, hint) if number else ErrorClass.UPSTREAM
+    text = f"{status}: {message}" if status else message
+    return ModelError(
+        error_class,
+        message=(text or json.dumps(data))[:2000],
+        status=number,
+        retry_after=google_retry_delay(data),
+    )
+
+
+def _random_id() -> str:
+    return ID_PREFIX + uuid.uuid4().hex[:24]
+
+
+class StreamState:
+    """One step's state over the Gemini stream (the
+    :class:`agentcore.providers.shell.StateMachine` protocol).
+
+    Args:
+        origin: the API's origin, stamped on the step's reasoning blocks,
+            signed tool calls and kept parts.
+        new_id: makes the id of a call Gemini gave none (None:
+            :data:`ID_PREFIX` and 24 random hex digits).
+    """
+
+    def __init__(self, origin: str, new_id: Callable[[], str] | None = None) -> None:
+        self.complete = False
+        self._new_id = new_id or _random_id
+        self.done = False  # no end marker: the body ends
+        self._origin = origin
+        self._thought: list[str] = []
+        self._thought_open = False
+        self._thought_signature = ""
+        self._calls = 0
+        self._finish = ""
+        self._finish_message = ""
+        self._blocked = ""
+        self._usage: Mapping[str, Any] = {}
+
+    def feed(self, event: Event) -> list[StreamPart]:
+        """The parts one chunk completes.
+
+        Raises:
+            ModelError: an ``error`` object (:func:`error_event`); ``UPSTREAM``
+                for a field of the wrong JSON type.
+        """
+        data = event.data
+        if not isinstance(data, dict):
+            raise fields.wrong_shape("the event", data, "an object")
+        if "error" in data:
+            raise error_event(data)
+        usage = fields.mapping(data, "usageMetadata", "usageMetadata")
+        if usage:
+            self._usage = usage
+        feedback = fields.mapping(data, "promptFeedback", "promptFeedback")
+        blocked = fields.text(feedback, "blockReason", "promptFeedback.blockReason")
+        if blocked:
+            self._blocked, self.complete = blocked, True
+        out: list[StreamPart] = []
+        candidates = fields.array(data, "candidates", "candidates")
+        if candidates:
+            candidate = candidates[0]
+            if not isinstance(candidate, dict):
+                raise fields.wrong_shape("candidates[0]", candidate, "an object")
+            content = fields.mapping(candidate, "content", "candidates[0].content")
+            for index, part in enumerate(fields.array(content, "parts", "candidates[0].content.parts")):
+                if not isinstance(part, dict):
+                    raise fields.wrong_shape(f"candidates[0].content.parts[{index}]", part, "an object")
+                out += self._part(part, f"candidates[0].content.parts[{index}]")
+            finish = fields.text(candidate, "finishReason", "candidates[0].finishReason")
+            if finish:
+                self._finish, self.complete = finish, True
+                self._finish_message = fields.text(candidate, "finishMessage", "candidates[0].finishMessage")
+        return out
+
+    def _part(self, part: Mapping[str, Any], where: str) -> list[StreamPart]:
+        signature = fields.text(part, "thoughtSignature", f"{where}.thoughtSignature")
+        if "text" in part:
+            text = fields.text(part, "text", f"{where}.text")
+            if part.get("thought") is True:
+                self._thought_open = True
+                self._thought.append(text)
+                if signature:
+                    self._thought_signature = signature
+                return [StreamPart.reasoning_delta(text)] if text else []
+            out = self._close_thought()
+            if signature:
+                block = Reasoning(signature=signature, format=FORMAT, origin=self._origin)
+                out.append(StreamPart.reasoning_event(block))
+            if text:
+                out.append(StreamPart.text_delta(text))
+            return out
+        out = self._close_thought()
+        if "functionCall" in part:
+            call = fields.mapping(part, "functionCall", f"{where}.functionCall")
+            name = fields.text(call, "name", f"{where}.functionCall.name")
+            arguments = fields.mapping(call, "args", f"{where}.functionCall.args")
+            given = fields.text(call, "id", f"{where}.functionCall.id")
+            kept: dict[str, Any] = {}
+            if signature:
+                kept["thoughtSignature"] = signature
+            if given:
+                kept["id"] = True
+            self._calls += 1
+            tool_call = ToolCall(
+                id=given or self._new_id(),
+                name=name,
+                input=json.dumps(arguments, ensure_ascii=False),
+                provider_data=json.dumps(kept) if kept else "",
+                origin=self._origin if kept else "",
+            )
+            out.append(StreamPart.tool_call_event(tool_call))
+            return out
+        item = ProviderItem(
+            type=KEPT_PART,
+            data=json.dumps(part, ensure_ascii=False),
+            format=FORMAT,
+            origin=self._origin,
+        )
+        out.append(StreamPart.provider_item_event(item))
+        return out
+
+    def _close_thought(self) -> list[StreamPart]:
+        """The ``reasoning`` part of the open thought block, if any."""
+        if not self._thought_open:
+            return []
+        block = Reasoning(
+            text="".join(self._thought),
+            signature=self._thought_signature,
+            format=FORMAT,
+            origin=self._origin,
+        )
+        self._thought, self._thought_open, self._thought_signature = [], False, ""
+        return [StreamPart.reasoning_event(block)] if block.text or block.signature else []
+
+    def finish(self) -> list[StreamPart]:
+        """The open thought block and the ``step-finish``: ``content-filter``
+        for a blocked prompt (``promptFeedback.blockReason``,
+        https://ai.google.dev/api/generate-content#BlockReason), else the
+        mapped finish reason, with the last usage.
+
+        Raises:
+            ModelError: ``TRANSIENT`` when the stream ended before a finish
+                reason or a block; as :func:`map_finish_reason`.
+        """
+        if not self.complete:
+            raise ModelError(ErrorClass.TRANSIENT, message="the stream ended before Gemini's finish reason")
+        out = self._close_thought()
+        usage = usage_from(self._usage)
+        if self._blocked and not self._finish:
+            return [*out, StreamPart.step_finish(FinishReason.CONTENT_FILTER, usage)]
+        reason = map_finish_reason(self._finish, self._calls, self._finish_message)
+        return [*out, StreamPart.step_finish(reason, usage)]
