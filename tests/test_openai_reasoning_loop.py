@@ -49,8 +49,9 @@ from agentcore import (
     user_message,
 )
 from agentcore.providers.config import origin
+from agentcore.providers.gemini.request import DUMMY_SIGNATURE
 from agentcore.providers.openai import OpenAIChatModel
-from agentcore.providers.openai.chat.request import GEMINI, GEMINI_DUMMY_SIGNATURE, NONE
+from agentcore.providers.openai.chat.request import GEMINI, NONE
 from agentcore.providers.openai.chat.stream import REASONING_CONTENT, REASONING_DETAILS
 from agentcore.transport.memory import MemoryTransport, Reply, SentRequest
 from tests.canned import json_answer
@@ -261,7 +262,7 @@ def gemini_check(messages: list[dict[str, Any]]) -> Reply | None:
         calls = message.get("tool_calls") or []
         if calls:
             signature = ((calls[0].get("extra_content") or {}).get("google") or {}).get("thought_signature")
-            if signature not in (*SIGNATURES, GEMINI_DUMMY_SIGNATURE):
+            if signature not in (*SIGNATURES, DUMMY_SIGNATURE):
                 return json_answer(400, GEMINI_400)
     return None
 
@@ -501,7 +502,7 @@ def test_gemini_takes_calls_another_model_made_with_the_dummy_signature() -> Non
     assert second.text == ANSWER
     sent = [m for m in gemini.bodies[0]["messages"] if m["role"] == "assistant"]
     assert [m["tool_calls"][0]["extra_content"] for m in sent] == [
-        {"google": {"thought_signature": GEMINI_DUMMY_SIGNATURE}}
+        {"google": {"thought_signature": DUMMY_SIGNATURE}}
     ] * 2
     assert "Paris" not in json.dumps(
         [m.get("reasoning_content") for m in sent]

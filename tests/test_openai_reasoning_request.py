@@ -31,10 +31,10 @@ from agentcore import (
     user_message,
 )
 from agentcore.providers.config import origin
+from agentcore.providers.gemini.request import DUMMY_SIGNATURE
 from agentcore.providers.openai import OpenAIChatModel
 from agentcore.providers.openai.chat.request import (
     GEMINI,
-    GEMINI_DUMMY_SIGNATURE,
     NONE,
     reasoning_dialect,
     request_body,
@@ -264,7 +264,7 @@ def test_gemini_signatures_parallel_calls_and_calls_from_elsewhere() -> None:
     own = turn(call(provider_data=SIGNED, origin=gemini), call("call_2", "get_time"))
     assert sent_turn(own, gemini)["tool_calls"] == [wire(CALL_JSON, EXTRA), second]
     foreign = turn(ANTHROPIC, call(), call("call_2", "get_time", provider_data=SIGNED, origin=ELSEWHERE))
-    dummy = {"google": {"thought_signature": GEMINI_DUMMY_SIGNATURE}}
+    dummy = {"google": {"thought_signature": DUMMY_SIGNATURE}}
     assert sent_turn(foreign, gemini) == {
         "role": "assistant",
         "content": None,
@@ -300,7 +300,7 @@ def test_own_call_data_goes_back_unless_the_dialect_is_none() -> None:
             "generativelanguage.googleapis.com",
             {
                 "content": None,
-                "tool_calls": [wire(CALL_JSON, {"google": {"thought_signature": GEMINI_DUMMY_SIGNATURE}})],
+                "tool_calls": [wire(CALL_JSON, {"google": {"thought_signature": DUMMY_SIGNATURE}})],
             },
         ),
     ],

@@ -78,7 +78,7 @@ same origin, else nothing), and each assistant turn carries:
   thought_signature in functionCall parts" otherwise
   (https://ai.google.dev/gemini-api/docs/thought-signatures). A turn whose
   calls carry no signature of Gemini's gets the documented dummy,
-  :data:`GEMINI_DUMMY_SIGNATURE`, on its first call. Gemini has no reasoning
+  :data:`agentcore.providers.gemini.request.DUMMY_SIGNATURE`, on its first call. Gemini has no reasoning
   field: reasoning blocks are not sent.
 * api.openai.com, and servers whose dialect is unknown and whose history
   holds nothing of theirs: no reasoning (OpenAI refuses unknown message
@@ -119,6 +119,7 @@ from agentcore.files import File
 from agentcore.history import check_history
 from agentcore.memo import MessageMemo
 from agentcore.providers import attachments
+from agentcore.providers.gemini.request import DUMMY_SIGNATURE
 from agentcore.providers.history import arguments_object, log_foreign_items, marked_error
 from agentcore.providers.openai.chat.stream import (
     MISTRAL_THINKING,
@@ -192,9 +193,6 @@ KNOWN_DIALECTS: Mapping[str, str] = {
 }
 """The documented dialect of well-known servers, by origin (the module
 docstring cites each)."""
-GEMINI_DUMMY_SIGNATURE = "skip_thought_signature_validator"
-"""The thought signature Gemini documents for function calls it did not
-produce (https://ai.google.dev/gemini-api/docs/thought-signatures, FAQ)."""
 SETTINGS = frozenset(
     {
         "cache_key",
@@ -383,7 +381,7 @@ def _calls_json(calls: Sequence[ToolCall], index: int, dialect: str, origin: str
     """The ``tool_calls`` of an assistant turn: each call's own ``extra_content``
     back on it (unless the dialect is :data:`NONE`); for :data:`GEMINI`, a
     turn whose calls carry none (another model made them) gets
-    :data:`GEMINI_DUMMY_SIGNATURE` on its first call, where Gemini looks for
+    :data:`agentcore.providers.gemini.request.DUMMY_SIGNATURE` on its first call, where Gemini looks for
     the signature of a step (https://ai.google.dev/gemini-api/docs/thought-signatures,
     parallel calls and the FAQ on calls from other models)."""
     out = [_call_json(call) for call in calls]
@@ -396,7 +394,7 @@ def _calls_json(calls: Sequence[ToolCall], index: int, dialect: str, origin: str
             item["extra_content"] = extra
             signed = True
     if dialect == GEMINI and not signed:
-        out[0]["extra_content"] = {"google": {"thought_signature": GEMINI_DUMMY_SIGNATURE}}
+        out[0]["extra_content"] = {"google": {"thought_signature": DUMMY_SIGNATURE}}
     return out
 
 
