@@ -12,6 +12,7 @@
   AWS event stream, decoded by botocore's ``EventStreamBuffer`` (prelude,
   headers, CRCs): each ``event`` message is an :class:`Event`, each
   ``exception`` message a classified :class:`ModelError`.
+* :func:`bedrock_signer`: a Bedrock API key or SigV4, one of the two.
 * :func:`invoke_events`: the framing of InvokeModelWithResponseStream, whose
   ``chunk`` events each carry one event of the model's own API in base64
   (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModelWithResponseStream.html).
@@ -28,10 +29,12 @@ import binascii
 import json
 import re
 import time
+import urllib.parse
 from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import Any
 
 from agentcore.errors import ConfigError, ErrorClass, ModelError
+from agentcore.providers.endpoint import Signer
 from agentcore.transport.errors import aws_error_class
 from agentcore.transport.sse import Event
 
@@ -310,3 +313,47 @@ def invoke_events(
         if not isinstance(inner, dict):
             raise ModelError(ErrorClass.UPSTREAM, message=f"a chunk holds no event: {event.data!r}"[:300])
         yield Event(str(inner.get("type", "")), inner)
+
+
+def _region_of(base_url: str) -> str | None:
+    """The Region named in ``base_url``'s host (``bedrock-runtime.us-east-1.amazonaws.com``,
+    a VPC endpoint's ``vpce-1a2b.bedrock-runtime.us-east-1.vpce.amazonaws.com``)."""
+    host = urllib.parse.urlsplit(base_url).hostname or ""
+    return next((label for label in host.split(".") if _REGION.fullmatch(label)), None)
+
+
+def bedrock_signer(
+    api_key: str | None, aws_credentials: Any, region: str | None, base_url: str | None
+) -> Signer | None:
+    """How a Bedrock model signs in: None for a Bedrock API key (sent as
+    ``Authorization: Bearer``,
+    https://docs.aws.amazon.com/bedrock/latest/userguide/api-keys-use.html), else
+    a :class:`SigV4` signer of ``aws_credentials`` for ``region`` (or the
+    Region of ``base_url``'s host), or ``aws_credentials`` itself when it is
+    already a :class:`agentcore.providers.endpoint.Signer` (``SigV4(region,
+    credentials)`` for a ``base_url`` that names no Region).
+
+    Raises:
+        ConfigError: neither or both of ``api_key`` and ``aws_credentials``;
+            credentials without a Region to sign for; as :class:`SigV4` raises.
+    """
+    if api_key and aws_credentials is not None:
+        raise ConfigError(
+            "pass api_key= or aws_credentials=, not both (each says how requests are signed in)"
+        )
+    if not api_key and aws_credentials is None:
+        raise ConfigError(
+            "Bedrock needs api_key= (a Bedrock API key, sent as Authorization: Bearer) or aws_credentials= "
+            "(botocore credentials, signed with SigV4: botocore.session.get_session().get_credentials())"
+        )
+    if aws_credentials is None:
+        return None
+    if isinstance(aws_credentials, Signer):
+        return aws_credentials
+    signing = region or (_region_of(base_url) if base_url else None)
+    if signing is None:
+        raise ConfigError(
+            f"base_url {base_url!r} names no AWS Region to sign for: pass "
+            "aws_credentials=agentcore.providers.aws.SigV4(region, credentials)"
+        )
+    return SigV4(signing, aws_credentials)
