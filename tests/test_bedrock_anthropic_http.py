@@ -369,7 +369,10 @@ def test_a_stream_without_a_whole_message_hits_the_idle_timeout(
     aws: BedrockServer, claude: ClaudeOnBedrock
 ) -> None:
     frame = chunk_frame(step_events([("text", "more")])[2])
-    claude.before = [hello([frame[:6], Pause(0.15), frame[6:9], Pause(0.15), frame[9:12], Stall()], upto=3)]
+    trickle: list[Action] = []
+    for i in range(12):  # a byte every 0.1 s for 1.2 s: never a whole message
+        trickle += [frame[i : i + 1], Pause(0.1)]
+    claude.before = [hello([*trickle, Stall()], upto=3)]
     stream = model(aws, timeout=Timeout(read=5, idle=0.2)).stream(
         Request(messages=[user_message("hi")]), Context()
     )
