@@ -1,0 +1,2 @@
+"""Amazon Bedrock: the Converse mapping (``request``, ``stream``) and the models
+(``model``)."""
