@@ -25,8 +25,8 @@ common fields). The model id is in the URL.
   https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ToolResultBlock.html);
   a result's files are image and document blocks inside its ``content``.
 * **Files** (:func:`file_json`): images (PNG, JPEG, GIF, WebP) and documents
-  (PDF, CSV, Word, Excel, HTML, plain text, Markdown) as bytes, or by an
-  ``s3://`` URL; another media type, another URL, a file over the documented
+  (PDF, CSV, Word, Excel, HTML, plain text, Markdown) as bytes; another
+  media type, a file given by URL, a file over the documented
   size, or a document in a user turn without text is a :class:`ConfigError`
   before any HTTP call (the ``Message`` reference: "up to 20 images ... no
   more than 3.75 MB", "up to five documents ... no more than 4.5 MB", "If
@@ -285,34 +285,25 @@ def document_name(file: File, index: int) -> str:
 
 def file_json(file: File, where: str, index: int = 1) -> dict[str, Any]:
     """The block of a file: ``{"image": {"format", "source"}}`` or
-    ``{"document": {"format", "name", "source"}}``, the source
-    ``{"bytes": base64}`` or ``{"s3Location": {"uri"}}`` for an ``s3://``
-    URL (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ImageSource.html).
-    ``index`` numbers the documents of one turn, for :func:`document_name`.
+    ``{"document": {"format", "name", "source"}}``, the source ``{"bytes":
+    base64}`` (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ImageSource.html).
+    Converse fetches no web URL (its other source is an S3 location, which a
+    :class:`agentcore.File` does not name). ``index`` numbers the documents of
+    one turn, for :func:`document_name`.
 
     Raises:
         ConfigError: a media type not in :data:`IMAGE_FORMATS` or
-            :data:`DOCUMENT_FORMATS`, a URL that is not ``s3://``, bytes over
+            :data:`DOCUMENT_FORMATS`, a file given by URL, bytes over
             :data:`MAX_IMAGE_BYTES` or :data:`MAX_DOCUMENT_BYTES`.
     """
     image = file.media_type in IMAGE_FORMATS
-    accepted = IMAGE_FORMATS if image else DOCUMENT_FORMATS
-    attachments.check_type(file, where, tuple(IMAGE_FORMATS) + tuple(DOCUMENT_FORMATS), _API)
-    if file.url:
-        if not file.url.startswith("s3://"):
-            raise ConfigError(
-                f"{where} holds a file given by the URL {file.url[:100]!r}; {_API} takes files by an "
-                "s3:// URL or as bytes"
-            )
-        source: dict[str, Any] = {"s3Location": {"uri": file.url}}
-    else:
-        limit = MAX_IMAGE_BYTES if image else MAX_DOCUMENT_BYTES
-        attachments.check_size(file, where, limit, _API)
-        source = {"bytes": attachments.base64_text(file)}
+    attachments.check_type(file, where, (*IMAGE_FORMATS, *DOCUMENT_FORMATS), _API, url=False)
+    attachments.check_size(file, where, MAX_IMAGE_BYTES if image else MAX_DOCUMENT_BYTES, _API)
+    source = {"bytes": attachments.base64_text(file)}
     if image:
-        return {"image": {"format": accepted[file.media_type], "source": source}}
+        return {"image": {"format": IMAGE_FORMATS[file.media_type], "source": source}}
     name = document_name(file, index)
-    return {"document": {"format": accepted[file.media_type], "name": name, "source": source}}
+    return {"document": {"format": DOCUMENT_FORMATS[file.media_type], "name": name, "source": source}}
 
 
 def _files(files: Sequence[File], where: str) -> list[dict[str, Any]]:
