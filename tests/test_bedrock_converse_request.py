@@ -390,13 +390,11 @@ TEXT_EVENTS = (
 
 def test_the_step_is_complete_at_message_stop_and_done_at_metadata() -> None:
     state = StreamState(ORIGIN)
-    feed(state, *TEXT_EVENTS[:3])
-    assert not state.complete
-    feed(state, TEXT_EVENTS[3])
-    assert state.complete
-    assert not state.done
-    feed(state, ("metadata", {"usage": {"inputTokens": 3, "outputTokens": 1, "totalTokens": 4}}))
-    assert state.done
+    seen = []
+    for event in [*TEXT_EVENTS, ("metadata", {"usage": {"inputTokens": 3, "outputTokens": 1, "totalTokens": 4}})]:
+        feed(state, event)
+        seen.append((state.complete, state.done))
+    assert seen == [(False, False)] * 3 + [(True, False), (True, True)]
     assert state.finish()[-1].usage == Usage(3, 1)
 
 
