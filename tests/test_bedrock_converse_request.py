@@ -380,7 +380,7 @@ def feed(state: StreamState, *events: tuple[str, dict[str, Any]]) -> list[Any]:
     return out
 
 
-TEXT_EVENTS = (
+TEXT_EVENTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("messageStart", {"role": "assistant"}),
     ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Hi"}}),
     ("contentBlockStop", {"contentBlockIndex": 0}),
@@ -391,7 +391,8 @@ TEXT_EVENTS = (
 def test_the_step_is_complete_at_message_stop_and_done_at_metadata() -> None:
     state = StreamState(ORIGIN)
     seen = []
-    for event in [*TEXT_EVENTS, ("metadata", {"usage": {"inputTokens": 3, "outputTokens": 1, "totalTokens": 4}})]:
+    metadata: tuple[str, dict[str, Any]] = ("metadata", {"usage": {"inputTokens": 3, "outputTokens": 1}})
+    for event in [*TEXT_EVENTS, metadata]:
         feed(state, event)
         seen.append((state.complete, state.done))
     assert seen == [(False, False)] * 3 + [(True, False), (True, True)]
