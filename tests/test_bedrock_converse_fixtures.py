@@ -8,6 +8,7 @@ redacted reasoning, toolUse/toolResult, a server tool's blocks, cache points).
 
 from __future__ import annotations
 
+import base64
 import json
 import pathlib
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from agentcore import FinishReason, Message, Request, Role, StreamPart, StreamPartKind, Usage, user_message
+from agentcore.files import File
 from agentcore.providers.bedrock.request import FORMAT, KEPT_BLOCK, request_body
 from agentcore.providers.bedrock.stream import StreamState
 from agentcore.settings import ModelSettings
@@ -27,6 +29,7 @@ from agentcore.types import (
     ToolCall,
     ToolDefinition,
     ToolResult,
+    cache_point,
 )
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "bedrock_converse"
@@ -440,3 +443,34 @@ def test_cache_points_stand_where_the_recorded_request_put_them() -> None:
     )
     assert body["system"] == system
     assert body["messages"] == sent["messages"]
+
+
+def test_cache_points_in_the_system_prompt_the_tools_and_a_message_go_as_recorded() -> None:
+    sent = recorded("roundtrip_claude45_cache_point.i0.request.json")
+    blocks = sent["messages"][0]["content"]
+    document = blocks[1]["document"]
+    data = base64.b64decode(document["source"]["bytes"])
+    parts = [
+        ContentPart(ContentPartKind.TEXT, text=blocks[0]["text"]),
+        ContentPart(
+            ContentPartKind.FILE, file=File(media_type="text/plain", data=data, filename="Document 1.txt")
+        ),
+        ContentPart(ContentPartKind.TEXT, text=blocks[2]["text"]),
+        cache_point(),
+        ContentPart(ContentPartKind.TEXT, text=blocks[4]["text"]),
+        cache_point(),
+    ]
+    tools = [
+        ToolDefinition(spec["toolSpec"]["name"], "", json.dumps(spec["toolSpec"]["inputSchema"]["json"]))
+        for spec in sent["toolConfig"]["tools"]
+        if "toolSpec" in spec
+    ]
+    request = Request(system=sent["system"][0]["text"], messages=[Message(Role.USER, parts)], tools=tools)
+    settings = ModelSettings(cache_system=True, cache_tools=True)
+    body = request_body(
+        request, "us.anthropic.claude-sonnet-4-5-20250929-v1:0", settings=settings, origin=ORIGIN
+    )
+    assert {key: body[key] for key in ("messages", "system")} == {
+        key: sent[key] for key in ("messages", "system")
+    }
+    assert body["toolConfig"]["tools"] == sent["toolConfig"]["tools"]

@@ -268,7 +268,7 @@ def test_a_history_converse_would_refuse_is_refused_before_any_call() -> None:
     with pytest.raises(ConfigError, match="no messages"):
         body_for([])
     with pytest.raises(ConfigError, match="nothing Bedrock Converse accepts"):
-        body_for([user_message("  ")])
+        body_for([Message(Role.USER, [ContentPart(ContentPartKind.TEXT, text="")])])
     with pytest.raises(ConfigError, match="WebSearch"):
         body_for([user_message("hi")], server_tools=[WebSearch()])
     with pytest.raises(ConfigError, match="output schema"):

@@ -17,8 +17,9 @@ common fields). The model id is in the URL.
   ``Message`` reference: roles are ``user`` and ``assistant``,
   https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Message.html).
   Neighbouring turns of one role are merged (a tool message and the user
-  message after it), blank text blocks are dropped, and an assistant turn
-  left empty is skipped.
+  message after it), empty text blocks are dropped (and an assistant's
+  blank ones), and an assistant turn left empty is skipped; a user message's
+  text is sent as it is, a lone line break included (Bedrock takes it).
 * **Tool results** are ``{"toolResult": {"toolUseId", "content": [{"text"},
   files...], "status"}}``, ``status`` ``"error"`` for an error result and
   ``"success"`` otherwise (the ``ToolResultBlock`` reference,
@@ -367,7 +368,7 @@ def _user_blocks(message: Message, index: int) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = [_result_json(result, index) for result in message.tool_results]
     files = 0
     for part in message.content:
-        if part.kind is ContentPartKind.TEXT and part.text.strip():
+        if part.kind is ContentPartKind.TEXT and part.text:
             blocks.append({"text": part.text})
         elif part.kind is ContentPartKind.FILE and part.file is not None:
             files += part.file.media_type in DOCUMENT_FORMATS
