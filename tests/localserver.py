@@ -13,7 +13,8 @@ and a list of actions executed in order on the socket:
 * ``Close()``: close the connection without the terminating chunk.
 
 The server records every request (arrival time on the ``time.monotonic()``
-clock as ``at``, method, path, headers, parsed JSON body) in
+clock as ``at``, method, path, headers, parsed JSON body, and the body's
+bytes as ``raw``) in
 ``requests``, counts disconnects it noticed in ``disconnects`` and TCP
 connections it accepted in ``connections`` (so a test can check that a
 keep-alive connection was reused).
@@ -185,6 +186,7 @@ class LocalServer:
             "path": handler.path,
             "headers": dict(handler.headers),
             "body": body,
+            "raw": raw,
         }
         with self._lock:
             self.requests.append(record)

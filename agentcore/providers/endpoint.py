@@ -15,7 +15,9 @@ expires); the OpenAI APIs at api.openai.com and on Azure OpenAI (the key in
   option takes another.
 * the ``credentials`` option every adapter takes: a callable returning a
   bearer token (a ``str``, or a :class:`Token` with its expiry), called
-  before a request (:class:`TokenCache`), for credentials that expire.
+  before a request (:class:`TokenCache`), for credentials that expire; or a
+  :class:`Signer`, which computes the headers of each request from its URL
+  and body (AWS's SigV4, :class:`agentcore.providers.aws.SigV4`).
 
 Adapters read no environment: a token comes from the caller's callable
 (``azure.identity.get_bearer_token_provider(...)``, google-auth's
@@ -29,7 +31,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
@@ -77,6 +79,44 @@ it returns the bearer token to send: a ``str`` (called again before every
 request: the callable caches, as azure-identity's
 ``get_bearer_token_provider`` does) or a :class:`Token` (cached by the
 adapter until :data:`REFRESH_SECONDS` before its ``expires_at``)."""
+
+
+@runtime_checkable
+class Signer(Protocol):
+    """What signs a request in: called before each request is sent, with what
+    it sends, for the headers that sign it in. :class:`TokenCache` (a bearer
+    token) and :class:`agentcore.providers.aws.SigV4` (a signature over the
+    URL, the headers and the body) are two.
+    """
+
+    def sign(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        *,
+        stale: Mapping[str, str] | None = None,
+    ) -> dict[str, str]:
+        """The headers to add to a request.
+
+        Args:
+            url: the request's URL, exactly as it is sent (the model id
+                percent-encoded in its path).
+            headers: the request's own headers (the adapter's and the
+                request's), which the signed headers go over.
+            body: the request's body, the exact bytes sent.
+            stale: the headers of an earlier attempt of the same request that
+                the server refused as signed in with expired credentials (a
+                401, or AWS's expired-token 403): what made them is not used
+                again; None for a first attempt.
+
+        Returns:
+            The headers to add (they replace ``headers`` of the same name).
+
+        Raises:
+            ModelError: ``AUTH`` when no credentials can be had (not retried).
+        """
+        ...
 
 
 def _path(path: str) -> str:
@@ -170,7 +210,8 @@ class Endpoint:
 class TokenCache:
     """The bearer token of one adapter's ``credentials`` callable, shared by
     every request it sends (thread-safe: the callable is called by one
-    request at a time, and the others wait for its token).
+    request at a time, and the others wait for its token). A
+    :class:`Signer` whose headers do not depend on the request.
 
     A callable returning a ``str`` is called before every request; a
     :class:`Token` is kept until :data:`REFRESH_SECONDS` before its
@@ -198,6 +239,18 @@ class TokenCache:
         self._clock = clock
         self._lock = threading.Lock()
         self._token: Token | None = None
+
+    def sign(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        *,
+        stale: Mapping[str, str] | None = None,
+    ) -> dict[str, str]:
+        """The token header (:meth:`headers`); ``url``, ``headers`` and
+        ``body`` do not change it (the :class:`Signer` protocol)."""
+        return self.headers(stale)
 
     def headers(self, stale: Mapping[str, str] | None = None) -> dict[str, str]:
         """The token header for the next request: the cached token while it

@@ -18,8 +18,11 @@ of :class:`Adapter` whose ``stream()`` builds the body and hands it to
    endpoint's defaults (content types) and the key's header (or the token
    of ``credentials``, fresh for each request), then the ``headers`` option,
    then ``Request.headers``: a later header replaces an earlier one of the
-   same name, whatever its case (:func:`merge_headers`). A request answered
-   401 goes once more with a new token when the adapter has ``credentials``.
+   same name, whatever its case (:func:`merge_headers`); last, the headers
+   a :class:`agentcore.providers.endpoint.Signer` computes from the URL,
+   the headers and the encoded body. A request answered 401 (or AWS's
+   expired-token 403, :data:`EXPIRED_TOKEN`) goes once more, signed anew,
+   when the adapter has ``credentials``.
 3. **Opening.** The body is encoded once (:func:`encode_body`) and sent
    through the :class:`agentcore.transport.Transport`
    (:func:`open_stream`): a status other than 200 is read (at most
@@ -74,11 +77,17 @@ from agentcore import caching, tokens
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ErrorClass, ModelError
 from agentcore.providers import config, digests
-from agentcore.providers.endpoint import Credentials, Endpoint, TokenCache
+from agentcore.providers.endpoint import Credentials, Endpoint, Signer, TokenCache
 from agentcore.redaction import secret_values, without_secret
 from agentcore.settings import ModelSettings, extra_body_dict
 from agentcore.transport import Response, Timeout, Transport
-from agentcore.transport.errors import error_fields, error_from_body, json_or_none, parse_retry_after
+from agentcore.transport.errors import (
+    AWS_ERROR_TYPE,
+    error_fields,
+    error_from_body,
+    json_or_none,
+    parse_retry_after,
+)
 from agentcore.transport.headers import header_dict
 from agentcore.transport.http import transport_option
 from agentcore.transport.sse import Event
@@ -95,6 +104,11 @@ cannot hold the run, and the error is raised with what arrived by then (the
 status alone still classifies it)."""
 JSON_BODY_LIMIT = 1024 * 1024
 """The most bytes of a JSON answer (:func:`read_json`) read."""
+EXPIRED_TOKEN = "ExpiredTokenException"
+"""The error type of AWS's 403 for a request signed with expired temporary
+credentials ("The security token included in the request is expired", in
+the ``x-amzn-ErrorType`` header): such a request is signed once more, with
+credentials the signer refreshes, as for a 401."""
 PEEK_READS = 8
 """Reads of nothing but whitespace after which the start of a 200 body is
 no longer searched for a document's first byte (the body is then streamed)."""
@@ -284,7 +298,16 @@ def check_status(response: Response, ctx: Context) -> None:
     ctx.check()  # a cancel that cut the body short is a cancel, not its error
     if response.status in (301, 302, 303, 307, 308) and "location" in response.headers:
         raise _redirect_error(response)
-    raise error_from_body(response.status, raw, retry_after=parse_retry_after(response.headers))
+    retry_after = parse_retry_after(response.headers)
+    raise error_from_body(
+        response.status, raw, retry_after=retry_after, error_type=response.headers.get(AWS_ERROR_TYPE, "")
+    )
+
+
+def _stale_credentials(exc: ModelError) -> bool:
+    """The server refused the request's credentials as expired or revoked: a
+    401, or AWS's 403 whose error type is :data:`EXPIRED_TOKEN`."""
+    return exc.status == 401 or (exc.status == 403 and exc.message.startswith(EXPIRED_TOKEN))
 
 
 def _redirect_error(response: Response) -> ModelError:
@@ -409,7 +432,10 @@ class Adapter:
       called before a request, instead of an ``api_key``
       (:data:`agentcore.providers.endpoint.Credentials`): a cached token is
       refreshed before it expires, and a request the server answers 401 is
-      sent once more with a new token. None: none.
+      sent once more with a new token. Or a
+      :class:`agentcore.providers.endpoint.Signer`, which signs each
+      request from its URL, headers and body (SigV4), and signs it anew
+      after a 401 or AWS's expired-token 403. None: none.
     * ``endpoint``: where and how the API is reached under ``base_url``
       (:class:`agentcore.providers.endpoint.Endpoint`); each adapter's
       default is its API's own.
@@ -463,7 +489,7 @@ class Adapter:
       a request that asked for none: no step is then reported as a miss).
 
     The other members (``_url``, ``_base_url``, ``_endpoint``,
-    ``_transport``, ``_timeout``, ``_headers``, ``_tokens``, ``_cache``)
+    ``_transport``, ``_timeout``, ``_headers``, ``_signer``, ``_cache``)
     are the shell's own: a subclass neither reads nor sets them.
 
     Raises:
@@ -493,7 +519,7 @@ class Adapter:
         extra_body: Mapping[str, Any] | None,
         cache_tracker: caching.CacheTracker | None,
         context_window: int | None = None,
-        credentials: Credentials | None = None,
+        credentials: Credentials | Signer | None = None,
         endpoint: Endpoint,
         default_settings: ModelSettings | None = None,
     ) -> None:
@@ -529,7 +555,11 @@ class Adapter:
         self._transport = transport_option(transport)
         self._timeout = timeout if timeout is not None else Timeout()
         self._headers = merge_headers(endpoint.headers, endpoint.key_headers(api_key), header_dict(headers))
-        self._tokens = None if credentials is None else TokenCache(credentials, endpoint.token_header)
+        self._signer: Signer | None = (
+            credentials
+            if credentials is None or isinstance(credentials, Signer)
+            else TokenCache(credentials, endpoint.token_header)
+        )
         self._settings = (default_settings or ModelSettings()).merged(settings)
         self._extra_body = extra_body_dict(extra_body)
         self._cache = caching.tracker(cache_tracker)
@@ -614,7 +644,7 @@ class Adapter:
                 ctx=ctx,
                 media_type=self._endpoint.media_type,
             )
-            response, chunks = self._signed_in(headers, sent, opening)
+            response, chunks = self._signed_in(self._url, data, headers, sent, opening)
             broken = False
             try:
                 events = self._endpoint.framing(chunks, idle_timeout=self._timeout.idle)
@@ -658,33 +688,37 @@ class Adapter:
 
     def _signed_in(
         self,
+        url: str,
+        body: bytes,
         headers: Mapping[str, str],
         sent: list[Mapping[str, str]],
         attempt: Callable[..., _T],
     ) -> _T:
-        """``attempt(headers=headers)``, with the token of the ``credentials`` option
-        under ``headers`` when the adapter has one: a cached token while it
-        is fresh (:class:`agentcore.providers.endpoint.TokenCache`), and
-        when the server answers 401, once more with a new token (a token
-        can be revoked or expire early: clock skew, a rotated key). The
-        headers each attempt sent are appended to ``sent`` (for the
-        redaction of their secrets).
+        """``attempt(headers=headers)`` (a request of ``body`` to ``url``), with
+        the headers of the ``credentials`` option's signer over ``headers``
+        when the adapter has one: a cached token while it is fresh
+        (:class:`agentcore.providers.endpoint.TokenCache`), a SigV4
+        signature of ``url``, ``headers`` and ``body``. When the server
+        answers 401, or 403 with AWS's :data:`EXPIRED_TOKEN`, once more,
+        signed anew (a token can be revoked or expire early: clock skew, a
+        rotated key). The headers each attempt sent are appended to ``sent``
+        (for the redaction of their secrets).
 
         Raises:
             ModelError: as ``attempt`` raises (a second 401 included), or
-                ``AUTH`` when the credentials callable failed.
+                ``AUTH`` when the signer had no credentials.
         """
-        if self._tokens is None:
+        if self._signer is None:
             return attempt(headers=headers)
-        signed = merge_headers(self._tokens.headers(), headers)
+        signed = merge_headers(headers, self._signer.sign(url, headers, body))
         sent.append(signed)
         try:
             return attempt(headers=signed)
         except ModelError as exc:
-            if exc.status != 401:
+            if not _stale_credentials(exc):
                 raise
-            _log.info("agentcore: the server answered 401; signing in again and retrying once")
-        signed = merge_headers(self._tokens.headers(stale=signed), headers)
+            _log.info("agentcore: the server answered %s; signing in again and retrying once", exc.status)
+        signed = merge_headers(headers, self._signer.sign(url, headers, body, stale=signed))
         sent.append(signed)
         return attempt(headers=signed)
 
@@ -780,7 +814,7 @@ class Adapter:
         try:
             url, data = self._endpoint.url(self._base_url, self._model, path), encode_body(body)
             post = functools.partial(_post, self._transport, url, body=data, timeout=self._timeout, ctx=ctx)
-            return read_json(self._signed_in(headers, sent, post))
+            return read_json(self._signed_in(url, data, headers, sent, post))
         except ModelError as exc:
             failure = without_secret(exc, [secret for used in sent for secret in secret_values(used)])
             if failure is exc:

@@ -7,6 +7,9 @@
 * :func:`error_fields`, :func:`error_from_body`,
   :func:`looks_like_context_length`: provider error bodies and objects, and
   the context-window overflow hint that :func:`classify_status` takes.
+* :func:`aws_error_class`: the class of an AWS error type (Bedrock's
+  ``ThrottlingException``), sent in the ``x-amzn-ErrorType`` header of an
+  error response or as the ``:exception-type`` of an event-stream message.
 
 The shell every adapter shares (:mod:`agentcore.providers.shell`) raises
 these for a response whose status is not 200 and redacts its errors.
@@ -21,7 +24,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from agentcore.errors import ModelError, classify_status
+from agentcore.errors import ErrorClass, ModelError, classify_status
 
 
 def json_or_none(raw: bytes) -> Any:
@@ -117,6 +120,81 @@ def looks_like_context_length(*texts: object) -> bool:
     return any(isinstance(t, str) and CONTEXT_LENGTH_PATTERN.search(t) for t in texts)
 
 
+AWS_ERROR_TYPE = "x-amzn-errortype"
+"""The response header in which an AWS JSON API names an error's type
+(``ThrottlingException:http://internal.amazon.com/coral/...``: the type, then
+optionally a colon and a namespace); the body is ``{"message": "..."}``."""
+
+AWS_ERROR_CLASSES = {
+    "throttlingexception": ErrorClass.RATE_LIMITED,
+    "servicequotaexceededexception": ErrorClass.INVALID_REQUEST,
+    "serviceunavailableexception": ErrorClass.OVERLOADED,
+    "modelnotreadyexception": ErrorClass.OVERLOADED,
+    "modeltimeoutexception": ErrorClass.TRANSIENT,
+    "modelstreamerrorexception": ErrorClass.TRANSIENT,
+    "internalserverexception": ErrorClass.UPSTREAM,
+    "modelerrorexception": ErrorClass.UPSTREAM,
+    "validationexception": ErrorClass.INVALID_REQUEST,
+    "resourcenotfoundexception": ErrorClass.INVALID_REQUEST,
+    "accessdeniedexception": ErrorClass.AUTH,
+    "expiredtokenexception": ErrorClass.AUTH,
+    "unrecognizedclientexception": ErrorClass.AUTH,
+    "invalidsignatureexception": ErrorClass.AUTH,
+}
+"""The class of each error type the Bedrock Runtime API reference lists for
+InvokeModelWithResponseStream and ConverseStream ("Errors",
+https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModelWithResponseStream.html,
+https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html)
+and the stream's exception members (``ResponseStream``,
+https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ResponseStream.html),
+keyed by the lower-case type (the header spells it ``ThrottlingException``,
+the stream ``throttlingException``):
+
+* ``ThrottlingException`` (429): rate limited.
+* ``ServiceUnavailableException`` (503), ``ModelNotReadyException`` (429,
+  "not ready to serve inference requests"; the SDKs retry it): overloaded.
+* ``ModelTimeoutException`` (408) and ``ModelStreamErrorException`` (424,
+  "An error occurred while streaming the response. Retry your request."):
+  transient.
+* ``InternalServerException`` (500): upstream, terminal, as agentcore takes
+  every plain 500 (design.md), though the page says to retry it.
+* ``ModelErrorException`` (424, "an error while processing the model"):
+  upstream.
+* ``ValidationException`` (400; context-length when its message says the
+  input is too long), ``ResourceNotFoundException`` (404),
+  ``ServiceQuotaExceededException`` (400: a quota of the account, not a
+  rate; the SDKs do not retry it): invalid request.
+* ``AccessDeniedException`` (403), and the signing errors every AWS API
+  answers with 403 (https://docs.aws.amazon.com/bedrock/latest/APIReference/CommonErrors.html):
+  ``ExpiredTokenException``, ``UnrecognizedClientException``,
+  ``InvalidSignatureException``: auth.
+"""
+
+
+def aws_error_class(error_type: str, message: str = "", status: int = 0) -> ErrorClass:
+    """The class of an AWS error: by its type (:data:`AWS_ERROR_CLASSES`), with
+    a ``ValidationException`` whose ``message`` says the prompt did not fit
+    (:func:`looks_like_context_length`: "Input is too long for requested
+    model.") context-length; a type the table does not hold goes by ``status``
+    (:func:`classify_status`; ``UPSTREAM`` without one).
+
+    Args:
+        error_type: the type, as ``x-amzn-ErrorType`` or an event-stream
+            ``:exception-type`` names it (the namespace after a colon is
+            ignored).
+        message: the error's message.
+        status: the HTTP status it came with (0: none, inside a stream).
+    """
+    name = error_type.split(":", 1)[0].strip().lower()
+    hint = looks_like_context_length(message)
+    known = AWS_ERROR_CLASSES.get(name)
+    if known is ErrorClass.INVALID_REQUEST and name == "validationexception" and hint:
+        return ErrorClass.CONTEXT_LENGTH
+    if known is not None:
+        return known
+    return classify_status(status, hint) if status else ErrorClass.UPSTREAM
+
+
 def error_fields(payload: Any) -> tuple[str, str, Any]:
     """``(type, message, code)`` of a provider error object, wherever it sits.
 
@@ -146,6 +224,7 @@ def error_from_body(
     raw: bytes,
     *,
     retry_after: float = 0.0,
+    error_type: str = "",
 ) -> ModelError:
     """A :class:`ModelError` for a non-200 response.
 
@@ -153,6 +232,10 @@ def error_from_body(
     taken from the body's error type, code and message (JSON, HTML or empty
     bodies are all accepted). Without a ``retry_after`` from the headers, a
     Google error body's ``RetryInfo`` gives it (:func:`google_retry_delay`).
+    With an ``error_type`` (AWS's ``x-amzn-ErrorType`` header,
+    :data:`AWS_ERROR_TYPE`), :func:`aws_error_class` classifies it instead,
+    and the message starts with the type (``ExpiredTokenException: The
+    security token included in the request is expired``).
     """
     text = raw.decode("utf-8", errors="replace").strip()
     try:
@@ -160,12 +243,15 @@ def error_from_body(
     except ValueError:
         payload = None
     kind, message, code = error_fields(payload)
+    aws_type = error_type.split(":", 1)[0].strip()
+    if aws_type and not kind:
+        kind = aws_type
     if not retry_after:
         retry_after = google_retry_delay(payload)
     if not message:
         message = _plain_text(text) if payload is None else text
     hint = looks_like_context_length(kind, message, code if isinstance(code, str) else None)
-    error_class = classify_status(status, hint)
+    error_class = aws_error_class(aws_type, message, status) if aws_type else classify_status(status, hint)
     detail = f"{kind}: {message}" if kind and kind not in message else message
     return ModelError(error_class, retry_after=retry_after, message=detail[:2000], status=status)
 

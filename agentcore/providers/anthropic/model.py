@@ -23,7 +23,7 @@ from agentcore.providers.anthropic.request import (
     with_betas,
 )
 from agentcore.providers.anthropic.stream import StreamState
-from agentcore.providers.endpoint import Credentials, Endpoint
+from agentcore.providers.endpoint import Credentials, Endpoint, Signer
 from agentcore.providers.shell import Adapter
 from agentcore.settings import ModelSettings
 from agentcore.transport import Timeout, Transport
@@ -106,7 +106,7 @@ class AnthropicModel(Adapter):
         extra_body: Mapping[str, Any] | None = None,
         cache_tracker: CacheTracker | None = None,
         context_window: int | None = None,
-        credentials: Credentials | None = None,
+        credentials: Credentials | Signer | None = None,
         endpoint: Endpoint | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         anthropic_version: str = ANTHROPIC_VERSION,
