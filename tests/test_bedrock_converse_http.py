@@ -22,6 +22,8 @@ from __future__ import annotations
 import base64
 import json
 import pathlib
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -445,3 +447,21 @@ def test_a_recorded_event_stream_body_gives_the_same_through_the_real_framing(
         (p.tool_call.id, p.tool_call.name, json.loads(p.tool_call.input)) for p in parts if p.tool_call
     ] == calls
     assert (parts[-1].finish_reason, parts[-1].usage) == (finish, usage)
+
+
+def test_the_package_imports_without_botocore_and_a_model_asks_for_the_extra() -> None:
+    code = (
+        "import sys\n"
+        "import agentcore.providers.bedrock as bedrock\n"
+        "print('botocore' in sys.modules)\n"
+        "sys.modules['botocore'] = None  # as if it were not installed\n"
+        "try:\n"
+        "    bedrock.BedrockConverseModel('amazon.nova-micro-v1:0', region='us-east-1', api_key='k')\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == [
+        "False",
+        "ConfigError the Bedrock models need botocore: pip install 'agentcore[aws]'",
+    ]
