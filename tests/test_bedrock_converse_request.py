@@ -343,6 +343,12 @@ def test_cache_points_go_after_the_system_prompt_the_tools_a_part_and_the_last_m
     assert body["messages"][0]["content"] == [{"text": "long"}, CACHE_POINT]
     assert body["messages"][-1]["content"] == [{"text": "q"}, CACHE_POINT]
     assert converse.cache_points(body) == 4
+    # a cache point already ending the last message is not doubled
+    last = Message(Role.USER, [ContentPart(ContentPartKind.TEXT, text="q"), cache_point()])
+    assert body_for([last], settings=ModelSettings(cache=True))["messages"][0]["content"] == [
+        {"text": "q"},
+        CACHE_POINT,
+    ]
 
 
 def test_more_than_four_cache_points_is_refused() -> None:

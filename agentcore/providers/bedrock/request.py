@@ -503,7 +503,7 @@ def request_body(
     fields = settings_fields(merged, request.tools, model_id, cap or DEFAULT_MAX_TOKENS)
     log_foreign_items(request.messages, FORMAT, origin)
     turns = messages_json(request.messages, origin, model_id, sent)
-    if merged.cache:
+    if merged.cache and "cachePoint" not in turns[-1]["content"][-1]:
         turns[-1]["content"] = [*turns[-1]["content"], dict(CACHE_POINT)]
     body: dict[str, Any] = {"messages": turns}
     if request.system:
