@@ -249,7 +249,12 @@ def test_a_package_init_exposes_its_public_classes_and_nothing_else() -> None:
     }
 
 
-API_PACKAGES = ("providers/anthropic", "providers/openai/chat", "providers/openai/responses")
+API_PACKAGES = (
+    "providers/anthropic",
+    "providers/openai/chat",
+    "providers/openai/responses",
+    "providers/bedrock",
+)
 """One package per API, each of the same modules (docs/writing-a-provider.md)."""
 SHAPE = {
     "request.py": {"request_body", "SETTINGS", "check_settings", "settings_fields", "file_json"},
@@ -266,8 +271,12 @@ def test_every_api_package_has_the_same_modules_and_names() -> None:
         assert sorted(p.name for p in folder.glob("*.py")) == sorted(["__init__.py", *SHAPE]), package
         for module, names in SHAPE.items():
             assert names <= defined_names(folder / module), f"{package}/{module}"
-        [model] = [name for name in defined_classes(folder / "model.py") if name.endswith("Model")]
-        assert model in all_names(folder.parent / "__init__.py") | all_names(folder / "__init__.py"), package
+        models = [name for name in defined_classes(folder / "model.py") if name.endswith("Model")]
+        assert models, package
+        for model in models:  # Bedrock's model.py holds one model per Bedrock API
+            assert model in all_names(folder.parent / "__init__.py") | all_names(folder / "__init__.py"), (
+                package
+            )
     # the error-event function: the Anthropic stream's, and the one both OpenAI APIs share
     assert "error_event" in defined_names(ROOT / "agentcore" / "providers" / "anthropic" / "stream.py")
     assert "error_event" in defined_names(ROOT / "agentcore" / "providers" / "openai" / "shared.py")

@@ -219,13 +219,13 @@ def test_the_base_url_of_a_region() -> None:
     assert bedrock_base_url("eu-central-1", None) == "https://bedrock-runtime.eu-central-1.amazonaws.com"
     assert bedrock_base_url("us-gov-west-1", None) == "https://bedrock-runtime.us-gov-west-1.amazonaws.com"
     assert bedrock_base_url(None, "http://127.0.0.1:9") == "http://127.0.0.1:9"
+    assert bedrock_base_url("us-east-1", "http://127.0.0.1:9") == "http://127.0.0.1:9"  # the Region signs
 
 
 @pytest.mark.parametrize(
     ("region", "base_url", "words"),
     [
         (None, None, "region= (the AWS Region"),
-        ("us-east-1", "http://x", "not both"),
         ("US East", None, "AWS Region code"),
         ("bedrock-runtime.us-east-1.amazonaws.com", None, "AWS Region code"),
     ],

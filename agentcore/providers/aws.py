@@ -66,24 +66,21 @@ def require() -> Any:
 def bedrock_base_url(region: str | None, base_url: str | None) -> str:
     """The Bedrock Runtime root of ``region``
     (``https://bedrock-runtime.{region}.amazonaws.com``), or ``base_url``
-    (a VPC endpoint, a gateway, a local server).
+    when given (a VPC endpoint, a gateway, a local server: ``region`` is
+    then only the Region requests are signed for).
 
     Raises:
-        ConfigError: neither or both given, or a region that is not an AWS
-            Region code.
+        ConfigError: neither given, or a region that is not an AWS Region
+            code.
     """
     if region is None and base_url is None:
         raise ConfigError(
             "Bedrock needs region= (the AWS Region, e.g. 'us-east-1') or base_url= "
             "(https://bedrock-runtime.REGION.amazonaws.com)"
         )
-    if region is not None and base_url is not None:
-        raise ConfigError("pass region= or base_url=, not both (each says where Bedrock is)")
-    if base_url is not None:
-        return base_url
-    if not isinstance(region, str) or not _REGION.fullmatch(region):
+    if region is not None and (not isinstance(region, str) or not _REGION.fullmatch(region)):
         raise ConfigError(f"region must be an AWS Region code such as 'us-east-1', got {region!r}")
-    return f"https://bedrock-runtime.{region}.amazonaws.com"
+    return base_url if base_url is not None else f"https://bedrock-runtime.{region}.amazonaws.com"
 
 
 _SIGNED = ("Authorization", "X-Amz-Date", "X-Amz-Security-Token")
@@ -330,13 +327,15 @@ def bedrock_signer(
     https://docs.aws.amazon.com/bedrock/latest/userguide/api-keys-use.html), else
     a :class:`SigV4` signer of ``aws_credentials`` for ``region`` (or the
     Region of ``base_url``'s host), or ``aws_credentials`` itself when it is
-    already a :class:`agentcore.providers.endpoint.Signer` (``SigV4(region,
-    credentials)`` for a ``base_url`` that names no Region).
+    already a :class:`agentcore.providers.endpoint.Signer`.
 
     Raises:
-        ConfigError: neither or both of ``api_key`` and ``aws_credentials``;
-            credentials without a Region to sign for; as :class:`SigV4` raises.
+        ConfigError: botocore is missing (every Bedrock model reads AWS
+            event streams); neither or both of ``api_key`` and
+            ``aws_credentials``; credentials without a Region to sign for;
+            as :class:`SigV4` raises.
     """
+    require()
     if api_key and aws_credentials is not None:
         raise ConfigError(
             "pass api_key= or aws_credentials=, not both (each says how requests are signed in)"
@@ -353,7 +352,7 @@ def bedrock_signer(
     signing = region or (_region_of(base_url) if base_url else None)
     if signing is None:
         raise ConfigError(
-            f"base_url {base_url!r} names no AWS Region to sign for: pass "
-            "aws_credentials=agentcore.providers.aws.SigV4(region, credentials)"
+            f"base_url {base_url!r} names no AWS Region to sign for: pass region= with base_url= "
+            "(the Region the requests are signed for)"
         )
     return SigV4(signing, aws_credentials)
