@@ -324,7 +324,8 @@ class StreamState:
                 if not isinstance(part, dict):
                     raise fields.wrong_shape(f"candidates[0].content.parts[{index}]", part, "an object")
                 out += self._part(part, f"candidates[0].content.parts[{index}]")
-            out += self._grounding(candidate)
+            if "groundingMetadata" in candidate or "urlContextMetadata" in candidate:
+                out += self._grounding(candidate)
             finish = fields.text(candidate, "finishReason", "candidates[0].finishReason")
             if finish:
                 self._finish, self.complete = finish, True
