@@ -21,14 +21,19 @@ from agentcore import (
     Context,
     ErrorClass,
     FinishReason,
+    LoopOptions,
     ModelError,
+    ModelSettings,
     Request,
     Usage,
     cli,
+    generate,
     user_message,
 )
+from agentcore.caching import CacheCause, CachePolicy, CacheReport, CacheTracker
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.azure import AzureOpenAIChatModel, AzureOpenAIResponsesModel
+from agentcore.providers.azure.model import cache_policy
 from agentcore.providers.endpoint import REFRESH_SECONDS, Endpoint, Token
 from agentcore.transport.memory import MemoryTransport, Reply
 from agentcore.types import StreamPart, StreamPartKind
@@ -478,3 +483,98 @@ def test_a_missing_azure_variable_is_a_usage_error_naming_it(
     err = io.StringIO()
     assert cli.main(["--model", spec, "hi"], env=env, stdout=io.StringIO(), stderr=err) == cli.EXIT_USAGE == 2
     assert f"agentcore: error: {message}" in err.getvalue()
+
+
+# --- the prompt-cache report names Azure OpenAI -------------------------------------
+
+
+def chat_with_usage(prompt_tokens: int, cached: int) -> bytes:
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": 1,
+        "prompt_tokens_details": {"cached_tokens": cached},
+    }
+    return CHAT_TEXT.replace(
+        b'"usage":{"prompt_tokens":7,"completion_tokens":1,"total_tokens":8}',
+        b'"usage":' + json.dumps(usage).encode(),
+    )
+
+
+def second_step_cache(model_of: Any, prompt_tokens: int, cached: int) -> CacheReport:
+    """The cache report of a second run that extends the first, both answered
+    with ``prompt_tokens`` of which ``cached`` were read."""
+    body = chat_with_usage(prompt_tokens, cached)
+    model = model_of(MemoryTransport(respond=lambda _sent: Reply.of(body)))
+    first = generate(LoopOptions(model=model, messages=[user_message("hi")]))
+    second = generate(LoopOptions(model=model, messages=[*first.messages, user_message("more")]))
+    report = second.steps[0].cache
+    assert report is not None
+    return report
+
+
+def azure_chat(transport: MemoryTransport, **where: Any) -> AzureOpenAIChatModel:
+    where = where or {"resource": "contoso"}
+    return AzureOpenAIChatModel(
+        DEPLOYMENT, api_key=KEY, transport=transport, cache_tracker=CacheTracker(), **where
+    )
+
+
+def test_a_cache_miss_at_an_azure_resource_names_azure_openai() -> None:
+    assert b'"cached_tokens": 0' in chat_with_usage(2000, 0)  # the usage chunk was replaced
+    report = second_step_cache(azure_chat, 2000, 0)
+    assert report.cause is CacheCause.NOT_SAID
+    assert report.reason == (
+        "read 0 of the 2,000 cached tokens: the prefix and the TTL allowed more; Azure OpenAI did not say why"
+    )
+    # a read short of the whole prompt by less than one 128-token step is no miss
+    assert second_step_cache(azure_chat, 2000, 1920).cause is None
+
+
+def test_a_prompt_below_azures_minimum_is_named_as_such() -> None:
+    report = second_step_cache(azure_chat, 900, 0)
+    assert report.cause is CacheCause.BELOW_MINIMUM
+    assert report.reason == (
+        "the earlier request's prompt (900 tokens) is below the 1,024-token minimum Azure OpenAI caches for "
+        "this model, so nothing was cached"
+    )
+
+
+def test_the_responses_model_reports_azures_cache_too() -> None:
+    completed = {
+        "type": "response.completed",
+        "response": {
+            "id": "resp_1",
+            "status": "completed",
+            "output": [],
+            "usage": {"input_tokens": 3000, "output_tokens": 1, "input_tokens_details": {"cached_tokens": 0}},
+        },
+    }
+    body = b"event: response.completed\ndata: " + json.dumps(completed).encode() + b"\n\n"
+    model = AzureOpenAIResponsesModel(
+        DEPLOYMENT,
+        resource="contoso",
+        api_key=KEY,
+        reasoning=False,
+        transport=MemoryTransport(respond=lambda _sent: Reply.of(body)),
+        cache_tracker=CacheTracker(),
+    )
+    first = generate(LoopOptions(model=model, messages=[user_message("hi")]))
+    second = generate(LoopOptions(model=model, messages=[*first.messages, user_message("more")]))
+    report = second.steps[0].cache
+    assert report is not None
+    assert report.reason.endswith("Azure OpenAI did not say why")
+    # 24-hour retention, where asked for, is the TTL
+    assert cache_policy(ModelSettings(cache_retention="24h"), "contoso.openai.azure.com") == CachePolicy(
+        "Azure OpenAI", 86400.0, 1024, reports_writes=False, granularity=128
+    )
+
+
+def test_another_azure_host_claims_no_miss() -> None:
+    # a Foundry resource may serve models (DeepSeek, Grok ...) that cache otherwise, or not at all
+    foundry = {"base_url": "https://contoso.services.ai.azure.com/openai/v1"}
+    report = second_step_cache(lambda transport: azure_chat(transport, **foundry), 2000, 0)
+    assert (report.cause, report.reason, report.shared_messages) == (
+        None,
+        "",
+        1,
+    )  # the prefix is still compared

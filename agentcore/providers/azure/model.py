@@ -13,9 +13,11 @@ https://learn.microsoft.com/azure/ai-foundry/openai/reference,
 * The ``model`` field of the body names the **deployment** (the name given
   when the model was deployed), not the model.
 * A key goes in the ``api-key`` header; a Microsoft Entra ID token goes in
-  ``Authorization: Bearer`` (scope
-  ``https://cognitiveservices.azure.com/.default``; the identity needs the
-  "Cognitive Services OpenAI User" role).
+  ``Authorization: Bearer`` (the REST reference, "Authentication"; the
+  identity needs the "Cognitive Services OpenAI User" role), asked for with
+  the scope :data:`ENTRA_SCOPE`.
+* Prompt caching (:data:`CACHE_DOCS`) is automatic for GPT-4o and newer
+  deployments, with OpenAI's rules: :func:`cache_policy`.
 
 The streams are OpenAI's, so the OpenAI mappings read them; Azure adds a
 first Chat Completions chunk of prompt filter results (no choices, an
@@ -29,22 +31,47 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agentcore.caching import CacheTracker
+from agentcore.caching import CachePolicy, CacheTracker
 from agentcore.errors import ConfigError
 from agentcore.providers.endpoint import Credentials, Endpoint
 from agentcore.providers.openai.chat.model import OpenAIChatModel
 from agentcore.providers.openai.responses.model import OpenAIResponsesModel
-from agentcore.providers.openai.shared import HEADERS
+from agentcore.providers.openai.shared import (
+    CACHE_READ_GRANULARITY,
+    HEADERS,
+    MIN_CACHEABLE_TOKENS,
+    RETENTION_SECONDS,
+)
 from agentcore.settings import ModelSettings
 from agentcore.transport import Timeout, Transport
 
 KEY_HEADER = ("api-key", "{key}")
 """The header an Azure OpenAI key goes in (the REST reference, "Authentication")."""
 TOKEN_HEADER = ("Authorization", "Bearer {token}")
-"""The header a Microsoft Entra ID token goes in (the same page)."""
+"""The header a Microsoft Entra ID token goes in (the REST reference,
+"Authentication"; https://learn.microsoft.com/en-us/azure/ai-services/authentication,
+"Authentication headers": ``Authorization: Bearer <TOKEN>``)."""
 ENTRA_SCOPE = "https://cognitiveservices.azure.com/.default"
-"""The scope an Entra ID token for Azure OpenAI is asked for (with
-azure-identity: ``get_bearer_token_provider(DefaultAzureCredential(), ENTRA_SCOPE)``)."""
+"""The scope an Entra ID token for Azure OpenAI is asked for: Microsoft's
+Entra ID page for Azure OpenAI
+(https://learn.microsoft.com/en-us/azure/ai-foundry/openai/how-to/managed-identity)
+and its page on moving between OpenAI and Azure OpenAI
+(https://learn.microsoft.com/en-us/azure/developer/ai/how-to/switching-endpoints)
+both sign the v1 endpoint in with azure-identity's
+``get_bearer_token_provider(DefaultAzureCredential(), ENTRA_SCOPE)``, whose
+token the OpenAI client sends as ``Authorization: Bearer``."""
+CACHE_DOCS = "https://learn.microsoft.com/en-us/azure/foundry/openai/how-to/prompt-caching"
+"""Azure OpenAI's prompt caching: automatic for GPT-4o and newer; prompts of
+1,024 tokens or more whose first 1,024 tokens match; hits in steps of 128
+tokens; in memory, caches "typically cleared within 5 to 10 minutes of
+inactivity" (always within an hour of their last use); with
+``prompt_cache_retention: "24h"`` up to 24 hours; the hits in
+``cached_tokens``. These are OpenAI's figures
+(:mod:`agentcore.providers.openai.shared`)."""
+AZURE_OPENAI_HOST = ".openai.azure.com"
+"""How an Azure OpenAI resource's host ends (``{resource}.openai.azure.com``)."""
+PROVIDER = "Azure OpenAI"
+"""The provider's name in a step's cache report."""
 CHAT_ENDPOINT = Endpoint(
     "/chat/completions", headers=HEADERS, key_header=KEY_HEADER, token_header=TOKEN_HEADER
 )
@@ -80,6 +107,23 @@ def base_url_of(resource: str | None, base_url: str | None) -> str:
             "pass a URL as base_url="
         )
     return f"https://{resource}.openai.azure.com/openai/v1"
+
+
+def cache_policy(settings: ModelSettings, origin: str) -> CachePolicy:
+    """What a request to ``origin`` asks of Azure OpenAI's prompt cache,
+    named :data:`PROVIDER` in the step's cache report: at an Azure OpenAI
+    resource (a host ending :data:`AZURE_OPENAI_HOST`), :data:`CACHE_DOCS`'s
+    rules (the TTL of the retention asked for, in memory by default, the
+    shorter bound; the 1,024-token minimum; reads in steps of 128; the whole
+    prompt cached, writes not reported). Another host (a Foundry resource, a
+    gateway) may serve models that cache otherwise, or not at all: no cache
+    miss is claimed for it (the report still compares prefixes)."""
+    if not origin.endswith(AZURE_OPENAI_HOST):
+        return CachePolicy(PROVIDER, None)
+    ttl = RETENTION_SECONDS[settings.cache_retention or "in_memory"]
+    return CachePolicy(
+        PROVIDER, ttl, MIN_CACHEABLE_TOKENS, reports_writes=False, granularity=CACHE_READ_GRANULARITY
+    )
 
 
 def _signed_in(api_key: str | None, credentials: Credentials | None) -> None:
@@ -162,6 +206,10 @@ class AzureOpenAIChatModel(OpenAIChatModel):
             reasoning_format=reasoning_format,
         )
 
+    def _cache_policy(self, settings: ModelSettings) -> CachePolicy:
+        """Azure OpenAI's prompt cache rules (:func:`cache_policy`)."""
+        return cache_policy(settings, self._origin)
+
 
 class AzureOpenAIResponsesModel(OpenAIResponsesModel):
     """A :class:`agentcore.Model` over the Responses API at an Azure OpenAI
@@ -227,3 +275,7 @@ class AzureOpenAIResponsesModel(OpenAIResponsesModel):
             system_role=system_role,
             server_state=server_state,
         )
+
+    def _cache_policy(self, settings: ModelSettings) -> CachePolicy:
+        """Azure OpenAI's prompt cache rules (:func:`cache_policy`)."""
+        return cache_policy(settings, self._origin)

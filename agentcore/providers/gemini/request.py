@@ -50,8 +50,16 @@ The body is a ``GenerateContentRequest``
   instead of ``parameters``, an OpenAPI subset that would need translating
   (https://ai.google.dev/api/caching#FunctionDeclaration). The schema must
   describe an object and a name must match :data:`NAME_PATTERN`; another is a
-  :class:`ConfigError` naming the tool. Server tools
-  (:mod:`agentcore.server_tools`) are refused (:func:`check_server_tools`).
+  :class:`ConfigError` naming the tool.
+* **Server tools** (:mod:`agentcore.server_tools`) are Gemini's built-in
+  tools, one ``Tool`` entry each after the function declarations
+  (:func:`server_tool_json`): ``googleSearch``, ``urlContext``,
+  ``codeExecution``, ``fileSearch``. With function tools beside them the
+  request asks ``toolConfig.includeServerSideToolInvocations``, which
+  combining the two needs (:data:`TOOL_COMBINATION_DOCS`); the built-in
+  tools' ``toolCall`` and ``toolResponse`` parts then come back and go back
+  as kept parts. An option the API has no field for is a
+  :class:`ConfigError` before any request.
 """
 
 from __future__ import annotations
@@ -66,7 +74,7 @@ from agentcore.files import File
 from agentcore.history import check_history
 from agentcore.providers import attachments
 from agentcore.providers.history import arguments_object, log_foreign_items, marked_error
-from agentcore.server_tools import ServerTool
+from agentcore.server_tools import CodeExecution, FileSearch, ServerTool, WebFetch, WebSearch
 from agentcore.settings import ModelSettings, unsupported
 from agentcore.types import ContentPartKind, Message, Reasoning, Request, Role, ToolCall, ToolDefinition
 
@@ -120,19 +128,109 @@ images inline")."""
 _API = "the Gemini API"
 
 
-def check_server_tools(tools: Sequence[ServerTool]) -> None:
-    """Raise :class:`ConfigError` for any server tool: ``GeminiModel`` maps
-    none yet (Google Search grounding, URL context and code execution are
-    Gemini tools of their own, https://ai.google.dev/gemini-api/docs/google-search,
-    which ``extra_body={"tools": ...}`` can send; their results are kept and
-    sent back as provider items). The error names the first tool."""
-    if tools:
-        tool = tools[0]
-        raise ConfigError(
-            f"{type(tool).__name__} ({tool.name}): GeminiModel maps no server tool; send Gemini's own "
-            'tools through extra_body (e.g. {"tools": [{"googleSearch": {}}]}), or use AnthropicModel '
-            "or OpenAIResponsesModel"
-        )
+ADAPTER = "GeminiModel"
+"""The adapter named in the errors of the server-tool mapping."""
+GOOGLE_SEARCH_DOCS = "https://ai.google.dev/gemini-api/docs/google-search"
+"""Grounding with Google Search: the ``googleSearch`` tool (no options the
+request sets), the answer's ``groundingMetadata`` (``webSearchQueries``,
+``groundingChunks``, ``groundingSupports``, ``searchEntryPoint``); Gemini 3
+bills each search query the model runs."""
+URL_CONTEXT_DOCS = "https://ai.google.dev/gemini-api/docs/url-context"
+"""URL context: the ``urlContext`` tool reads the URLs the conversation
+gives (up to 20 a request), ``urlContextMetadata.urlMetadata`` lists each
+URL retrieved with its status."""
+CODE_EXECUTION_DOCS = "https://ai.google.dev/gemini-api/docs/code-execution"
+"""Code execution: the ``codeExecution`` tool, the ``executableCode`` and
+``codeExecutionResult`` parts."""
+FILE_SEARCH_DOCS = "https://ai.google.dev/gemini-api/docs/file-search"
+"""File search: the ``fileSearch`` tool over File Search stores
+(``fileSearchStoreNames``, each ``fileSearchStores/...``; ``topK``, the
+number of chunks retrieved, https://ai.google.dev/api/caching#FileSearch),
+the answer's ``groundingMetadata`` with ``retrievedContext`` chunks."""
+TOOL_COMBINATION_DOCS = "https://ai.google.dev/gemini-api/docs/tool-combination"
+"""Built-in tools with function calling in one request (Gemini 3):
+``toolConfig.includeServerSideToolInvocations``, and the ``toolCall`` /
+``toolResponse`` parts that must go back with the history."""
+FILE_SEARCH_STORE_PREFIX = "fileSearchStores/"
+"""The start of a File Search store's resource name (:data:`FILE_SEARCH_DOCS`)."""
+
+
+def _refuse_fields(tool: ServerTool, names: Sequence[str], api_tool: str, docs: str) -> None:
+    for name in names:
+        if getattr(tool, name) is not None:
+            raise ConfigError(
+                f"{type(tool).__name__}.{name} has no field in the Gemini API's {api_tool} tool ({docs}): "
+                f"{ADAPTER} cannot send it; leave it None"
+            )
+
+
+def server_tool_json(tool: ServerTool) -> dict[str, Any]:
+    """The ``tools`` entry (a ``Tool``, https://ai.google.dev/api/caching#Tool)
+    of a server tool.
+
+    * :class:`~agentcore.server_tools.WebSearch` -> ``{"googleSearch": {}}``
+      (:data:`GOOGLE_SEARCH_DOCS`). The tool takes no limit on searches, no
+      domain lists and no place by name (the API's location is
+      ``toolConfig.retrievalConfig.latLng``, coordinates): ``max_uses``,
+      ``allowed_domains``, ``blocked_domains`` and ``user_location`` are a
+      :class:`ConfigError`.
+    * :class:`~agentcore.server_tools.WebFetch` -> ``{"urlContext": {}}``
+      (:data:`URL_CONTEXT_DOCS`): the model reads the pages whose URLs the
+      conversation holds, as Anthropic's web fetch does. ``max_uses`` and
+      ``allowed_domains`` have no field: a :class:`ConfigError`.
+    * :class:`~agentcore.server_tools.CodeExecution` -> ``{"codeExecution":
+      {}}`` (:data:`CODE_EXECUTION_DOCS`).
+    * :class:`~agentcore.server_tools.FileSearch` -> ``{"fileSearch":
+      {"fileSearchStoreNames": [...], "topK": N}}`` (``topK`` from
+      ``max_num_results``, when set; :data:`FILE_SEARCH_DOCS`). Gemini's File
+      Search stores take the place of vector stores: each id must be a
+      store's name, ``fileSearchStores/...``.
+
+    Raises:
+        ConfigError: a field the API does not have, or a ``FileSearch`` id
+            that is no File Search store's name, naming it and :data:`ADAPTER`.
+    """
+    if isinstance(tool, WebSearch):
+        options = ("max_uses", "allowed_domains", "blocked_domains", "user_location")
+        _refuse_fields(tool, options, "googleSearch", GOOGLE_SEARCH_DOCS)
+        return {"googleSearch": {}}
+    if isinstance(tool, WebFetch):
+        _refuse_fields(tool, ("max_uses", "allowed_domains"), "urlContext", URL_CONTEXT_DOCS)
+        return {"urlContext": {}}
+    if isinstance(tool, CodeExecution):
+        return {"codeExecution": {}}
+    if isinstance(tool, FileSearch):
+        for name in tool.vector_store_ids:
+            if not name.startswith(FILE_SEARCH_STORE_PREFIX):
+                raise ConfigError(
+                    f"FileSearch.vector_store_ids: {name!r} is not a File Search store's name; the "
+                    "Gemini API's fileSearch tool takes names such as 'fileSearchStores/my-store-123' "
+                    f"({FILE_SEARCH_DOCS})"
+                )
+        search: dict[str, Any] = {"fileSearchStoreNames": list(tool.vector_store_ids)}
+        if tool.max_num_results is not None:
+            search["topK"] = tool.max_num_results
+        return {"fileSearch": search}
+    raise ConfigError(f"{type(tool).__name__} is not a server tool {ADAPTER} knows")  # the union is closed
+
+
+def _tools(request: Request) -> list[dict[str, Any]]:
+    """The ``tools`` entries: the function declarations, then the server tools'.
+
+    Raises:
+        ConfigError: a function tool named like a server tool of the request
+            (the model could not tell them apart), and as :func:`tool_json`
+            and :func:`server_tool_json`.
+    """
+    names = {tool.name for tool in request.tools}
+    for server_tool in request.server_tools:
+        if server_tool.name in names:
+            raise ConfigError(
+                f"the function tool {server_tool.name!r} has the name of the server tool "
+                f"{type(server_tool).__name__}; rename the function tool"
+            )
+    tools = [{"functionDeclarations": [tool_json(tool) for tool in request.tools]}] if request.tools else []
+    return tools + [server_tool_json(tool) for tool in request.server_tools]
 
 
 def check_settings(settings: ModelSettings) -> None:
@@ -403,11 +501,14 @@ def request_body(
     (https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent):
     ``contents`` (:func:`contents`), ``systemInstruction`` (``{"parts":
     [{"text"}]}``, when there is a system prompt), ``tools`` (one ``{"functionDeclarations"}``,
-    :func:`tool_json`, when there are tools), ``generationConfig``
+    :func:`tool_json`, when there are tools, then one entry per server tool,
+    :func:`server_tool_json`), ``generationConfig``
     (``maxOutputTokens`` from ``request.max_output_tokens``; ``request.output``
     as ``responseMimeType: application/json`` with ``responseJsonSchema``,
     https://ai.google.dev/gemini-api/docs/structured-output; then the settings,
-    :func:`settings_fields`) and ``toolConfig``, then ``extra_body``, then the
+    :func:`settings_fields`) and ``toolConfig`` (with
+    ``includeServerSideToolInvocations`` when function and server tools are
+    both asked for), then ``extra_body``, then the
     merged settings' ``extra_body``: the last one wins. The model id is in the
     URL, not the body.
 
@@ -425,14 +526,14 @@ def request_body(
         A JSON-serializable dict.
 
     Raises:
-        ConfigError: before anything is sent: a server tool
-            (:func:`check_server_tools`), a history the API would refuse
+        ConfigError: before anything is sent: a server tool or a field of
+            one the API does not have (:func:`server_tool_json`), a history the API would refuse
             (:func:`agentcore.history.check_history`), a setting
             (:func:`settings_fields`), a tool (:func:`tool_json`) or a file
             (:func:`file_json`) it cannot take.
     """
     del model_id  # the URL names the model
-    check_server_tools(request.server_tools)
+    tools = _tools(request)
     check_history(request.messages)
     attachments.check_places(request.messages)
     merged = (settings or ModelSettings()).merged(request.settings)
@@ -441,8 +542,8 @@ def request_body(
     body: dict[str, Any] = {"contents": contents(request.messages, origin, sent)}
     if request.system:
         body["systemInstruction"] = {"parts": [{"text": request.system}]}
-    if request.tools:
-        body["tools"] = [{"functionDeclarations": [tool_json(tool) for tool in request.tools]}]
+    if tools:
+        body["tools"] = tools
     config: dict[str, Any] = {}
     if request.max_output_tokens:
         config["maxOutputTokens"] = request.max_output_tokens
@@ -453,6 +554,8 @@ def request_body(
     if config:
         body["generationConfig"] = config
     body.update(fields)
+    if request.tools and request.server_tools:
+        body.setdefault("toolConfig", {})["includeServerSideToolInvocations"] = True
     body.update(extra_body or {})
     body.update(merged.extra_body or {})
     return body

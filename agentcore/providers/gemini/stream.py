@@ -32,6 +32,28 @@ Parts (https://ai.google.dev/api/caching#Part):
   provider item of type ``gemini-part`` holding the part's JSON as it came,
   its signature included, sent back in place.
 
+The built-in tools (server tools, :mod:`agentcore.providers.gemini.request`):
+
+* ``groundingMetadata`` on a candidate
+  (https://ai.google.dev/api/generate-content#GroundingMetadata, filled on
+  the last chunk, ``{}`` before it; https://ai.google.dev/gemini-api/docs/google-search):
+  ``citation`` parts (:func:`grounding_citations`), each once in a step,
+  where the metadata comes; the step's web searches are its distinct
+  non-empty ``webSearchQueries`` (Gemini 3 bills each query, and not the
+  empty ones the list may hold): ``Usage.web_search_requests``.
+  ``searchEntryPoint`` (the search suggestions' HTML) is not kept.
+* ``urlContextMetadata.urlMetadata`` (https://ai.google.dev/gemini-api/docs/url-context):
+  each distinct ``retrievedUrl`` is a page fetched, ``Usage.web_fetch_requests``.
+* ``executableCode`` / ``codeExecutionResult`` parts
+  (https://ai.google.dev/gemini-api/docs/code-execution) and the
+  ``toolCall`` / ``toolResponse`` parts of a built-in tool are kept parts,
+  as above, with a line to read (:func:`kept_text`); each
+  ``codeExecutionResult`` is a code run (``Usage.code_execution_requests``),
+  each ``toolCall`` of type ``FILE_SEARCH`` a file search
+  (``Usage.file_search_requests``; a file search shows its call only when
+  the request asked ``includeServerSideToolInvocations``, else it counts
+  none: the API reports no count).
+
 Finish reasons (https://ai.google.dev/api/generate-content#FinishReason) are
 :func:`map_finish_reason`'s; usage is :func:`usage_from`'s; an ``error``
 object in the stream is :func:`error_event`'s.
@@ -44,12 +66,14 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import attrs
+
 from agentcore.errors import ErrorClass, ModelError, classify_status
 from agentcore.providers import fields
 from agentcore.providers.gemini.request import FORMAT, KEPT_PART
 from agentcore.transport.errors import google_retry_delay, looks_like_context_length
 from agentcore.transport.sse import Event
-from agentcore.types import FinishReason, ProviderItem, Reasoning, StreamPart, ToolCall, Usage
+from agentcore.types import Citation, FinishReason, ProviderItem, Reasoning, StreamPart, ToolCall, Usage
 
 ID_PREFIX = "gemini-"
 """The start of a tool call id made here, for a ``functionCall`` without one."""
@@ -152,6 +176,90 @@ def error_event(data: Mapping[str, Any]) -> ModelError:
     )
 
 
+def _chunk_citation(chunk: Any, where: str) -> Citation:
+    """The :class:`Citation` of one grounding chunk (``web``,
+    ``retrievedContext`` or ``maps``: its ``uri`` and ``title``; a retrieved
+    context's ``text`` is the passage cited)."""
+    if not isinstance(chunk, dict):
+        raise fields.wrong_shape(where, chunk, "an object")
+    for kind in ("web", "retrievedContext", "maps"):
+        source = fields.mapping(chunk, kind, f"{where}.{kind}")
+        if source:
+            passage = fields.text(source, "text", f"{where}.{kind}.text")
+            return Citation(
+                url=fields.text(source, "uri", f"{where}.{kind}.uri"),
+                title=fields.text(source, "title", f"{where}.{kind}.title"),
+                cited_text=passage if kind == "retrievedContext" else "",
+                type=kind,
+            )
+    return Citation(type="groundingChunk")
+
+
+def grounding_citations(metadata: Mapping[str, Any]) -> list[Citation]:
+    """The citations of a ``groundingMetadata`` object
+    (https://ai.google.dev/api/generate-content#GroundingMetadata): one per
+    chunk each ``groundingSupports`` entry cites (``groundingChunkIndices``),
+    in order, then one per chunk no support cites, so no source is lost.
+
+    ``url`` and ``title`` are the chunk's (a web chunk's ``uri`` is often
+    Google's redirect to the page, as the API gives it); ``cited_text`` is a
+    retrieved context's ``text`` (a file search's passage), "" for the web,
+    whose chunks hold no passage; ``type`` is the chunk's kind (``web``,
+    ``retrievedContext``, ``maps``); ``data`` is ``{"segment": ...,
+    "chunk": ...}``, the answer's segment the chunk supports (its offsets
+    and text) and the chunk as the API gave them.
+
+    Raises:
+        ModelError: ``UPSTREAM`` for a field of the wrong JSON type, or an
+            index with no chunk.
+    """
+    chunks = fields.array(metadata, "groundingChunks", "groundingMetadata.groundingChunks")
+    cited: set[int] = set()
+    out: list[Citation] = []
+    supports = fields.array(metadata, "groundingSupports", "groundingMetadata.groundingSupports")
+    for number, support in enumerate(supports):
+        where = f"groundingMetadata.groundingSupports[{number}]"
+        if not isinstance(support, dict):
+            raise fields.wrong_shape(where, support, "an object")
+        segment = fields.mapping(support, "segment", f"{where}.segment")
+        for index in fields.array(support, "groundingChunkIndices", f"{where}.groundingChunkIndices"):
+            if type(index) is not int or not 0 <= index < len(chunks):
+                raise fields.wrong_shape(
+                    f"{where}.groundingChunkIndices", index, "an index into groundingChunks"
+                )
+            cited.add(index)
+            citation = _chunk_citation(chunks[index], f"groundingMetadata.groundingChunks[{index}]")
+            data = json.dumps({"segment": segment, "chunk": chunks[index]}, ensure_ascii=False)
+            out.append(attrs.evolve(citation, data=data))
+    for index, chunk in enumerate(chunks):
+        if index not in cited:
+            citation = _chunk_citation(chunk, f"groundingMetadata.groundingChunks[{index}]")
+            out.append(attrs.evolve(citation, data=json.dumps({"chunk": chunk}, ensure_ascii=False)))
+    return out
+
+
+def kept_text(part: Mapping[str, Any]) -> str:
+    """What a person may read of a kept part: the code of an
+    ``executableCode``, the outcome and output of a ``codeExecutionResult``,
+    a built-in tool's type and arguments for a ``toolCall`` (its type for a
+    ``toolResponse``); "" for another part. Never answer text."""
+    code = part.get("executableCode")
+    if isinstance(code, dict):
+        return str(code.get("code", ""))
+    result = part.get("codeExecutionResult")
+    if isinstance(result, dict):
+        return f"{result.get('outcome', '')}: {result.get('output', '')}".strip(": ")
+    call = part.get("toolCall")
+    if isinstance(call, dict):
+        arguments = call.get("args")
+        shown = f" {json.dumps(arguments, ensure_ascii=False)}" if arguments else ""
+        return f"{call.get('toolType', '')}{shown}"
+    response = part.get("toolResponse")
+    if isinstance(response, dict):
+        return str(response.get("toolType", ""))
+    return ""
+
+
 def _random_id() -> str:
     return ID_PREFIX + uuid.uuid4().hex[:24]
 
@@ -180,6 +288,11 @@ class StreamState:
         self._finish_message = ""
         self._blocked = ""
         self._usage: Mapping[str, Any] = {}
+        self._cited: set[str] = set()  # the citations' data sent this step
+        self._queries: set[str] = set()  # the web searches' queries
+        self._fetched: set[str] = set()  # the URLs url context retrieved
+        self._code_runs = 0
+        self._file_searches = 0
 
     def feed(self, event: Event) -> list[StreamPart]:
         """The parts one chunk completes.
@@ -211,6 +324,8 @@ class StreamState:
                 if not isinstance(part, dict):
                     raise fields.wrong_shape(f"candidates[0].content.parts[{index}]", part, "an object")
                 out += self._part(part, f"candidates[0].content.parts[{index}]")
+            if "groundingMetadata" in candidate or "urlContextMetadata" in candidate:
+                out += self._grounding(candidate)
             finish = fields.text(candidate, "finishReason", "candidates[0].finishReason")
             if finish:
                 self._finish, self.complete = finish, True
@@ -255,14 +370,52 @@ class StreamState:
             )
             out.append(StreamPart.tool_call_event(tool_call))
             return out
+        self._count_tool_part(part)
         item = ProviderItem(
             type=KEPT_PART,
             data=json.dumps(part, ensure_ascii=False),
             format=FORMAT,
             origin=self._origin,
+            text=kept_text(part),
         )
         out.append(StreamPart.provider_item_event(item))
         return out
+
+    def _grounding(self, candidate: Mapping[str, Any]) -> list[StreamPart]:
+        """The ``citation`` parts of a candidate's ``groundingMetadata`` not
+        sent yet this step, and the searches and fetches it reports
+        (the module docstring)."""
+        metadata = fields.mapping(candidate, "groundingMetadata", "candidates[0].groundingMetadata")
+        queries = fields.array(metadata, "webSearchQueries", "groundingMetadata.webSearchQueries")
+        self._queries.update(query for query in queries if isinstance(query, str) and query.strip())
+        context = fields.mapping(candidate, "urlContextMetadata", "candidates[0].urlContextMetadata")
+        for entry in fields.array(context, "urlMetadata", "urlContextMetadata.urlMetadata"):
+            if isinstance(entry, dict) and isinstance(entry.get("retrievedUrl"), str):
+                self._fetched.add(entry["retrievedUrl"])
+        out = []
+        for citation in grounding_citations(metadata) if metadata else []:
+            if citation.data not in self._cited:
+                self._cited.add(citation.data)
+                out.append(StreamPart.citation_event(citation))
+        return out
+
+    def _count_tool_part(self, part: Mapping[str, Any]) -> None:
+        """Count a code run or a file search a kept part shows."""
+        if "codeExecutionResult" in part:
+            self._code_runs += 1
+        call = part.get("toolCall")
+        if isinstance(call, dict) and call.get("toolType") == "FILE_SEARCH":
+            self._file_searches += 1
+
+    def _server_tool_usage(self, usage: Usage) -> Usage:
+        """``usage`` with the step's server-tool counts (the module docstring)."""
+        return attrs.evolve(
+            usage,
+            web_search_requests=len(self._queries),
+            web_fetch_requests=len(self._fetched),
+            code_execution_requests=self._code_runs,
+            file_search_requests=self._file_searches,
+        )
 
     def _close_thought(self) -> list[StreamPart]:
         """The ``reasoning`` part of the open thought block, if any."""
@@ -290,7 +443,7 @@ class StreamState:
         if not self.complete:
             raise ModelError(ErrorClass.TRANSIENT, message="the stream ended before Gemini's finish reason")
         out = self._close_thought()
-        usage = usage_from(self._usage)
+        usage = self._server_tool_usage(usage_from(self._usage))
         if self._blocked and not self._finish:
             return [*out, StreamPart.step_finish(FinishReason.CONTENT_FILTER, usage)]
         reason = map_finish_reason(self._finish, self._calls, self._finish_message)

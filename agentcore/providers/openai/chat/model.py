@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from typing import Any
 
-from agentcore.caching import CacheTracker
+from agentcore.caching import CachePolicy, CacheTracker
 from agentcore.context import Context
 from agentcore.memo import MessageMemo
 from agentcore.providers.endpoint import Credentials, Endpoint
@@ -138,9 +138,15 @@ class OpenAIChatModel(Adapter):
         body = self._step_body(request, sent)
         system = body["messages"][0] if request.system else None
         prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
-        policy = cache_policy(self._settings.merged(request.settings), self._origin)
+        policy = self._cache_policy(self._settings.merged(request.settings))
         state = StreamState(self._origin, tool_input=request.stream_tool_input)
         yield from self._stream(body, self._request_headers(request), state, prompt, policy, ctx)
+
+    def _cache_policy(self, settings: ModelSettings) -> CachePolicy:
+        """What a step with ``settings`` asks of the server's prompt cache
+        (:func:`agentcore.providers.openai.shared.cache_policy`; the Azure
+        OpenAI subclasses answer with Azure's)."""
+        return cache_policy(settings, self._origin)
 
     def _count_request(self, request: Request) -> None:
         """None: Chat Completions has no count endpoint (nor have the servers

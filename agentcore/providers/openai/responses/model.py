@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from agentcore.caching import CacheTracker
+from agentcore.caching import CachePolicy, CacheTracker
 from agentcore.context import Context
 from agentcore.providers.endpoint import Credentials, Endpoint
 from agentcore.providers.openai.responses.request import (
@@ -183,9 +183,15 @@ class OpenAIResponsesModel(Adapter):
         if self._system_role == "developer" and request.system:
             system = body["input"][0]  # the developer message comes first
         prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
-        policy = cache_policy(self._settings.merged(request.settings), self._origin)
+        policy = self._cache_policy(self._settings.merged(request.settings))
         state = StreamState(self._origin, stored=self._server_state, tool_input=request.stream_tool_input)
         yield from self._stream(body, self._request_headers(request), state, prompt, policy, ctx)
+
+    def _cache_policy(self, settings: ModelSettings) -> CachePolicy:
+        """What a step with ``settings`` asks of the server's prompt cache
+        (:func:`agentcore.providers.openai.shared.cache_policy`; the Azure
+        OpenAI subclasses answer with Azure's)."""
+        return cache_policy(settings, self._origin)
 
     def compact(
         self, messages: Sequence[Message], *, system: str | None = None, ctx: Context | None = None
