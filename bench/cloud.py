@@ -23,20 +23,23 @@ Printed: per stream, the median time of one replay of each, their
 difference (what the adapter adds to one step), and the median of per-round
 ratios ``adapter / floor``.
 
+Bedrock's streams are AWS event streams (``application/vnd.amazon.eventstream``),
+so their floor is :func:`eventstream_floor`: botocore's ``EventStreamBuffer``
+over the same reads and ``json.loads`` of each payload (and of the base64
+``bytes`` an InvokeModel ``chunk`` wraps), the libraries the adapters use.
+
 Adding a cloud: a function returning its :class:`Case` list, registered in
 :data:`CLOUDS`. A model over the Gemini mapping at another endpoint (Vertex
-AI) reuses :func:`gemini_cases` with its own ``make_model``; a stream that is
-not SSE (Bedrock's ``application/vnd.amazon.eventstream``) gives its own
-``floor`` (botocore's ``EventStreamBuffer`` and ``json.loads`` of each
-payload) and the bodies its server writes.
+AI) reuses :func:`gemini_cases` with its own ``make_model``.
 
-Run: ``python bench/cloud.py [--cloud gemini|azure] [--rounds 7] [--repeat N]
+Run: ``python bench/cloud.py [--cloud gemini|azure|bedrock] [--rounds 7] [--repeat N]
 [--quick] [--clock wall|cpu]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import gc
 import json
 import os
@@ -48,10 +51,13 @@ from typing import NamedTuple
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from botocore.eventstream import EventStreamBuffer
 from sseclient import SSEClient
 
 from agentcore import Context, Model, Request, user_message
+from agentcore.providers.aws import EVENT_STREAM
 from agentcore.providers.azure import AzureOpenAIChatModel, AzureOpenAIResponsesModel
+from agentcore.providers.bedrock import BedrockAnthropicModel, BedrockConverseModel
 from agentcore.providers.gemini import GeminiModel
 from agentcore.transport.memory import MemoryTransport, Reply
 from bench._streams import CLOCKS, machine, median_ratio, timed
@@ -72,12 +78,14 @@ class Case(NamedTuple):
         make_model: the adapter over a transport.
         floor: decodes a body given as its reads, returning the number of
             events (:func:`sse_floor` for SSE).
+        media_type: the body's content type.
     """
 
     name: str
     body: bytes
     make_model: Callable[[MemoryTransport], Model]
     floor: Callable[[Iterable[bytes]], int]
+    media_type: str = "text/event-stream"
 
 
 def sse_floor(reads: Iterable[bytes]) -> int:
@@ -87,6 +95,22 @@ def sse_floor(reads: Iterable[bytes]) -> int:
     for event in SSEClient(iter(reads)).events():
         if event.data and event.data != "[DONE]":
             json.loads(event.data)
+            count += 1
+    return count
+
+
+def eventstream_floor(reads: Iterable[bytes]) -> int:
+    """Decode ``reads`` with botocore's ``EventStreamBuffer`` and ``json.loads``
+    each message's payload (and the event an InvokeModel ``chunk`` wraps in
+    base64 ``bytes``); return the count."""
+    count = 0
+    buffer = EventStreamBuffer()
+    for read in reads:
+        buffer.add_data(read)
+        for message in buffer:
+            payload = json.loads(message.payload)
+            if "bytes" in payload:
+                json.loads(base64.b64decode(payload["bytes"]))
             count += 1
     return count
 
@@ -135,7 +159,27 @@ def azure() -> list[Case]:
     return cases
 
 
-CLOUDS: dict[str, Callable[[], list[Case]]] = {"gemini": gemini, "azure": azure}
+def bedrock() -> list[Case]:
+    """The recorded Bedrock streams: Converse (``tests/fixtures/bedrock_converse/``)
+    and Claude through InvokeModelWithResponseStream
+    (``tests/fixtures/bedrock_invoke_anthropic/``), each an AWS event stream."""
+
+    def converse(transport: MemoryTransport) -> Model:
+        return BedrockConverseModel("bench", region="us-east-1", api_key="bench-key", transport=transport)
+
+    def invoke(transport: MemoryTransport) -> Model:
+        return BedrockAnthropicModel("bench", region="us-east-1", api_key="bench-key", transport=transport)
+
+    cases = []
+    for folder, make_model in (("bedrock_converse", converse), ("bedrock_invoke_anthropic", invoke)):
+        for path in sorted((FIXTURES / folder).glob("*.eventstream.b64")):
+            name = f"{folder}/{path.name.removesuffix('.eventstream.b64')}"
+            body = base64.b64decode(path.read_text())
+            cases.append(Case(name, body, make_model, eventstream_floor, EVENT_STREAM))
+    return cases
+
+
+CLOUDS: dict[str, Callable[[], list[Case]]] = {"gemini": gemini, "azure": azure, "bedrock": bedrock}
 """The clouds benchmarked, each a function giving its cases."""
 
 
@@ -143,7 +187,7 @@ def contestants(case: Case, repeat: int) -> dict[str, Callable[[], int]]:
     """The two functions to time: each replays the stream ``repeat`` times and
     returns what it counted (events for the floor, parts for the adapter)."""
     reads = [case.body[i : i + PIECE] for i in range(0, len(case.body), PIECE)]
-    reply = Reply.of(case.body, piece=PIECE)
+    reply = Reply.of(case.body, piece=PIECE, headers={"content-type": case.media_type})
     model = case.make_model(MemoryTransport(respond=lambda _sent: reply))
     request = Request(messages=[user_message("hi")])
 
@@ -194,14 +238,14 @@ def main() -> None:
     print(machine())
     print(f"{rounds} rounds, {args.clock} time, reads of {PIECE // 1024} KB; times per replay of one stream")
     columns = ("bytes", 7), ("repeat", 6), ("floor µs", 9), ("adapter µs", 10), ("extra µs", 9), ("ratio", 6)
-    print(f"  {'stream':58s} " + " ".join(f"{title:>{width}s}" for title, width in columns))
+    print(f"  {'stream':66s} " + " ".join(f"{title:>{width}s}" for title, width in columns))
     ratios = []
     for cloud in args.cloud or tuple(CLOUDS):
         for case in CLOUDS[cloud]():
             repeat, medians, ratio = bench_case(case, rounds, args.repeat, args.clock)
             ratios.append(ratio)
             print(
-                f"  {case.name:58s} {len(case.body):7,d} {repeat:6d} {medians['floor'] * 1e6:9.1f} "
+                f"  {case.name:66s} {len(case.body):7,d} {repeat:6d} {medians['floor'] * 1e6:9.1f} "
                 f"{medians['adapter'] * 1e6:10.1f} {(medians['adapter'] - medians['floor']) * 1e6:9.1f} "
                 f"{ratio:6.2f}"
             )
