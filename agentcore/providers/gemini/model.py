@@ -124,7 +124,7 @@ class GeminiModel(Adapter):
         system = body.get("systemInstruction")
         prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
         policy = CachePolicy("Gemini", None)  # implicit caching: nothing asked, no miss claimed
-        state = StreamState(self._origin)
+        state = StreamState(self._origin, stream_tool_input=request.stream_tool_input)
         yield from self._stream(body, self._request_headers(request), state, prompt, policy, ctx)
 
     def _count_request(self, request: Request) -> tuple[str, dict[str, Any]]:

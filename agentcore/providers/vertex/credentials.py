@@ -95,4 +95,3 @@ def google_credentials(credentials: Any) -> Credentials:
             return Token(credentials.token, expires_at)
 
     return token
-
