@@ -40,7 +40,9 @@ reads it); nothing here reads the process's environment.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import attrs
 
@@ -293,12 +295,12 @@ def _vertex_model(choice: ModelChoice) -> Model:
 
     scopes = [CLOUD_PLATFORM_SCOPE]
     try:
-        if choice.credentials_file:
-            load = google.auth.load_credentials_from_file  # untyped in google-auth
-            found, _ = load(choice.credentials_file, scopes=scopes)  # type: ignore[no-untyped-call]
-        else:
-            found, _ = google.auth.default(scopes=scopes)
-    except google.auth.exceptions.DefaultCredentialsError as exc:
+        found = (
+            _credentials_file(choice, scopes)
+            if choice.credentials_file
+            else google.auth.default(scopes=scopes)[0]
+        )
+    except (google.auth.exceptions.DefaultCredentialsError, OSError, ValueError) as exc:
         raise ConfigError(
             f"--model {choice.provider}:{choice.model} needs Google Cloud credentials: run "
             "`gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a service "
@@ -312,6 +314,31 @@ def _vertex_model(choice: ModelChoice) -> Model:
         project=choice.project,
         location=choice.location,
         context_window=choice.context_window,
+    )
+
+
+def _credentials_file(choice: ModelChoice, scopes: list[str]) -> Any:
+    """The credentials of the file ``GOOGLE_APPLICATION_CREDENTIALS`` names,
+    loaded by its type as google-auth recommends (a service account key, or
+    the user credentials ``gcloud auth application-default login`` writes).
+
+    Raises:
+        ValueError: another type of file (set up ``gcloud`` instead), or one
+            google-auth cannot read.
+        OSError: the file cannot be read.
+    """
+    from google.oauth2 import credentials, service_account
+
+    path = choice.credentials_file
+    with open(path, encoding="utf-8") as file:
+        kind = json.load(file).get("type")
+    if kind == "service_account":
+        return service_account.Credentials.from_service_account_file(path, scopes=scopes)  # type: ignore[no-untyped-call]
+    if kind == "authorized_user":
+        return credentials.Credentials.from_authorized_user_file(path, scopes=scopes)  # type: ignore[no-untyped-call]
+    raise ValueError(
+        f"GOOGLE_APPLICATION_CREDENTIALS ({path}) holds {kind!r} credentials; the command reads a "
+        "service account key or authorized user file (for others leave it unset: google-auth searches itself)"
     )
 
 
