@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import pathlib
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -278,3 +280,13 @@ def test_a_piece_before_any_call_is_upstream() -> None:
     state = StreamState("https://x")
     with pytest.raises(ModelError, match="name before its partialArgs"):
         feed(state, {"functionCall": {"partialArgs": [{"jsonPath": "$.a", "stringValue": "x"}]}})
+
+
+def test_the_vertex_package_imports_google_auth_only_when_credentials_are_bridged() -> None:
+    code = (
+        "import sys\n"
+        "import agentcore.providers.vertex\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'google'}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
