@@ -13,7 +13,7 @@ import pytest
 
 from agentcore.errors import ConfigError
 from agentcore.providers.endpoint import Token
-from agentcore.providers.vertex import google_credentials
+from agentcore.providers.vertex.credentials import google_credentials
 from tests.loop_helpers import wait_until
 
 

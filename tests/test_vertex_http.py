@@ -65,8 +65,8 @@ from agentcore import (
 )
 from agentcore.model import Model
 from agentcore.providers.gemini.request import DUMMY_SIGNATURE
-from agentcore.providers.vertex import VertexAnthropicModel, VertexGeminiModel, google_credentials
-from agentcore.providers.vertex.credentials import CLOUD_PLATFORM_SCOPE
+from agentcore.providers.vertex import VertexAnthropicModel, VertexGeminiModel
+from agentcore.providers.vertex.credentials import CLOUD_PLATFORM_SCOPE, google_credentials
 from agentcore.tools import Tool
 from agentcore.transport import Timeout
 from agentcore.transport.memory import SentRequest

@@ -290,8 +290,8 @@ def _vertex_model(choice: ModelChoice) -> Model:
         raise ConfigError(
             f"--model {choice.provider}: needs google-auth: pip install 'agentcore[google]'"
         ) from None
-    from agentcore.providers.vertex import VertexAnthropicModel, VertexGeminiModel, google_credentials
-    from agentcore.providers.vertex.credentials import CLOUD_PLATFORM_SCOPE
+    from agentcore.providers.vertex import VertexAnthropicModel, VertexGeminiModel
+    from agentcore.providers.vertex.credentials import CLOUD_PLATFORM_SCOPE, google_credentials
 
     scopes = [CLOUD_PLATFORM_SCOPE]
     try:

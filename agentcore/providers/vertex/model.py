@@ -15,7 +15,7 @@ What Google and Anthropic document:
   ``Authorization: Bearer`` (scope ``cloud-platform``); Vertex refuses API
   keys of the Gemini API. Tokens expire (an hour for a service account's):
   the adapters take a ``credentials`` callable, and
-  :func:`agentcore.providers.vertex.google_credentials` makes one of
+  :func:`agentcore.providers.vertex.credentials.google_credentials` makes one of
   google-auth's credentials.
 * Gemini: ``:streamGenerateContent?alt=sse`` takes the Gemini API's
   ``GenerateContentRequest`` and streams its responses
@@ -103,7 +103,7 @@ def _signed_in(api_key: str | None, credentials: Credentials | None) -> None:
     if not api_key and credentials is None:
         raise ConfigError(
             "Vertex AI needs credentials= (a callable returning an OAuth access token: "
-            "agentcore.providers.vertex.google_credentials(google.auth.default(scopes=["
+            "agentcore.providers.vertex.credentials.google_credentials(google.auth.default(scopes=["
             "'https://www.googleapis.com/auth/cloud-platform'])[0]))"
         )
 
@@ -136,7 +136,7 @@ class VertexGeminiModel(GeminiModel):
         model: the model id (``"gemini-2.5-flash"``, ``"gemini-3-pro-preview"``).
         api_key: a Google Cloud API key, sent as ``x-goog-api-key``; or
         credentials: a callable returning an OAuth access token
-            (:func:`agentcore.providers.vertex.google_credentials`).
+            (:func:`agentcore.providers.vertex.credentials.google_credentials`).
         base_url: None: the location's host (:func:`vertex_base_url`);
             another root (a private endpoint, a local server).
         project: the Google Cloud project id.
