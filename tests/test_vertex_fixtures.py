@@ -22,10 +22,14 @@ from agentcore import (
     StreamPart,
     StreamPartKind,
     Usage,
+    file_part,
     user_message,
 )
-from agentcore.errors import ModelError
+from agentcore.errors import ConfigError, ModelError
+from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.gemini import GeminiModel
 from agentcore.providers.gemini.stream import StreamState, json_path
+from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from agentcore.providers.vertex import VertexGeminiModel
 from agentcore.testing import check_model
 from agentcore.transport.memory import MemoryTransport, Reply
@@ -290,3 +294,45 @@ def test_the_vertex_package_imports_google_auth_only_when_credentials_are_bridge
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+GS_URI = "gs://agentcore-test/report.pdf"
+
+
+def test_a_cloud_storage_uri_goes_to_vertex_as_file_data() -> None:
+    recorded = body("gemini3flash_global_flex_tier.sse")
+    transport = MemoryTransport(Reply.of(recorded, headers={"content-type": "text/event-stream"}))
+    model = VertexGeminiModel(
+        "gemini-test", project="test-project", credentials=lambda: "t", transport=transport
+    )
+    list(
+        model.stream(
+            Request(
+                messages=[user_message("Summarize", file_part(url=GS_URI, media_type="application/pdf"))]
+            ),
+            Context(),
+        )
+    )
+    parts = transport.sent[0].json()["contents"][0]["parts"]
+    assert parts[1] == {
+        "fileData": {"mimeType": "application/pdf", "fileUri": "gs://agentcore-test/report.pdf"}
+    }
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        GeminiModel("gemini-test", api_key="AIza-test", transport=MemoryTransport()),
+        AnthropicModel("claude-test", api_key="sk-ant-test", transport=MemoryTransport()),
+        OpenAIChatModel("gpt-test", api_key="sk-test", transport=MemoryTransport()),
+        OpenAIResponsesModel("gpt-test", api_key="sk-test", transport=MemoryTransport()),
+    ],
+    ids=lambda m: type(m).__name__,
+)
+def test_every_other_adapter_refuses_a_cloud_storage_uri_before_any_request(model: Any) -> None:
+    request = Request(
+        messages=[user_message("Summarize", file_part(url=GS_URI, media_type="image/png"))]
+    )
+    with pytest.raises(ConfigError, match=r"messages\[0\] holds a file given by a Cloud Storage URI"):
+        list(model.stream(request, Context()))
+    assert model._transport.sent == []

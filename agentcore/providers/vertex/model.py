@@ -20,7 +20,10 @@ What Google and Anthropic document:
 * Gemini: ``:streamGenerateContent?alt=sse`` takes the Gemini API's
   ``GenerateContentRequest`` and streams its responses
   (https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/inference),
-  so :mod:`agentcore.providers.gemini` maps both; ``:countTokens`` takes the
+  so :mod:`agentcore.providers.gemini` maps both; a file may be given by its
+  Cloud Storage URI (``fileData.fileUri: gs://...``,
+  https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest/v1/Content#FileData),
+  which Vertex fetches with the project's access; ``:countTokens`` takes the
   request's ``contents``, ``systemInstruction``, ``tools`` and
   ``generationConfig`` at its top level (not wrapped in a
   ``generateContentRequest`` as the Gemini API's) and answers
@@ -54,7 +57,6 @@ from agentcore.providers.anthropic.request import DEFAULT_MAX_TOKENS
 from agentcore.providers.endpoint import Credentials, Endpoint
 from agentcore.providers.gemini.model import HEADERS as GEMINI_HEADERS
 from agentcore.providers.gemini.model import KEY_HEADER, GeminiModel
-from agentcore.providers.gemini.request import request_body as gemini_body
 from agentcore.settings import ModelSettings
 from agentcore.transport import Timeout, Transport
 from agentcore.types import Request
@@ -187,10 +189,12 @@ class VertexGeminiModel(GeminiModel):
         )
         self._count_path = model_path(project, location, "google") + "/{model}:countTokens"
 
+    _cloud_storage = True  # Vertex AI fetches gs:// URIs (the module docstring)
+
     def _count_request(self, request: Request) -> tuple[str, dict[str, Any]]:
         """Vertex AI's ``:countTokens`` with the step's :data:`COUNT_FIELDS`
         (the module docstring), whose answer's ``totalTokens`` is the count."""
-        body = self._body(gemini_body, request, [])
+        body = self._step_body(request, [])
         return self._count_path, {name: body[name] for name in COUNT_FIELDS if name in body}
 
 
