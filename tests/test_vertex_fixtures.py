@@ -18,9 +18,11 @@ import pytest
 from agentcore import (
     Context,
     FinishReason,
+    ModelSettings,
     Request,
     StreamPart,
     StreamPartKind,
+    ToolDefinition,
     Usage,
     file_part,
     user_message,
@@ -330,9 +332,42 @@ def test_a_cloud_storage_uri_goes_to_vertex_as_file_data() -> None:
     ids=lambda m: type(m).__name__,
 )
 def test_every_other_adapter_refuses_a_cloud_storage_uri_before_any_request(model: Any) -> None:
-    request = Request(
-        messages=[user_message("Summarize", file_part(url=GS_URI, media_type="image/png"))]
-    )
+    request = Request(messages=[user_message("Summarize", file_part(url=GS_URI, media_type="image/png"))])
     with pytest.raises(ConfigError, match=r"messages\[0\] holds a file given by a Cloud Storage URI"):
         list(model.stream(request, Context()))
     assert model._transport.sent == []
+
+
+@pytest.mark.parametrize(
+    ("stream_arguments", "settings", "expected"),
+    [
+        (False, None, None),
+        (True, None, {"functionCallingConfig": {"streamFunctionCallArguments": True}}),
+        (
+            True,
+            ModelSettings(tool_choice="required"),
+            {"functionCallingConfig": {"mode": "ANY", "streamFunctionCallArguments": True}},
+        ),
+    ],
+    ids=["off", "on", "with a tool choice"],
+)
+def test_stream_arguments_asks_vertex_to_stream_function_call_arguments(
+    stream_arguments: bool, settings: ModelSettings | None, expected: dict[str, Any] | None
+) -> None:
+    recorded = body("vercel_stream_function_call_arguments_parallel.chunks.jsonl")
+    transport = MemoryTransport(Reply.of(recorded, headers={"content-type": "text/event-stream"}))
+    model = VertexGeminiModel(
+        "gemini-test",
+        project="test-project",
+        credentials=lambda: "t",
+        transport=transport,
+        settings=settings,
+        stream_arguments=stream_arguments,
+    )
+    weather = ToolDefinition("getWeather", "The weather.", '{"type": "object", "properties": {}}')
+    parts = list(model.stream(Request(messages=[user_message("Weather?")], tools=[weather]), Context()))
+    assert transport.sent[0].json().get("toolConfig") == expected
+    assert [json.loads(p.tool_call.input) for p in parts if p.tool_call] == [
+        {"location": "Boston"},
+        {"location": "San Francisco"},
+    ]

@@ -144,6 +144,12 @@ class VertexGeminiModel(GeminiModel):
         project: the Google Cloud project id.
         location: the location (``"global"``, ``"us-central1"``).
         endpoint: None: :func:`gemini_endpoint`; or another.
+        stream_arguments: ask Vertex to stream each function call's
+            arguments in pieces (``toolConfig.functionCallingConfig.streamFunctionCallArguments``,
+            https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest/v1/ToolConfig#FunctionCallingConfig;
+            Gemini 3 models): sent with requests that offer tools; the pieces
+            are assembled into the calls, and stream as ``tool-call-delta``
+            parts when the request asks (``Request.stream_tool_input``).
         transport, timeout, headers, settings, extra_body, cache_tracker,
             context_window: as for :class:`agentcore.providers.gemini.GeminiModel`.
 
@@ -170,6 +176,7 @@ class VertexGeminiModel(GeminiModel):
         endpoint: Endpoint | None = None,
         project: str = "",
         location: str = GLOBAL,
+        stream_arguments: bool = False,
     ) -> None:
         default = gemini_endpoint(project, location)
         _signed_in(api_key, credentials)
@@ -188,8 +195,20 @@ class VertexGeminiModel(GeminiModel):
             endpoint=endpoint or default,
         )
         self._count_path = model_path(project, location, "google") + "/{model}:countTokens"
+        self._stream_arguments = stream_arguments
 
     _cloud_storage = True  # Vertex AI fetches gs:// URIs (the module docstring)
+
+    def _step_body(self, request: Request, sent: list[Any]) -> dict[str, Any]:
+        """The Gemini mapping's body, with ``streamFunctionCallArguments``
+        when the adapter asks for it and the request offers tools."""
+        body = super()._step_body(request, sent)
+        if self._stream_arguments and request.tools:
+            tool_config = dict(body.get("toolConfig", {}))  # copies: extra_body's own dicts stay as given
+            calling = dict(tool_config.get("functionCallingConfig", {}))
+            calling["streamFunctionCallArguments"] = True
+            body["toolConfig"] = {**tool_config, "functionCallingConfig": calling}
+        return body
 
     def _count_request(self, request: Request) -> tuple[str, dict[str, Any]]:
         """Vertex AI's ``:countTokens`` with the step's :data:`COUNT_FIELDS`
