@@ -250,7 +250,7 @@ def test_pieces_out_of_document_order_stop_the_live_deltas_and_the_call_is_still
     )
     out += feed(
         state,
-        {"functionCall": {"partialArgs": [{"jsonPath": "$.a[1]", "nullValue": None}], "willContinue": True}},
+        {"functionCall": {"partialArgs": [{"jsonPath": "$.a[0]", "nullValue": None}], "willContinue": True}},
     )
     out += feed(
         state, {"functionCall": {"partialArgs": [{"jsonPath": "$.b", "numberValue": 2}]}}, finish="STOP"
@@ -258,8 +258,8 @@ def test_pieces_out_of_document_order_stop_the_live_deltas_and_the_call_is_still
     out += state.finish()
     deltas = [p.tool_call.input for p in out if p.kind is StreamPartKind.TOOL_CALL_DELTA and p.tool_call]
     calls = [p.tool_call for p in out if p.kind is StreamPartKind.TOOL_CALL and p.tool_call]
-    assert [json.loads(c.input) for c in calls] == [{"b": 2, "a": [None, None]}]
-    assert deltas == ['{"b": true', ', "a": [null, null']  # then $.b went back: no more live deltas
+    assert [json.loads(c.input) for c in calls] == [{"b": 2, "a": [None]}]
+    assert deltas == ['{"b": true', ', "a": [null']  # then $.b went back: no more live deltas
     assert out[-1].finish_reason is FinishReason.TOOL_CALLS
 
 
@@ -276,7 +276,7 @@ def test_json_paths_are_read_as_rfc_9535_names_and_indexes(path: str, steps: lis
     assert json_path(path) == steps
 
 
-@pytest.mark.parametrize("path", ["a.b", "$.a..b", "$[x]"])
+@pytest.mark.parametrize("path", ["a.b", "$.a..b", "$[x]", "$['\\x']", "$['a\"b']"])
 def test_a_json_path_that_is_not_one_is_upstream(path: str) -> None:
     with pytest.raises(ModelError, match="jsonPath"):
         json_path(path)
@@ -371,3 +371,10 @@ def test_stream_arguments_asks_vertex_to_stream_function_call_arguments(
         {"location": "Boston"},
         {"location": "San Francisco"},
     ]
+
+
+def test_a_piece_that_skips_array_items_is_upstream() -> None:
+    state = StreamState("https://x")
+    feed(state, {"functionCall": {"name": "f", "willContinue": True}})
+    with pytest.raises(ModelError, match="matches the arguments so far"):
+        feed(state, {"functionCall": {"partialArgs": [{"jsonPath": "$.a[99999999999]", "nullValue": None}]}})

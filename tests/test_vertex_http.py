@@ -322,9 +322,8 @@ def account(tmp_path: pathlib.Path, key: rsa.RSAPrivateKey, tokens: TokenEndpoin
 
 
 def signed_in(account: pathlib.Path) -> Any:
-    credentials = service_account.Credentials.from_service_account_file(  # type: ignore[no-untyped-call]
-        str(account), scopes=[CLOUD_PLATFORM_SCOPE]
-    )
+    load = service_account.Credentials.from_service_account_file
+    credentials = load(str(account), scopes=[CLOUD_PLATFORM_SCOPE])  # type: ignore[no-untyped-call]  # google-auth's
     return google_credentials(credentials)
 
 

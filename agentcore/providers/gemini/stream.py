@@ -187,21 +187,24 @@ def json_path(path: str) -> list[str | int]:
     Raises:
         ModelError: ``UPSTREAM`` for a path that is not ``$`` and such steps.
     """
+    where = "functionCall.partialArgs[].jsonPath"
     if not path.startswith("$"):
-        raise fields.wrong_shape("functionCall.partialArgs[].jsonPath", path, "a JSON path starting with $")
+        raise fields.wrong_shape(where, path, "a JSON path starting with $")
     steps: list[str | int] = []
     at = 1
     while at < len(path):
         found = _PATH_STEP.match(path, at)
         if found is None:
-            where = "functionCall.partialArgs[].jsonPath"
             raise fields.wrong_shape(where, path, "a path of names and indexes")
         name, index, single, double = found.groups()
         if index is not None:
             steps.append(int(index))
         else:
             quoted = single if single is not None else double
-            steps.append(name if quoted is None else json.loads(f'"{quoted}"'))
+            try:
+                steps.append(name if quoted is None else json.loads(f'"{quoted}"'))
+            except ValueError:
+                raise fields.wrong_shape(where, path, "a path of names") from None
         at = found.end()
     return steps
 
@@ -233,7 +236,8 @@ class StreamedCall:
 
         Raises:
             ModelError: ``UPSTREAM`` for a piece without a path or a value,
-                or whose path runs through a value of another kind.
+                whose path runs through a value of another kind, or skips
+                array items (they come in order).
         """
         steps = json_path(fields.text(piece, "jsonPath", f"{where}.jsonPath"))
         names = [name for name in _VALUES if name in piece]
@@ -242,8 +246,9 @@ class StreamedCall:
         value = None if names[0] == "nullValue" else piece[names[0]]
         container: Any = self.arguments
         for step, following in zip(steps, [*steps[1:], None], strict=True):
-            if isinstance(step, int) and isinstance(container, list):
-                container.extend([None] * (step + 1 - len(container)))
+            if isinstance(step, int) and isinstance(container, list) and step <= len(container):
+                if step == len(container):
+                    container.append(None)  # the next item: items come in order
                 current = container[step]
             elif isinstance(step, str) and isinstance(container, dict):
                 current = container.get(step)
