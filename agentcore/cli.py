@@ -412,7 +412,8 @@ def build_parser() -> argparse.ArgumentParser:
             "OpenAI's reasoning models, reasoning kept across tool calls), azure:DEPLOYMENT or "
             "azure-responses:DEPLOYMENT (Azure OpenAI, with AZURE_OPENAI_API_KEY and "
             "AZURE_OPENAI_ENDPOINT), gemini:NAME (the Gemini API, with GOOGLE_API_KEY or "
-            "GEMINI_API_KEY) or test "
+            "GEMINI_API_KEY), vertex:NAME or vertex-anthropic:NAME (Gemini or Claude on Vertex AI, with "
+            "Application Default Credentials, GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION) or test "
             f"(default: anthropic:{DEFAULT_ANTHROPIC_MODEL} with "
             f"ANTHROPIC_API_KEY, else openai:{DEFAULT_OPENAI_MODEL} with OPENAI_API_KEY, else test)"
         ),

@@ -54,6 +54,10 @@ def _data_repr(value: bytes | None) -> str:
     return "None" if value is None else f"<{len(value)} bytes>"
 
 
+CLOUD_STORAGE = "gs://"
+"""The scheme of a Cloud Storage URI, a ``File.url`` only Vertex AI's Gemini fetches."""
+
+
 @attrs.frozen
 class File:
     """A file shown to the model: an image, a PDF, a text document.
@@ -67,15 +71,17 @@ class File:
             (``"image/png"``, ``"application/pdf"``, ``"text/plain"``).
         data: the file's bytes; None when the file is given by ``url``.
             Shown in ``repr`` as its length only.
-        url: an ``http://`` or ``https://`` URL the provider fetches itself;
-            "" when the file is given by ``data``.
+        url: an ``http://`` or ``https://`` URL the provider fetches itself,
+            or a Cloud Storage URI (``gs://bucket/object``, which only Gemini
+            on Vertex AI fetches; the other adapters refuse it); "" when the
+            file is given by ``data``.
         filename: the file's name (no directory), sent where the API has a
             field for it; "" for none.
 
     Raises:
         TypeError: a field of the wrong type (``data`` given as ``str``).
         ValueError: a media type that is not ``type/subtype``, both or neither
-            of ``data`` and ``url``, a URL that is not http(s).
+            of ``data`` and ``url``, a URL that is not http(s) or gs.
     """
 
     media_type: str = attrs.field(converter=_media_type)
@@ -86,8 +92,10 @@ class File:
     def __attrs_post_init__(self) -> None:
         if (self.data is None) == (self.url == ""):
             raise ValueError("a File needs exactly one of data (bytes) and url")
-        if self.url and not self.url.lower().startswith(("http://", "https://")):
-            raise ValueError(f"a File's url must be an http:// or https:// URL, got {self.url!r}"[:200])
+        if self.url and not self.url.lower().startswith(("http://", "https://", CLOUD_STORAGE)):
+            raise ValueError(
+                f"a File's url must be an http:// or https:// URL or a gs:// URI, got {self.url!r}"[:200]
+            )
 
     @property
     def size(self) -> int:

@@ -780,7 +780,8 @@ def test_main_builds_the_chosen_model(
         (
             ["--model", "mistral:large", "hi"],
             "agentcore: error: --model must be anthropic:MODEL, openai:MODEL, openai-responses:MODEL, "
-            "azure:DEPLOYMENT, azure-responses:DEPLOYMENT, gemini:MODEL or test, got 'mistral:large' "
+            "azure:DEPLOYMENT, azure-responses:DEPLOYMENT, gemini:MODEL, vertex:MODEL, "
+            "vertex-anthropic:MODEL or test, got 'mistral:large' "
             "(unknown provider 'mistral')",
         ),
         (

@@ -541,6 +541,7 @@ SHAPES = {
     "openai_compat": openai_chunk,
     "openai_responses": responses_event,
     "gemini": gemini_chunk,
+    "vertex": gemini_chunk,
 }
 
 
@@ -574,6 +575,7 @@ MAPPERS = {
     "openai_compat": CHAT,
     "openai_responses": RESPONSES,
     "gemini": GEMINI,
+    "vertex": GEMINI,
 }
 
 

@@ -135,6 +135,19 @@ def current_turn(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return contents[starts[-1] + 1 :] if starts else contents
 
 
+def answer_step(body: dict[str, Any]) -> Reply:
+    """The answer to a ``GenerateContentRequest``: the API's 400 for a tool turn
+    missing its thought signature (the module docstring), else the next step's
+    stream (shared with the Vertex AI emulator, tests/test_vertex_http.py)."""
+    turn = current_turn(body["contents"])
+    for content in turn:
+        calls = [p for p in content["parts"] if "functionCall" in p] if content["role"] == "model" else []
+        if calls and calls[0].get("thoughtSignature") not in (*SIGNATURES, DUMMY_SIGNATURE):
+            return json_reply(400, MISSING_SIGNATURE)
+    step = sum(1 for c in turn if c["role"] == "model")
+    return sse_reply(step_stream(step), piece=50)
+
+
 class GeminiAPI:
     """The Gemini API's checks on 127.0.0.1, then the step's stream."""
 
@@ -152,13 +165,7 @@ class GeminiAPI:
         if self.rate_limit_first:
             self.rate_limit_first = False
             return json_reply(429, RATE_LIMITED)
-        turn = current_turn(request["body"]["contents"])
-        for content in turn:
-            calls = [p for p in content["parts"] if "functionCall" in p] if content["role"] == "model" else []
-            if calls and calls[0].get("thoughtSignature") not in (*SIGNATURES, DUMMY_SIGNATURE):
-                return json_reply(400, MISSING_SIGNATURE)
-        step = sum(1 for c in turn if c["role"] == "model")
-        return sse_reply(step_stream(step), piece=50)
+        return answer_step(request["body"])
 
 
 @pytest.fixture

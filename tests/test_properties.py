@@ -79,7 +79,7 @@ def parts_of(path: Path, chunks: Iterable[bytes]) -> tuple[Any, ...]:
     state: StateMachine
     if path.parent.name == "anthropic":
         state = anthropic_stream.StreamState()
-    elif path.parent.name == "gemini":
+    elif path.parent.name in ("gemini", "vertex"):
         ids = (f"gemini-synth-{n}" for n in itertools.count())
         state = gemini_stream.StreamState("", new_id=lambda: next(ids))
     else:
@@ -103,9 +103,9 @@ def test_every_recording_gives_parts() -> None:
     assert len(RECORDINGS) >= 53
     for path, (parts, error) in WHOLE.items():
         assert parts or error is not None, path.name
-        # the line-end variants assume LF; Gemini's recordings are CRLF, which
-        # with_line_ends turns into LF first
-        if path.parent.name != "gemini":
+        # the line-end variants assume LF; Gemini's and Vertex's recordings are
+        # CRLF, which with_line_ends turns into LF first
+        if path.parent.name not in ("gemini", "vertex"):
             assert b"\r" not in path.read_bytes(), (
                 f"{path.name} has CR bytes: the line-end variants assume LF"
             )

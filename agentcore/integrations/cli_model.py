@@ -14,6 +14,14 @@ adapter built from that choice (:func:`build_model`).
 * ``--model gemini:NAME`` uses the Gemini API with the key from
   ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY`` (the first when both are set, as
   Google's own SDK does); a bare ``gemini`` means :data:`DEFAULT_GEMINI_MODEL`.
+* ``--model vertex:NAME`` (Gemini) and ``vertex-anthropic:NAME`` (Claude,
+  ``claude-sonnet-4@20250514``) reach Vertex AI (:data:`VERTEX_PROVIDERS`)
+  with Application Default Credentials: the service account key file
+  ``GOOGLE_APPLICATION_CREDENTIALS`` names, else what google-auth finds
+  (``gcloud auth application-default login``, a metadata server); the
+  project is ``GOOGLE_CLOUD_PROJECT`` and the location
+  ``GOOGLE_CLOUD_LOCATION`` (default :data:`DEFAULT_VERTEX_LOCATION`), the
+  names Google's Gen AI SDK reads.
 * With ``--base-url`` the key is optional (sent when set): point ``openai:``
   at any compatible server (``--model openai:llama3.2 --base-url
   http://localhost:11434/v1`` for Ollama), or ``anthropic:`` at a gateway.
@@ -32,7 +40,9 @@ reads it); nothing here reads the process's environment.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import attrs
 
@@ -50,7 +60,29 @@ DEFAULT_OPENAI_RESPONSES_MODEL = "gpt-5-mini"
 DEFAULT_GEMINI_MODEL = "gemini-2.5-flash"
 """The model ``gemini`` (without a name) uses."""
 
-PROVIDERS = ("anthropic", "openai", "openai-responses", "azure", "azure-responses", "gemini", "test")
+DEFAULT_VERTEX_LOCATION = "global"
+"""The location ``vertex:`` and ``vertex-anthropic:`` use without
+``GOOGLE_CLOUD_LOCATION``: Vertex AI's global endpoint, which serves the
+current Gemini and Claude models with higher availability than one region
+(https://cloud.google.com/vertex-ai/generative-ai/docs/learn/locations); set
+a region for data residency."""
+
+PROVIDERS = (
+    "anthropic",
+    "openai",
+    "openai-responses",
+    "azure",
+    "azure-responses",
+    "gemini",
+    "vertex",
+    "vertex-anthropic",
+    "test",
+)
+VERTEX_PROVIDERS = ("vertex", "vertex-anthropic")
+"""Vertex AI: OAuth access tokens from Application Default Credentials (the
+file ``GOOGLE_APPLICATION_CREDENTIALS`` names, else google-auth's own
+search), the project ``GOOGLE_CLOUD_PROJECT``, the location
+``GOOGLE_CLOUD_LOCATION``."""
 AZURE_PROVIDERS = ("azure", "azure-responses")
 """Azure OpenAI's v1 endpoint: the model is a deployment name; the key is
 ``AZURE_OPENAI_API_KEY`` and the resource's endpoint ``AZURE_OPENAI_ENDPOINT``
@@ -74,6 +106,7 @@ _DEFAULT_MODELS = {
     "openai": DEFAULT_OPENAI_MODEL,
     "openai-responses": DEFAULT_OPENAI_RESPONSES_MODEL,
     "gemini": DEFAULT_GEMINI_MODEL,
+    "vertex": DEFAULT_GEMINI_MODEL,
     "test": "test-model",
 }
 
@@ -83,7 +116,9 @@ __all__ = [
     "DEFAULT_GEMINI_MODEL",
     "DEFAULT_OPENAI_MODEL",
     "DEFAULT_OPENAI_RESPONSES_MODEL",
+    "DEFAULT_VERTEX_LOCATION",
     "PROVIDERS",
+    "VERTEX_PROVIDERS",
     "ModelChoice",
     "build_model",
     "choose_model",
@@ -104,6 +139,10 @@ class ModelChoice:
             (``--context-window``), given to the adapter's
             ``context_window=``; None: the adapter's own (its table by model
             id). The offline TestModel has no window and does not take it.
+        project: the Google Cloud project (Vertex AI), or "".
+        location: the Google Cloud location (Vertex AI), or "".
+        credentials_file: the credentials file ``GOOGLE_APPLICATION_CREDENTIALS``
+            names (Vertex AI), or "" for google-auth's own search.
     """
 
     provider: str
@@ -112,6 +151,9 @@ class ModelChoice:
     api_key: str = attrs.field(default="", repr=False)
     notice: str = ""
     context_window: int | None = None
+    project: str = ""
+    location: str = ""
+    credentials_file: str = ""
 
 
 def _env(env: Mapping[str, str], name: str) -> str:
@@ -155,7 +197,8 @@ def choose_model(spec: str | None, base_url: str | None, env: Mapping[str, str])
     if provider not in PROVIDERS:
         raise ConfigError(
             "--model must be anthropic:MODEL, openai:MODEL, openai-responses:MODEL, azure:DEPLOYMENT, "
-            f"azure-responses:DEPLOYMENT, gemini:MODEL or test, got {spec!r} (unknown provider {provider!r})"
+            f"azure-responses:DEPLOYMENT, gemini:MODEL, vertex:MODEL, vertex-anthropic:MODEL or test, got "
+            f"{spec!r} (unknown provider {provider!r})"
         )
     if provider == "test":
         if base_url:
@@ -163,6 +206,8 @@ def choose_model(spec: str | None, base_url: str | None, env: Mapping[str, str])
         return ModelChoice(provider="test", model=name or _DEFAULT_MODELS["test"])
     if provider in AZURE_PROVIDERS:
         return _azure_choice(provider, name, base_url, env)
+    if provider in VERTEX_PROVIDERS:
+        return _vertex_choice(provider, name or _DEFAULT_MODELS.get(provider, ""), base_url, env)
     if ":" in spec and not name:
         raise ConfigError(f"--model {spec!r} names no model; use {provider}:MODEL or just {provider}")
     return _provider_choice(provider, name or _DEFAULT_MODELS[provider], base_url, env)
@@ -206,6 +251,97 @@ def _azure_choice(
     return ModelChoice(provider=provider, model=deployment, base_url=base_url, api_key=key)
 
 
+def _vertex_choice(provider: str, model: str, base_url: str | None, env: Mapping[str, str]) -> ModelChoice:
+    """A model on Vertex AI: the project from ``GOOGLE_CLOUD_PROJECT``
+    (required), the location from ``GOOGLE_CLOUD_LOCATION``, the credentials
+    file from ``GOOGLE_APPLICATION_CREDENTIALS`` (loaded by :func:`build_model`)."""
+    if not model:
+        raise ConfigError(
+            f"--model {provider} needs the model's id: {provider}:MODEL (e.g. claude-sonnet-4@20250514)"
+        )
+    project = _env(env, "GOOGLE_CLOUD_PROJECT")
+    if not project:
+        raise ConfigError(
+            f"--model {provider}:{model} needs the GOOGLE_CLOUD_PROJECT environment variable "
+            "(the Google Cloud project id)"
+        )
+    return ModelChoice(
+        provider=provider,
+        model=model,
+        base_url=base_url,
+        project=project,
+        location=_env(env, "GOOGLE_CLOUD_LOCATION") or DEFAULT_VERTEX_LOCATION,
+        credentials_file=_env(env, "GOOGLE_APPLICATION_CREDENTIALS"),
+    )
+
+
+def _vertex_model(choice: ModelChoice) -> Model:
+    """The Vertex AI adapter of ``choice``, signed in with Application Default
+    Credentials (the ``cloud-platform`` scope).
+
+    Raises:
+        ConfigError: google-auth is not installed, or no credentials were
+            found (naming how to get them).
+    """
+    try:
+        import google.auth
+        import google.auth.exceptions
+    except ImportError:
+        raise ConfigError(
+            f"--model {choice.provider}: needs google-auth: pip install 'agentcore[google]'"
+        ) from None
+    from agentcore.providers.vertex import VertexAnthropicModel, VertexGeminiModel
+    from agentcore.providers.vertex.credentials import CLOUD_PLATFORM_SCOPE, google_credentials
+
+    scopes = [CLOUD_PLATFORM_SCOPE]
+    try:
+        found = (
+            _credentials_file(choice, scopes)
+            if choice.credentials_file
+            else google.auth.default(scopes=scopes)[0]
+        )
+    except (google.auth.exceptions.DefaultCredentialsError, OSError, ValueError) as exc:
+        raise ConfigError(
+            f"--model {choice.provider}:{choice.model} needs Google Cloud credentials: run "
+            "`gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a service "
+            f"account key file ({exc})"
+        ) from None
+    adapter = VertexGeminiModel if choice.provider == "vertex" else VertexAnthropicModel
+    return adapter(
+        choice.model,
+        credentials=google_credentials(found),
+        base_url=choice.base_url,
+        project=choice.project,
+        location=choice.location,
+        context_window=choice.context_window,
+    )
+
+
+def _credentials_file(choice: ModelChoice, scopes: list[str]) -> Any:
+    """The credentials of the file ``GOOGLE_APPLICATION_CREDENTIALS`` names,
+    loaded by its type as google-auth recommends (a service account key, or
+    the user credentials ``gcloud auth application-default login`` writes).
+
+    Raises:
+        ValueError: another type of file (set up ``gcloud`` instead), or one
+            google-auth cannot read.
+        OSError: the file cannot be read.
+    """
+    from google.oauth2 import credentials, service_account
+
+    path = choice.credentials_file
+    with open(path, encoding="utf-8") as file:
+        kind = json.load(file).get("type")
+    if kind == "service_account":
+        return service_account.Credentials.from_service_account_file(path, scopes=scopes)  # type: ignore[no-untyped-call]
+    if kind == "authorized_user":
+        return credentials.Credentials.from_authorized_user_file(path, scopes=scopes)  # type: ignore[no-untyped-call]
+    raise ValueError(
+        f"GOOGLE_APPLICATION_CREDENTIALS ({path}) holds {kind!r} credentials; the command reads a "
+        "service account key or authorized user file (for others leave it unset: google-auth searches itself)"
+    )
+
+
 def build_model(choice: ModelChoice) -> Model:
     """Construct the model a :class:`ModelChoice` names (no network is touched):
     the adapter with the key (none when empty), the base URL (the
@@ -218,6 +354,8 @@ def build_model(choice: ModelChoice) -> Model:
         from agentcore.testing import TestModel
 
         return TestModel(model_id=choice.model, reasoning=True)
+    if choice.provider in VERTEX_PROVIDERS:
+        return _vertex_model(choice)
     adapter: Callable[..., Model]
     if choice.provider == "anthropic":
         from agentcore.providers.anthropic import AnthropicModel as adapter

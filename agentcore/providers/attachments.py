@@ -15,7 +15,7 @@ import mimetypes
 from collections.abc import Collection, Sequence
 
 from agentcore.errors import ConfigError
-from agentcore.files import File
+from agentcore.files import CLOUD_STORAGE, File
 from agentcore.types import Message, Role, ToolResult
 
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
@@ -82,7 +82,15 @@ def _article(word: str) -> str:
     return "an" if word[0] in "aeiou" else "a"
 
 
-def check_type(file: File, where: str, accepted: Collection[str], api: str, *, url: bool = True) -> None:
+def check_type(
+    file: File,
+    where: str,
+    accepted: Collection[str],
+    api: str,
+    *,
+    url: bool = True,
+    cloud_storage: bool = False,
+) -> None:
     """Raise :class:`ConfigError` when ``api`` does not take ``file``.
 
     Args:
@@ -92,6 +100,8 @@ def check_type(file: File, where: str, accepted: Collection[str], api: str, *, u
             for every ``text/`` type.
         api: the API's name, for the message.
         url: whether the API takes these files by URL.
+        cloud_storage: whether it takes a Cloud Storage URI (``gs://``):
+            Gemini on Vertex AI does; nothing else fetches one.
     """
     family = file.media_type.split("/")[0] + "/*"
     if file.media_type not in accepted and family not in accepted:
@@ -103,6 +113,18 @@ def check_type(file: File, where: str, accepted: Collection[str], api: str, *, u
         raise ConfigError(
             f"{where} holds a file of type {file.media_type} given by URL, which {api} does not accept; "
             "pass its bytes instead"
+        )
+    if not cloud_storage:
+        check_cloud_storage(file, where, api)
+
+
+def check_cloud_storage(file: File, where: str, api: str) -> None:
+    """Raise :class:`ConfigError` for a file given by a Cloud Storage URI
+    (``gs://``), which ``api`` cannot fetch (only Gemini on Vertex AI does)."""
+    if file.url.lower().startswith(CLOUD_STORAGE):
+        raise ConfigError(
+            f"{where} holds a file given by a Cloud Storage URI ({file.url[:100]}), which {api} cannot "
+            "fetch; pass its bytes or an https URL (Gemini on Vertex AI fetches gs:// URIs)"
         )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from agentcore.caching import CachePolicy, CacheTracker
 from agentcore.context import Context
+from agentcore.providers import attachments
 from agentcore.providers.endpoint import Credentials, Endpoint
 from agentcore.providers.gemini.request import check_settings, count_body, request_body
 from agentcore.providers.gemini.stream import StreamState
@@ -66,6 +67,10 @@ class GeminiModel(Adapter):
     """
 
     _count_field = "totalTokens"  # https://ai.google.dev/api/tokens#response-body
+    _cloud_storage = False
+    """Whether the endpoint fetches a file by its Cloud Storage URI (``gs://``):
+    Vertex AI's does; the Gemini API takes one only once registered with its
+    Files API (https://ai.google.dev/gemini-api/docs/file-input-methods)."""
 
     def __init__(
         self,
@@ -120,16 +125,32 @@ class GeminiModel(Adapter):
             Canceled: ``ctx`` was cancelled.
         """
         sent: list[Any] = []
-        body = self._body(request_body, request, sent)
+        body = self._step_body(request, sent)
         system = body.get("systemInstruction")
         prompt = self._digests.fingerprint(body.get("tools"), system, request.messages, sent)
         policy = CachePolicy("Gemini", None)  # implicit caching: nothing asked, no miss claimed
-        state = StreamState(self._origin)
+        state = StreamState(self._origin, stream_tool_input=request.stream_tool_input)
         yield from self._stream(body, self._request_headers(request), state, prompt, policy, ctx)
 
     def _count_request(self, request: Request) -> tuple[str, dict[str, Any]]:
         """``:countTokens`` with the step's body as its ``generateContentRequest``
         (https://ai.google.dev/api/tokens), whose answer's ``totalTokens`` is
         the count."""
-        body = self._body(request_body, request, [])
-        return COUNT_PATH, count_body(body, self._model)
+        return COUNT_PATH, count_body(self._step_body(request, []), self._model)
+
+    def _step_body(self, request: Request, sent: list[Any]) -> dict[str, Any]:
+        """The body of a step of ``request``
+        (:func:`agentcore.providers.gemini.request.request_body`), after
+        refusing a Cloud Storage URI where the endpoint fetches none.
+
+        Raises:
+            ConfigError: as ``request_body``; a file given by a ``gs://`` URI
+                and the endpoint does not take one (:attr:`_cloud_storage`).
+        """
+        if not self._cloud_storage:
+            for index, message in enumerate(request.messages):
+                files = [(attachments.place(index), f) for f in message.files]
+                files += [(attachments.place(index, r), f) for r in message.tool_results for f in r.files]
+                for where, file in files:
+                    attachments.check_cloud_storage(file, where, "the Gemini API")
+        return self._body(request_body, request, sent)

@@ -352,7 +352,7 @@ def file_json(file: File, where: str) -> dict[str, Any]:
             Gemini takes PNG, JPEG, WebP, HEIC and HEIF images), bytes over
             :data:`INLINE_MAX_BYTES`.
     """
-    attachments.check_type(file, where, FILE_TYPES, _API)
+    attachments.check_type(file, where, FILE_TYPES, _API, cloud_storage=True)  # refused by GeminiModel
     if file.url:
         return {"fileData": {"mimeType": file.media_type, "fileUri": file.url}}
     attachments.check_size(file, where, INLINE_MAX_BYTES, _API)

@@ -21,12 +21,26 @@ Parts (https://ai.google.dev/api/caching#Part):
   text after its thoughts, https://ai.google.dev/gemini-api/docs/thought-signatures):
   a ``reasoning`` part without text holding the signature, before the text,
   which the request mapping puts back on the text.
-* ``functionCall {name, args, id?}``: a ``tool-call`` part, whole (Gemini
-  streams a call in one part); ``args`` as JSON text. Its id is Gemini's when
-  it gives one, else ``gemini-`` and 24 random hex digits
+* ``functionCall {name, args, id?}``: a ``tool-call`` part, whole (the
+  Gemini API streams a call in one part); ``args`` as JSON text. Its id is
+  Gemini's when it gives one, else ``gemini-`` and 24 random hex digits
   (:data:`ID_PREFIX`); ``ToolCall.provider_data`` is ``{"thoughtSignature":
   ..., "id": true}`` (the signature on the part, and whether the id is
   Gemini's), with the API's origin.
+* Streamed arguments (Vertex AI's ``streamFunctionCallArguments``,
+  https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest/v1/Content#FunctionCall
+  and ``PartialArg``): a ``functionCall`` with ``willContinue: true`` opens a
+  call (its name, id and signature); the ``partialArgs`` of the parts after
+  it each set one argument, ``jsonPath`` (RFC 9535: ``$.a.b[0].c``) saying
+  where, ``stringValue``, ``numberValue``, ``boolValue`` or ``nullValue``
+  what; a string whose ``PartialArg`` says ``willContinue`` goes on in the
+  next piece at the same path. The call ends (a ``tool-call`` part with the
+  arguments assembled, :class:`StreamedCall`) at the first ``functionCall``
+  part without ``willContinue`` (an empty ``{}``, or the last piece), at a
+  part that is no function call, or at the end of the stream. A part that
+  only says ``willContinue`` is a separator. With
+  ``Request.stream_tool_input`` the call's argument text streams as
+  ``tool-call-delta`` parts as its pieces come (:meth:`StreamedCall.deltas`).
 * any other part (``executableCode``, ``codeExecutionResult``, a server
   tool's ``toolCall``/``toolResponse``, ``inlineData`` made by the model): a
   provider item of type ``gemini-part`` holding the part's JSON as it came,
@@ -62,6 +76,7 @@ object in the stream is :func:`error_event`'s.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -71,6 +86,7 @@ import attrs
 from agentcore.errors import ErrorClass, ModelError, classify_status
 from agentcore.providers import fields
 from agentcore.providers.gemini.request import FORMAT, KEPT_PART
+from agentcore.providers.openai.shared import InputDeltas
 from agentcore.transport.errors import google_retry_delay, looks_like_context_length
 from agentcore.transport.sse import Event
 from agentcore.types import Citation, FinishReason, ProviderItem, Reasoning, StreamPart, ToolCall, Usage
@@ -88,9 +104,12 @@ CONTENT_FILTER_REASONS = frozenset(
         "IMAGE_SAFETY",
         "IMAGE_PROHIBITED_CONTENT",
         "IMAGE_RECITATION",
+        "MODEL_ARMOR",
     }
 )
-"""Finish reasons that stop an answer for its content: ``content-filter``."""
+"""Finish reasons that stop an answer for its content: ``content-filter``
+(``MODEL_ARMOR``: Vertex AI's Model Armor screened it,
+https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest/v1/GenerateContentResponse#FinishReason)."""
 RETRIED_REASONS = frozenset({"MALFORMED_FUNCTION_CALL"})
 """Finish reasons that fail the step as ``TRANSIENT``: the model wrote a
 function call that does not parse, which the same request usually does not
@@ -264,6 +283,124 @@ def _random_id() -> str:
     return ID_PREFIX + uuid.uuid4().hex[:24]
 
 
+_PATH_STEP = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\[\"((?:[^\"\\]|\\.)*)\"\]")
+"""One step of a ``jsonPath``: ``.name``, ``[index]``, ``['name']`` or ``["name"]``."""
+_VALUES = ("stringValue", "numberValue", "boolValue", "nullValue")
+
+
+def json_path(path: str) -> list[str | int]:
+    """The steps of a ``PartialArg.jsonPath`` (``$.recipe.steps[1]`` is
+    ``["recipe", "steps", 1]``).
+
+    Raises:
+        ModelError: ``UPSTREAM`` for a path that is not ``$`` and such steps.
+    """
+    where = "functionCall.partialArgs[].jsonPath"
+    if not path.startswith("$"):
+        raise fields.wrong_shape(where, path, "a JSON path starting with $")
+    steps: list[str | int] = []
+    at = 1
+    while at < len(path):
+        found = _PATH_STEP.match(path, at)
+        if found is None:
+            raise fields.wrong_shape(where, path, "a path of names and indexes")
+        name, index, single, double = found.groups()
+        if index is not None:
+            steps.append(int(index))
+        else:
+            quoted = single if single is not None else double
+            try:
+                steps.append(name if quoted is None else json.loads(f'"{quoted}"'))
+            except ValueError:
+                raise fields.wrong_shape(where, path, "a path of names") from None
+        at = found.end()
+    return steps
+
+
+class StreamedCall:
+    """A function call whose arguments stream in pieces (Vertex AI's
+    ``partialArgs``, the module docstring): its name, id and signature, the
+    arguments assembled so far, and, when asked, the ``tool-call-delta``
+    parts of their JSON text.
+
+    The text streamed is a prefix of the final arguments' JSON text (the
+    arguments as the ``tool-call`` part holds them) while the pieces come in
+    document order, as every recorded stream's do: after each piece, the
+    JSON text of the arguments so far less its closing brackets (and the
+    closing quote of a string that goes on) is final. A piece that changes
+    text already streamed (a path earlier in the document) stops the live
+    deltas; the ``tool-call`` part is what counts.
+    """
+
+    def __init__(self, call_id: str, name: str, arguments: Mapping[str, Any], kept: dict[str, Any]) -> None:
+        self.id, self.name, self.kept = call_id, name, kept
+        self.arguments: dict[str, Any] = dict(arguments)
+        self._continuing: list[str | int] | None = None
+        self._deltas = InputDeltas()
+        self._final = ""  # the arguments' text made final so far
+
+    def add(self, piece: Mapping[str, Any], where: str) -> None:
+        """Set the argument one ``PartialArg`` carries.
+
+        Raises:
+            ModelError: ``UPSTREAM`` for a piece without a path or a value,
+                whose path runs through a value of another kind, or skips
+                array items (they come in order).
+        """
+        steps = json_path(fields.text(piece, "jsonPath", f"{where}.jsonPath"))
+        names = [name for name in _VALUES if name in piece]
+        if not steps or len(names) != 1:
+            raise fields.wrong_shape(where, dict(piece), "a jsonPath into the arguments and one value")
+        value = None if names[0] == "nullValue" else piece[names[0]]
+        container: Any = self.arguments
+        for step, following in zip(steps, [*steps[1:], None], strict=True):
+            if isinstance(step, int) and isinstance(container, list) and step <= len(container):
+                if step == len(container):
+                    container.append(None)  # the next item: items come in order
+                current = container[step]
+            elif isinstance(step, str) and isinstance(container, dict):
+                current = container.get(step)
+            else:
+                raise fields.wrong_shape(where, dict(piece), "a path that matches the arguments so far")
+            if following is None:
+                if steps == self._continuing and isinstance(current, str) and isinstance(value, str):
+                    value = current + value
+                container[step] = value
+            else:
+                if current is None:
+                    current = container[step] = {} if isinstance(following, str) else []
+                container = current
+        self._continuing = steps if isinstance(value, str) and piece.get("willContinue") is True else None
+
+    def input(self) -> str:
+        """The arguments' JSON text, as the ``tool-call`` part holds it."""
+        return json.dumps(self.arguments, ensure_ascii=False)
+
+    def deltas(self) -> list[StreamPart]:
+        """The ``tool-call-delta`` part of the text the last piece made final."""
+        text = self.input().rstrip("]}")
+        if self._continuing is not None:
+            text = text[:-1]  # the closing quote of a string that goes on
+        if self._deltas.stopped or not text.startswith(self._final):
+            self._deltas.stop()
+            return []
+        fragment, self._final = text[len(self._final) :], text
+        return self._deltas.add(self.id, self.name, fragment)
+
+    def tool_call(self, origin: str, stream_tool_input: bool) -> list[StreamPart]:
+        """The call's last ``tool-call-delta`` (when asked) and its ``tool-call`` part."""
+        text = self.input()
+        out = self._deltas.rest(self.id, self.name, text) if stream_tool_input else []
+        call = ToolCall(
+            id=self.id,
+            name=self.name,
+            input=text,
+            provider_data=json.dumps(self.kept) if self.kept else "",
+            origin=origin if self.kept else "",
+        )
+        return [*out, StreamPart.tool_call_event(call)]
+
+
 class StreamState:
     """One step's state over the Gemini stream (the
     :class:`agentcore.providers.shell.StateMachine` protocol).
@@ -273,10 +410,16 @@ class StreamState:
             signed tool calls and kept parts.
         new_id: makes the id of a call Gemini gave none (None:
             :data:`ID_PREFIX` and 24 random hex digits).
+        stream_tool_input: emit ``tool-call-delta`` parts as streamed
+            arguments come (``Request.stream_tool_input``).
     """
 
-    def __init__(self, origin: str, new_id: Callable[[], str] | None = None) -> None:
+    def __init__(
+        self, origin: str, new_id: Callable[[], str] | None = None, *, stream_tool_input: bool = False
+    ) -> None:
         self.complete = False
+        self._streamed: StreamedCall | None = None
+        self._stream_tool_input = stream_tool_input
         self._new_id = new_id or _random_id
         self.done = False  # no end marker: the body ends
         self._origin = origin
@@ -333,6 +476,12 @@ class StreamState:
         return out
 
     def _part(self, part: Mapping[str, Any], where: str) -> list[StreamPart]:
+        if "functionCall" in part:
+            return self._call(part, where)
+        out = self._close_call()
+        return out + self._other(part, where)
+
+    def _other(self, part: Mapping[str, Any], where: str) -> list[StreamPart]:
         signature = fields.text(part, "thoughtSignature", f"{where}.thoughtSignature")
         if "text" in part:
             text = fields.text(part, "text", f"{where}.text")
@@ -350,26 +499,6 @@ class StreamState:
                 out.append(StreamPart.text_delta(text))
             return out
         out = self._close_thought()
-        if "functionCall" in part:
-            call = fields.mapping(part, "functionCall", f"{where}.functionCall")
-            name = fields.text(call, "name", f"{where}.functionCall.name")
-            arguments = fields.mapping(call, "args", f"{where}.functionCall.args")
-            given = fields.text(call, "id", f"{where}.functionCall.id")
-            kept: dict[str, Any] = {}
-            if signature:
-                kept["thoughtSignature"] = signature
-            if given:
-                kept["id"] = True
-            self._calls += 1
-            tool_call = ToolCall(
-                id=given or self._new_id(),
-                name=name,
-                input=json.dumps(arguments, ensure_ascii=False),
-                provider_data=json.dumps(kept) if kept else "",
-                origin=self._origin if kept else "",
-            )
-            out.append(StreamPart.tool_call_event(tool_call))
-            return out
         self._count_tool_part(part)
         item = ProviderItem(
             type=KEPT_PART,
@@ -417,6 +546,45 @@ class StreamState:
             file_search_requests=self._file_searches,
         )
 
+    def _call(self, part: Mapping[str, Any], where: str) -> list[StreamPart]:
+        """The parts a ``functionCall`` part completes: a whole call, or a
+        piece of a streamed one (the module docstring)."""
+        call = fields.mapping(part, "functionCall", f"{where}.functionCall")
+        name = fields.text(call, "name", f"{where}.functionCall.name")
+        pieces = fields.array(call, "partialArgs", f"{where}.functionCall.partialArgs")
+        more = call.get("willContinue") is True
+        out = self._close_thought()
+        if name or (self._streamed is None and not pieces):
+            out += self._close_call()  # a new call ends the streamed one
+            if not name:
+                return out  # a separator or a closing {} with no call open
+            signature = fields.text(part, "thoughtSignature", f"{where}.thoughtSignature")
+            given = fields.text(call, "id", f"{where}.functionCall.id")
+            kept: dict[str, Any] = {}
+            if signature:
+                kept["thoughtSignature"] = signature
+            if given:
+                kept["id"] = True
+            self._calls += 1
+            arguments = fields.mapping(call, "args", f"{where}.functionCall.args")
+            self._streamed = StreamedCall(given or self._new_id(), name, arguments, kept)
+        streamed = self._streamed
+        if streamed is None:
+            expected = "a call's name before its partialArgs"
+            raise fields.wrong_shape(f"{where}.functionCall", dict(call), expected)
+        for index, piece in enumerate(pieces):
+            if not isinstance(piece, dict):
+                raise fields.wrong_shape(f"{where}.functionCall.partialArgs[{index}]", piece, "an object")
+            streamed.add(piece, f"{where}.functionCall.partialArgs[{index}]")
+            if self._stream_tool_input:
+                out += streamed.deltas()
+        return out if more else out + self._close_call()
+
+    def _close_call(self) -> list[StreamPart]:
+        """The ``tool-call`` part of the call whose arguments streamed, if one is open."""
+        streamed, self._streamed = self._streamed, None
+        return [] if streamed is None else streamed.tool_call(self._origin, self._stream_tool_input)
+
     def _close_thought(self) -> list[StreamPart]:
         """The ``reasoning`` part of the open thought block, if any."""
         if not self._thought_open:
@@ -442,7 +610,7 @@ class StreamState:
         """
         if not self.complete:
             raise ModelError(ErrorClass.TRANSIENT, message="the stream ended before Gemini's finish reason")
-        out = self._close_thought()
+        out = self._close_thought() + self._close_call()
         usage = self._server_tool_usage(usage_from(self._usage))
         if self._blocked and not self._finish:
             return [*out, StreamPart.step_finish(FinishReason.CONTENT_FILTER, usage)]
