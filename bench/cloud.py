@@ -30,9 +30,9 @@ over the same reads and ``json.loads`` of each payload (and of the base64
 
 Adding a cloud: a function returning its :class:`Case` list, registered in
 :data:`CLOUDS`. A model over the Gemini mapping at another endpoint (Vertex
-AI) reuses :func:`gemini_cases` with its own ``make_model``.
+AI) reuses :func:`gemini_cases` with its own ``make_model`` and folder.
 
-Run: ``python bench/cloud.py [--cloud gemini|azure|bedrock] [--rounds 7] [--repeat N]
+Run: ``python bench/cloud.py [--cloud gemini|vertex|azure|bedrock] [--rounds 7] [--repeat N]
 [--quick] [--clock wall|cpu]``.
 """
 
@@ -59,6 +59,7 @@ from agentcore.providers.aws import EVENT_STREAM
 from agentcore.providers.azure import AzureOpenAIChatModel, AzureOpenAIResponsesModel
 from agentcore.providers.bedrock import BedrockAnthropicModel, BedrockConverseModel
 from agentcore.providers.gemini import GeminiModel
+from agentcore.providers.vertex import VertexGeminiModel
 from agentcore.transport.memory import MemoryTransport, Reply
 from bench._streams import CLOCKS, machine, median_ratio, timed
 
@@ -125,14 +126,35 @@ def recorded(path: pathlib.Path) -> bytes:
 
 
 def gemini_cases(make_model: Callable[[MemoryTransport], Model], label: str = "gemini") -> list[Case]:
-    """Every recorded Gemini stream (``tests/fixtures/gemini/*.sse``) through ``make_model``'s adapter."""
-    paths = sorted((FIXTURES / "gemini").glob("*.sse"))
-    return [Case(f"{label}/{path.stem}", recorded(path), make_model, sse_floor) for path in paths]
+    """Every recorded stream of ``tests/fixtures/{label}/`` (``.sse``, and the
+    ``.chunks.jsonl`` decoded chunks framed as SSE) through ``make_model``'s adapter."""
+    folder = FIXTURES / label
+    paths = sorted([*folder.glob("*.sse"), *folder.glob("*.chunks.jsonl")])
+    return [
+        Case(
+            f"{label}/{path.name.removesuffix(path.suffix).removesuffix('.chunks')}",
+            recorded(path),
+            make_model,
+            sse_floor,
+        )
+        for path in paths
+    ]
 
 
 def gemini() -> list[Case]:
     return gemini_cases(
         lambda transport: GeminiModel("gemini-bench", api_key="bench-key", transport=transport)
+    )
+
+
+def vertex() -> list[Case]:
+    """The recorded Vertex AI Gemini streams (streamed function-call
+    arguments among them) through ``VertexGeminiModel``."""
+    return gemini_cases(
+        lambda transport: VertexGeminiModel(
+            "gemini-bench", project="bench", api_key="bench-key", transport=transport
+        ),
+        "vertex",
     )
 
 
@@ -179,7 +201,12 @@ def bedrock() -> list[Case]:
     return cases
 
 
-CLOUDS: dict[str, Callable[[], list[Case]]] = {"gemini": gemini, "azure": azure, "bedrock": bedrock}
+CLOUDS: dict[str, Callable[[], list[Case]]] = {
+    "gemini": gemini,
+    "vertex": vertex,
+    "azure": azure,
+    "bedrock": bedrock,
+}
 """The clouds benchmarked, each a function giving its cases."""
 
 
