@@ -413,7 +413,9 @@ def build_parser() -> argparse.ArgumentParser:
             "azure-responses:DEPLOYMENT (Azure OpenAI, with AZURE_OPENAI_API_KEY and "
             "AZURE_OPENAI_ENDPOINT), gemini:NAME (the Gemini API, with GOOGLE_API_KEY or "
             "GEMINI_API_KEY), vertex:NAME or vertex-anthropic:NAME (Gemini or Claude on Vertex AI, with "
-            "Application Default Credentials, GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION) or test "
+            "Application Default Credentials, GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION), "
+            "bedrock:MODEL_ID or bedrock-anthropic:MODEL_ID (Amazon Bedrock: Converse, or Claude through "
+            "InvokeModel; AWS_REGION, with AWS_BEARER_TOKEN_BEDROCK or AWS credentials) or test "
             f"(default: anthropic:{DEFAULT_ANTHROPIC_MODEL} with "
             f"ANTHROPIC_API_KEY, else openai:{DEFAULT_OPENAI_MODEL} with OPENAI_API_KEY, else test)"
         ),

@@ -16,6 +16,7 @@ fault matrix before and after the stop reason.
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 from collections.abc import Iterator
@@ -35,6 +36,7 @@ from agentcore import (
     Request,
     RunError,
     Usage,
+    cli,
     run,
     user_message,
 )
@@ -52,6 +54,8 @@ from tests.test_anthropic_reasoning_loop import (
     STEPS,
     TOOLS,
     ThinkingAPI,
+    get_time,
+    get_weather,
     issued_blocks,
     thinking_text,
 )
@@ -454,3 +458,20 @@ def test_a_cut_after_the_stop_reason_ends_the_step_with_its_usage(
         Usage(input=40, output=30),
     )
     assert aws.server.hits == 1
+
+
+def test_the_command_runs_the_thinking_loop_with_a_bedrock_api_key(
+    aws: BedrockServer, claude: ClaudeOnBedrock
+) -> None:
+    env = {"AWS_REGION": bedrock.REGION, "AWS_BEARER_TOKEN_BEDROCK": bedrock.API_KEY}
+    argv = ["--model", f"bedrock-anthropic:{MODEL}", "--base-url", aws.url, "--thinking-budget", "2048"]
+    out = io.StringIO()
+    assert cli.main([*argv, "--json", QUESTION], env=env, tools=[get_weather, get_time], stdout=out) == 0
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert (lines[-1]["kind"], lines[-1]["finish_reason"]) == ("finish", "stop")
+    text = "".join(line.get("text", "") for line in lines if line["kind"] == "text-delta")
+    assert text.startswith("Let me check.") and text.endswith("Oslo: rain. Lima: sun. It is noon.")
+    assert claude.claude.refusals == []
+    requests = aws.server.requests
+    assert [r["body"]["thinking"] for r in requests] == [{"type": "enabled", "budget_tokens": 2048}] * 3
+    assert {r["headers"]["Authorization"] for r in requests} == {f"Bearer {bedrock.API_KEY}"}

@@ -20,7 +20,9 @@ the idle timeout; a cut stream; ``CountTokens``.
 from __future__ import annotations
 
 import base64
+import io
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -46,6 +48,7 @@ from agentcore import (
     Role,
     StreamPartKind,
     Usage,
+    cli,
     run,
     user_message,
 )
@@ -465,3 +468,65 @@ def test_the_package_imports_without_botocore_and_a_model_asks_for_the_extra() -
         "False",
         "ConfigError the Bedrock models need botocore: pip install 'agentcore[aws]'",
     ]
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+def test_the_command_runs_the_reasoning_loop_signed_with_the_environments_keys(api: ConverseAPI) -> None:
+    env = {
+        "AWS_REGION": bedrock_server.REGION,
+        "AWS_ACCESS_KEY_ID": bedrock_server.SESSION_ACCESS_KEY,
+        "AWS_SECRET_ACCESS_KEY": bedrock_server.SESSION_SECRET_KEY,
+        "AWS_SESSION_TOKEN": bedrock_server.SESSION_TOKEN,
+    }
+    argv = ["--model", f"bedrock:{CLAUDE}", "--base-url", api.bedrock.url, "--thinking-budget", "1024"]
+    out = io.StringIO()
+    assert cli.main([*argv, "--json", "Weather in Paris?"], env=env, tools=tools(), stdout=out) == 0
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert (lines[-1]["kind"], lines[-1]["finish_reason"]) == ("finish", "stop")
+    assert "".join(line.get("text", "") for line in lines if line["kind"] == "text-delta") == ANSWER
+    assert [line["reasoning"]["text"] for line in lines if line["kind"] == "reasoning"] == list(REASONING)
+    records = api.bedrock.server.requests
+    assert api.bedrock.refused == 0  # every request's SigV4 signature matched
+    assert [r["headers"]["X-Amz-Security-Token"] for r in records] == [bedrock_server.SESSION_TOKEN] * 3
+    assert records[2]["body"]["additionalModelRequestFields"] == {
+        "thinking": {"type": "enabled", "budget_tokens": 1024}
+    }
+
+
+@pytest.fixture
+def no_aws_chain(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    """botocore's chain finds nothing: no keys, files, SSO or instance role."""
+    for name in list(os.environ):
+        if name.startswith("AWS_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({}, "needs the AWS_REGION environment variable"),
+        ({"AWS_REGION": "us-east-1"}, "needs AWS credentials: AWS_BEARER_TOKEN_BEDROCK"),
+        ({"AWS_REGION": "us-east-1", "AWS_PROFILE": "nowhere"}, "nowhere"),
+        ({"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "AKIA"}, "needs AWS credentials"),
+    ],
+    ids=["no region", "no credentials", "an unknown profile", "a key id without its secret"],
+)
+@pytest.mark.usefixtures("no_aws_chain")
+def test_a_missing_region_or_credential_is_a_usage_error_naming_what_to_set(
+    env: dict[str, str], named: str
+) -> None:
+    err = io.StringIO()
+    assert cli.main(["--model", f"bedrock:{CLAUDE}", "hi"], env=env, stderr=err, stdout=io.StringIO()) == 2
+    assert named in err.getvalue()
+
+
+def test_a_model_id_is_required() -> None:
+    err = io.StringIO()
+    env = {"AWS_REGION": "us-east-1", "AWS_BEARER_TOKEN_BEDROCK": "k"}
+    assert cli.main(["--model", "bedrock", "hi"], env=env, stderr=err, stdout=io.StringIO()) == 2
+    assert "needs the model id: bedrock:MODEL_ID" in err.getvalue()

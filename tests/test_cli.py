@@ -781,7 +781,8 @@ def test_main_builds_the_chosen_model(
             ["--model", "mistral:large", "hi"],
             "agentcore: error: --model must be anthropic:MODEL, openai:MODEL, openai-responses:MODEL, "
             "azure:DEPLOYMENT, azure-responses:DEPLOYMENT, gemini:MODEL, vertex:MODEL, "
-            "vertex-anthropic:MODEL or test, got 'mistral:large' "
+            "vertex-anthropic:MODEL, bedrock:MODEL_ID, bedrock-anthropic:MODEL_ID or test, "
+            "got 'mistral:large' "
             "(unknown provider 'mistral')",
         ),
         (

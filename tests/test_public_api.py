@@ -177,7 +177,17 @@ def test_import_agentcore_does_not_import_the_test_doubles() -> None:
 def test_import_agentcore_imports_no_optional_extra() -> None:
     # The MCP errors are defined in agentcore.errors so that agentcore can
     # export them without the mcp SDK; the same holds for every extra.
-    extras = ("mcp", "pydantic", "opentelemetry", "dbos", "flask", "django", "starlette", "botocore", "google")
+    extras = (
+        "mcp",
+        "pydantic",
+        "opentelemetry",
+        "dbos",
+        "flask",
+        "django",
+        "starlette",
+        "botocore",
+        "google",
+    )
     code = (
         "import sys\n"
         "from agentcore import MCPServerError, MCPToolError, OutputValidationError\n"

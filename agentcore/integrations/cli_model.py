@@ -22,6 +22,15 @@ adapter built from that choice (:func:`build_model`).
   project is ``GOOGLE_CLOUD_PROJECT`` and the location
   ``GOOGLE_CLOUD_LOCATION`` (default :data:`DEFAULT_VERTEX_LOCATION`), the
   names Google's Gen AI SDK reads.
+* ``--model bedrock:MODEL_ID`` (Converse: any model Bedrock serves) and
+  ``bedrock-anthropic:MODEL_ID`` (Claude through InvokeModel with the
+  Anthropic mapping) reach Amazon Bedrock (:data:`BEDROCK_PROVIDERS`) in the
+  Region ``AWS_REGION`` (or ``AWS_DEFAULT_REGION``), with a Bedrock API key
+  from ``AWS_BEARER_TOKEN_BEDROCK`` when set, else SigV4 over AWS
+  credentials: ``AWS_ACCESS_KEY_ID`` and ``AWS_SECRET_ACCESS_KEY`` (and
+  ``AWS_SESSION_TOKEN``) from the environment, else botocore's standard
+  chain for the profile ``AWS_PROFILE`` names (the shared files, SSO, a
+  role), the names AWS's SDKs read.
 * With ``--base-url`` the key is optional (sent when set): point ``openai:``
   at any compatible server (``--model openai:llama3.2 --base-url
   http://localhost:11434/v1`` for Ollama), or ``anthropic:`` at a gateway.
@@ -76,8 +85,14 @@ PROVIDERS = (
     "gemini",
     "vertex",
     "vertex-anthropic",
+    "bedrock",
+    "bedrock-anthropic",
     "test",
 )
+BEDROCK_PROVIDERS = ("bedrock", "bedrock-anthropic")
+"""Amazon Bedrock: the model id (or inference profile id, or ARN) as given;
+the Region ``AWS_REGION`` or ``AWS_DEFAULT_REGION``; a Bedrock API key from
+``AWS_BEARER_TOKEN_BEDROCK``, else AWS credentials (the module docstring)."""
 VERTEX_PROVIDERS = ("vertex", "vertex-anthropic")
 """Vertex AI: OAuth access tokens from Application Default Credentials (the
 file ``GOOGLE_APPLICATION_CREDENTIALS`` names, else google-auth's own
@@ -112,6 +127,7 @@ _DEFAULT_MODELS = {
 
 __all__ = [
     "AZURE_PROVIDERS",
+    "BEDROCK_PROVIDERS",
     "DEFAULT_ANTHROPIC_MODEL",
     "DEFAULT_GEMINI_MODEL",
     "DEFAULT_OPENAI_MODEL",
@@ -140,9 +156,14 @@ class ModelChoice:
             ``context_window=``; None: the adapter's own (its table by model
             id). The offline TestModel has no window and does not take it.
         project: the Google Cloud project (Vertex AI), or "".
-        location: the Google Cloud location (Vertex AI), or "".
+        location: where the model runs: the Google Cloud location (Vertex
+            AI) or the AWS Region (Bedrock), or "".
         credentials_file: the credentials file ``GOOGLE_APPLICATION_CREDENTIALS``
             names (Vertex AI), or "" for google-auth's own search.
+        aws_keys: the AWS access key id, secret access key and session
+            token ("" for none) from the environment (Bedrock), or () for
+            botocore's chain; never shown in ``repr``.
+        profile: the AWS profile ``AWS_PROFILE`` names (Bedrock), or "".
     """
 
     provider: str
@@ -154,6 +175,8 @@ class ModelChoice:
     project: str = ""
     location: str = ""
     credentials_file: str = ""
+    aws_keys: tuple[str, ...] = attrs.field(default=(), repr=False)
+    profile: str = ""
 
 
 def _env(env: Mapping[str, str], name: str) -> str:
@@ -197,8 +220,9 @@ def choose_model(spec: str | None, base_url: str | None, env: Mapping[str, str])
     if provider not in PROVIDERS:
         raise ConfigError(
             "--model must be anthropic:MODEL, openai:MODEL, openai-responses:MODEL, azure:DEPLOYMENT, "
-            f"azure-responses:DEPLOYMENT, gemini:MODEL, vertex:MODEL, vertex-anthropic:MODEL or test, got "
-            f"{spec!r} (unknown provider {provider!r})"
+            "azure-responses:DEPLOYMENT, gemini:MODEL, vertex:MODEL, vertex-anthropic:MODEL, "
+            "bedrock:MODEL_ID, bedrock-anthropic:MODEL_ID or test, "
+            f"got {spec!r} (unknown provider {provider!r})"
         )
     if provider == "test":
         if base_url:
@@ -206,6 +230,8 @@ def choose_model(spec: str | None, base_url: str | None, env: Mapping[str, str])
         return ModelChoice(provider="test", model=name or _DEFAULT_MODELS["test"])
     if provider in AZURE_PROVIDERS:
         return _azure_choice(provider, name, base_url, env)
+    if provider in BEDROCK_PROVIDERS:
+        return _bedrock_choice(provider, name, base_url, env)
     if provider in VERTEX_PROVIDERS:
         return _vertex_choice(provider, name or _DEFAULT_MODELS.get(provider, ""), base_url, env)
     if ":" in spec and not name:
@@ -272,6 +298,74 @@ def _vertex_choice(provider: str, model: str, base_url: str | None, env: Mapping
         project=project,
         location=_env(env, "GOOGLE_CLOUD_LOCATION") or DEFAULT_VERTEX_LOCATION,
         credentials_file=_env(env, "GOOGLE_APPLICATION_CREDENTIALS"),
+    )
+
+
+def _bedrock_choice(provider: str, model: str, base_url: str | None, env: Mapping[str, str]) -> ModelChoice:
+    """A model on Amazon Bedrock: the Region from ``AWS_REGION`` or
+    ``AWS_DEFAULT_REGION`` (required without ``--base-url``), a Bedrock API key
+    from ``AWS_BEARER_TOKEN_BEDROCK``, else the keys of the environment or
+    the profile of ``AWS_PROFILE`` (resolved by :func:`build_model`)."""
+    if not model:
+        raise ConfigError(
+            f"--model {provider} needs the model id: {provider}:MODEL_ID "
+            "(e.g. us.anthropic.claude-sonnet-4-5-20250929-v1:0)"
+        )
+    region = _env(env, "AWS_REGION") or _env(env, "AWS_DEFAULT_REGION")
+    if not region and base_url is None:
+        raise ConfigError(
+            f"--model {provider}:{model} needs the AWS_REGION environment variable (the AWS Region, "
+            "e.g. us-east-1)"
+        )
+    key_id, secret = _env(env, "AWS_ACCESS_KEY_ID"), _env(env, "AWS_SECRET_ACCESS_KEY")
+    return ModelChoice(
+        provider=provider,
+        model=model,
+        base_url=base_url,
+        api_key=_env(env, "AWS_BEARER_TOKEN_BEDROCK"),
+        location=region,
+        aws_keys=(key_id, secret, _env(env, "AWS_SESSION_TOKEN")) if key_id and secret else (),
+        profile=_env(env, "AWS_PROFILE"),
+    )
+
+
+def _bedrock_model(choice: ModelChoice) -> Model:
+    """The Bedrock adapter of ``choice``: with its API key, else signed with
+    SigV4 over the environment's keys or botocore's chain.
+
+    Raises:
+        ConfigError: botocore is not installed, no credentials were found
+            (naming what to set), or as the adapter raises.
+    """
+    from agentcore.providers import aws
+    from agentcore.providers.bedrock import BedrockAnthropicModel, BedrockConverseModel
+
+    adapter = BedrockConverseModel if choice.provider == "bedrock" else BedrockAnthropicModel
+    region, base_url, window = choice.location or None, choice.base_url, choice.context_window
+    if choice.api_key:
+        return adapter(
+            choice.model, region=region, base_url=base_url, api_key=choice.api_key, context_window=window
+        )
+    aws.require()  # a ConfigError naming the extra when botocore is missing
+    import botocore.credentials
+    import botocore.exceptions
+    import botocore.session
+
+    try:
+        if choice.aws_keys:
+            found = botocore.credentials.Credentials(*choice.aws_keys[:2], choice.aws_keys[2] or None)
+        else:
+            found = botocore.session.Session(profile=choice.profile or None).get_credentials()
+    except botocore.exceptions.BotoCoreError as exc:  # an unknown profile, a broken config file
+        raise ConfigError(f"--model {choice.provider}:{choice.model}: {exc}") from None
+    if found is None:
+        raise ConfigError(
+            f"--model {choice.provider}:{choice.model} needs AWS credentials: AWS_BEARER_TOKEN_BEDROCK "
+            "(a Bedrock API key), AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (a profile "
+            "of ~/.aws/config: `aws configure` or `aws sso login`)"
+        )
+    return adapter(
+        choice.model, region=region, base_url=base_url, aws_credentials=found, context_window=window
     )
 
 
@@ -356,6 +450,8 @@ def build_model(choice: ModelChoice) -> Model:
         return TestModel(model_id=choice.model, reasoning=True)
     if choice.provider in VERTEX_PROVIDERS:
         return _vertex_model(choice)
+    if choice.provider in BEDROCK_PROVIDERS:
+        return _bedrock_model(choice)
     adapter: Callable[..., Model]
     if choice.provider == "anthropic":
         from agentcore.providers.anthropic import AnthropicModel as adapter
