@@ -470,7 +470,8 @@ def test_the_command_runs_the_thinking_loop_with_a_bedrock_api_key(
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert (lines[-1]["kind"], lines[-1]["finish_reason"]) == ("finish", "stop")
     text = "".join(line.get("text", "") for line in lines if line["kind"] == "text-delta")
-    assert text.startswith("Let me check.") and text.endswith("Oslo: rain. Lima: sun. It is noon.")
+    assert text.startswith("Let me check.")
+    assert text.endswith("Oslo: rain. Lima: sun. It is noon.")
     assert claude.claude.refusals == []
     requests = aws.server.requests
     assert [r["body"]["thinking"] for r in requests] == [{"type": "enabled", "budget_tokens": 2048}] * 3

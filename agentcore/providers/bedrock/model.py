@@ -268,8 +268,8 @@ class BedrockAnthropicModel(AnthropicModel):
         ConfigError: botocore is not installed (``pip install
             'agentcore[aws]'``); no ``region`` nor ``base_url``, a region
             that is not one; no ``api_key`` nor ``aws_credentials`` (or
-            both), credentials without a Region to sign for; and as :class:`agentcore.providers.anthropic.AnthropicModel`
-            raises.
+            both), credentials without a Region to sign for; and as
+            :class:`agentcore.providers.anthropic.AnthropicModel` raises.
     """
 
     _count_field = "inputTokens"
