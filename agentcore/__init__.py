@@ -25,6 +25,7 @@ from agentcore.errors import (
     classify_status,
 )
 from agentcore.files import File
+from agentcore.limits import LimitReached, UsageLimits
 from agentcore.model import Model
 from agentcore.options import (
     DEFAULT_MAX_RETRIES,
@@ -108,6 +109,7 @@ __all__ = [
     "LoopOptions",
     "MCPServerError",
     "MCPToolError",
+    "LimitReached",
     "ManualClock",
     "Message",
     "Model",
@@ -135,6 +137,7 @@ __all__ = [
     "ToolResult",
     "ToolSet",
     "Usage",
+    "UsageLimits",
     "__version__",
     "cache_point",
     "classify_status",

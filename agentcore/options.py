@@ -24,6 +24,7 @@ import attrs
 from agentcore.compaction import HistoryPolicy
 from agentcore.durable import CheckpointStore, StepRunner
 from agentcore.errors import ConfigError
+from agentcore.limits import UsageLimits
 from agentcore.model import Model
 from agentcore.output import output_spec
 from agentcore.redaction import headers_repr
@@ -373,6 +374,11 @@ class LoopOptions:
             step to the history the run keeps (``docs/long-runs.md``). With
             one, a step the provider refuses as too long is tried once more
             after the policies cut again. None: no policy.
+        limits: the most the run may use (:class:`agentcore.UsageLimits`:
+            tokens, requests, tool calls, US dollars), checked before each
+            request and after each step; going over one ends the run with
+            ``limit`` (``RunResult.limit`` says which; ``docs/controls.md``,
+            "Limits and cost"). None: no limit but ``step_limit``.
 
     Raises:
         ConfigError: a value is out of range or of the wrong type.
@@ -421,6 +427,9 @@ class LoopOptions:
     )
     history_policy: tuple[HistoryPolicy, ...] = attrs.field(default=None, converter=_policies)
     stream_tool_input: bool = attrs.field(default=False, validator=_of_type(bool, "True or False"))
+    limits: UsageLimits | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_of_type(UsageLimits, "a UsageLimits or None"))
+    )
 
     @model.validator
     def _check_model(self, _attribute: Any, value: object) -> None:

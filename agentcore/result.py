@@ -12,11 +12,13 @@ channel's terminal part and that snapshot into a :class:`RunResult` or raises
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 import attrs
 
 from agentcore.caching import CacheReport
+from agentcore.limits import LimitReached
 from agentcore.types import Compaction, FinishReason, Message, Reasoning, ToolCall, ToolResult, Usage
 
 
@@ -41,6 +43,12 @@ class StepResult:
         compactions: what the history policies changed before this step
             (``LoopOptions.history_policy``; ``docs/long-runs.md``), in the
             order they acted; empty when none did.
+        cost: what the step cost in US dollars: its model call, and the
+            summary calls of its ``compactions`` (each priced with its
+            policy's model), as :mod:`agentcore.cost` prices them; None when
+            one of them has no price or ``genai-prices`` is not installed
+            (``pip install 'agentcore[prices]'``). Saved with the step (a
+            resumed run keeps the price its steps had).
     """
 
     text: str
@@ -51,6 +59,7 @@ class StepResult:
     reasoning: tuple[Reasoning, ...] = ()
     cache: CacheReport | None = attrs.field(default=None, eq=False)
     compactions: tuple[Compaction, ...] = ()
+    cost: Decimal | None = None
 
     @property
     def reasoning_text(self) -> str:
@@ -61,8 +70,9 @@ class StepResult:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON: ``{"text", "tool_calls", "tool_results", "usage",
         "finish_reason", "reasoning"}``, each value in its type's ``to_dict``
-        form, and ``compactions`` when there are any; ``cache`` (a diagnosis
-        for the process that ran the step) is left out."""
+        form, ``compactions`` when there are any and ``cost`` (the text of
+        its :class:`Decimal`, exact) when known; ``cache`` (a diagnosis for
+        the process that ran the step) is left out."""
         out: dict[str, Any] = {
             "text": self.text,
             "tool_calls": [call.to_dict() for call in self.tool_calls],
@@ -73,6 +83,8 @@ class StepResult:
         }
         if self.compactions:
             out["compactions"] = [compaction.to_dict() for compaction in self.compactions]
+        if self.cost is not None:
+            out["cost"] = str(self.cost)
         return out
 
     @classmethod
@@ -86,6 +98,7 @@ class StepResult:
             finish_reason=FinishReason(data["finish_reason"]),
             reasoning=tuple(Reasoning.from_dict(block) for block in data.get("reasoning", ())),
             compactions=tuple(Compaction.from_dict(item) for item in data.get("compactions", ())),
+            cost=None if data.get("cost") is None else Decimal(data["cost"]),
         )
 
 
@@ -114,7 +127,8 @@ class RunResult:
         usage: the total usage of all steps.
         finish_reason: ``stop``, ``length``, ``content-filter`` (the
             provider stopped the answer for its content; ``text`` is what
-            came), ``step-limit``, or ``approval-required`` (see ``pending``).
+            came), ``step-limit``, ``limit`` (a usage limit: see ``limit``),
+            or ``approval-required`` (see ``pending``).
         messages: the history as the loop keeps it, ready to continue the
             conversation: the caller's messages, then the assistant and tool
             messages, less what a history policy removed or replaced
@@ -131,6 +145,8 @@ class RunResult:
             out of :attr:`messages` (a summary a policy wrote is not in it).
             The indexes of :attr:`Compaction.removed` count in it. The very
             same tuple as :attr:`messages` when no policy acted (the default).
+        limit: with ``limit``, which usage limit ended the run
+            (``LoopOptions.limits``); None otherwise.
     """
 
     text: str
@@ -143,6 +159,14 @@ class RunResult:
     full_messages: tuple[Message, ...] = attrs.field(
         default=attrs.Factory(lambda self: self.messages, takes_self=True)
     )
+    limit: LimitReached | None = None
+
+    @property
+    def cost(self) -> Decimal | None:
+        """What the run cost in US dollars: the sum of its steps'
+        :attr:`StepResult.cost`; None when one of them is None (0 for a run
+        without steps)."""
+        return total_cost(self.steps)
 
     @property
     def reasoning(self) -> tuple[str, ...]:
@@ -172,6 +196,7 @@ class RunSnapshot:
         pending: the tool calls waiting for approval (the run ends).
         full_messages: the history with nothing removed; None: the same as
             ``messages`` (no policy acted).
+        limit: the usage limit that ended the run, once one did.
     """
 
     messages: tuple[Message, ...]
@@ -180,3 +205,14 @@ class RunSnapshot:
     output: Any = None
     pending: tuple[ToolCall, ...] = ()
     full_messages: tuple[Message, ...] | None = None
+    limit: LimitReached | None = None
+
+
+def total_cost(steps: tuple[StepResult, ...] | list[StepResult]) -> Decimal | None:
+    """The sum of the ``steps``' costs; None when one is None."""
+    total = Decimal(0)
+    for step in steps:
+        if step.cost is None:
+            return None
+        total += step.cost
+    return total

@@ -75,6 +75,10 @@ class FinishReason(str, enum.Enum):
     ``pause_turn``): the loop sends the history back with the paused turn
     unchanged and the model goes on (``docs/server-tools.md``). A run never
     ends with it."""
+    LIMIT = "limit"
+    """The run reached one of its usage limits (``LoopOptions.limits``,
+    :class:`agentcore.UsageLimits`; ``RunResult.limit`` says which). A
+    normal finish, like ``step-limit``."""
 
 
 class StreamPartKind(str, enum.Enum):
