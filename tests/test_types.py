@@ -66,6 +66,7 @@ ERR = ModelError(ErrorClass.UPSTREAM, message="boom")
                 "ERROR": "error",
                 "CONTENT_FILTER": "content-filter",
                 "PAUSED": "paused",
+                "LIMIT": "limit",
             },
         ),
         (
