@@ -63,6 +63,7 @@ from agentcore.types import Usage
 __all__ = [
     "ONE_HOUR_TTL",
     "Pricer",
+    "model_name",
     "model_settings_ttl",
     "price_usage",
     "prices_installed",
@@ -181,7 +182,7 @@ class Pricer:
                 first = key not in self._warned
                 self._warned.add(key)
             if first:
-                _log.warning("agentcore: no price for %s: %s; its cost is None", _name(model), reason)
+                _log.warning("agentcore: no price for %s: %s; its cost is None", model_name(model), reason)
         return cost
 
     def _priced(self, usage: Usage, model: Any, cache_ttl: str | None) -> tuple[Decimal | None, str | None]:
@@ -195,7 +196,8 @@ class Pricer:
             return None, f"genai-prices: {exc}"
 
 
-def _name(model: Any) -> str:
+def model_name(model: Any) -> str:
+    """``model`` as a message names it: its class, id and base URL."""
     model_id = getattr(model, "model_id", None)
     base_url = getattr(model, "base_url", None)
     name = f"{type(model).__name__}({model_id!r}"

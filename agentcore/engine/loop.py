@@ -33,7 +33,7 @@ from typing import Any
 import attrs
 
 from agentcore.context import Context
-from agentcore.cost import Pricer
+from agentcore.cost import Pricer, model_name
 from agentcore.durable import RunState
 from agentcore.engine.channel import Channel, RunReader, SendFunc, start_worker, turn_text
 from agentcore.engine.durable_run import DurableRun
@@ -187,7 +187,9 @@ def _check_prices(options: LoopOptions, pricer: Pricer) -> None:
     for model in models:
         reason = pricer.unknown_reason(model)
         if reason is not None:
-            raise ConfigError(f"UsageLimits(cost=...) cannot be kept: no price for {model!r}: {reason}")
+            raise ConfigError(
+                f"UsageLimits(cost=...) cannot be kept: no price for {model_name(model)}: {reason}"
+            )
 
 
 def _resumes_or_decides(options: LoopOptions) -> bool:
