@@ -14,7 +14,10 @@ adapters have both): ``genai-prices`` finds the provider from the URL
 hosts, Azure's, OpenRouter's ...) and the model from its id, and prices the
 usage at the prices in effect now. A model without a ``base_url`` (the test
 doubles, a ``Model`` of your own), a local server or a model the package
-does not list has no price: its cost is None.
+does not list has no price: its cost is None, logged once per model per
+process: a WARNING for a model the package does not list at a provider it
+does (a new model: update the package), DEBUG for an endpoint it does not
+know.
 
 :func:`price_usage` maps agentcore's :class:`~agentcore.types.Usage` onto the
 package's usage (``docs/usage.md`` says what each agentcore field counts):
@@ -172,7 +175,9 @@ class Pricer:
     def cost(self, usage: Usage, model: Any, settings: ModelSettings | None = None) -> Decimal | None:
         """The price of one call to ``model`` that used ``usage`` (with the
         run's ``settings``); None when prices are not installed or the model
-        has none (one WARNING per model per process says so)."""
+        has none: logged once per model per process, as a WARNING when
+        genai-prices lists the provider but not the model, else (a local
+        server, a test double) at DEBUG."""
         if not self.installed:
             return None
         cost, reason = self._priced(usage, model, model_settings_ttl(model, settings))
@@ -182,7 +187,11 @@ class Pricer:
                 first = key not in self._warned
                 self._warned.add(key)
             if first:
-                _log.warning("agentcore: no price for %s: %s; its cost is None", model_name(model), reason)
+                # A provider genai-prices lists, without this model (a new one: its
+                # prices lag), is worth a WARNING; an endpoint it does not know (a
+                # local server, a test double, a gateway of your own) is expected.
+                level = logging.WARNING if _provider_listed(model) else logging.DEBUG
+                _log.log(level, "agentcore: no price for %s: %s; its cost is None", model_name(model), reason)
         return cost
 
     def _priced(self, usage: Usage, model: Any, cache_ttl: str | None) -> tuple[Decimal | None, str | None]:
@@ -194,6 +203,20 @@ class Pricer:
             return self._price(usage, model_id, base_url, cache_ttl), None
         except (LookupError, ValueError) as exc:
             return None, f"genai-prices: {exc}"
+
+
+def _provider_listed(model: Any) -> bool:
+    """True when genai-prices lists a provider at ``model``'s ``base_url``."""
+    base_url = getattr(model, "base_url", None)
+    if not isinstance(base_url, str):
+        return False
+    from genai_prices import data_snapshot
+
+    try:
+        data_snapshot.get_snapshot().find_provider(None, None, base_url)
+    except LookupError:
+        return False
+    return True
 
 
 def model_name(model: Any) -> str:

@@ -441,33 +441,49 @@ def test_a_run_with_the_one_hour_cache_prices_its_writes_at_that_rate() -> None:
     assert hour.cost > five.cost
 
 
-def test_an_unpriced_model_costs_none_with_one_warning_per_model(caplog: pytest.LogCaptureFixture) -> None:
-    def script() -> list[list[StreamPart]]:
-        return [
-            [
-                StreamPart.tool_call_event(ToolCall(id="c1", name="ping")),
-                StreamPart.step_finish(FinishReason.TOOL_CALLS),
-            ],
-            [StreamPart.text_delta("pong"), StreamPart.step_finish(FinishReason.STOP)],
-        ]
+def script() -> list[list[StreamPart]]:
+    return [
+        [
+            StreamPart.tool_call_event(ToolCall(id="c1", name="ping")),
+            StreamPart.step_finish(FinishReason.TOOL_CALLS),
+        ],
+        [StreamPart.text_delta("pong"), StreamPart.step_finish(FinishReason.STOP)],
+    ]
 
-    def local() -> ScriptedModel:
-        return ScriptedModel(script(), model_id="llama-of-my-own-6b", base_url="http://127.0.0.1:11434/v1")
+
+def test_a_model_a_listed_provider_lacks_is_warned_of_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def unlisted() -> ScriptedModel:
+        return ScriptedModel(script(), model_id="claude-of-next-year", base_url=ANTHROPIC)
 
     warned: set[tuple[str, str]] = set()
     pricer = Pricer(warned=warned)
-    with caplog.at_level(logging.WARNING, logger="agentcore"):
-        assert pricer.cost(Usage(input=5), local()) is None
-        assert pricer.cost(Usage(input=5), local()) is None
-        result = generate(LoopOptions(model=local(), messages=[user_message("ping")], tools=[ping]))
-        generate(LoopOptions(model=local(), messages=[user_message("ping")], tools=[ping]))
-    assert warned == {("llama-of-my-own-6b", "http://127.0.0.1:11434/v1")}
+    with caplog.at_level(logging.DEBUG, logger="agentcore"):
+        assert pricer.cost(Usage(input=5), unlisted()) is None
+        assert pricer.cost(Usage(input=5), unlisted()) is None
+        result = generate(LoopOptions(model=unlisted(), messages=[user_message("ping")], tools=[ping]))
+        generate(LoopOptions(model=unlisted(), messages=[user_message("ping")], tools=[ping]))
+    assert warned == {("claude-of-next-year", ANTHROPIC)}
     assert [step.cost for step in result.steps] == [None, None]
     assert result.cost is None
-    notes = [r.getMessage() for r in caplog.records if "no price" in r.getMessage()]
-    # One from the test's own pricer, one from the runs (the process-wide set): never one per run.
-    assert len(notes) == 2
-    assert all("llama-of-my-own-6b" in note and "127.0.0.1:11434" in note for note in notes)
+    notes = [r for r in caplog.records if "no price" in r.getMessage()]
+    # One from the test's own pricer, one from the runs (the process's): never one per run.
+    assert [r.levelno for r in notes] == [logging.WARNING, logging.WARNING]
+    assert all("'claude-of-next-year' at https://api.anthropic.com" in r.getMessage() for r in notes)
+
+
+def test_an_endpoint_genai_prices_does_not_know_is_noted_at_debug(caplog: pytest.LogCaptureFixture) -> None:
+    local = ScriptedModel(script(), model_id="llama-of-my-own-6b", base_url="http://127.0.0.1:11434/v1")
+    double = ScriptedModel(script(), model_id="a-test-double")
+    pricer = Pricer(warned=set())
+    with caplog.at_level(logging.DEBUG, logger="agentcore"):
+        assert pricer.cost(Usage(input=5), local) is None
+        assert pricer.cost(Usage(input=5), double) is None
+    notes = [r for r in caplog.records if "no price" in r.getMessage()]
+    assert [r.levelno for r in notes] == [logging.DEBUG, logging.DEBUG]
+    assert "Unable to find provider" in notes[0].getMessage()
+    assert "no base_url" in notes[1].getMessage()
 
 
 def test_without_genai_prices_costs_are_none_without_a_warning(caplog: pytest.LogCaptureFixture) -> None:
