@@ -31,6 +31,7 @@ from agentcore import (
     StreamPart,
     ToolCall,
     Usage,
+    cli,
     generate,
     tool,
     user_message,
@@ -38,6 +39,7 @@ from agentcore import (
 from agentcore.context import Context
 from agentcore.cost import Pricer, price_usage, usage_for_prices
 from agentcore.errors import ModelError
+from agentcore.integrations.cli_output import cost_text
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.gemini.model import GeminiModel
 from agentcore.providers.openai.chat.model import OpenAIChatModel
@@ -503,3 +505,63 @@ def test_a_step_cost_is_saved_and_read_back_exactly() -> None:
     unpriced = StepResult("hi", (), (), Usage(input=3), FinishReason.STOP)
     assert "cost" not in unpriced.to_dict()
     assert StepResult.from_dict(unpriced.to_dict()).cost is None
+
+
+# --- what the command prints ----------------------------------------------------------------------
+
+
+def priced_script() -> ScriptedModel:
+    usages = (Usage(input=1200, output=40, cache_write=1000), Usage(input=1300, output=60, cache_read=1000))
+    return ScriptedModel(
+        [
+            [
+                StreamPart.tool_call_event(ToolCall(id="c1", name="ping")),
+                StreamPart.step_finish(FinishReason.TOOL_CALLS, usages[0]),
+            ],
+            [StreamPart.text_delta("pong"), StreamPart.step_finish(FinishReason.STOP, usages[1])],
+        ],
+        model_id=HAIKU,
+        base_url=ANTHROPIC,
+    )
+
+
+HAIKU = "claude-haiku-4-5"
+
+
+def expected_cost() -> Decimal:
+    model = priced_script()
+    return sum(
+        (price_usage(step[-1].usage, HAIKU, ANTHROPIC) for step in model.steps if isinstance(step, list)),
+        Decimal(0),
+    )
+
+
+def test_the_command_prints_the_runs_cost_on_its_finish_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["ping?"], model=priced_script(), tools=[ping]) == 0
+    _out, err = capsys.readouterr()
+    last = err.splitlines()[-1]
+    assert last.startswith("finish: stop · usage: input 2500, output 100, cache read 1000, cache write 1000")
+    assert last.endswith(f" · cost: ${format(expected_cost(), 'f')}")
+    assert expected_cost() > 0
+
+
+def test_the_command_puts_the_cost_on_the_json_finish_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--json", "ping?"], model=priced_script(), tools=[ping]) == 0
+    out, _err = capsys.readouterr()
+    finish = json.loads(out.splitlines()[-1])
+    assert finish["kind"] == "finish"
+    assert Decimal(finish["cost"]) == expected_cost()
+    assert finish["cost"] == format(expected_cost(), "f")
+
+
+def test_the_command_prints_no_cost_when_it_is_unknown(capsys: pytest.CaptureFixture[str]) -> None:
+    model = ScriptedModel([[StreamPart.text_delta("hi"), StreamPart.step_finish(FinishReason.STOP)]])
+    assert cli.main(["--json", "hi"], model=model, tools=[]) == 0
+    out, err = capsys.readouterr()
+    assert "cost" not in json.loads(out.splitlines()[-1])
+    assert "no price" not in err
+
+
+def test_a_tiny_cost_is_printed_without_an_exponent() -> None:
+    assert cost_text(Decimal("4.5E-7")) == "0.00000045"
+    assert cost_text(Decimal("0.0126")) == "0.0126"
