@@ -1,6 +1,6 @@
 """The tool-use loop: ``run(options, ctx=None)`` and ``generate``.
 
-The rules the loop keeps are design.md's, "The loop" (loop rules 1 to 15);
+The rules the loop keeps are design.md's, "The loop" (loop rules 1 to 16);
 the code cites them by number. :class:`LoopOptions` lives in
 :mod:`agentcore.options`, the reader :func:`run` returns in
 :mod:`agentcore.engine.channel`, the results of a finished run in
