@@ -8,17 +8,21 @@ then 150 tokens; 10 output tokens each), then a text answer (prompt 200,
 
 from __future__ import annotations
 
+import asyncio
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agentcore import (
     ConfigError,
+    ErrorClass,
     FinishReason,
     LimitReached,
     LoopOptions,
     Message,
+    ModelError,
     OutputValidationError,
     RunError,
     StepDraft,
@@ -27,11 +31,14 @@ from agentcore import (
     ToolCall,
     Usage,
     UsageLimits,
+    aio,
     generate,
     run,
     user_message,
 )
+from agentcore.compaction import HistoryEdit, HistoryState
 from agentcore.cost import price_usage
+from agentcore.durable import SQLiteCheckpoints
 from agentcore.limits import prompt_tokens
 from agentcore.testing import ScriptedModel
 from agentcore.types import Role, StreamPartKind
@@ -397,3 +404,95 @@ def test_a_call_in_the_tool_mode_final_answer_is_not_counted() -> None:
     )
     assert result.finish_reason is FinishReason.STOP
     assert result.output == {"a": 1}
+
+
+# --- with history policies, durable runs and agentcore.aio ---------------------------------------
+
+
+class NotingPolicy:
+    """A policy whose model call (usage only, no change) is made before the first step."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.calls = 0
+
+    def apply(self, state: HistoryState) -> HistoryEdit | None:
+        self.calls += 1
+        return HistoryEdit(usage=Usage(input=5000, output=400)) if self.calls == 1 else None
+
+
+def test_a_policys_model_call_is_priced_with_its_model_in_the_step_it_preceded() -> None:
+    summarizer = ScriptedModel([], model_id="claude-sonnet-4-5", base_url=ANTHROPIC)
+    result, _ping = limited(UsageLimits(requests=9), history_policy=NotingPolicy(summarizer))
+    summary = price_usage(Usage(input=5000, output=400), "claude-sonnet-4-5", ANTHROPIC)
+    assert result.steps[0].cost == price_usage(USAGES[0], HAIKU, ANTHROPIC) + summary
+    assert result.steps[1].cost == price_usage(USAGES[1], HAIKU, ANTHROPIC)
+    assert result.usage == Usage(input=5450, output=425)
+
+
+def test_a_policys_model_call_counts_against_the_limits() -> None:
+    summarizer = ScriptedModel([], model_id="claude-sonnet-4-5", base_url=ANTHROPIC)
+    result, ping = limited(UsageLimits(input_tokens=5099), history_policy=NotingPolicy(summarizer))
+    assert result.limit == LimitReached("input_tokens", 5099, 5100)
+    assert len(result.steps) == 1
+    assert ping.calls == []
+
+
+def test_a_cost_limit_with_a_policy_model_without_a_price_is_a_config_error() -> None:
+    model = ScriptedModel(script(1), model_id=HAIKU, base_url=ANTHROPIC)
+    policy = NotingPolicy(ScriptedModel([], model_id="local", base_url="http://127.0.0.1:9/v1"))
+    options = LoopOptions(
+        model=model, messages=[user_message("hi")], history_policy=policy, limits=UsageLimits(cost=1)
+    )
+    with pytest.raises(
+        ConfigError, match=r"no price for ScriptedModel\('local' at http://127\.0\.0\.1:9/v1\)"
+    ):
+        run(options)
+
+
+def test_a_durable_run_saves_its_step_costs_and_a_resumed_run_counts_them(tmp_path: Path) -> None:
+    store = SQLiteCheckpoints(tmp_path / "runs.db")
+    limits = UsageLimits(cost=two_steps_cost())
+
+    def options(model: ScriptedModel) -> LoopOptions:
+        return LoopOptions(
+            model=model,
+            messages=[user_message("hi")],
+            tools=[FuncTool("ping")],
+            run_id="r1",
+            checkpoints=store,
+            max_retries=0,
+            limits=limits,
+        )
+
+    broken = ScriptedModel(
+        [script(1, 1)[0], ModelError(ErrorClass.UPSTREAM, message="down")], model_id=HAIKU, base_url=ANTHROPIC
+    )
+    with pytest.raises(RunError):
+        generate(options(broken))  # killed after its first step, as by a crash
+    saved = store.load("r1")
+    assert saved is not None
+    assert [step.cost for step in saved.steps] == [price_usage(USAGES[0], HAIKU, ANTHROPIC)]
+    # Resumed by a model whose steps would have another price: the saved step keeps its own.
+    later = ScriptedModel(script(1, 1)[1:], model_id="claude-sonnet-4-5", base_url=ANTHROPIC)
+    resumed = generate(options(later))
+    sonnet = price_usage(USAGES[1], "claude-sonnet-4-5", ANTHROPIC)
+    assert [step.cost for step in resumed.steps] == [price_usage(USAGES[0], HAIKU, ANTHROPIC), sonnet]
+    assert resumed.finish_reason is FinishReason.LIMIT  # Sonnet's second step went over the Haiku budget
+    assert resumed.limit == LimitReached("cost", two_steps_cost(), resumed.cost)
+
+
+def test_an_async_consumer_gets_the_limit_and_the_cost() -> None:
+    async def main() -> Any:
+        model = ScriptedModel(script(1, 1), model_id=HAIKU, base_url=ANTHROPIC)
+        options = LoopOptions(
+            model=model,
+            messages=[user_message("hi")],
+            tools=[FuncTool("ping")],
+            limits=UsageLimits(requests=1),
+        )
+        return await aio.arun(options).result()
+
+    result = asyncio.run(main())
+    assert result.limit == LimitReached("requests", 1, 2, before_request=True)
+    assert result.cost == price_usage(USAGES[0], HAIKU, ANTHROPIC)
