@@ -479,7 +479,8 @@ def test_a_durable_run_saves_its_step_costs_and_a_resumed_run_counts_them(tmp_pa
     sonnet = price_usage(USAGES[1], "claude-sonnet-4-5", ANTHROPIC)
     assert [step.cost for step in resumed.steps] == [price_usage(USAGES[0], HAIKU, ANTHROPIC), sonnet]
     assert resumed.finish_reason is FinishReason.LIMIT  # Sonnet's second step went over the Haiku budget
-    assert resumed.limit == LimitReached("cost", two_steps_cost(), resumed.cost)
+    spent = price_usage(USAGES[0], HAIKU, ANTHROPIC) + sonnet
+    assert resumed.limit == LimitReached("cost", two_steps_cost(), spent)
 
 
 def test_an_async_consumer_gets_the_limit_and_the_cost() -> None:
