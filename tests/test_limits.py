@@ -36,7 +36,7 @@ from agentcore import (
     run,
     user_message,
 )
-from agentcore.compaction import HistoryEdit, HistoryState
+from agentcore.compaction import HistoryEdit, HistoryState, SlidingWindow
 from agentcore.cost import price_usage
 from agentcore.durable import SQLiteCheckpoints
 from agentcore.limits import prompt_tokens
@@ -497,3 +497,9 @@ def test_an_async_consumer_gets_the_limit_and_the_cost() -> None:
     result = asyncio.run(main())
     assert result.limit == LimitReached("requests", 1, 2, before_request=True)
     assert result.cost == price_usage(USAGES[0], HAIKU, ANTHROPIC)
+
+
+def test_a_cost_limit_with_a_policy_that_calls_no_model_runs() -> None:
+    result, _ping = limited(UsageLimits(cost=1), history_policy=SlidingWindow(max_tokens=100_000))
+    assert result.finish_reason is FinishReason.STOP
+    assert result.cost == sum((price_usage(usage, HAIKU, ANTHROPIC) for usage in USAGES), Decimal(0))

@@ -183,7 +183,8 @@ def _check_prices(options: LoopOptions, pricer: Pricer) -> None:
         raise ConfigError(
             "UsageLimits(cost=...) needs prices: pip install 'agentcore[prices]' (the genai-prices package)"
         )
-    models = [options.model, *(getattr(policy, "model", policy) for policy in options.history_policy)]
+    # A policy with a model (Summarize) calls it; one without (SlidingWindow) calls none.
+    models = [options.model, *(policy.model for policy in options.history_policy if hasattr(policy, "model"))]
     for model in models:
         reason = pricer.unknown_reason(model)
         if reason is not None:
