@@ -17,7 +17,7 @@ doubles, a ``Model`` of your own), a local server or a model the package
 does not list has no price: its cost is None, logged once per model per
 process: a WARNING for a model the package does not list at a provider it
 does (a new model: update the package), DEBUG for an endpoint it does not
-know.
+know; a model without a ``base_url`` is not logged (nothing to price it at).
 
 :func:`price_usage` maps agentcore's :class:`~agentcore.types.Usage` onto the
 package's usage (``docs/usage.md`` says what each agentcore field counts):
@@ -177,11 +177,12 @@ class Pricer:
         run's ``settings``); None when prices are not installed or the model
         has none: logged once per model per process, as a WARNING when
         genai-prices lists the provider but not the model, else (a local
-        server, a test double) at DEBUG."""
+        server) at DEBUG; not at all for a model without a ``base_url`` (a
+        test double: nothing to price it at)."""
         if not self.installed:
             return None
         cost, reason = self._priced(usage, model, model_settings_ttl(model, settings))
-        if reason is not None:
+        if reason is not None and isinstance(getattr(model, "base_url", None), str):
             key = (str(getattr(model, "model_id", "?")), str(getattr(model, "base_url", "")))
             with _unpriced_lock:
                 first = key not in self._warned
@@ -189,7 +190,7 @@ class Pricer:
             if first:
                 # A provider genai-prices lists, without this model (a new one: its
                 # prices lag), is worth a WARNING; an endpoint it does not know (a
-                # local server, a test double, a gateway of your own) is expected.
+                # local server, a gateway of your own) is expected.
                 level = logging.WARNING if _provider_listed(model) else logging.DEBUG
                 _log.log(level, "agentcore: no price for %s: %s; its cost is None", model_name(model), reason)
         return cost
