@@ -382,6 +382,30 @@ def test_a_401_signs_in_again_and_retries_that_request_once(azure: Azure) -> Non
     ]
 
 
+def test_a_token_refused_twice_is_not_sent_by_the_next_request(azure: Azure) -> None:
+    class Revoking(TokenService):
+        def __call__(self) -> Token:
+            token = super().__call__()
+            with self.azure.lock:
+                self.azure.tokens.clear()  # revoked as soon as issued: every request is refused
+            return token
+
+    tokens = Revoking(azure, lifetime=3600.0)
+    model = AzureOpenAIChatModel(DEPLOYMENT, base_url=azure.server.url + "/openai/v1", credentials=tokens)
+    for _ in range(2):
+        with pytest.raises(ModelError):
+            run(model)
+    # the second run starts with a new token, not the one the first run's retry was refused
+    assert [
+        r["headers"]["Authorization"].removeprefix("Bearer entra-token-") for r in azure.server.requests
+    ] == [
+        "0001-abcdef",
+        "0002-abcdef",
+        "0003-abcdef",
+        "0004-abcdef",
+    ]
+
+
 def test_a_second_401_is_the_error_and_the_token_is_redacted(azure: Azure) -> None:
     issued: list[str] = []
 
