@@ -441,8 +441,10 @@ def test_signed_headers_echoed_in_an_error_are_redacted(server: LocalServer) -> 
 
 
 def test_sigv4_wants_credentials() -> None:
-    with pytest.raises(ConfigError, match="no AWS credentials were found"):
+    with pytest.raises(ConfigError, match=r"aws_credentials must be botocore credentials .* got NoneType"):
         SigV4("us-east-1", None)
+    with pytest.raises(ConfigError, match="got str"):
+        SigV4("us-east-1", "AKIAIOSFODNN7EXAMPLE")
 
 
 def test_a_bearer_key_is_accepted_and_a_wrong_one_refused(aws: BedrockServer) -> None:

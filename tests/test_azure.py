@@ -459,11 +459,13 @@ def test_concurrent_requests_share_one_token_fetch(azure: Azure) -> None:
 
 
 @pytest.mark.parametrize(("provider", "answer"), [("azure", "Hi"), ("azure-responses", "Hello")])
+@pytest.mark.parametrize("given", ["/", "/openai/v1/", "/openai"], ids=["endpoint", "v1 root", "openai"])
 def test_the_command_reaches_a_deployment_with_the_azure_variables(
-    azure: Azure, provider: str, answer: str
+    azure: Azure, provider: str, answer: str, given: str
 ) -> None:
     out, err = io.StringIO(), io.StringIO()
-    env = {"AZURE_OPENAI_API_KEY": KEY, "AZURE_OPENAI_ENDPOINT": azure.server.url + "/"}
+    # the resource's endpoint, or the v1 root as Microsoft's v1 samples give it
+    env = {"AZURE_OPENAI_API_KEY": KEY, "AZURE_OPENAI_ENDPOINT": azure.server.url + given}
     code = cli.main(["--model", f"{provider}:{DEPLOYMENT}", "hi"], env=env, stdout=out, stderr=err)
     assert code == 0
     assert out.getvalue().strip() == answer
@@ -498,6 +500,12 @@ def test_the_command_takes_base_url_for_the_v1_root(azure: Azure) -> None:
             {"AZURE_OPENAI_API_KEY": KEY},
             "azure",
             "--model azure needs the deployment's name: azure:DEPLOYMENT",
+        ),
+        (
+            {"AZURE_OPENAI_API_KEY": KEY, "AZURE_OPENAI_ENDPOINT": "contoso"},
+            f"azure:{DEPLOYMENT}",
+            "AZURE_OPENAI_ENDPOINT must be the resource's endpoint, https://RESOURCE.openai.azure.com/, "
+            "got 'contoso'",
         ),
     ],
 )

@@ -116,11 +116,11 @@ class SigV4:
         require()
         if not isinstance(region, str) or not region:
             raise ConfigError(f"region must be an AWS Region code such as 'us-east-1', got {region!r}")
-        if credentials is None or not hasattr(credentials, "get_frozen_credentials"):
+        if not hasattr(credentials, "get_frozen_credentials"):
             raise ConfigError(
                 "aws_credentials must be botocore credentials (botocore.session.get_session()"
-                f".get_credentials()), got {type(credentials).__name__}: no AWS credentials were found "
-                "(set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
+                f".get_credentials(), or botocore.credentials.Credentials(key, secret, token)), got "
+                f"{type(credentials).__name__}"
             )
         self._region = region
         self._credentials = credentials
@@ -347,7 +347,9 @@ def bedrock_signer(
     if not api_key and aws_credentials is None:
         raise ConfigError(
             "Bedrock needs api_key= (a Bedrock API key, sent as Authorization: Bearer) or aws_credentials= "
-            "(botocore credentials, signed with SigV4: botocore.session.get_session().get_credentials())"
+            "(botocore credentials, signed with SigV4: botocore.session.get_session().get_credentials(), "
+            "which is None when the chain finds none: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and "
+            "AWS_SECRET_ACCESS_KEY)"
         )
     if aws_credentials is None:
         return None
