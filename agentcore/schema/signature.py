@@ -259,9 +259,7 @@ def function_plan(func: Callable[..., Any], owner: str) -> FunctionPlan:
             JSON Schema.
     """
     if inspect.isasyncgenfunction(func):
-        raise ConfigError(
-            f"{owner}: {func!r} is an async generator function; a tool returns its whole result"
-        )
+        raise ConfigError(f"{owner}: {func!r} is an async generator; a tool returns its whole result")
     if inspect.isgeneratorfunction(func):
         raise ConfigError(f"{owner}: {func!r} is a generator function; a tool returns its whole result")
     try:
