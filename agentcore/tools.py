@@ -446,7 +446,7 @@ class FunctionTool(Generic[P, R]):
             loop = tool_loop()
             if loop.on_loop:
                 raise RuntimeError(
-                    f"{self._owner} is async and was called on the loop of async tools: await it"
+                    f"{self._owner} is async and was called on the async tools' loop: await it"
                 )
             return wait(loop.submit(self._func(*args, **kwargs)), ctx)
         if self._timeout is None:
