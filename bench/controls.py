@@ -10,8 +10,8 @@ tool as:
 * ``async``: ``@tool async def add``: each call's coroutine on the loop thread
   agentcore shares for the process (``agentcore.background.tool_loop``);
 * ``async, loop per run``: the same coroutine on an event loop thread started
-  for the run and closed at its end (``LoopThread``), the alternative to a
-  shared loop (a run of one tool call: one loop per call is one per run).
+  at the run's first call and closed at its end (``LoopThread``), the
+  alternative to a shared loop.
 
 Printed: milliseconds per run (median) and the median of per-round ratios to
 ``sync``.
@@ -28,6 +28,7 @@ import gc
 import os
 import statistics
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -62,16 +63,25 @@ async def add_async(a: int, b: int) -> str:
 
 
 class LoopPerRun:
-    """``add_async`` on an event loop thread of its own, started and closed per call."""
+    """``add_async`` on an event loop thread of the run's own: started at
+    the run's first call, closed by :meth:`close` once the run ended."""
 
     definition = add.definition
 
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._runner: LoopThread | None = None
+
     def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
-        runner = LoopThread("bench-loop-per-run")
-        try:
-            return wait(runner.submit(add_async(**arguments)), ctx)
-        finally:
-            runner.close()
+        with self._lock:
+            if self._runner is None:
+                self._runner = LoopThread("bench-loop-per-run")
+            runner = self._runner
+        return wait(runner.submit(add_async(**arguments)), ctx)
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
 
 
 def _script(calls: int) -> list[list[StreamPart]]:
@@ -82,32 +92,36 @@ def _script(calls: int) -> list[list[StreamPart]]:
 
 def async_tools(rounds: int, runs: int, calls: int) -> None:
     """Time ``sync``, ``async`` and ``async, loop per run`` tool runs; print ratios to ``sync``."""
-    variants: dict[str, Tool] = {
-        "sync": add,
-        "async": tool(add_async, name="add"),
-        "async, loop per run": LoopPerRun(),
+    async_add = tool(add_async, name="add")
+    variants: dict[str, Callable[[], Tool]] = {
+        "sync": lambda: add,
+        "async": lambda: async_add,
+        "async, loop per run": LoopPerRun,
     }
 
-    def batch(tool_: Tool) -> Callable[[], None]:
+    def batch(make: Callable[[], Tool]) -> Callable[[], None]:
         def go() -> None:
             for _ in range(runs):
                 model = ScriptedModel(_script(calls))
+                tool_ = make()
                 options = LoopOptions(
                     model=model, messages=[user_message("add")], tools=[tool_], parallel_tools=calls > 1
                 )
                 result = run(options).result()
+                if isinstance(tool_, LoopPerRun):
+                    tool_.close()
                 assert result.text == "5", result.text
 
         return go
 
-    for tool_ in variants.values():
-        batch(tool_)()  # warm up: imports, the shared loop's thread
+    for make in variants.values():
+        batch(make)()  # warm up: imports, the shared loop's thread
     measured: list[dict[str, float]] = []
     for _ in range(rounds):
         row: dict[str, float] = {}
-        for name, tool_ in variants.items():
+        for name, make in variants.items():
             gc.collect()
-            row[name] = timed(batch(tool_)) / runs
+            row[name] = timed(batch(make)) / runs
         measured.append(row)
     print(f"async tools against sync ones: {runs} runs a round, {rounds} rounds, {calls} call(s) a run")
     for name in variants:
