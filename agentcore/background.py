@@ -83,6 +83,9 @@ def wait(future: concurrent.futures.Future[_T], ctx: Context | None = None) -> _
     remove = ctx.add_callback(done.set)
     try:
         interruptible_wait(done.wait)  # a Ctrl-C on the main thread ends it
+    except BaseException:
+        future.cancel()  # the KeyboardInterrupt: the work is not waited for, so it is stopped
+        raise
     finally:
         remove()
     if not future.done():
