@@ -22,14 +22,16 @@ another thread:
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import contextvars
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentcore.context import Context, interruptible_wait
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["LoopThread", "start_thread", "tool_loop", "wait"]
 
@@ -102,14 +104,20 @@ class LoopThread:
 
     Thread-safe: any thread may submit to it; :meth:`close` once it is no
     longer needed (tasks left on it are cancelled and run to their end).
+    ``asyncio`` is imported by the first one made, not by ``import
+    agentcore``.
     """
 
     def __init__(self, name: str) -> None:
-        self.loop = asyncio.new_event_loop()
+        import asyncio  # here: import agentcore stays without asyncio until a loop is needed
+
+        self.loop: asyncio.AbstractEventLoop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
     def _serve(self) -> None:
+        import asyncio  # imported already by __init__
+
         asyncio.set_event_loop(self.loop)
         try:
             self.loop.run_forever()
@@ -134,6 +142,8 @@ class LoopThread:
         Raises:
             RuntimeError: the loop was closed (``coro`` is closed unrun).
         """
+        import asyncio  # imported already by __init__
+
         try:
             return asyncio.run_coroutine_threadsafe(coro, self.loop)
         except RuntimeError:
