@@ -373,6 +373,11 @@ class LoopOptions:
             step to the history the run keeps (``docs/long-runs.md``). With
             one, a step the provider refuses as too long is tried once more
             after the policies cut again. None: no policy.
+        deps: the run's dependencies (a database pool, an HTTP client, the
+            current user: any object), given to every tool call as
+            ``ctx.deps`` and inherited by the contexts made from the run's;
+            kept out of ``repr``. None: the caller context's ``deps`` (None
+            without one).
 
     Raises:
         ConfigError: a value is out of range or of the wrong type.
@@ -421,6 +426,7 @@ class LoopOptions:
     )
     history_policy: tuple[HistoryPolicy, ...] = attrs.field(default=None, converter=_policies)
     stream_tool_input: bool = attrs.field(default=False, validator=_of_type(bool, "True or False"))
+    deps: Any = attrs.field(default=None, repr=False)
 
     @model.validator
     def _check_model(self, _attribute: Any, value: object) -> None:

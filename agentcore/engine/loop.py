@@ -116,7 +116,7 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
         progress = RunProgress(list(options.messages), options.messages)
     else:
         progress = _progress_from(durable.saved, spec)
-    run_ctx = Context(parent=ctx)
+    run_ctx: Context = Context(parent=ctx, deps=options.deps)
     channel = Channel(
         options.queue_size, RunSnapshot(progress.published_history, tuple(progress.steps), progress.usage)
     )
