@@ -91,7 +91,7 @@ def _is_middleware(value: object) -> bool:
     return callable(getattr(value, "wrap_model", None)) or callable(getattr(value, "wrap_tool", None))
 
 
-def check_middleware(value: Iterable[Any] | None) -> tuple[Any, ...]:
+def check_middleware(value: Any) -> tuple[Any, ...]:
     """``LoopOptions.middleware`` as a tuple (one middleware alone is taken as a list of one).
 
     Raises:

@@ -176,7 +176,10 @@ def test_stream_part_converts_strings_and_is_frozen() -> None:
         ({"kind": "error", "finish_reason": "error"}, "needs err"),
         ({"kind": "error", "err": "boom", "finish_reason": "error"}, "needs err"),
         ({"kind": "error", "err": ERR}, "finish_reason is 'error', 'canceled' or 'guardrail'"),
-        ({"kind": "error", "err": ERR, "finish_reason": "stop"}, "finish_reason is 'error', 'canceled' or 'guardrail'"),
+        (
+            {"kind": "error", "err": ERR, "finish_reason": "stop"},
+            "finish_reason is 'error', 'canceled' or 'guardrail'",
+        ),
         ({"kind": "error", "err": ERR, "finish_reason": "error", "usage": Usage(1)}, "cannot carry usage"),
         ({"kind": "error", "err": ERR, "finish_reason": "error", "text": "a"}, "cannot carry text"),
     ],
