@@ -56,11 +56,9 @@ from tests.test_cross_adapter import anthropic_problems, body, openai_problems
 
 def tripped(reader_or_options: Any) -> tuple[RunError, GuardrailTripped]:
     """The RunError of a run that a guardrail ended, and its GuardrailTripped."""
+    finish = generate if isinstance(reader_or_options, LoopOptions) else type(reader_or_options).result
     with pytest.raises(RunError) as info:
-        if isinstance(reader_or_options, LoopOptions):
-            generate(reader_or_options)
-        else:
-            reader_or_options.result()
+        finish(reader_or_options)
     err = info.value
     assert err.finish_reason is FinishReason.GUARDRAIL
     assert isinstance(err.err, GuardrailTripped)
@@ -143,9 +141,7 @@ def test_a_parallel_input_tripwire_cancels_the_first_step_mid_stream() -> None:
     assert err.usage == Usage()  # cancelled before the provider reported any
 
 
-def test_a_parallel_input_tripwire_after_the_first_step_ended_counts_its_usage_and_runs_none_of_its_calls() -> (
-    None
-):
+def test_a_parallel_input_tripwire_after_the_first_step_ended_counts_its_usage_and_runs_no_call() -> None:
     ended = threading.Event()
 
     class Signal:
