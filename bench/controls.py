@@ -87,7 +87,7 @@ def _run(**extra: Any) -> None:
 
 
 def bench_middleware(rounds: int) -> None:
-    variants = {
+    variants: dict[str, dict[str, Any]] = {
         "plain": {},
         "empty": {"middleware": []},
         "one": {"middleware": [Middleware()]},
