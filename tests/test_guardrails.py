@@ -494,3 +494,43 @@ def test_history_policies_keep_the_full_history_in_step_with_a_withheld_answer(p
         [Role.USER, Role.ASSISTANT] if paused else [Role.USER, Role.ASSISTANT, Role.TOOL, Role.ASSISTANT]
     )
     assert len(err.full_messages) == (4 if paused else 6)  # nothing the policy removed is lost
+
+
+def test_a_tripwire_reaches_an_asyncio_consumer_as_the_same_run_error() -> None:
+    import asyncio
+
+    from agentcore.aio import arun
+
+    async def consume() -> RunError:
+        reader = arun(
+            options(ScriptedModel([text_step("a secret")]), guardrails=Guardrails(stream=no_secrets))
+        )
+        with pytest.raises(RunError) as info:
+            await reader.result()
+        return info.value
+
+    err = asyncio.run(consume())
+    assert err.finish_reason is FinishReason.GUARDRAIL
+    assert isinstance(err.err, GuardrailTripped)
+    assert err.messages[-1].text == WITHHELD
+
+
+def test_a_durable_run_a_tool_guardrail_stopped_checks_the_call_again_when_resumed(tmp_path: Any) -> None:
+    from agentcore.durable import SQLiteCheckpoints
+
+    store = SQLiteCheckpoints(tmp_path / "runs.db")
+    tool = FuncTool("db")
+    first = ScriptedModel([tool_step(call("c1", "db", '{"op": "delete"}'))])
+    durable = {"run_id": "r1", "checkpoints": store, "tools": [tool]}
+    _err, trip = tripped(options(first, guardrails=Guardrails(tool_call=no_delete), **durable))
+    assert trip.kind == "tool-call"
+    # Resumed with the same guardrail: the saved call is checked again, and never runs.
+    idle = ScriptedModel([])
+    _err, trip = tripped(LoopOptions(model=idle, guardrails=Guardrails(tool_call=no_delete), **durable))
+    assert trip.kind == "tool-call"
+    assert tool.calls == []
+    assert idle.requests == []
+    # Resumed without it (a human allowed the delete): the call runs, the run goes on.
+    answer = ScriptedModel([text_step("deleted")])
+    assert generate(LoopOptions(model=answer, **durable)).text == "deleted"
+    assert tool.calls == [{"op": "delete"}]
