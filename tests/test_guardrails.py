@@ -521,7 +521,7 @@ def test_a_durable_run_a_tool_guardrail_stopped_checks_the_call_again_when_resum
     store = SQLiteCheckpoints(tmp_path / "runs.db")
     tool = FuncTool("db")
     first = ScriptedModel([tool_step(call("c1", "db", '{"op": "delete"}'))])
-    durable = {"run_id": "r1", "checkpoints": store, "tools": [tool]}
+    durable: dict[str, Any] = {"run_id": "r1", "checkpoints": store, "tools": [tool]}
     _err, trip = tripped(options(first, guardrails=Guardrails(tool_call=no_delete), **durable))
     assert trip.kind == "tool-call"
     # Resumed with the same guardrail: the saved call is checked again, and never runs.
