@@ -534,3 +534,19 @@ def test_a_durable_run_a_tool_guardrail_stopped_checks_the_call_again_when_resum
     answer = ScriptedModel([text_step("deleted")])
     assert generate(LoopOptions(model=answer, **durable)).text == "deleted"
     assert tool.calls == [{"op": "delete"}]
+
+
+@pytest.mark.parametrize("reason", [FinishReason.LENGTH, FinishReason.CONTENT_FILTER])
+def test_an_output_guardrail_checks_the_text_of_a_run_cut_off(reason: FinishReason) -> None:
+    cut_text = ScriptedModel([[text("a secret"), step_finish(reason)]])
+    err, trip = tripped(options(cut_text, guardrails=Guardrails(output=no_secrets)))
+    assert trip.kind == "output"
+    assert [m.text for m in err.messages] == ["hi", WITHHELD]
+    # Cut off with nothing but a call after a tool turn: the tool turn stays whole.
+    only_call = ScriptedModel([tool_step(call("c1", "t")), [call("c2", "t", '{"a'), step_finish(reason)]])
+    err, trip = tripped(
+        options(only_call, tools=[FuncTool("t")], guardrails=Guardrails(output=lambda _a: Tripwire("no")))
+    )
+    assert [m.role for m in err.messages] == [Role.USER, Role.ASSISTANT, Role.TOOL, Role.ASSISTANT]
+    assert err.messages[-1].text == WITHHELD
+    assert_valid_history(err.messages)

@@ -612,6 +612,7 @@ class _Loop:
                     raise OutputValidationError(
                         step.text, [_CUT_OFF[reason]], progress.usage, progress.answers_checked
                     )
+                self._check_output()  # the text that came is the answer (loop rule 2)
                 return reason
             if not runnable:
                 if config.spec is None or self._accept_text(turn_text(progress.steps)):
@@ -793,7 +794,12 @@ class _Loop:
             check("output", guardrails.output, (answer,), config.ctx)
         except GuardrailTripped:
             # A final_answer call is answered by a tool message: the turn is both.
-            self._withhold(len(progress.history) - (2 if progress.answer_by_tool else 1))
+            history = progress.history
+            if progress.answer_by_tool:
+                start = len(history) - 2
+            else:  # a step cut off with nothing but calls added no message
+                start = len(history) - 1 if history[-1].role is Role.ASSISTANT else len(history)
+            self._withhold(start)
             progress.output, progress.answer_json, progress.answer_by_tool = None, "", False
             self._publish()
             raise
