@@ -550,3 +550,35 @@ def test_an_output_guardrail_checks_the_text_of_a_run_cut_off(reason: FinishReas
     assert [m.role for m in err.messages] == [Role.USER, Role.ASSISTANT, Role.TOOL, Role.ASSISTANT]
     assert err.messages[-1].text == WITHHELD
     assert_valid_history(err.messages)
+
+
+@pytest.mark.parametrize("dialect", sorted(ADAPTERS))
+def test_a_parallel_input_tripwire_cancels_the_first_steps_http_stream(dialect: str) -> None:
+    # Forced interleaving: the guardrail trips once the reader has the first
+    # text delta; the server then stalls, so only the trip's cancel ends the step.
+    recording, after, _word, _seen = ADAPTERS[dialect]
+    server = LocalServer([Reply(actions=[cut(recording, after), Stall()])])
+    reader_has_text = threading.Event()
+
+    def slow_check(messages: tuple[Message, ...]) -> Tripwire:
+        assert reader_has_text.wait(10)
+        return Tripwire("off topic")
+
+    try:
+        guard = Guardrails(input=slow_check, parallel_input=True)
+        reader = run(
+            LoopOptions(model=adapter(dialect, server), messages=[user_message("Go.")], guardrails=guard)
+        )
+        kinds = []
+        for part in reader:
+            kinds.append(part.kind)
+            if part.kind is StreamPartKind.TEXT_DELTA:
+                reader_has_text.set()
+        err, trip = tripped(reader)
+        assert trip.kind == "input"
+        assert kinds[0] is StreamPartKind.TEXT_DELTA
+        assert kinds[-1] is StreamPartKind.ERROR
+        assert [m.text for m in err.messages] == ["Go."]
+        assert wait_until(lambda: server.disconnects >= 1)
+    finally:
+        server.close()

@@ -122,7 +122,7 @@ class InputCheck:
         try:
             parts = call_next(request, step_ctx)
             yield from parts
-        except Canceled:
+        except Canceled:  # a model raises ctx.err once its context is cancelled (the Model seam's rule 3)
             with self._lock:
                 outcome = self.outcome
             if outcome is None or ctx.cancelled:
