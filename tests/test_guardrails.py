@@ -362,7 +362,7 @@ def test_a_guardrail_that_returns_something_else_or_raises_ends_the_run_with_tha
 
 def test_guardrails_refuse_what_is_not_callable() -> None:
     with pytest.raises(ConfigError, match=r"Guardrails\.output takes callables"):
-        Guardrails(output=["no"])  # type: ignore[list-item]
+        Guardrails(output=["no"])  # type: ignore[list-item]  # the mistake under test
     with pytest.raises(ConfigError, match=r"LoopOptions\.guardrails must be a Guardrails"):
         options(ScriptedModel([]), guardrails=[no_secrets])
 

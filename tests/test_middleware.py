@@ -373,7 +373,7 @@ def test_redaction_takes_patterns_out_of_every_request_and_out_of_tool_results()
 
 def test_redaction_refuses_what_is_not_a_pattern() -> None:
     with pytest.raises(TypeError, match="regular expressions or callables"):
-        RedactionMiddleware(42)  # type: ignore[arg-type]
+        RedactionMiddleware(42)  # type: ignore[arg-type]  # the mistake under test
 
 
 def test_logging_logs_one_line_per_call_with_its_duration_and_no_content(

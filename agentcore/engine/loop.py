@@ -136,9 +136,11 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
         if guardrails is not None and guardrails.input and not progress.steps and not progress.pending
         else None
     )
-    wraps: tuple[ModelWrap, ...] = model_layers(guardrails, model_wraps(options.middleware))
-    if input_check is not None and guardrails is not None and guardrails.parallel_input:
-        wraps = (input_check.wrap_model, *wraps)
+    wraps: tuple[ModelWrap, ...] = ()
+    if options.middleware or guardrails is not None:  # a plain run never enters their modules
+        wraps = model_layers(guardrails, model_wraps(options.middleware))
+        if input_check is not None and input_check.parallel:
+            wraps = (input_check.wrap_model, *wraps)
     retry_settings = RetrySettings(
         options.max_retries,
         options.retry_base_delay,
@@ -166,7 +168,7 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
         native_schema=spec.request_schema if spec is not None and final is None else None,
         step_limit=options.step_limit,
         input_check=input_check,
-        tool_wraps=tool_wraps(options.middleware),
+        tool_wraps=tool_wraps(options.middleware) if options.middleware else (),
     )
     start_worker(_Loop(config, progress, durable).run, channel)
     return reader
