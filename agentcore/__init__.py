@@ -6,6 +6,7 @@ doubles in ``agentcore.testing``; the history policies of long runs in
 ``agentcore.compaction``.
 """
 
+from agentcore.builtin_middleware import LoggingMiddleware, RedactionMiddleware
 from agentcore.caching import CacheCause, CacheReport, PrefixChange
 from agentcore.context import Context, ManualClock
 from agentcore.durable import CheckpointConflict, ReplayDiverged
@@ -25,6 +26,8 @@ from agentcore.errors import (
     classify_status,
 )
 from agentcore.files import File
+from agentcore.guardrails import Guardrails, GuardrailTripped, Tripwire
+from agentcore.middleware import Middleware
 from agentcore.model import Model
 from agentcore.options import (
     DEFAULT_MAX_RETRIES,
@@ -114,6 +117,12 @@ __all__ = [
     "ModelError",
     "ModelSettings",
     "OutputValidationError",
+    "GuardrailTripped",
+    "Guardrails",
+    "Tripwire",
+    "Middleware",
+    "RedactionMiddleware",
+    "LoggingMiddleware",
     "PrefixChange",
     "ProviderItem",
     "Reasoning",

@@ -24,6 +24,8 @@ import attrs
 from agentcore.compaction import HistoryPolicy
 from agentcore.durable import CheckpointStore, StepRunner
 from agentcore.errors import ConfigError
+from agentcore.guardrails import Guardrails
+from agentcore.middleware import check_middleware
 from agentcore.model import Model
 from agentcore.output import output_spec
 from agentcore.redaction import headers_repr
@@ -378,6 +380,15 @@ class LoopOptions:
             ``ctx.deps`` and inherited by the contexts made from the run's;
             kept out of ``repr``. None: the caller context's ``deps`` (None
             without one).
+        middleware: objects with ``wrap_model(request, ctx, call_next)``,
+            ``wrap_tool(call, ctx, call_next)`` or both
+            (:class:`agentcore.middleware.Middleware`), around each attempt
+            of a model step and each tool call; the first is the outermost
+            (``docs/controls.md``). Empty: none.
+        guardrails: a :class:`agentcore.guardrails.Guardrails`: checks on
+            the input, the answer (also as it streams) and each tool call
+            and result; a tripwire ends the run with ``guardrail``
+            (``docs/controls.md``). None: none.
 
     Raises:
         ConfigError: a value is out of range or of the wrong type.
@@ -427,6 +438,10 @@ class LoopOptions:
     history_policy: tuple[HistoryPolicy, ...] = attrs.field(default=None, converter=_policies)
     stream_tool_input: bool = attrs.field(default=False, validator=_of_type(bool, "True or False"))
     deps: Any = attrs.field(default=None, repr=False)
+    middleware: tuple[Any, ...] = attrs.field(default=(), converter=check_middleware)
+    guardrails: Guardrails | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_of_type(Guardrails, "a Guardrails or None"))
+    )
 
     @model.validator
     def _check_model(self, _attribute: Any, value: object) -> None:

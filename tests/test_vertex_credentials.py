@@ -84,7 +84,7 @@ def test_a_token_endpoint_out_of_reach_is_transient() -> None:
 
     class Unreachable(Stand):
         def refresh(self, request: Any) -> None:
-            raise google.auth.exceptions.TransportError("Connection refused")  # type: ignore[no-untyped-call]
+            raise google.auth.exceptions.TransportError("Connection refused")  # type: ignore[no-untyped-call]  # google-auth ships no annotation for it
 
     with pytest.raises(ModelError) as caught:
         TokenCache(google_credentials(Unreachable()), TOKEN_HEADER).headers()

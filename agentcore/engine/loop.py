@@ -35,12 +35,15 @@ from agentcore.context import Context
 from agentcore.durable import RunState
 from agentcore.engine.channel import Channel, RunReader, SendFunc, start_worker, turn_text
 from agentcore.engine.durable_run import DurableRun
+from agentcore.engine.guarded import InputCheck, guarded_call, model_layers
 from agentcore.engine.observer import RunObserver, observer_for
 from agentcore.engine.prepare import StepPreparer, StepSetup
 from agentcore.engine.retry import RetrySettings
 from agentcore.engine.step import Step, StepStreamer, nothing, valid_unicode
 from agentcore.engine.tool_calls import Arguments, execute, needs_approval, not_run, parse_all, run_calls
 from agentcore.errors import Canceled, ConfigError, ErrorClass, ModelError
+from agentcore.guardrails import BLOCKED_CALL, WITHHELD, WITHHELD_RESULT, GuardrailTripped, check
+from agentcore.middleware import ModelWrap, ToolWrap, model_wraps, tool_wraps
 from agentcore.model import Model
 from agentcore.options import LoopOptions
 from agentcore.output import OUTPUT_TOOL, OutputSpec, OutputValidationError, output_spec, retry_prompt
@@ -58,6 +61,7 @@ from agentcore.types import (
     ToolCall,
     ToolResult,
     Usage,
+    text_part,
     tool_result_part,
     user_message,
 )
@@ -126,6 +130,17 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     # what the worker sends later is dropped.
     run_ctx.add_callback(lambda: _end(channel, _canceled(run_ctx)))
     observer = observer_for(options)
+    guardrails = options.guardrails
+    input_check = (
+        InputCheck(guardrails, options.messages, run_ctx)
+        if guardrails is not None and guardrails.input and not progress.steps and not progress.pending
+        else None
+    )
+    wraps: tuple[ModelWrap, ...] = ()
+    if options.middleware or guardrails is not None:  # a plain run never enters their modules
+        wraps = model_layers(guardrails, model_wraps(options.middleware))
+        if input_check is not None and input_check.parallel:
+            wraps = (input_check.wrap_model, *wraps)
     retry_settings = RetrySettings(
         options.max_retries,
         options.retry_base_delay,
@@ -145,12 +160,15 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
             channel.send,
             retry_settings,
             None if observer is None else observer.retried,
+            wraps,
         ),
         observer=observer,
         spec=spec,
         final=final,
         native_schema=spec.request_schema if spec is not None and final is None else None,
         step_limit=options.step_limit,
+        input_check=input_check,
+        tool_wraps=tool_wraps(options.middleware) if options.middleware else (),
     )
     start_worker(_Loop(config, progress, durable).run, channel)
     return reader
@@ -294,6 +312,8 @@ class RunConfig:
         final: the ``final_answer`` tool (``output_mode="tool"``); None.
         native_schema: what each request carries for native structured output; None.
         step_limit: the most model steps.
+        input_check: the input guardrails, run before the first step; None.
+        tool_wraps: the middleware's ``wrap_tool`` layers, the first outermost.
     """
 
     options: LoopOptions
@@ -306,6 +326,8 @@ class RunConfig:
     final: _FinalAnswer | None
     native_schema: OutputSchema | None
     step_limit: int
+    input_check: InputCheck | None = None
+    tool_wraps: tuple[ToolWrap, ...] = ()
 
 
 @attrs.define
@@ -386,6 +408,18 @@ class RunProgress:
         if self.basis is not None and self.basis[1] > index:
             self.basis = (self.basis[0], index)
 
+    def replace_from(self, start: int, message: Message) -> None:
+        """Replace the messages of ``history`` from ``start`` on by ``message``
+        (the end of a run: a guardrail withheld that answer); the full history
+        loses them too."""
+        if self.full is not None and start < self.synced:
+            full, origins = self.full_history()
+            origin = origins[start]
+            self.full = full[: len(full) if origin is None else origin]
+            self.origins, self.synced = origins[:start], start
+        del self.history[start:]
+        self.history.append(message)
+
     def full_published(self) -> tuple[Message, ...] | None:
         """The full history as last published; None: the same as ``published_history``."""
         if self.full is None:
@@ -455,6 +489,12 @@ class _Loop:
             if config.ctx.cancelled:
                 err: BaseException = config.ctx.err or Canceled("run canceled")
                 terminal = StreamPart.error(err, progress.usage, FinishReason.CANCELED)
+            elif isinstance(exc, GuardrailTripped):
+                if exc.kind == "stream":  # the step's answer never ends half-written in the history
+                    history = progress.history
+                    paused = bool(history) and history[-1].role is Role.ASSISTANT  # a turn going on
+                    self._withhold(len(history) - 1 if paused else len(history))
+                terminal = StreamPart.error(exc, progress.usage, FinishReason.GUARDRAIL)
             else:
                 terminal = StreamPart.error(exc, progress.usage, FinishReason.ERROR)
         finally:
@@ -462,6 +502,8 @@ class _Loop:
         if config.observer is not None:  # before the reader can see the end: its spans have ended by then
             config.observer.run_ended(config.channel.terminal or terminal, progress.history)
         _end(config.channel, terminal)  # unless a cancel ended the run first, or the reader closed
+        if terminal.finish_reason is FinishReason.GUARDRAIL:
+            config.ctx.cancel()  # parallel calls of a step a tool guardrail stopped, still running
         try:
             self._release_stream()
         except Exception as exc:  # noqa: BLE001 - the run has ended; closing the stream is tidying up
@@ -507,6 +549,9 @@ class _Loop:
                 outcome = self._tools(len(progress.steps))
                 if outcome is not None:
                     return outcome
+        input_check = config.input_check
+        if input_check is not None:
+            input_check.start()
         for number in range(len(progress.steps) + 1, config.step_limit + 1):
             config.ctx.check()
             request = self._request()
@@ -524,6 +569,9 @@ class _Loop:
             reason, usage = finish.finish_reason, finish.usage
             assert reason is not None
             progress.usage += usage  # billed: counted even if the reader is gone by now
+            if input_check is not None:  # nothing of the first step is kept before the input passed
+                check_first, input_check = input_check, None
+                check_first.verdict()
             # A step cut off (output cap, content filter) runs no call (loop rule 2).
             runnable = (
                 ()
@@ -566,9 +614,11 @@ class _Loop:
                     raise OutputValidationError(
                         step.text, [_CUT_OFF[reason]], progress.usage, progress.answers_checked
                     )
+                self._check_output()  # the text that came is the answer (loop rule 2)
                 return reason
             if not runnable:
                 if config.spec is None or self._accept_text(turn_text(progress.steps)):
+                    self._check_output()
                     return FinishReason.STOP if reason is FinishReason.TOOL_CALLS else reason
                 if number == config.step_limit:
                     raise self._out_of_steps()
@@ -691,7 +741,13 @@ class _Loop:
                 results.append(result)
                 if ran:  # a result saved or replayed was forwarded when it ran
                     self._forward(StreamPart.tool_result_event(result))
-        except BaseException:
+        except BaseException as exc:
+            if isinstance(exc, GuardrailTripped) and len(results) < len(calls):
+                # Calls give their results in call order: the one that tripped is next.
+                call = calls[len(results)]
+                results.append(
+                    ToolResult.error(call, BLOCKED_CALL if exc.kind == "tool-call" else WITHHELD_RESULT)
+                )
             # Also when every call has its result (the reader went away while
             # the last one was sent): the calls in the history need their results.
             results.extend(not_run(call) for call in calls[len(results) :])
@@ -704,6 +760,7 @@ class _Loop:
             durable.calls_answered()
         self._publish()
         if config.final is not None and self._accept_call(calls):
+            self._check_output()
             return FinishReason.STOP
         if number == config.step_limit:
             if config.spec is not None:
@@ -717,7 +774,44 @@ class _Loop:
         return self._execute(arguments, call, self.config.ctx), True
 
     def _execute(self, arguments: dict[str, Arguments], call: ToolCall, ctx: Context) -> ToolResult:
-        return execute(self.step_tools, call, arguments[call.id], ctx, self.config.observer)
+        config = self.config
+        if config.options.guardrails is None and not config.tool_wraps:
+            return execute(self.step_tools, call, arguments[call.id], ctx, config.observer)
+        return guarded_call(
+            config.options.guardrails, config.tool_wraps, self._run_tool, call, arguments[call.id], ctx
+        )
+
+    def _run_tool(self, call: ToolCall, arguments: Arguments, ctx: Context) -> ToolResult:
+        return execute(self.step_tools, call, arguments, ctx, self.config.observer)
+
+    def _check_output(self) -> None:
+        """Run the output guardrails on the run's answer (the validated value
+        with ``output_type``, else the turn's text); a tripwire withholds it."""
+        config, progress = self.config, self.progress
+        guardrails = config.options.guardrails
+        if guardrails is None or not guardrails.output:
+            return
+        answer = progress.output if config.spec is not None else turn_text(progress.steps)
+        try:
+            check("output", guardrails.output, (answer,), config.ctx)
+        except GuardrailTripped:
+            # A final_answer call is answered by a tool message: the turn is both.
+            history = progress.history
+            if progress.answer_by_tool:
+                start = len(history) - 2
+            else:  # a step cut off with nothing but calls added no message
+                start = len(history) - 1 if history[-1].role is Role.ASSISTANT else len(history)
+            self._withhold(start)
+            progress.output, progress.answer_json, progress.answer_by_tool = None, "", False
+            self._publish()
+            raise
+
+    def _withhold(self, start: int) -> None:
+        """Replace the answer's turn (the history from ``start`` on, nothing
+        when ``start`` is its length) by one assistant message holding
+        :data:`WITHHELD`, and publish."""
+        self.progress.replace_from(start, Message(role=Role.ASSISTANT, content=[text_part(WITHHELD)]))
+        self._publish()
 
     def _answer_calls(self, results: list[ToolResult]) -> None:
         """Append the tool message holding ``results`` (one per pending call,

@@ -137,7 +137,7 @@ def execute(
     except (Exception, Canceled) as exc:  # noqa: BLE001 - loop rule 6: a tool's failure is fed back to the model
         if ctx.cancelled:  # the run's cancel (whatever the tool made of it) ends the run
             ctx.check()
-        return failed(call, _describe(exc))
+        return failed(call, describe(exc))
     try:
         text, files = tool_output(output)
     except TypeError as exc:
@@ -155,7 +155,7 @@ def not_run(call: ToolCall) -> ToolResult:
     return failed(call, "the run ended before this tool call finished.")
 
 
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
     """``"TypeName: message"`` for a tool's exception, even one whose
     ``__str__`` raises."""
     try:
