@@ -6,6 +6,7 @@ doubles in ``agentcore.testing``; the history policies of long runs in
 ``agentcore.compaction``.
 """
 
+from agentcore.builtin_middleware import LoggingMiddleware, RedactionMiddleware
 from agentcore.caching import CacheCause, CacheReport, PrefixChange
 from agentcore.context import Context, ManualClock
 from agentcore.durable import CheckpointConflict, ReplayDiverged
@@ -25,7 +26,9 @@ from agentcore.errors import (
     classify_status,
 )
 from agentcore.files import File
+from agentcore.guardrails import Guardrails, GuardrailTripped, Tripwire
 from agentcore.limits import LimitReached, UsageLimits
+from agentcore.middleware import Middleware
 from agentcore.model import Model
 from agentcore.options import (
     DEFAULT_MAX_RETRIES,
@@ -69,7 +72,7 @@ from agentcore.types import (
     user_message,
 )
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 
 def _observe_with_opentelemetry(options: LoopOptions) -> RunObserver | None:
@@ -116,6 +119,12 @@ __all__ = [
     "ModelError",
     "ModelSettings",
     "OutputValidationError",
+    "GuardrailTripped",
+    "Guardrails",
+    "Tripwire",
+    "Middleware",
+    "RedactionMiddleware",
+    "LoggingMiddleware",
     "PrefixChange",
     "ProviderItem",
     "Reasoning",

@@ -34,8 +34,18 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic
 
 from agentcore.errors import Canceled, DeadlineExceeded
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeVar
+
+    DepsT = TypeVar("DepsT", default=Any)
+else:  # a TypeVar's default needs Python 3.13 at run time; only the type checker reads it
+    from typing import TypeVar
+
+    DepsT = TypeVar("DepsT")
 
 _log = logging.getLogger("agentcore")
 
@@ -91,8 +101,9 @@ def _noop() -> bool:
     return False
 
 
-class Context:
-    """A cancellable context with an optional deadline.
+class Context(Generic[DepsT]):
+    """A cancellable context with an optional deadline, carrying the run's
+    dependencies (:attr:`deps`).
 
     Args:
         timeout: seconds from now after which the context cancels itself with
@@ -105,6 +116,8 @@ class Context:
             whose :meth:`~ManualClock.advance` expires the context; None
             takes the parent's clock, or ``time.monotonic()`` with the shared
             deadline thread without a parent.
+        deps: see :attr:`deps`; None takes the parent's (None without a
+            parent).
 
     Raises:
         TypeError: ``timeout`` is not a number.
@@ -121,6 +134,7 @@ class Context:
         *,
         idempotency_key: str | None = None,
         clock: ManualClock | None = None,
+        deps: DepsT | None = None,
     ) -> None:
         if parent is not None:
             if clock is None:
@@ -133,6 +147,7 @@ class Context:
         if idempotency_key is None:
             idempotency_key = "" if parent is None else parent.idempotency_key
         self._idempotency_key = idempotency_key
+        self._deps: DepsT | None = parent._deps if deps is None and parent is not None else deps
         self._lock = threading.Lock()
         self._event = threading.Event()
         self._err: Canceled | None = None
@@ -167,6 +182,18 @@ class Context:
         ``Idempotency-Key`` header, a unique key in a database).
         """
         return self._idempotency_key
+
+    @property
+    def deps(self) -> DepsT:
+        """The run's dependencies: the object given as ``LoopOptions(deps=...)``
+        (a database pool, an HTTP client, the current user), None when none
+        was given; the same object in every tool call of the run.
+
+        Typed by the annotation: a tool that declares ``ctx: Context[MyDeps]``
+        sees ``ctx.deps`` as a ``MyDeps`` (a bare ``Context`` is
+        ``Context[Any]``). The annotation is a promise the run does not check.
+        """
+        return self._deps  # type: ignore[return-value]  # None when no deps were given
 
     @property
     def deadline(self) -> float | None:

@@ -19,6 +19,8 @@ that is not this one. Hierarchy::
             |                          (agentcore.tools; becomes an error result)
             +-- OutputValidationError  a structured answer failed validation
             |                          (agentcore.output; the err of a RunError)
+            +-- GuardrailTripped       a guardrail returned a Tripwire (agentcore.guardrails;
+            |                          the err of a RunError whose finish reason is guardrail)
             +-- CheckpointConflict     a newer state of the run is saved: another
             |                          process resumed it (agentcore.durable)
             +-- ReplayDiverged         a step runner replayed a step recorded for
@@ -227,7 +229,9 @@ class RunError(AgentcoreError):
             an ``on_step`` callback raised); also chained as ``__cause__``.
         usage: the total usage of the steps that completed before the failure,
             so that billed tokens are not lost (an ``agentcore.Usage``).
-        finish_reason: ``FinishReason.ERROR`` or ``FinishReason.CANCELED``.
+        finish_reason: ``FinishReason.ERROR``, ``FinishReason.CANCELED``, or
+            ``FinishReason.GUARDRAIL`` (``err`` is then a
+            :class:`~agentcore.guardrails.GuardrailTripped`).
         messages: the conversation history up to the failure, valid to send
             again: as the loop keeps it (compacted by the history policies,
             as ``RunResult.messages``).

@@ -24,7 +24,9 @@ import attrs
 from agentcore.compaction import HistoryPolicy
 from agentcore.durable import CheckpointStore, StepRunner
 from agentcore.errors import ConfigError
+from agentcore.guardrails import Guardrails
 from agentcore.limits import UsageLimits
+from agentcore.middleware import check_middleware
 from agentcore.model import Model
 from agentcore.output import output_spec
 from agentcore.redaction import headers_repr
@@ -379,6 +381,21 @@ class LoopOptions:
             request and after each step; going over one ends the run with
             ``limit`` (``RunResult.limit`` says which; ``docs/controls.md``,
             "Limits and cost"). None: no limit but ``step_limit``.
+    )
+        deps: the run's dependencies (a database pool, an HTTP client, the
+            current user: any object), given to every tool call as
+            ``ctx.deps`` and inherited by the contexts made from the run's;
+            kept out of ``repr``. None: the caller context's ``deps`` (None
+            without one).
+        middleware: objects with ``wrap_model(request, ctx, call_next)``,
+            ``wrap_tool(call, ctx, call_next)`` or both
+            (:class:`agentcore.middleware.Middleware`), around each attempt
+            of a model step and each tool call; the first is the outermost
+            (``docs/controls.md``). Empty: none.
+        guardrails: a :class:`agentcore.guardrails.Guardrails`: checks on
+            the input, the answer (also as it streams) and each tool call
+            and result; a tripwire ends the run with ``guardrail``
+            (``docs/controls.md``). None: none.
 
     Raises:
         ConfigError: a value is out of range or of the wrong type.
@@ -429,6 +446,11 @@ class LoopOptions:
     stream_tool_input: bool = attrs.field(default=False, validator=_of_type(bool, "True or False"))
     limits: UsageLimits | None = attrs.field(
         default=None, validator=attrs.validators.optional(_of_type(UsageLimits, "a UsageLimits or None"))
+    )
+    deps: Any = attrs.field(default=None, repr=False)
+    middleware: tuple[Any, ...] = attrs.field(default=(), converter=check_middleware)
+    guardrails: Guardrails | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_of_type(Guardrails, "a Guardrails or None"))
     )
 
     @model.validator

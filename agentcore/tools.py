@@ -23,7 +23,19 @@ convert is a :class:`ToolInputError` too. A ``str`` result is sent as it is;
 a file as a file; anything else as JSON text
 (:func:`agentcore.schema.validation.json_default`). A parameter named ``ctx`` or
 annotated :class:`~agentcore.Context` receives the run's context and is not
-part of the schema.
+part of the schema; with ``LoopOptions(deps=...)`` it carries the run's
+dependencies as ``ctx.deps`` (annotate it ``Context[MyDeps]`` to type them).
+
+An ``async def`` function is a tool too: each call's coroutine runs on the
+event loop agentcore keeps for async tools (:func:`agentcore.background.tool_loop`,
+one daemon thread for the process) while the calling thread waits; a cancel
+or deadline of the run's context cancels the coroutine's task at once (the
+coroutine sees ``asyncio.CancelledError``). ``timeout=seconds`` gives a
+function tool a time limit per call: the call's context is cancelled at the
+limit and the call fails with a ``TimeoutError`` naming it (an error result
+the model sees); a synchronous function with a limit runs on a thread of its
+own, which is left running if it ignores its context (its late result is
+dropped).
 """
 
 from __future__ import annotations
@@ -31,11 +43,13 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, ParamSpec, Protocol, TypeAlias, TypeVar, overload, runtime_checkable
 
+from agentcore.background import start_thread, tool_loop, wait
 from agentcore.context import Context
-from agentcore.errors import AgentcoreError, ConfigError
+from agentcore.errors import AgentcoreError, Canceled, ConfigError
 from agentcore.files import File
 from agentcore.schema import signature, validation
 from agentcore.server_tools import SERVER_TOOL_TYPES, ServerTool
@@ -216,8 +230,9 @@ class FunctionTool(Generic[P, R]):
     can still be used (and unit-tested) directly.
 
     Args:
-        func: a synchronous function (or other callable) whose parameters all
-            have type hints; see the module docstring for what they may be.
+        func: a function, ``async def`` function or other callable whose
+            parameters all have type hints; see the module docstring for
+            what they may be and how a coroutine is run.
         name: the tool's name; defaults to ``func.__name__``. 1 to 64
             letters, digits, ``_`` or ``-`` (what Anthropic and OpenAI accept).
         description: the tool's description; defaults to the docstring's
@@ -227,9 +242,15 @@ class FunctionTool(Generic[P, R]):
             :mod:`agentcore.durable`); or a function of the call's arguments
             (a dict, before conversion) returning True for the calls that
             must wait. Default False.
+        timeout: seconds one call may take, > 0: at the limit the call's
+            context is cancelled and the call fails with ``TimeoutError``
+            (the model gets an error result naming the limit); a
+            synchronous function then runs on a thread of its own, left
+            running if it ignores its context. None (default): no limit
+            but the run's.
 
     Raises:
-        ConfigError: the function is async or a generator, has ``*args``, a
+        ConfigError: the function is a generator (async or not), has ``*args``, a
             parameter without a type hint or with a hint that has no JSON
             Schema, or the name is not a valid tool name.
     """
@@ -243,6 +264,8 @@ class FunctionTool(Generic[P, R]):
     _extra_convert: signature.Convert | None
     _pass_ctx: bool
     _approval: Approval
+    _coroutine: bool
+    _timeout: float | None
 
     def __init__(
         self,
@@ -251,12 +274,13 @@ class FunctionTool(Generic[P, R]):
         name: str | None = None,
         description: str | None = None,
         requires_approval: Approval = False,
+        timeout: float | None = None,
     ) -> None:
         if isinstance(func, FunctionTool):
             func = func.func
         name = _tool_name(func, name)
         plan = signature.function_plan(func, f"tool {name!r}")
-        self._setup(func, name, plan.summary if description is None else description, plan.schema)
+        self._setup(func, name, plan.summary if description is None else description, plan.schema, timeout)
         self._approval = _approval(requires_approval, name)
         self._params = plan.params
         self._extra = plan.extra
@@ -271,6 +295,7 @@ class FunctionTool(Generic[P, R]):
         func: Callable[..., Any],
         *,
         requires_approval: Approval = False,
+        timeout: float | None = None,
     ) -> FunctionTool[..., Any]:
         """A tool defined by a raw JSON Schema.
 
@@ -282,12 +307,14 @@ class FunctionTool(Generic[P, R]):
                 ``$schema`` names another draft.
             func: called as ``func(arguments)``, or ``func(arguments, ctx)``
                 when it takes a second parameter, with the validated
-                arguments as a dict; its return value is encoded like a
+                arguments as a dict (an ``async def`` function is run as a
+                function tool's); its return value is encoded like a
                 function tool's.
             requires_approval: as for :class:`FunctionTool`.
+            timeout: as for :class:`FunctionTool`.
 
         Raises:
-            ConfigError: the name or the schema is not valid.
+            ConfigError: the name, the schema or the timeout is not valid.
         """
         name = _tool_name(func, name)
         owner = f"tool {name!r}"
@@ -299,7 +326,7 @@ class FunctionTool(Generic[P, R]):
             raise ConfigError(f'{owner}: the input schema must be a JSON Schema object with "type": "object"')
         validation.check_schema(parsed, owner)
         tool: FunctionTool[..., Any] = cls.__new__(cls)
-        tool._setup(func, name, description, parsed)
+        tool._setup(func, name, description, parsed, timeout)
         tool._params = None
         tool._extra = False
         tool._extra_convert = None
@@ -307,7 +334,16 @@ class FunctionTool(Generic[P, R]):
         tool._approval = _approval(requires_approval, name)
         return tool
 
-    def _setup(self, func: Callable[..., Any], name: str, description: str, schema: dict[str, Any]) -> None:
+    def _setup(
+        self,
+        func: Callable[..., Any],
+        name: str,
+        description: str,
+        schema: dict[str, Any],
+        timeout: float | None,
+    ) -> None:
+        self._timeout = None if timeout is None else positive_seconds(f"tool {name!r}: timeout", timeout)
+        self._coroutine = signature.is_coroutine_function(func)
         functools.update_wrapper(self, func, updated=())
         self._func = func
         self._owner = f"tool {name!r}"
@@ -324,6 +360,11 @@ class FunctionTool(Generic[P, R]):
     def func(self) -> Callable[..., Any]:
         """The wrapped function."""
         return self._func
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds one call may take, or None for no limit of its own."""
+        return self._timeout
 
     def needs_approval(self, arguments: Mapping[str, Any]) -> bool:
         """True when a call with these arguments (the JSON object the model
@@ -347,7 +388,8 @@ class FunctionTool(Generic[P, R]):
 
         Args:
             arguments: the call's arguments (the JSON object the model sent).
-            ctx: the run's context, passed to a ``ctx`` parameter.
+            ctx: the run's context; a ``ctx`` parameter gets it (with a
+                ``timeout``: a child of it, cancelled at the limit).
 
         Returns:
             The function's result: a ``str`` as it is; a file part, a
@@ -358,6 +400,11 @@ class FunctionTool(Generic[P, R]):
             ToolInputError: the arguments do not match the schema, or could
                 not be converted; the function did not run.
             TypeError: the result cannot be encoded as JSON.
+            TimeoutError: the call took longer than the tool's ``timeout``.
+            Canceled: ``ctx`` was cancelled while the call ran (an async
+                function's task is cancelled, as is the call's context).
+            RuntimeError: an async function tool was called on the event
+                loop of async tools itself (await the function instead).
             Exception: whatever the function raised.
         """
         problems = self._validator.problems(arguments)
@@ -367,14 +414,44 @@ class FunctionTool(Generic[P, R]):
                 f"invalid arguments for {self._owner}; it was not run:\n{lines}\n"
                 "Call it again with arguments that match its input schema."
             )
-        if self._params is None:
-            result = self._func(arguments, ctx) if self._pass_ctx else self._func(arguments)
+        if self._timeout is None:
+            result = self._call(arguments, ctx)
         else:
-            args, kwargs = self._bind(arguments, ctx)
-            result = self._func(*args, **kwargs)
+            call_ctx: Context = Context(self._timeout, parent=ctx)
+            try:
+                result = self._call(arguments, call_ctx)
+            except Canceled:
+                if ctx.cancelled or not call_ctx.cancelled:
+                    raise
+                raise TimeoutError(
+                    f"{self._owner} did not finish within its time limit of {self._timeout:g} s; "
+                    "it was cancelled"
+                ) from None
+            finally:
+                call_ctx.detach()
         if is_tool_content(result):
             return result  # type: ignore[no-any-return]  # checked: content the loop splits
         return validation.encode_result(result, self._owner)
+
+    def _call(self, arguments: dict[str, Any], ctx: Context) -> Any:
+        """Call the function with ``arguments`` and ``ctx``; a coroutine on
+        the loop of async tools, a function with a time limit on a thread of
+        its own, both waited for under ``ctx``."""
+        if self._params is None:
+            args: list[Any] = [arguments, ctx] if self._pass_ctx else [arguments]
+            kwargs: dict[str, Any] = {}
+        else:
+            args, kwargs = self._bind(arguments, ctx)
+        if self._coroutine:
+            loop = tool_loop()
+            if loop.on_loop:
+                raise RuntimeError(
+                    f"{self._owner} is async and was called on the async tools' loop: await it"
+                )
+            return wait(loop.submit(self._func(*args, **kwargs)), ctx)
+        if self._timeout is None:
+            return self._func(*args, **kwargs)
+        return wait(start_thread(functools.partial(self._func, *args, **kwargs), "agentcore-tool-call"), ctx)
 
     def _bind(self, arguments: dict[str, Any], ctx: Context) -> tuple[list[Any], dict[str, Any]]:
         assert self._params is not None
@@ -418,12 +495,17 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     requires_approval: Approval = False,
+    timeout: float | None = None,
 ) -> FunctionTool[P, R]: ...
 
 
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, requires_approval: Approval = False
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_approval: Approval = False,
+    timeout: float | None = None,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 
@@ -434,12 +516,14 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     requires_approval: Approval = False,
+    timeout: float | None = None,
 ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
     """Turn a typed function into a :class:`FunctionTool`.
 
     Use it bare (``@tool``) or with arguments
     (``@tool(name="lookup", description="...")``,
-    ``@tool(requires_approval=True)``); see :class:`FunctionTool`.
+    ``@tool(requires_approval=True)``, ``@tool(timeout=10)``), on a plain or
+    an ``async def`` function; see :class:`FunctionTool`.
 
     Example::
 
@@ -456,12 +540,27 @@ def tool(
         ConfigError: see :class:`FunctionTool`.
     """
     if func is not None:
-        return FunctionTool(func, name=name, description=description, requires_approval=requires_approval)
+        return FunctionTool(
+            func, name=name, description=description, requires_approval=requires_approval, timeout=timeout
+        )
 
     def decorate(f: Callable[P, R]) -> FunctionTool[P, R]:
-        return FunctionTool(f, name=name, description=description, requires_approval=requires_approval)
+        return FunctionTool(
+            f, name=name, description=description, requires_approval=requires_approval, timeout=timeout
+        )
 
     return decorate
+
+
+def positive_seconds(option: str, value: object) -> float:
+    """``value`` as a float number of seconds, checked: > 0 and finite.
+
+    Raises:
+        ConfigError: ``value`` is not such a number (the message names ``option``).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < math.inf):
+        raise ConfigError(f"{option} must be a number of seconds > 0, got {value!r}")
+    return float(value)
 
 
 def _approval(value: object, name: str) -> Approval:

@@ -75,6 +75,10 @@ class FinishReason(str, enum.Enum):
     ``pause_turn``): the loop sends the history back with the paused turn
     unchanged and the model goes on (``docs/server-tools.md``). A run never
     ends with it."""
+    GUARDRAIL = "guardrail"
+    """A guardrail tripped (``LoopOptions.guardrails``, :mod:`agentcore.guardrails`):
+    the run ended with an ``error`` part whose error is a
+    :class:`~agentcore.guardrails.GuardrailTripped` (``docs/controls.md``)."""
     LIMIT = "limit"
     """The run reached one of its usage limits (``LoopOptions.limits``,
     :class:`agentcore.UsageLimits`; ``RunResult.limit`` says which). A
@@ -1030,8 +1034,8 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
     if kind is StreamPartKind.ERROR:
         if not isinstance(part.err, BaseException):
             raise ValueError("an 'error' StreamPart needs err (an exception)")
-        if part.finish_reason not in (FinishReason.ERROR, FinishReason.CANCELED):
-            raise ValueError("an 'error' StreamPart's finish_reason is 'error' or 'canceled'")
+        if part.finish_reason not in (FinishReason.ERROR, FinishReason.CANCELED, FinishReason.GUARDRAIL):
+            raise ValueError("an 'error' StreamPart's finish_reason is 'error', 'canceled' or 'guardrail'")
 
 
 def _optional_reason(value: FinishReason | str | None) -> FinishReason | None:

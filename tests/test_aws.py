@@ -352,13 +352,15 @@ class Recording:
     """A signer that records what it is given."""
 
     def __init__(self) -> None:
-        self.calls: list[tuple[str, dict[str, str], bytes, Mapping[str, str] | None]] = []
+        self.calls: list[tuple[str, dict[str, str], bytes]] = []
+        self.refusals: list[dict[str, str]] = []
 
-    def sign(
-        self, url: str, headers: Mapping[str, str], body: bytes, *, stale: Mapping[str, str] | None = None
-    ) -> dict[str, str]:
-        self.calls.append((url, dict(headers), body, stale))
+    def sign(self, url: str, headers: Mapping[str, str], body: bytes) -> dict[str, str]:
+        self.calls.append((url, dict(headers), body))
         return {"Authorization": f"Bearer {bedrock.API_KEY}", "X-Signed": str(len(self.calls))}
+
+    def refused(self, signed: Mapping[str, str]) -> None:
+        self.refusals.append(dict(signed))
 
 
 def test_a_signer_gets_the_exact_url_and_body_sent(aws: BedrockServer) -> None:
@@ -368,11 +370,11 @@ def test_a_signer_gets_the_exact_url_and_body_sent(aws: BedrockServer) -> None:
         MODEL, base_url=aws.url, credentials=signer, endpoint=endpoint(), headers={"x-team": "a"}
     )
     assert text_of(model) == "Hello"
-    [(url, headers, body, stale)] = signer.calls
+    [(url, headers, body)] = signer.calls
     sent = aws.server.requests[0]
     assert url == aws.url + sent["path"]
     assert body == sent["raw"]
-    assert stale is None
+    assert signer.refusals == []
     assert headers == {"content-type": "application/json", "accept": EVENT_STREAM, "x-team": "a"}
     assert sent["headers"]["X-Signed"] == "1"
 
@@ -439,8 +441,10 @@ def test_signed_headers_echoed_in_an_error_are_redacted(server: LocalServer) -> 
 
 
 def test_sigv4_wants_credentials() -> None:
-    with pytest.raises(ConfigError, match="no AWS credentials were found"):
+    with pytest.raises(ConfigError, match=r"aws_credentials must be botocore credentials .* got NoneType"):
         SigV4("us-east-1", None)
+    with pytest.raises(ConfigError, match="got str"):
+        SigV4("us-east-1", "AKIAIOSFODNN7EXAMPLE")
 
 
 def test_a_bearer_key_is_accepted_and_a_wrong_one_refused(aws: BedrockServer) -> None:

@@ -382,6 +382,30 @@ def test_a_401_signs_in_again_and_retries_that_request_once(azure: Azure) -> Non
     ]
 
 
+def test_a_token_refused_twice_is_not_sent_by_the_next_request(azure: Azure) -> None:
+    class Revoking(TokenService):
+        def __call__(self) -> Token:
+            token = super().__call__()
+            with self.azure.lock:
+                self.azure.tokens.clear()  # revoked as soon as issued: every request is refused
+            return token
+
+    tokens = Revoking(azure, lifetime=3600.0)
+    model = AzureOpenAIChatModel(DEPLOYMENT, base_url=azure.server.url + "/openai/v1", credentials=tokens)
+    for _ in range(2):
+        with pytest.raises(ModelError):
+            run(model)
+    # the second run starts with a new token, not the one the first run's retry was refused
+    assert [
+        r["headers"]["Authorization"].removeprefix("Bearer entra-token-") for r in azure.server.requests
+    ] == [
+        "0001-abcdef",
+        "0002-abcdef",
+        "0003-abcdef",
+        "0004-abcdef",
+    ]
+
+
 def test_a_second_401_is_the_error_and_the_token_is_redacted(azure: Azure) -> None:
     issued: list[str] = []
 
@@ -435,11 +459,13 @@ def test_concurrent_requests_share_one_token_fetch(azure: Azure) -> None:
 
 
 @pytest.mark.parametrize(("provider", "answer"), [("azure", "Hi"), ("azure-responses", "Hello")])
+@pytest.mark.parametrize("given", ["/", "/openai/v1/", "/openai"], ids=["endpoint", "v1 root", "openai"])
 def test_the_command_reaches_a_deployment_with_the_azure_variables(
-    azure: Azure, provider: str, answer: str
+    azure: Azure, provider: str, answer: str, given: str
 ) -> None:
     out, err = io.StringIO(), io.StringIO()
-    env = {"AZURE_OPENAI_API_KEY": KEY, "AZURE_OPENAI_ENDPOINT": azure.server.url + "/"}
+    # the resource's endpoint, or the v1 root as Microsoft's v1 samples give it
+    env = {"AZURE_OPENAI_API_KEY": KEY, "AZURE_OPENAI_ENDPOINT": azure.server.url + given}
     code = cli.main(["--model", f"{provider}:{DEPLOYMENT}", "hi"], env=env, stdout=out, stderr=err)
     assert code == 0
     assert out.getvalue().strip() == answer
@@ -474,6 +500,12 @@ def test_the_command_takes_base_url_for_the_v1_root(azure: Azure) -> None:
             {"AZURE_OPENAI_API_KEY": KEY},
             "azure",
             "--model azure needs the deployment's name: azure:DEPLOYMENT",
+        ),
+        (
+            {"AZURE_OPENAI_API_KEY": KEY, "AZURE_OPENAI_ENDPOINT": "contoso"},
+            f"azure:{DEPLOYMENT}",
+            "AZURE_OPENAI_ENDPOINT must be the resource's endpoint, https://RESOURCE.openai.azure.com/, "
+            "got 'contoso'",
         ),
     ],
 )

@@ -173,8 +173,10 @@ def test_count_tokens_asks_bedrocks_count_tokens(server: LocalServer) -> None:
     assert sent["path"] == "/model/us.anthropic.claude-3-5-sonnet-20240620-v1%3A0/count-tokens"
     inner = json.loads(base64.b64decode(sent["body"]["input"]["invokeModel"]["body"]))
     assert inner["anthropic_version"] == "bedrock-2023-05-31"
-    assert inner["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+    cached = {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}  # as a step sends it
+    assert inner["messages"] == [{"role": "user", "content": [cached]}]
     assert "model" not in inner
+    assert "cache_control" not in inner
 
 
 @pytest.mark.parametrize(

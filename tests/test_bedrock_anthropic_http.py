@@ -152,7 +152,7 @@ class ClaudeOnBedrock:
         if self.before:
             return self.before.pop(0)
         body = record["body"]
-        for key in ("model", "stream"):
+        for key in ("model", "stream", "cache_control"):  # the last: automatic caching is not Bedrock's
             if key in body:
                 return error_reply(400, "ValidationException", EXTRANEOUS.format(key=key))
         if body.get("anthropic_version") != "bedrock-2023-05-31":
@@ -476,3 +476,19 @@ def test_the_command_runs_the_thinking_loop_with_a_bedrock_api_key(
     requests = aws.server.requests
     assert [r["body"]["thinking"] for r in requests] == [{"type": "enabled", "budget_tokens": 2048}] * 3
     assert {r["headers"]["Authorization"] for r in requests} == {f"Bearer {bedrock.API_KEY}"}
+
+
+def test_the_cache_breakpoint_goes_on_the_last_block_not_the_request(aws: BedrockServer) -> None:
+    reader = run(loop(aws, [user_message(QUESTION)]))
+    collect(reader)
+    assert reader.result().text == "Oslo: rain. Lima: sun. It is noon."
+    for record in aws.server.requests:
+        messages = record["body"]["messages"]
+        marked = [
+            (index, block["type"])
+            for index, turn in enumerate(messages)
+            for block in turn["content"]
+            if "cache_control" in block
+        ]
+        assert marked == [(len(messages) - 1, messages[-1]["content"][-1]["type"])]
+        assert messages[-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}

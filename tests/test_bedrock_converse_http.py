@@ -509,12 +509,22 @@ def no_aws_chain(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> Non
 @pytest.mark.parametrize(
     ("env", "named"),
     [
-        ({}, "needs the AWS_REGION environment variable"),
+        (
+            {},
+            "needs the AWS Region the requests go to and are signed for: set AWS_REGION (or AWS_DEFAULT_REGION",
+        ),
+        ({"AWS_BEARER_TOKEN_BEDROCK": "k"}, "set AWS_REGION"),
         ({"AWS_REGION": "us-east-1"}, "needs AWS credentials: AWS_BEARER_TOKEN_BEDROCK"),
         ({"AWS_REGION": "us-east-1", "AWS_PROFILE": "nowhere"}, "nowhere"),
         ({"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "AKIA"}, "needs AWS credentials"),
     ],
-    ids=["no region", "no credentials", "an unknown profile", "a key id without its secret"],
+    ids=[
+        "no region",
+        "a key and no region",
+        "no credentials",
+        "an unknown profile",
+        "a key id without its secret",
+    ],
 )
 @pytest.mark.usefixtures("no_aws_chain")
 def test_a_missing_region_or_credential_is_a_usage_error_naming_what_to_set(
@@ -523,6 +533,27 @@ def test_a_missing_region_or_credential_is_a_usage_error_naming_what_to_set(
     err = io.StringIO()
     assert cli.main(["--model", f"bedrock:{CLAUDE}", "hi"], env=env, stderr=err, stdout=io.StringIO()) == 2
     assert named in err.getvalue()
+
+
+@pytest.mark.usefixtures("no_aws_chain")
+def test_the_command_signs_with_a_profile_and_its_region_from_the_aws_files(
+    api: ConverseAPI, tmp_path: pathlib.Path
+) -> None:
+    (tmp_path / "config").write_text(f"[profile dev]\nregion = {bedrock_server.REGION}\n")
+    (tmp_path / "credentials").write_text(
+        f"[dev]\naws_access_key_id = {bedrock_server.ACCESS_KEY}\n"
+        f"aws_secret_access_key = {bedrock_server.SECRET_KEY}\n"
+    )
+    argv = ["--model", f"bedrock:{GPT_OSS}", "--base-url", api.bedrock.url, "--json", "Weather in Paris?"]
+    out = io.StringIO()
+    assert cli.main(argv, env={"AWS_PROFILE": "dev"}, tools=tools(), stdout=out) == 0
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert (lines[-1]["kind"], lines[-1]["finish_reason"]) == ("finish", "stop")
+    assert api.bedrock.refused == 0  # signed for the profile's Region with the profile's keys
+    assert all(
+        f"Credential={bedrock_server.ACCESS_KEY}/" in r["headers"]["Authorization"]
+        for r in api.bedrock.server.requests
+    )
 
 
 def test_a_model_id_is_required() -> None:

@@ -118,6 +118,8 @@ def test_reasoning_settings_go_in_the_model_familys_own_fields(
         (NOVA, ModelSettings(thinking=True), "Claude's"),
         (CLAUDE, ModelSettings(reasoning_effort="high"), "thinking_budget"),
         (GPT_OSS, ModelSettings(reasoning_effort="minimal"), "low, medium, high"),
+        ("amazon.nova-micro-v1:0", ModelSettings(reasoning_effort="high"), "is neither"),
+        ("us.meta.llama3-3-70b-instruct-v1:0", ModelSettings(reasoning_effort="low"), "extra_body"),
         (CLAUDE, ModelSettings(seed=3), "seed"),
         (CLAUDE, ModelSettings(parallel_tool_calls=False), "parallel_tool_calls"),
         (CLAUDE, ModelSettings(cache_ttl="1h"), "cache_ttl"),

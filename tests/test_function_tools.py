@@ -848,21 +848,12 @@ def test_from_schema_rejects_bad_schemas(schema: Any, message: str) -> None:
 # Errors at decoration time
 
 
-async def f_async(x: int) -> int:
-    return x
-
-
 async def f_async_gen(x: int) -> Any:
     yield x
 
 
 def f_gen(x: int) -> Iterator[int]:
     yield x
-
-
-class AsyncCallable:
-    async def __call__(self, x: int) -> int:
-        return x
 
 
 def f_star_args(*names: str) -> None: ...
@@ -881,8 +872,7 @@ def f_unresolved(x: "Missing") -> None: ...  # type: ignore[name-defined]  # noq
 @pytest.mark.parametrize(
     ("func", "message"),
     [
-        (f_async, "is async; agentcore is synchronous"),
-        (f_async_gen, "is async; agentcore is synchronous"),
+        (f_async_gen, "is an async generator; a tool returns its whole result"),
         (f_gen, "is a generator function"),
         (f_star_args, r"\*names cannot be filled from JSON arguments"),
         (f_unannotated, r"parameter 'x' has no type hint; annotate it \(typing.Any accepts any JSON value\)"),
@@ -905,11 +895,14 @@ def test_bad_functions_are_refused_at_decoration(func: Callable[..., Any], messa
         assert str(info.value).startswith(f"tool {func.__name__!r}: ")
 
 
-def test_async_callable_objects_and_nameless_callables_are_refused() -> None:
+def test_nameless_callables_are_refused() -> None:
     with pytest.raises(ConfigError, match="has no __name__; pass name="):
-        tool(AsyncCallable())
-    with pytest.raises(ConfigError, match=r"tool 'ac': .* is async"):
-        FunctionTool(AsyncCallable(), name="ac")
+        tool(Nameless())
+
+
+class Nameless:
+    def __call__(self, x: int) -> int:
+        return x
 
 
 def test_methods_become_tools_when_bound() -> None:

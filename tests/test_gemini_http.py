@@ -282,11 +282,12 @@ def test_a_tool_turn_without_its_signature_gets_the_apis_400(api: GeminiAPI) -> 
     assert (answer.status_code, answer.json()) == (400, MISSING_SIGNATURE)
 
 
-def test_a_wrong_key_is_the_apis_400_and_never_shown(api: GeminiAPI) -> None:
+def test_a_wrong_key_is_the_apis_400_an_auth_error_and_never_shown(api: GeminiAPI) -> None:
     wrong = GeminiModel("gemini-3-pro-preview", api_key="AIzaSy-wrong-key-987654", base_url=api.server.url)
     with pytest.raises(ModelError) as caught:
         list(wrong.stream(Request(messages=[user_message("hi")]), Context()))
-    assert caught.value.error_class is ErrorClass.INVALID_REQUEST
+    # a 400, but its ErrorInfo says the key was refused: an authentication error
+    assert (caught.value.error_class, caught.value.status) == (ErrorClass.AUTH, 400)
     assert "API key not valid" in str(caught.value)
     assert "wrong-key" not in str(caught.value)
     assert (

@@ -487,3 +487,28 @@ def test_count_tokens_asks_count_tokens_with_the_whole_step() -> None:
     assert inner["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
     assert inner["tools"][0]["functionDeclarations"][0]["name"] == "get_weather"
     assert inner["contents"] == [{"role": "user", "parts": [{"text": "hi"}]}]
+
+
+def test_a_thinking_level_is_refused_for_a_gemini_2_model_and_taken_by_gemini_3() -> None:
+    with pytest.raises(
+        ConfigError, match=r"thinking levels are Gemini 3's; gemini-2\.5-flash takes thinking_budget"
+    ):
+        GeminiModel("gemini-2.5-flash", api_key="k", settings=ModelSettings(reasoning_effort="high"))
+    with pytest.raises(ConfigError, match="thinking levels are Gemini 3's"):  # asked for one run only
+        request_body(
+            Request(messages=[user_message("hi")], settings=ModelSettings(reasoning_effort="low")),
+            "gemini-2.0-flash",
+        )
+    body = request_body(
+        Request(messages=[user_message("hi")], settings=ModelSettings(reasoning_effort="low")),
+        "gemini-3-pro-preview",
+    )
+    assert body["generationConfig"]["thinkingConfig"] == {"thinkingLevel": "low"}
+
+
+def test_a_models_prefix_is_dropped_and_a_versioned_base_url_is_refused() -> None:
+    assert GeminiModel("models/gemini-2.5-flash", api_key="k").model_id == "gemini-2.5-flash"
+    with pytest.raises(ConfigError, match="without /v1beta"):
+        GeminiModel(
+            "gemini-2.5-flash", api_key="k", base_url="https://generativelanguage.googleapis.com/v1beta/"
+        )

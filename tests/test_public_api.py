@@ -82,6 +82,12 @@ PUBLIC_NAMES = {
     "ToolSet",
     "FunctionTool",
     "tool",
+    # Middleware and guardrails (docs/controls.md).
+    "Middleware",
+    "RedactionMiddleware",
+    "LoggingMiddleware",
+    "Guardrails",
+    "Tripwire",
     # Every exception a caller may catch (agentcore/errors.py draws the tree), and the classification.
     "AgentcoreError",
     "ModelError",
@@ -93,6 +99,7 @@ PUBLIC_NAMES = {
     "ConfigError",
     "ToolInputError",
     "OutputValidationError",
+    "GuardrailTripped",
     "CheckpointConflict",
     "ReplayDiverged",
     "MCPServerError",

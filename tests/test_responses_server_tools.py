@@ -161,7 +161,10 @@ def test_chat_completions_refuses_every_server_tool_before_any_request() -> None
         model = OpenAIChatModel("gpt-4o", base_url=server.url)
         for tool in (WebSearch(), WebFetch(), CodeExecution(), FileSearch(["vs_1"])):
             request = Request(messages=[user_message("hi")], server_tools=[tool])
-            pattern = rf"^{type(tool).__name__} \({tool.name}\): OpenAIChatModel cannot ask for a server tool"
+            pattern = (
+                rf"^{type(tool).__name__} \({tool.name}\): the Chat Completions API has no server tool; "
+                r"use the Responses API \(OpenAIResponsesModel or AzureOpenAIResponsesModel"
+            )
             with pytest.raises(ConfigError, match=pattern):
                 list(model.stream(request, Context()))
         assert server.hits == 0

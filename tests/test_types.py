@@ -66,6 +66,7 @@ ERR = ModelError(ErrorClass.UPSTREAM, message="boom")
                 "ERROR": "error",
                 "CONTENT_FILTER": "content-filter",
                 "PAUSED": "paused",
+                "GUARDRAIL": "guardrail",
                 "LIMIT": "limit",
             },
         ),
@@ -175,8 +176,11 @@ def test_stream_part_converts_strings_and_is_frozen() -> None:
         # error: err, finish_reason (error or canceled), total_usage
         ({"kind": "error", "finish_reason": "error"}, "needs err"),
         ({"kind": "error", "err": "boom", "finish_reason": "error"}, "needs err"),
-        ({"kind": "error", "err": ERR}, "finish_reason is 'error' or 'canceled'"),
-        ({"kind": "error", "err": ERR, "finish_reason": "stop"}, "finish_reason is 'error' or 'canceled'"),
+        ({"kind": "error", "err": ERR}, "finish_reason is 'error', 'canceled' or 'guardrail'"),
+        (
+            {"kind": "error", "err": ERR, "finish_reason": "stop"},
+            "finish_reason is 'error', 'canceled' or 'guardrail'",
+        ),
         ({"kind": "error", "err": ERR, "finish_reason": "error", "usage": Usage(1)}, "cannot carry usage"),
         ({"kind": "error", "err": ERR, "finish_reason": "error", "text": "a"}, "cannot carry text"),
     ],

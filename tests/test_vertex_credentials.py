@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
-from agentcore.errors import ConfigError
-from agentcore.providers.endpoint import Token
+from agentcore.errors import ConfigError, ErrorClass, ModelError
+from agentcore.providers.endpoint import Token, TokenCache
 from agentcore.providers.vertex.credentials import google_credentials
 from tests.loop_helpers import wait_until
+
+TOKEN_HEADER = ("Authorization", "Bearer {token}")
 
 
 def utcnow() -> datetime.datetime:
@@ -59,14 +61,35 @@ def epoch(expiry: datetime.datetime | None) -> float:
     return expiry.replace(tzinfo=datetime.timezone.utc).timestamp()
 
 
-def test_valid_credentials_are_used_as_they_are_then_refreshed_when_asked_again() -> None:
+def test_valid_credentials_are_shared_and_a_refused_token_is_refreshed_once() -> None:
     stand = Stand("t0")
     bridge = google_credentials(stand)
+    first, second = TokenCache(bridge, TOKEN_HEADER), TokenCache(bridge, TOKEN_HEADER)
     assert bridge() == Token("t0", epoch(stand.expiry))
+    # two adapters sharing the callable both send the valid token, without a refresh
+    assert first.headers() == second.headers() == {"Authorization": "Bearer t0"}
     assert stand.refreshes == 0
-    # the adapter asks again only for another token (its own is expiring, or was refused with 401)
-    second = bridge()
-    assert (second.value if isinstance(second, Token) else second, stand.refreshes) == ("t1", 1)
+    # a 401 to the first: its token is refused, for every adapter sharing the callable
+    first.refused({"Authorization": "Bearer t0"})
+    assert first.headers() == {"Authorization": "Bearer t1"}
+    assert stand.refreshes == 1
+    assert bridge() == Token("t1", epoch(stand.expiry))  # asked again: no second refresh
+    # the second adapter's cached t0 is refused late: t1 is current, so nothing is refreshed
+    second.refused({"Authorization": "Bearer t0"})
+    assert (second.headers(), stand.refreshes) == ({"Authorization": "Bearer t1"}, 1)
+
+
+def test_a_token_endpoint_out_of_reach_is_transient() -> None:
+    import google.auth.exceptions
+
+    class Unreachable(Stand):
+        def refresh(self, request: Any) -> None:
+            raise google.auth.exceptions.TransportError("Connection refused")  # type: ignore[no-untyped-call]  # google-auth ships no annotation for it
+
+    with pytest.raises(ModelError) as caught:
+        TokenCache(google_credentials(Unreachable()), TOKEN_HEADER).headers()
+    assert caught.value.error_class is ErrorClass.TRANSIENT
+    assert "could not be reached: Connection refused" in caught.value.message
 
 
 @pytest.mark.parametrize(
@@ -105,8 +128,8 @@ def test_one_refresh_at_a_time_whichever_thread_asks() -> None:
     stand.gate.set()
     for thread in threads:
         thread.join(5)
-    assert (stand.checks, stand.most_inside) == (8, 1)
-    assert sorted(t.value for t in got) == sorted(f"t{n}" for n in range(1, 9))
+    assert (stand.checks, stand.most_inside, stand.refreshes) == (8, 1, 1)
+    assert [t.value for t in got] == ["t1"] * 8  # the others found it valid once it came
 
 
 def test_something_that_is_not_google_auth_credentials_is_a_config_error() -> None:

@@ -432,6 +432,9 @@ def test_claude_three_step_loop_with_a_token_that_expires_mid_run(
     assert first["body"]["anthropic_version"] == "vertex-2023-10-16"
     assert "model" not in first["body"]
     assert first["headers"]["anthropic-beta"] == "interleaved-thinking-2025-05-14"
+    # explicit caching, as Vertex documents it: the breakpoint on the last block, not the request
+    assert "cache_control" not in first["body"]
+    assert first["body"]["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
 
 
 @pytest.mark.parametrize("build", [gemini, claude], ids=["gemini", "claude"])

@@ -37,6 +37,7 @@ from agentcore.cost import Pricer, model_name
 from agentcore.durable import RunState
 from agentcore.engine.channel import Channel, RunReader, SendFunc, start_worker, turn_text
 from agentcore.engine.durable_run import DurableRun
+from agentcore.engine.guarded import InputCheck, guarded_call, model_layers
 from agentcore.engine.observer import RunObserver, observer_for
 from agentcore.engine.prepare import StepPreparer, StepSetup
 from agentcore.engine.retry import RetrySettings
@@ -52,7 +53,9 @@ from agentcore.engine.tool_calls import (
     run_calls,
 )
 from agentcore.errors import Canceled, ConfigError, ErrorClass, ModelError
+from agentcore.guardrails import BLOCKED_CALL, WITHHELD, WITHHELD_RESULT, GuardrailTripped, check
 from agentcore.limits import LimitReached, prompt_tokens
+from agentcore.middleware import ModelWrap, ToolWrap, model_wraps, tool_wraps
 from agentcore.model import Model
 from agentcore.options import LoopOptions
 from agentcore.output import OUTPUT_TOOL, OutputSpec, OutputValidationError, output_spec, retry_prompt
@@ -70,6 +73,7 @@ from agentcore.types import (
     ToolCall,
     ToolResult,
     Usage,
+    text_part,
     tool_result_part,
     user_message,
 )
@@ -116,9 +120,8 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     if ctx is not None and not isinstance(ctx, Context):
         raise ConfigError(f"run()'s ctx must be a Context or None, got {type(ctx).__name__}")
     options = _valid_input(options)
-    pricer = Pricer()
     if options.limits is not None and options.limits.cost is not None:
-        _check_prices(options, pricer)
+        _check_prices(options, Pricer())
     spec = None if options.output_type is None else output_spec(options.output_type)
     final = _FinalAnswer(spec) if spec is not None and options.output_mode == "tool" else None
     tools = (
@@ -131,7 +134,7 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
         progress = RunProgress(list(options.messages), options.messages)
     else:
         progress = _progress_from(durable.saved, spec)
-    run_ctx = Context(parent=ctx)
+    run_ctx: Context = Context(parent=ctx, deps=options.deps)
     channel = Channel(
         options.queue_size, RunSnapshot(progress.published_history, tuple(progress.steps), progress.usage)
     )
@@ -141,6 +144,17 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     # what the worker sends later is dropped.
     run_ctx.add_callback(lambda: _end(channel, _canceled(run_ctx)))
     observer = observer_for(options)
+    guardrails = options.guardrails
+    input_check = (
+        InputCheck(guardrails, options.messages, run_ctx)
+        if guardrails is not None and guardrails.input and not progress.steps and not progress.pending
+        else None
+    )
+    wraps: tuple[ModelWrap, ...] = ()
+    if options.middleware or guardrails is not None:  # a plain run never enters their modules
+        wraps = model_layers(guardrails, model_wraps(options.middleware))
+        if input_check is not None and input_check.parallel:
+            wraps = (input_check.wrap_model, *wraps)
     retry_settings = RetrySettings(
         options.max_retries,
         options.retry_base_delay,
@@ -160,13 +174,15 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
             channel.send,
             retry_settings,
             None if observer is None else observer.retried,
+            wraps,
         ),
         observer=observer,
         spec=spec,
         final=final,
         native_schema=spec.request_schema if spec is not None and final is None else None,
         step_limit=options.step_limit,
-        pricer=pricer,
+        input_check=input_check,
+        tool_wraps=tool_wraps(options.middleware) if options.middleware else (),
     )
     start_worker(_Loop(config, progress, durable).run, channel)
     return reader
@@ -331,7 +347,8 @@ class RunConfig:
         final: the ``final_answer`` tool (``output_mode="tool"``); None.
         native_schema: what each request carries for native structured output; None.
         step_limit: the most model steps.
-        pricer: prices the run's model calls (:mod:`agentcore.cost`).
+        input_check: the input guardrails, run before the first step; None.
+        tool_wraps: the middleware's ``wrap_tool`` layers, the first outermost.
     """
 
     options: LoopOptions
@@ -344,7 +361,8 @@ class RunConfig:
     final: _FinalAnswer | None
     native_schema: OutputSchema | None
     step_limit: int
-    pricer: Pricer
+    input_check: InputCheck | None = None
+    tool_wraps: tuple[ToolWrap, ...] = ()
 
 
 @attrs.define
@@ -427,6 +445,18 @@ class RunProgress:
         if self.basis is not None and self.basis[1] > index:
             self.basis = (self.basis[0], index)
 
+    def replace_from(self, start: int, message: Message) -> None:
+        """Replace the messages of ``history`` from ``start`` on by ``message``
+        (the end of a run: a guardrail withheld that answer); the full history
+        loses them too."""
+        if self.full is not None and start < self.synced:
+            full, origins = self.full_history()
+            origin = origins[start]
+            self.full = full[: len(full) if origin is None else origin]
+            self.origins, self.synced = origins[:start], start
+        del self.history[start:]
+        self.history.append(message)
+
     def full_published(self) -> tuple[Message, ...] | None:
         """The full history as last published; None: the same as ``published_history``."""
         if self.full is None:
@@ -477,6 +507,10 @@ class _Loop:
         """The tools the calls of the step being run may call."""
         self.resent = False
         """The step being streamed is a refused step sent again (its trace span is open)."""
+        self.pricer: Pricer | None = None
+        """Prices the run's model calls (:mod:`agentcore.cost`), made for the
+        first step whose model has a ``base_url`` to be priced at (a plain
+        run's test double has none, and never enters the module)."""
 
     def run(self, _send: SendFunc) -> None:
         """Run the loop to its end (the worker's ``produce``: it sends through
@@ -496,6 +530,12 @@ class _Loop:
             if config.ctx.cancelled:
                 err: BaseException = config.ctx.err or Canceled("run canceled")
                 terminal = StreamPart.error(err, progress.usage, FinishReason.CANCELED)
+            elif isinstance(exc, GuardrailTripped):
+                if exc.kind == "stream":  # the step's answer never ends half-written in the history
+                    history = progress.history
+                    paused = bool(history) and history[-1].role is Role.ASSISTANT  # a turn going on
+                    self._withhold(len(history) - 1 if paused else len(history))
+                terminal = StreamPart.error(exc, progress.usage, FinishReason.GUARDRAIL)
             else:
                 terminal = StreamPart.error(exc, progress.usage, FinishReason.ERROR)
         finally:
@@ -503,6 +543,8 @@ class _Loop:
         if config.observer is not None:  # before the reader can see the end: its spans have ended by then
             config.observer.run_ended(config.channel.terminal or terminal, progress.history)
         _end(config.channel, terminal)  # unless a cancel ended the run first, or the reader closed
+        if terminal.finish_reason is FinishReason.GUARDRAIL:
+            config.ctx.cancel()  # parallel calls of a step a tool guardrail stopped, still running
         try:
             self._release_stream()
         except Exception as exc:  # noqa: BLE001 - the run has ended; closing the stream is tidying up
@@ -549,23 +591,26 @@ class _Loop:
                 outcome = self._tools(len(progress.steps))
                 if outcome is not None:
                     return outcome
+        input_check = config.input_check
+        if input_check is not None:
+            input_check.start()
         for number in range(len(progress.steps) + 1, config.step_limit + 1):
             config.ctx.check()
             request = self._request()
             compactions: tuple[Compaction, ...] = ()
             summaries: tuple[tuple[Usage, object], ...] = ()
             if self.preparer is None:
-                reached = self._limit_before(self._projected_input())
+                reached = self._limit_before(project=True)
                 if reached is not None:
                     return self._at_limit(reached)
                 step, streamed = self._model_step(number, request)
                 cache = step.finish.cache
             else:
-                reached = self._limit_before(0)  # before a policy's summary call
+                reached = self._limit_before(project=False)  # before a policy's summary call
                 if reached is not None:
                     return self._at_limit(reached)
                 setup = self.preparer.prepare(number, request, progress, config.tools)
-                reached = self._limit_before(self._projected_input())
+                reached = self._limit_before(project=True)
                 if reached is not None:
                     return self._at_limit(reached)
                 setup, step, streamed = self._prepared_step(number, setup)
@@ -579,6 +624,9 @@ class _Loop:
             assert reason is not None
             progress.usage += usage  # billed: counted even if the reader is gone by now
             cost = self._cost(usage, request, summaries)
+            if input_check is not None:  # nothing of the first step is kept before the input passed
+                check_first, input_check = input_check, None
+                check_first.verdict()
             # A step cut off (output cap, content filter) runs no call (loop rule 2).
             runnable = (
                 ()
@@ -624,9 +672,11 @@ class _Loop:
                     raise OutputValidationError(
                         step.text, [_CUT_OFF[reason]], progress.usage, progress.answers_checked
                     )
+                self._check_output()  # the text that came is the answer (loop rule 2)
                 return reason
             if not runnable:
                 if config.spec is None or self._accept_text(turn_text(progress.steps)):
+                    self._check_output()
                     return FinishReason.STOP if reason is FinishReason.TOOL_CALLS else reason
                 reached = self._limit_after()
                 if reached is not None:
@@ -760,7 +810,13 @@ class _Loop:
                 results.append(result)
                 if ran:  # a result saved or replayed was forwarded when it ran
                     self._forward(StreamPart.tool_result_event(result))
-        except BaseException:
+        except BaseException as exc:
+            if isinstance(exc, GuardrailTripped) and len(results) < len(calls):
+                # Calls give their results in call order: the one that tripped is next.
+                call = calls[len(results)]
+                results.append(
+                    ToolResult.error(call, BLOCKED_CALL if exc.kind == "tool-call" else WITHHELD_RESULT)
+                )
             # Also when every call has its result (the reader went away while
             # the last one was sent): the calls in the history need their results.
             results.extend(not_run(call) for call in calls[len(results) :])
@@ -773,6 +829,7 @@ class _Loop:
             durable.calls_answered()
         self._publish()
         if config.final is not None and self._accept_call(calls):
+            self._check_output()
             return FinishReason.STOP
         if reached is not None:
             return self._at_limit(reached)
@@ -815,10 +872,12 @@ class _Loop:
         """The cost of the step that used ``usage`` sending ``request`` and
         of the summary calls before it (each priced with its policy's
         model); None when one has no price."""
-        pricer = self.config.pricer
-        if not pricer.installed:
-            return None
         model = self.step_model or self.config.options.model
+        if not isinstance(getattr(model, "base_url", None), str):
+            return None  # nothing to price it at (Pricer.cost would say None too)
+        if self.pricer is None:
+            self.pricer = Pricer()
+        pricer = self.pricer
         total = pricer.cost(usage, model, request.settings)
         for summary_usage, summary_model in summaries:
             summary = pricer.cost(summary_usage, summary_model)
@@ -836,13 +895,15 @@ class _Loop:
         basis = progress.basis
         return basis[0] if basis is not None and preparer.sent_kept else 0
 
-    def _limit_before(self, projected_input: int) -> LimitReached | None:
-        """The usage limit the next request would go over; None."""
+    def _limit_before(self, *, project: bool) -> LimitReached | None:
+        """The usage limit the next request would go over (with its
+        projected input when ``project``); None."""
         limits = self.config.options.limits
         if limits is None:
             return None
         progress = self.progress
-        return limits.before_request(progress.usage, len(progress.steps), self._run_cost(), projected_input)
+        projected = self._projected_input() if project else 0
+        return limits.before_request(progress.usage, len(progress.steps), self._run_cost(), projected)
 
     def _limit_after(self) -> LimitReached | None:
         """The usage limit the run went over with its last step; None."""
@@ -885,7 +946,44 @@ class _Loop:
         return self._execute(arguments, call, self.config.ctx), True
 
     def _execute(self, arguments: dict[str, Arguments], call: ToolCall, ctx: Context) -> ToolResult:
-        return execute(self.step_tools, call, arguments[call.id], ctx, self.config.observer)
+        config = self.config
+        if config.options.guardrails is None and not config.tool_wraps:
+            return execute(self.step_tools, call, arguments[call.id], ctx, config.observer)
+        return guarded_call(
+            config.options.guardrails, config.tool_wraps, self._run_tool, call, arguments[call.id], ctx
+        )
+
+    def _run_tool(self, call: ToolCall, arguments: Arguments, ctx: Context) -> ToolResult:
+        return execute(self.step_tools, call, arguments, ctx, self.config.observer)
+
+    def _check_output(self) -> None:
+        """Run the output guardrails on the run's answer (the validated value
+        with ``output_type``, else the turn's text); a tripwire withholds it."""
+        config, progress = self.config, self.progress
+        guardrails = config.options.guardrails
+        if guardrails is None or not guardrails.output:
+            return
+        answer = progress.output if config.spec is not None else turn_text(progress.steps)
+        try:
+            check("output", guardrails.output, (answer,), config.ctx)
+        except GuardrailTripped:
+            # A final_answer call is answered by a tool message: the turn is both.
+            history = progress.history
+            if progress.answer_by_tool:
+                start = len(history) - 2
+            else:  # a step cut off with nothing but calls added no message
+                start = len(history) - 1 if history[-1].role is Role.ASSISTANT else len(history)
+            self._withhold(start)
+            progress.output, progress.answer_json, progress.answer_by_tool = None, "", False
+            self._publish()
+            raise
+
+    def _withhold(self, start: int) -> None:
+        """Replace the answer's turn (the history from ``start`` on, nothing
+        when ``start`` is its length) by one assistant message holding
+        :data:`WITHHELD`, and publish."""
+        self.progress.replace_from(start, Message(role=Role.ASSISTANT, content=[text_part(WITHHELD)]))
+        self._publish()
 
     def _answer_calls(self, results: list[ToolResult]) -> None:
         """Append the tool message holding ``results`` (one per pending call,

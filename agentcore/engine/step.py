@@ -42,6 +42,7 @@ from agentcore.context import Context
 from agentcore.engine import retry
 from agentcore.engine.channel import SendFunc
 from agentcore.errors import ErrorClass, ModelError
+from agentcore.middleware import ModelWrap, model_stream
 from agentcore.model import Model
 from agentcore.types import (
     Citation,
@@ -124,6 +125,9 @@ class StepStreamer:
         retry_settings: how a failed step is retried.
         on_retry: called with the error, the attempt that failed (from 1)
             and the wait in seconds before each retry (the run's tracing); None.
+        wraps: the ``wrap_model`` layers each attempt streams through, the
+            first outermost (:func:`agentcore.engine.guarded.model_layers`);
+            what they give is what goes to the reader.
     """
 
     def __init__(
@@ -133,12 +137,14 @@ class StepStreamer:
         send: SendFunc,
         retry_settings: retry.RetrySettings,
         on_retry: Callable[[BaseException, int, float], object] | None,
+        wraps: tuple[ModelWrap, ...] = (),
     ) -> None:
         self.model = model
         self.ctx = ctx
         self.send = send
         self.retry_settings = retry_settings
         self.on_retry = on_retry
+        self.wraps = wraps
         self.cut_off: ModelError | None = None
         """The last error that ended a step after some of its parts went to
         the reader (no retry may repeat them: loop rule 7)."""
@@ -203,7 +209,9 @@ class StepStreamer:
         text_delta = StreamPartKind.TEXT_DELTA
         reasoning_delta = StreamPartKind.REASONING_DELTA  # the per-part kinds, bound once
         high_surrogate = ""  # ended the last text delta: the next may open with its pair
-        stream = model.stream(request, ctx)
+        stream = (
+            model.stream(request, ctx) if not self.wraps else model_stream(self.wraps, model, request, ctx)
+        )
         release: Callable[[], object] = getattr(stream, "close", None) or nothing
         try:
             for part in stream:

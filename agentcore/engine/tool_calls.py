@@ -16,11 +16,10 @@ from __future__ import annotations
 import contextvars
 import functools
 import logging
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future
 from typing import Any
 
+from agentcore.background import start_thread, wait
 from agentcore.context import Context
 from agentcore.engine.observer import RunObserver
 from agentcore.engine.step import valid_unicode
@@ -98,47 +97,20 @@ def run_calls(
         BaseException: what ``call_one`` raised.
     """
     todo = [call for call in calls if call.id not in known]
-    started = {call.id: _start(call_one, call) for call in todo} if parallel and len(todo) > 1 else {}
+    started = (
+        {call.id: start_thread(functools.partial(call_one, call), "agentcore-tool") for call in todo}
+        if parallel and len(todo) > 1
+        else {}
+    )
     for call in calls:
         ctx.check()
         result = known.get(call.id)
         if result is not None:
             yield call, result, False
         elif started:
-            yield (call, *_await(started[call.id], ctx))
+            yield (call, *wait(started[call.id], ctx))
         else:
             yield (call, *contextvars.copy_context().run(call_one, call))
-
-
-def _start(call_one: CallOne, call: ToolCall) -> Future[tuple[ToolResult, bool]]:
-    """Run ``call_one(call)`` on a new daemon thread, in a copy of the
-    caller's :mod:`contextvars` context."""
-    future: Future[tuple[ToolResult, bool]] = Future()
-
-    def work() -> None:
-        future.set_running_or_notify_cancel()
-        try:
-            future.set_result(call_one(call))
-        except BaseException as exc:  # noqa: BLE001 - handed to the loop, which decides
-            future.set_exception(exc)
-
-    context = contextvars.copy_context()
-    threading.Thread(target=context.run, args=(work,), name="agentcore-tool", daemon=True).start()
-    return future
-
-
-def _await(future: Future[tuple[ToolResult, bool]], ctx: Context) -> tuple[ToolResult, bool]:
-    """Wait for ``future`` or for ``ctx`` to be cancelled, whichever comes first."""
-    ready = threading.Event()
-    future.add_done_callback(lambda _f: ready.set())
-    remove = ctx.add_callback(ready.set)
-    try:
-        ready.wait()
-    finally:
-        remove()
-    if not future.done():
-        ctx.check()
-    return future.result()
 
 
 def execute(
@@ -165,7 +137,7 @@ def execute(
     except (Exception, Canceled) as exc:  # noqa: BLE001 - loop rule 6: a tool's failure is fed back to the model
         if ctx.cancelled:  # the run's cancel (whatever the tool made of it) ends the run
             ctx.check()
-        return failed(call, _describe(exc))
+        return failed(call, describe(exc))
     try:
         text, files = tool_output(output)
     except TypeError as exc:
@@ -183,7 +155,7 @@ def not_run(call: ToolCall) -> ToolResult:
     return failed(call, "the run ended before this tool call finished.")
 
 
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
     """``"TypeName: message"`` for a tool's exception, even one whose
     ``__str__`` raises."""
     try:

@@ -25,7 +25,7 @@ adapter built from that choice (:func:`build_model`).
 * ``--model bedrock:MODEL_ID`` (Converse: any model Bedrock serves) and
   ``bedrock-anthropic:MODEL_ID`` (Claude through InvokeModel with the
   Anthropic mapping) reach Amazon Bedrock (:data:`BEDROCK_PROVIDERS`) in the
-  Region ``AWS_REGION`` (or ``AWS_DEFAULT_REGION``), with a Bedrock API key
+  Region ``AWS_REGION`` (or ``AWS_DEFAULT_REGION``, or the profile's ``region``), with a Bedrock API key
   from ``AWS_BEARER_TOKEN_BEDROCK`` when set, else SigV4 over AWS
   credentials: ``AWS_ACCESS_KEY_ID`` and ``AWS_SECRET_ACCESS_KEY`` (and
   ``AWS_SESSION_TOKEN``) from the environment, else botocore's standard
@@ -273,7 +273,13 @@ def _azure_choice(
                 f"--model {provider}:{deployment} needs the AZURE_OPENAI_ENDPOINT environment variable "
                 "(https://RESOURCE.openai.azure.com/) or --base-url (the v1 root)"
             )
-        base_url = endpoint.rstrip("/") + "/openai/v1"
+        if not endpoint.startswith(("https://", "http://")):
+            raise ConfigError(
+                f"AZURE_OPENAI_ENDPOINT must be the resource's endpoint, https://RESOURCE.openai.azure.com/, "
+                f"got {endpoint!r}"
+            )
+        # the resource's endpoint, or its v1 root as Microsoft's v1 samples give it
+        base_url = endpoint.rstrip("/").removesuffix("/openai/v1").removesuffix("/openai") + "/openai/v1"
     return ModelChoice(provider=provider, model=deployment, base_url=base_url, api_key=key)
 
 
@@ -303,20 +309,15 @@ def _vertex_choice(provider: str, model: str, base_url: str | None, env: Mapping
 
 def _bedrock_choice(provider: str, model: str, base_url: str | None, env: Mapping[str, str]) -> ModelChoice:
     """A model on Amazon Bedrock: the Region from ``AWS_REGION`` or
-    ``AWS_DEFAULT_REGION`` (required without ``--base-url``), a Bedrock API key
-    from ``AWS_BEARER_TOKEN_BEDROCK``, else the keys of the environment or
-    the profile of ``AWS_PROFILE`` (resolved by :func:`build_model`)."""
+    ``AWS_DEFAULT_REGION`` (else the profile's, found by :func:`build_model`),
+    a Bedrock API key from ``AWS_BEARER_TOKEN_BEDROCK``, else the keys of the
+    environment or the profile of ``AWS_PROFILE`` (resolved by :func:`build_model`)."""
     if not model:
         raise ConfigError(
             f"--model {provider} needs the model id: {provider}:MODEL_ID "
             "(e.g. us.anthropic.claude-sonnet-4-5-20250929-v1:0)"
         )
     region = _env(env, "AWS_REGION") or _env(env, "AWS_DEFAULT_REGION")
-    if not region and base_url is None:
-        raise ConfigError(
-            f"--model {provider}:{model} needs the AWS_REGION environment variable (the AWS Region, "
-            "e.g. us-east-1)"
-        )
     key_id, secret = _env(env, "AWS_ACCESS_KEY_ID"), _env(env, "AWS_SECRET_ACCESS_KEY")
     return ModelChoice(
         provider=provider,
@@ -340,24 +341,32 @@ def _bedrock_model(choice: ModelChoice) -> Model:
     from agentcore.providers import aws
     from agentcore.providers.bedrock import BedrockAnthropicModel, BedrockConverseModel
 
-    adapter = BedrockConverseModel if choice.provider == "bedrock" else BedrockAnthropicModel
-    region, base_url, window = choice.location or None, choice.base_url, choice.context_window
-    if choice.api_key:
-        return adapter(
-            choice.model, region=region, base_url=base_url, api_key=choice.api_key, context_window=window
-        )
     aws.require()  # a ConfigError naming the extra when botocore is missing
     import botocore.credentials
     import botocore.exceptions
     import botocore.session
 
+    adapter = BedrockConverseModel if choice.provider == "bedrock" else BedrockAnthropicModel
+    spec = f"--model {choice.provider}:{choice.model}"
+    base_url, window = choice.base_url, choice.context_window
     try:
+        session = botocore.session.Session(profile=choice.profile or None)
+        region = choice.location or session.get_config_variable("region")  # else the profile's
+        if not region and (base_url is None or not choice.api_key):
+            raise ConfigError(
+                f"{spec} needs the AWS Region the requests go to and are signed for: set AWS_REGION (or "
+                "AWS_DEFAULT_REGION, or region in the AWS_PROFILE's ~/.aws/config), e.g. us-east-1"
+            )
+        if choice.api_key:
+            return adapter(
+                choice.model, region=region, base_url=base_url, api_key=choice.api_key, context_window=window
+            )
         if choice.aws_keys:
             found = botocore.credentials.Credentials(*choice.aws_keys[:2], choice.aws_keys[2] or None)
         else:
-            found = botocore.session.Session(profile=choice.profile or None).get_credentials()
+            found = session.get_credentials()
     except botocore.exceptions.BotoCoreError as exc:  # an unknown profile, a broken config file
-        raise ConfigError(f"--model {choice.provider}:{choice.model}: {exc}") from None
+        raise ConfigError(f"{spec}: {exc}") from None
     if found is None:
         raise ConfigError(
             f"--model {choice.provider}:{choice.model} needs AWS credentials: AWS_BEARER_TOKEN_BEDROCK "

@@ -28,6 +28,7 @@ import base64
 import binascii
 import json
 import re
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Generator, Iterable, Mapping
@@ -115,34 +116,29 @@ class SigV4:
         require()
         if not isinstance(region, str) or not region:
             raise ConfigError(f"region must be an AWS Region code such as 'us-east-1', got {region!r}")
-        if credentials is None or not hasattr(credentials, "get_frozen_credentials"):
+        if not hasattr(credentials, "get_frozen_credentials"):
             raise ConfigError(
                 "aws_credentials must be botocore credentials (botocore.session.get_session()"
-                f".get_credentials()), got {type(credentials).__name__}: no AWS credentials were found "
-                "(set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
+                f".get_credentials(), or botocore.credentials.Credentials(key, secret, token)), got "
+                f"{type(credentials).__name__}"
             )
         self._region = region
         self._credentials = credentials
         self._service = service
+        self._lock = threading.Lock()
+        self._refused: dict[str, str] | None = None
+        """The headers of the last request AWS refused as expired (guarded by ``_lock``)."""
 
     def __repr__(self) -> str:
         return f"SigV4(region={self._region!r}, service={self._service!r})"
 
-    def sign(
-        self,
-        url: str,
-        headers: Mapping[str, str],
-        body: bytes,
-        *,
-        stale: Mapping[str, str] | None = None,
-    ) -> dict[str, str]:
+    def sign(self, url: str, headers: Mapping[str, str], body: bytes) -> dict[str, str]:
         """The SigV4 headers of a POST of ``body`` to ``url`` with ``headers``.
 
-        ``stale``: the headers of an attempt AWS refused as signed with
-        expired credentials (``ExpiredTokenException``): when the credentials
-        are still those, refreshable ones are refreshed at once (botocore has
-        no public call for that: its refresh under its own lock) before
-        signing.
+        When AWS refused the credentials they are (:meth:`refused`: an
+        ``ExpiredTokenException``), refreshable ones are refreshed at once
+        before signing (botocore has no public call for that: its refresh
+        under its own lock).
 
         Raises:
             ModelError: ``AUTH`` when the credentials cannot be had (a
@@ -152,7 +148,9 @@ class SigV4:
         botocore = require()
         try:
             frozen = self._credentials.get_frozen_credentials()
-            if stale is not None and _signed_with(stale, frozen):
+            with self._lock:
+                stale = self._refused is not None and _signed_with(self._refused, frozen)
+            if stale:
                 frozen = self._refreshed()
         except Exception as exc:
             raise ModelError(
@@ -163,6 +161,12 @@ class SigV4:
         request = botocore.awsrequest.AWSRequest(method="POST", url=url, data=body, headers=dict(headers))
         botocore.auth.SigV4Auth(frozen, self._service, self._region).add_auth(request)
         return {name: request.headers[name] for name in _SIGNED if name in request.headers}
+
+    def refused(self, signed: Mapping[str, str]) -> None:
+        """AWS refused the credentials ``signed`` was signed with as expired:
+        while they are still the current ones, :meth:`sign` refreshes them first."""
+        with self._lock:
+            self._refused = dict(signed)
 
     def _refreshed(self) -> Any:
         """The credentials refreshed now (refreshable ones), frozen."""
@@ -343,7 +347,9 @@ def bedrock_signer(
     if not api_key and aws_credentials is None:
         raise ConfigError(
             "Bedrock needs api_key= (a Bedrock API key, sent as Authorization: Bearer) or aws_credentials= "
-            "(botocore credentials, signed with SigV4: botocore.session.get_session().get_credentials())"
+            "(botocore credentials, signed with SigV4: botocore.session.get_session().get_credentials(), "
+            "which is None when the chain finds none: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and "
+            "AWS_SECRET_ACCESS_KEY)"
         )
     if aws_credentials is None:
         return None

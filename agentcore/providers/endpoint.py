@@ -89,14 +89,7 @@ class Signer(Protocol):
     URL, the headers and the body) are two.
     """
 
-    def sign(
-        self,
-        url: str,
-        headers: Mapping[str, str],
-        body: bytes,
-        *,
-        stale: Mapping[str, str] | None = None,
-    ) -> dict[str, str]:
+    def sign(self, url: str, headers: Mapping[str, str], body: bytes) -> dict[str, str]:
         """The headers to add to a request.
 
         Args:
@@ -105,17 +98,22 @@ class Signer(Protocol):
             headers: the request's own headers (the adapter's and the
                 request's), which the signed headers go over.
             body: the request's body, the exact bytes sent.
-            stale: the headers of an earlier attempt of the same request that
-                the server refused as signed in with expired credentials (a
-                401, or AWS's expired-token 403): what made them is not used
-                again; None for a first attempt.
 
         Returns:
             The headers to add (they replace ``headers`` of the same name).
 
         Raises:
-            ModelError: ``AUTH`` when no credentials can be had (not retried).
+            ModelError: ``AUTH`` when no credentials can be had (not
+                retried), ``TRANSIENT`` when they could not be had for now
+                (a token service out of reach).
         """
+        ...
+
+    def refused(self, signed: Mapping[str, str]) -> None:
+        """The server refused a request signed with ``signed`` (the headers it
+        was sent with) as signed in with expired or revoked credentials (a
+        401, or AWS's expired-token 403): what made them is not used again
+        (the next :meth:`sign` gets new credentials)."""
         ...
 
 
@@ -240,39 +238,43 @@ class TokenCache:
         self._lock = threading.Lock()
         self._token: Token | None = None
 
-    def sign(
-        self,
-        url: str,
-        headers: Mapping[str, str],
-        body: bytes,
-        *,
-        stale: Mapping[str, str] | None = None,
-    ) -> dict[str, str]:
+    def sign(self, url: str, headers: Mapping[str, str], body: bytes) -> dict[str, str]:
         """The token header (:meth:`headers`); ``url``, ``headers`` and
         ``body`` do not change it (the :class:`Signer` protocol)."""
-        return self.headers(stale)
+        return self.headers()
 
-    def headers(self, stale: Mapping[str, str] | None = None) -> dict[str, str]:
+    def headers(self) -> dict[str, str]:
         """The token header for the next request: the cached token while it
-        is fresh, else a new one from the callable. ``stale``: the headers
-        of a request the server answered 401: their token is not used again
-        (unless the callable gives it again); a token another request got
-        meanwhile is.
+        is fresh, else a new one from the callable.
 
         Raises:
             ModelError: ``AUTH`` when the callable raised (the cause chained:
                 azure-identity's ``ClientAuthenticationError``, a token
-                service's failure); not retried.
+                service's refusal; not retried), or the callable's own
+                :class:`ModelError` as it is (a ``TRANSIENT`` one is retried).
             ConfigError: the callable returned neither a str nor a
                 :class:`Token`, or a token holding a line break.
         """
-        name = self._header[0]
         with self._lock:
             token = self._token
-            refused = stale is not None and token is not None and stale.get(name) == self._value(token)
-            if token is None or refused or not self._fresh(token):
+            if token is None or not self._fresh(token):
                 token = self._fetch()
-            return {name: self._value(token)}
+            return {self._header[0]: self._value(token)}
+
+    def refused(self, signed: Mapping[str, str]) -> None:
+        """The server refused the token of ``signed`` (a 401): it is not sent
+        again, by this adapter (the cache drops it) nor, when the callable
+        has a ``refused(token)`` method (:func:`agentcore.providers.vertex.credentials.google_credentials`'s),
+        by another adapter sharing the callable (it is told which token)."""
+        value = signed.get(self._header[0])
+        with self._lock:
+            token = self._token
+            if token is not None and value == self._value(token):
+                self._token = None
+        told = getattr(self._credentials, "refused", None)
+        prefix, _, suffix = self._header[1].partition("{token}")
+        if callable(told) and value is not None and value.startswith(prefix) and value.endswith(suffix):
+            told(value[len(prefix) : len(value) - len(suffix)])
 
     def _value(self, token: Token) -> str:
         return self._header[1].format(token=token.value)
@@ -284,6 +286,8 @@ class TokenCache:
         """A token from the callable, kept when it has an expiry (or none)."""
         try:
             got = self._credentials()
+        except ModelError:
+            raise  # the callable's own class (a token service out of reach is TRANSIENT)
         except Exception as exc:
             raise ModelError(
                 ErrorClass.AUTH,

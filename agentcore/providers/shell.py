@@ -711,23 +711,38 @@ class Adapter:
         rotated key). The headers each attempt sent are appended to ``sent``
         (for the redaction of their secrets).
 
+        What a refusal signed is reported to the signer
+        (:meth:`agentcore.providers.endpoint.Signer.refused`), the second's
+        too: a token refused twice is not sent by the next request either.
+
         Raises:
             ModelError: as ``attempt`` raises (a second 401 included), or
-                ``AUTH`` when the signer had no credentials.
+                as the signer raises (``AUTH`` when it had no credentials).
         """
         if self._signer is None:
             return attempt(headers=headers)
-        signed = merge_headers(headers, self._signer.sign(url, headers, body))
-        sent.append(signed)
+        signer = self._signer
+
+        def signed_in() -> Mapping[str, str]:
+            signed = merge_headers(headers, signer.sign(url, headers, body))
+            sent.append(signed)
+            return signed
+
+        signed = signed_in()
         try:
             return attempt(headers=signed)
         except ModelError as exc:
             if not _stale_credentials(exc):
                 raise
+            signer.refused(signed)  # not sent again, by this request or a later one
             _log.info("agentcore: the server answered %s; signing in again and retrying once", exc.status)
-        signed = merge_headers(headers, self._signer.sign(url, headers, body, stale=signed))
-        sent.append(signed)
-        return attempt(headers=signed)
+        signed = signed_in()
+        try:
+            return attempt(headers=signed)
+        except ModelError as exc:
+            if _stale_credentials(exc):
+                signer.refused(signed)
+            raise
 
     def count_tokens(
         self,

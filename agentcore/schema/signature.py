@@ -227,35 +227,39 @@ class FunctionPlan(NamedTuple):
 
 
 def is_context(hint: Any) -> bool:
-    """True for ``Context`` and ``Context | None``."""
-    if hint is Context:
+    """True for ``Context``, ``Context[Deps]`` and either ``| None``."""
+    if hint is Context or typing.get_origin(hint) is Context:
         return True
     if typing.get_origin(hint) in (Union, types.UnionType):
-        return set(typing.get_args(hint)) == {Context, _NONE_TYPE}
+        args = set(typing.get_args(hint))
+        return len(args) == 2 and _NONE_TYPE in args and all(a is _NONE_TYPE or is_context(a) for a in args)
     return False
+
+
+def is_coroutine_function(func: Callable[..., Any]) -> bool:
+    """True when calling ``func`` gives a coroutine: an ``async def``
+    function or method, a ``functools.partial`` of one, or an object whose
+    ``__call__`` is one."""
+    call = getattr(func, "__call__", None)  # noqa: B004 - the async check needs the bound method
+    return inspect.iscoroutinefunction(func) or (
+        not inspect.isroutine(func) and inspect.iscoroutinefunction(call)
+    )
 
 
 def function_plan(func: Callable[..., Any], owner: str) -> FunctionPlan:
     """Read ``func``'s signature, type hints and docstring.
 
     Args:
-        func: a synchronous callable with type hints.
+        func: a callable (or ``async def`` function) with type hints.
         owner: how error messages name the tool (``"tool 'get_weather'"``).
 
     Raises:
-        ConfigError: the function is async or a generator, has ``*args``, an
-            unannotated parameter or a hint that cannot be a JSON Schema.
+        ConfigError: the function is a generator (async or not), has
+            ``*args``, an unannotated parameter or a hint that cannot be a
+            JSON Schema.
     """
-    call = getattr(func, "__call__", None)  # noqa: B004 - the async check needs the bound method
-    if (
-        inspect.iscoroutinefunction(func)
-        or inspect.isasyncgenfunction(func)
-        or (not inspect.isroutine(func) and inspect.iscoroutinefunction(call))
-    ):
-        raise ConfigError(
-            f"{owner}: {func!r} is async; agentcore is synchronous, so a tool is a plain function "
-            "(call asyncio.run(...) inside it if it must run a coroutine)"
-        )
+    if inspect.isasyncgenfunction(func):
+        raise ConfigError(f"{owner}: {func!r} is an async generator; a tool returns its whole result")
     if inspect.isgeneratorfunction(func):
         raise ConfigError(f"{owner}: {func!r} is a generator function; a tool returns its whole result")
     try:

@@ -89,15 +89,37 @@ def google_retry_delay(payload: Any) -> float:
     a 429 (https://ai.google.dev/gemini-api/docs/troubleshooting,
     https://cloud.google.com/apis/design/errors#error_details). 0.0 when the
     body has none."""
+    for detail in _google_details(payload, RETRY_INFO):
+        delay = detail.get("retryDelay")
+        match = _DURATION.fullmatch(delay.strip()) if isinstance(delay, str) else None
+        if match:
+            return float(match.group(1))
+    return 0.0
+
+
+ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+"""The ``@type`` of the error detail that names the error's reason."""
+
+
+def google_key_refused(payload: Any) -> bool:
+    """The Google error body says the API key was refused: an ``ErrorInfo``
+    detail whose ``reason`` starts ``API_KEY_`` (``API_KEY_INVALID``, a key
+    expired or blocked for the service), which the Gemini API sends with a
+    400 ``INVALID_ARGUMENT`` (https://cloud.google.com/apis/design/errors#error_info,
+    https://ai.google.dev/gemini-api/docs/troubleshooting): an authentication
+    error, not a request to fix."""
+    return any(
+        isinstance(detail.get("reason"), str) and detail["reason"].startswith("API_KEY_")
+        for detail in _google_details(payload, ERROR_INFO)
+    )
+
+
+def _google_details(payload: Any, kind: str) -> list[dict[str, Any]]:
+    """The details of type ``kind`` in a Google error body (``{"error": {"details": [...]}}``)."""
     inner = payload.get("error") if isinstance(payload, dict) else None
     details = inner.get("details") if isinstance(inner, dict) else None
-    for detail in details if isinstance(details, list) else ():
-        if isinstance(detail, dict) and detail.get("@type") == RETRY_INFO:
-            delay = detail.get("retryDelay")
-            match = _DURATION.fullmatch(delay.strip()) if isinstance(delay, str) else None
-            if match:
-                return float(match.group(1))
-    return 0.0
+    listed = details if isinstance(details, list) else ()
+    return [detail for detail in listed if isinstance(detail, dict) and detail.get("@type") == kind]
 
 
 CONTEXT_LENGTH_PATTERN = re.compile(
@@ -235,7 +257,9 @@ def error_from_body(
     With an ``error_type`` (AWS's ``x-amzn-ErrorType`` header,
     :data:`AWS_ERROR_TYPE`), :func:`aws_error_class` classifies it instead,
     and the message starts with the type (``ExpiredTokenException: The
-    security token included in the request is expired``).
+    security token included in the request is expired``). A Google body
+    that says the API key was refused is ``AUTH`` whatever its status
+    (:func:`google_key_refused`).
     """
     text = raw.decode("utf-8", errors="replace").strip()
     try:
@@ -251,7 +275,12 @@ def error_from_body(
     if not message:
         message = _plain_text(text) if payload is None else text
     hint = looks_like_context_length(kind, message, code if isinstance(code, str) else None)
-    error_class = aws_error_class(aws_type, message, status) if aws_type else classify_status(status, hint)
+    if aws_type:
+        error_class = aws_error_class(aws_type, message, status)
+    elif google_key_refused(payload):
+        error_class = ErrorClass.AUTH
+    else:
+        error_class = classify_status(status, hint)
     detail = f"{kind}: {message}" if kind and kind not in message else message
     return ModelError(error_class, retry_after=retry_after, message=detail[:2000], status=status)
 

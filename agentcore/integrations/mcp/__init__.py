@@ -28,7 +28,6 @@ back to the model as an error result.
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 import weakref
@@ -49,7 +48,7 @@ from agentcore.integrations.mcp.servers import Server, http_server, stdio_server
 from agentcore.integrations.mcp.session import Supervisor
 from agentcore.redaction import redact
 from agentcore.server_tools import SERVER_TOOL_TYPES, ServerTool
-from agentcore.tools import Tool, ToolOutput, ToolSet, check_server_names
+from agentcore.tools import Tool, ToolOutput, ToolSet, check_server_names, positive_seconds
 from agentcore.types import TOOL_NAME_CHARACTERS, TOOL_NAME_LENGTH, ToolDefinition
 
 __all__ = [
@@ -133,12 +132,6 @@ class MCPTool:
         return [*([text] if text else []), *files] if files else text
 
 
-def _seconds(option: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < math.inf):
-        raise ConfigError(f"{option} must be a number of seconds > 0, got {value!r}")
-    return float(value)
-
-
 class MCPTools(ToolSet):
     """The tools of one MCP server, as a live :class:`~agentcore.tools.ToolSet`.
 
@@ -160,8 +153,8 @@ class MCPTools(ToolSet):
 
     def __init__(self, server: Server, *, timeout: float, connect_timeout: float, prefix: str) -> None:
         super().__init__()
-        timeout = _seconds("timeout", timeout)
-        connect_timeout = _seconds("connect_timeout", connect_timeout)
+        timeout = positive_seconds("timeout", timeout)
+        connect_timeout = positive_seconds("connect_timeout", connect_timeout)
         if not isinstance(prefix, str) or not _PREFIX.fullmatch(prefix):
             raise ConfigError(f"prefix must be up to 63 letters, digits, '_' or '-', got {prefix!r}")
         self._server = server
@@ -250,7 +243,7 @@ class MCPTools(ToolSet):
             MCPServerError: the server could not be reached, or failed the
                 handshake or the tool listing.
         """
-        seconds = _seconds("connect_timeout", connect_timeout)
+        seconds = positive_seconds("connect_timeout", connect_timeout)
         server = http_server(url, headers, seconds)
         return cls(server, timeout=timeout, connect_timeout=seconds, prefix=prefix)
 

@@ -41,7 +41,8 @@ from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
-from agentcore.context import Context, interruptible_wait
+from agentcore.background import LoopThread, wait
+from agentcore.context import Context
 from agentcore.errors import ConfigError, MCPServerError
 from agentcore.integrations.mcp.servers import Server, StdioServer
 from agentcore.redaction import redact
@@ -151,22 +152,9 @@ class Supervisor:
         self._conn: _Connection | None = None
         self._connections: dict[_Connection, asyncio.Task[None]] = {}
         self._calls: set[asyncio.Task[Any]] = set()
-        self._loop = asyncio.new_event_loop()
+        self._runner = LoopThread("agentcore-mcp")
+        self._loop = self._runner.loop
         self._lock = asyncio.Lock()
-        self._thread = threading.Thread(target=self._serve, name="agentcore-mcp", daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        try:
-            self._loop.run_forever()
-        finally:
-            left = asyncio.all_tasks(self._loop)
-            for task in left:
-                task.cancel()
-            self._loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
-            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
-            self._loop.close()
 
     # --- called from any thread ---
 
@@ -225,22 +213,9 @@ class Supervisor:
             if self.closed:
                 coro.close()
                 raise ConfigError(f"{self.server.describe()} is closed")
-            future = asyncio.run_coroutine_threadsafe(self._tracked(coro), self._loop)
-        if ctx is not None:
-            done = threading.Event()
-            future.add_done_callback(lambda _f: done.set())
-            remove = ctx.add_callback(done.set)
-            try:
-                interruptible_wait(done.wait)  # a Ctrl-C on the main thread ends it
-            finally:
-                remove()
-            if not future.done():
-                future.cancel()  # the task is cancelled on the loop; the SDK sends notifications/cancelled
-                ctx.check()
-        else:
-            interruptible_wait(lambda timeout: bool(concurrent.futures.wait([future], timeout).done))
+            future = self._runner.submit(self._tracked(coro))
         try:
-            return future.result()
+            return wait(future, ctx)  # a cancel cancels the task: the SDK sends notifications/cancelled
         except concurrent.futures.CancelledError:
             raise MCPServerError(f"{self.server.label}: the tools were closed during the call") from None
         except Exception as exc:  # noqa: BLE001 - raised again, with any credential redacted
@@ -252,14 +227,13 @@ class Supervisor:
             if self.closed:
                 return
             self.closed = True
-        if threading.current_thread() is self._thread:  # collected on this thread: it cannot wait for itself
+        if self._runner.on_loop:  # collected on the loop's thread: it cannot wait for itself
             self._loop.create_task(self._shutdown(stop=True))
             return
         try:
-            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result()
+            self._runner.submit(self._shutdown()).result()
         finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join()
+            self._runner.close()
 
     # --- on the event loop ---
 

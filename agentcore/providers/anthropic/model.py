@@ -16,6 +16,7 @@ from agentcore.providers.anthropic.request import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_SETTINGS,
     beta_features,
+    breakpoint_on_last_block,
     cache_policy,
     check_settings,
     count_body,
@@ -179,10 +180,16 @@ class AnthropicModel(Adapter):
         (:func:`agentcore.providers.anthropic.request.request_body`: the
         ``interleaved-thinking`` beta among the headers changes it)."""
         beta = "".join(value for name, value in headers.items() if name.lower() == "anthropic-beta")
-        return self._body(
+        body = self._body(
             request_body,
             request,
             sent,
             max_tokens=self._max_tokens,
             interleaved="interleaved-thinking" in beta.lower(),
         )
+        return body if self._automatic_caching else breakpoint_on_last_block(body)
+
+    _automatic_caching = True
+    """The endpoint takes the request-level ``cache_control`` (automatic
+    caching); False for a cloud that documents breakpoints on blocks only
+    (:func:`agentcore.providers.anthropic.request.breakpoint_on_last_block`)."""

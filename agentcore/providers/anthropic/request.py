@@ -1117,6 +1117,31 @@ COUNT_FIELDS = frozenset(
 ``context_management`` and ``mcp_servers`` with their beta headers)."""
 
 
+def breakpoint_on_last_block(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` with its request-level ``cache_control`` (automatic caching)
+    moved onto the last block of its last message that can hold one, where
+    automatic caching puts the breakpoint (:data:`CACHE_DOCS`): the same
+    cache, asked for block by block, as the clouds that serve the Messages
+    API document it (explicit caching, ``cache_control`` on blocks:
+    https://docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html,
+    https://cloud.google.com/vertex-ai/generative-ai/docs/partner-models/claude/prompt-caching;
+    neither names the request-level field). The block is a copy: the blocks
+    a digest was taken of are not changed. ``body`` itself when it has none."""
+    cache = body.get("cache_control")
+    if cache is None:
+        return body
+    moved = {name: value for name, value in body.items() if name != "cache_control"}
+    turns = list(moved["messages"])
+    blocks = list(turns[-1]["content"])
+    for index in range(len(blocks) - 1, -1, -1):
+        if blocks[index].get("type") not in _THINKING_BLOCKS:
+            blocks[index] = {**blocks[index], "cache_control": blocks[index].get("cache_control", cache)}
+            turns[-1] = {**turns[-1], "content": blocks}
+            break
+    moved["messages"] = turns
+    return moved
+
+
 def count_body(body: Mapping[str, Any]) -> dict[str, Any]:
     """The body of ``POST /v1/messages/count_tokens`` for the step whose body
     :func:`request_body` made: its fields the endpoint takes

@@ -272,6 +272,8 @@ class BedrockAnthropicModel(AnthropicModel):
             :class:`agentcore.providers.anthropic.AnthropicModel` raises.
     """
 
+    _automatic_caching = False  # the cloud documents cache breakpoints on blocks only
+
     _count_field = "inputTokens"
 
     def __init__(

@@ -177,11 +177,20 @@ def check_settings(settings: ModelSettings, model_id: str = "") -> None:
             "a Claude model); use reasoning_effort (gpt-oss, Nova 2) or extra_body"
         )
     effort = settings.reasoning_effort
-    if effort is not None and (claude or effort not in REASONING_EFFORTS):
+    if effort is not None and (effort_family(model_id) is None or effort not in REASONING_EFFORTS):
         raise ConfigError(
             f"ModelSettings.reasoning_effort={effort!r}: {_API} sends {', '.join(REASONING_EFFORTS)} to "
-            "gpt-oss and Nova 2 models; a Claude model takes thinking_budget"
+            f"gpt-oss and Nova 2 models ({model_id!r} is neither); a Claude model takes thinking_budget, "
+            "another model's reasoning fields go in extra_body"
         )
+
+
+def effort_family(model_id: str) -> str | None:
+    """The family whose reasoning-effort field ``model_id`` takes: ``"nova-2"``
+    (``reasoningConfig``), ``"gpt-oss"`` (``reasoning_effort``), or None
+    (Claude, Nova 1 and the others have no such field)."""
+    lowered = model_id.lower()
+    return next((family for family in ("nova-2", "gpt-oss") if family in lowered), None)
 
 
 def settings_fields(
@@ -255,7 +264,7 @@ def settings_fields(
         if thinking is not None:
             extra["thinking"] = thinking
     elif settings.reasoning_effort is not None:
-        if "nova" in model_id.lower():
+        if effort_family(model_id) == "nova-2":
             extra["reasoningConfig"] = {"type": "enabled", "maxReasoningEffort": settings.reasoning_effort}
         else:
             extra["reasoning_effort"] = settings.reasoning_effort

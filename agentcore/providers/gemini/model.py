@@ -11,6 +11,7 @@ from typing import Any
 
 from agentcore.caching import CachePolicy, CacheTracker
 from agentcore.context import Context
+from agentcore.errors import ConfigError
 from agentcore.providers import attachments
 from agentcore.providers.endpoint import Credentials, Endpoint
 from agentcore.providers.gemini.request import check_settings, count_body, request_body
@@ -48,8 +49,9 @@ class GeminiModel(Adapter):
     mapping and its sources.
 
     Args:
-        model: the model id, without ``models/`` (``"gemini-2.5-flash"``,
-            ``"gemini-3-pro-preview"``).
+        model: the model id (``"gemini-2.5-flash"``,
+            ``"gemini-3-pro-preview"``); a ``models/`` before it (the
+            resource name ListModels gives) is dropped.
         api_key: sent as ``x-goog-api-key`` (a key from Google AI Studio).
         base_url: the API root; requests go to
             ``{base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse``.
@@ -60,8 +62,9 @@ class GeminiModel(Adapter):
             request (:func:`agentcore.providers.gemini.request.settings_fields`).
 
     Raises:
-        ConfigError: ``settings`` the API cannot take
-            (:func:`agentcore.providers.gemini.request.check_settings`), and
+        ConfigError: ``settings`` the API cannot take for the model
+            (:func:`agentcore.providers.gemini.request.check_settings`), a
+            ``base_url`` ending in ``/v1beta`` (the root goes there), and
             as :class:`agentcore.providers.shell.Adapter` says for the options
             every adapter takes.
     """
@@ -88,6 +91,12 @@ class GeminiModel(Adapter):
         credentials: Credentials | None = None,
         endpoint: Endpoint | None = None,
     ) -> None:
+        if isinstance(model, str):
+            model = model.removeprefix("models/")  # the resource name ListModels gives
+        if isinstance(base_url, str) and base_url.rstrip("/").endswith("/v1beta") and endpoint is None:
+            raise ConfigError(
+                f"base_url is the API's root, without /v1beta (the adapter adds the path): got {base_url!r}"
+            )
         super().__init__(
             model,
             api_key=api_key,
@@ -102,7 +111,7 @@ class GeminiModel(Adapter):
             credentials=credentials,
             endpoint=endpoint or STREAM_ENDPOINT,
         )
-        check_settings(self._settings)
+        check_settings(self._settings, model)
 
     def stream(self, request: Request, ctx: Context) -> Generator[StreamPart, None, None]:
         """Run one streamed generation and yield its parts.

@@ -233,10 +233,18 @@ def _tools(request: Request) -> list[dict[str, Any]]:
     return tools + [server_tool_json(tool) for tool in request.server_tools]
 
 
-def check_settings(settings: ModelSettings) -> None:
+def check_settings(settings: ModelSettings, model_id: str = "") -> None:
     """Raise :class:`ConfigError` for ``settings`` the Gemini API cannot take
-    (:func:`settings_fields`)."""
+    (:func:`settings_fields`), for ``model_id`` when given: a thinking level
+    (``reasoning_effort``) is Gemini 3's, and a Gemini 2 or 1 model id
+    (``gemini-2.5-flash``) takes a ``thinking_budget`` instead
+    (https://ai.google.dev/gemini-api/docs/thinking#thinking-levels)."""
     unsupported(settings, set(SETTINGS), _API)
+    if settings.reasoning_effort is not None and re.match(r"(?:models/)?gemini-[12]\b", model_id):
+        raise ConfigError(
+            f"reasoning_effort={settings.reasoning_effort!r}: thinking levels are Gemini 3's; "
+            f"{model_id} takes thinking_budget (tokens) instead"
+        )
     if settings.reasoning_effort is not None and settings.reasoning_effort not in THINKING_LEVELS:
         raise ConfigError(
             f"reasoning_effort={settings.reasoning_effort!r}: the Gemini API's thinking levels are "
@@ -532,11 +540,11 @@ def request_body(
             (:func:`settings_fields`), a tool (:func:`tool_json`) or a file
             (:func:`file_json`) it cannot take.
     """
-    del model_id  # the URL names the model
     tools = _tools(request)
     check_history(request.messages)
     attachments.check_places(request.messages)
     merged = (settings or ModelSettings()).merged(request.settings)
+    check_settings(merged, model_id)  # the URL names the model; its generation decides the thinking fields
     fields = settings_fields(merged, request.tools)
     log_foreign_items(request.messages, FORMAT, origin)
     body: dict[str, Any] = {"contents": contents(request.messages, origin, sent)}

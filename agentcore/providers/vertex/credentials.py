@@ -12,8 +12,8 @@ import threading
 import time
 from typing import Any
 
-from agentcore.errors import ConfigError
-from agentcore.providers.endpoint import REFRESH_SECONDS, Credentials, Token
+from agentcore.errors import ConfigError, ErrorClass, ModelError
+from agentcore.providers.endpoint import REFRESH_SECONDS, Token
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 """The OAuth scope Vertex AI's REST API takes
@@ -44,22 +44,12 @@ def _epoch(expiry: datetime.datetime | None) -> float | None:
     return expiry.timestamp()
 
 
-def google_credentials(credentials: Any) -> Credentials:
+def google_credentials(credentials: Any) -> GoogleCredentials:
     """The ``credentials`` callable of a Vertex AI adapter, from google-auth's
     credentials (``google.auth.default(scopes=[CLOUD_PLATFORM_SCOPE])[0]``: a
     service account, Application Default Credentials from ``gcloud auth
-    application-default login``, a metadata server, workload identity).
-
-    The callable returns a :class:`agentcore.providers.endpoint.Token` (the
-    access token, its ``expiry`` in seconds since the epoch), refreshing the
-    credentials first, under a lock (one refresh at a time, whichever thread
-    asks), when google-auth says they are not valid, when they expire within
-    :data:`agentcore.providers.endpoint.REFRESH_SECONDS` (the adapter asks
-    that early), or when their token is the one it handed out last: the
-    adapter asks again only for a new token (its own is about to expire, or
-    the server answered 401), and a token refused once is not sent again.
-    The refresh goes through google-auth's ``requests`` transport, on a
-    session that reads no proxy variables.
+    application-default login``, a metadata server, workload identity); one
+    can be shared by several adapters (:class:`GoogleCredentials`).
 
     Args:
         credentials: a ``google.auth.credentials.Credentials``.
@@ -70,28 +60,71 @@ def google_credentials(credentials: Any) -> Credentials:
     Raises:
         ConfigError: google-auth is not installed (``agentcore[google]``), or
             ``credentials`` has no ``refresh`` method.
-        (from the callable, through the adapter) ModelError: ``AUTH`` when
-            the refresh failed (google-auth's ``RefreshError``: a revoked
-            key, a token endpoint that refused the assertion), the cause
-            chained; not retried.
     """
     if not callable(getattr(credentials, "refresh", None)):
         raise ConfigError(
             "google_credentials needs google-auth credentials (e.g. google.auth.default("
             f"scopes=[{CLOUD_PLATFORM_SCOPE!r}])[0]), got {type(credentials).__name__}"
         )
-    transport = _requests_transport()
-    lock = threading.Lock()
-    handed: list[str] = []
+    return GoogleCredentials(credentials, _requests_transport())
 
-    def token() -> Token:
-        with lock:
+
+class GoogleCredentials:
+    """google-auth's credentials as a ``credentials`` callable
+    (:func:`google_credentials` makes one).
+
+    Called, it returns a :class:`agentcore.providers.endpoint.Token` (the
+    access token, its ``expiry`` in seconds since the epoch), refreshing the
+    credentials first, under a lock (one refresh at a time, whichever thread
+    or adapter asks), when google-auth says they are not valid, when they
+    expire within :data:`agentcore.providers.endpoint.REFRESH_SECONDS` (an
+    adapter asks that early), or when a server refused their token (an
+    adapter tells it through :meth:`refused` after a 401): a token refused
+    once is not sent again, by any adapter sharing the callable, while a
+    valid one is handed to each of them. The refresh goes through
+    google-auth's ``requests`` transport, on a session that reads no proxy
+    variables.
+
+    Raises (from the call, through the adapter):
+        ModelError: ``AUTH`` when the refresh was refused (google-auth's
+            ``RefreshError``: a revoked key, a token endpoint that refused the
+            assertion; not retried); ``TRANSIENT`` when the token endpoint
+            could not be reached (google-auth's ``TransportError``: retried
+            as the step is); the cause chained.
+    """
+
+    def __init__(self, credentials: Any, transport: Any) -> None:
+        self._credentials = credentials
+        self._transport = transport
+        self._lock = threading.Lock()
+        self._refused: set[str] = set()
+        """Tokens a server refused (guarded by ``_lock``)."""
+
+    def __call__(self) -> Token:
+        credentials = self._credentials
+        with self._lock:
             expires_at = _epoch(credentials.expiry)
             soon = expires_at is not None and expires_at - REFRESH_SECONDS <= time.time()
-            if not credentials.valid or soon or (handed and handed[-1] == credentials.token):
-                credentials.refresh(transport)
+            if not credentials.valid or soon or credentials.token in self._refused:
+                self._refresh()
                 expires_at = _epoch(credentials.expiry)
-            handed[:] = [credentials.token]
             return Token(credentials.token, expires_at)
 
-    return token
+    def refused(self, token: str) -> None:
+        """A server refused ``token`` (a 401): the next call refreshes while
+        the credentials still hold it."""
+        with self._lock:
+            self._refused = {token} if token == self._credentials.token else set()
+
+    def _refresh(self) -> None:
+        import google.auth.exceptions
+
+        try:
+            self._credentials.refresh(self._transport)
+        except google.auth.exceptions.TransportError as exc:
+            raise ModelError(
+                ErrorClass.TRANSIENT,
+                err=exc,
+                message=f"the Google token endpoint could not be reached: {exc}"[:500],
+            ) from exc
+        self._refused.clear()

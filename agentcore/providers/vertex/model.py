@@ -238,6 +238,8 @@ class VertexAnthropicModel(AnthropicModel):
             :class:`agentcore.providers.anthropic.AnthropicModel` raise.
     """
 
+    _automatic_caching = False  # the cloud documents cache breakpoints on blocks only
+
     def __init__(
         self,
         model: str,

@@ -154,15 +154,16 @@ def check_server_tools(tools: Sequence[ServerTool]) -> None:
     https://platform.openai.com/docs/api-reference/chat/create; OpenAI's web
     search there is the ``web_search_options`` field of its search models,
     https://developers.openai.com/api/docs/guides/tools-web-search, which
-    ``extra_body`` can send). The error names the first tool and
-    ``OpenAIChatModel``; use ``OpenAIResponsesModel`` for hosted tools.
+    ``extra_body`` can send). The error names the first tool and the
+    Responses API's models, which have hosted tools.
     """
     if tools:
         tool = tools[0]
         raise ConfigError(
-            f"{type(tool).__name__} ({tool.name}): OpenAIChatModel cannot ask for a server tool, the Chat "
-            "Completions API has none; use OpenAIResponsesModel (web search, file search, code execution) "
-            "or AnthropicModel"
+            f"{type(tool).__name__} ({tool.name}): the Chat Completions API has no server tool; use the "
+            "Responses API (OpenAIResponsesModel or AzureOpenAIResponsesModel; on the command line "
+            "openai-responses: or azure-responses:) for web search, file search and code execution, or "
+            "Anthropic's API"
         )
 
 
