@@ -24,6 +24,7 @@ from agentcore.errors import (
     RunError,
     classify_status,
 )
+from agentcore.fallback import DEFAULT_FALLBACK_ON, FallbackModel
 from agentcore.files import File
 from agentcore.model import Model
 from agentcore.options import (
@@ -95,6 +96,7 @@ __all__ = [
     "ContentPart",
     "ContentPartKind",
     "Context",
+    "DEFAULT_FALLBACK_ON",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_RETRY_BASE_DELAY",
     "DEFAULT_RETRY_MAX_DELAY",
@@ -102,6 +104,7 @@ __all__ = [
     "DEFAULT_STEP_LIMIT",
     "DeadlineExceeded",
     "ErrorClass",
+    "FallbackModel",
     "File",
     "FinishReason",
     "FunctionTool",
