@@ -602,3 +602,106 @@ def test_the_primarys_reasoning_never_reaches_another_provider() -> None:
     assert next(m for m in sent["body"]["messages"] if m["role"] == "tool")["content"] == "1.2.3"
     assert result.usage_by_model == {"claude-sonnet-4-5": Usage(598, 92), "gpt-4o": Usage(14, 8)}
     assert_valid_history(result.messages)
+
+
+# --- with history policies, agentcore.aio and check_model ---------------------------------
+
+
+def long_history() -> list[Any]:
+    from agentcore import Message, Role, text_part
+
+    return [
+        user_message("x " * 2000),
+        Message(Role.ASSISTANT, [text_part("noted")]),
+        user_message("And now?"),
+    ]
+
+
+def too_long(tokens: int) -> ModelError:
+    return ModelError(
+        ErrorClass.CONTEXT_LENGTH, status=400, message=f"prompt is too long: {tokens} tokens > 2000 maximum"
+    )
+
+
+def test_a_larger_window_answers_before_any_policy_cuts() -> None:
+    from agentcore.compaction import SlidingWindow
+
+    primary = Windowed([too_long(2500)], model_id="small", window=2_000)
+    large = Windowed([text_step("whole")], model_id="large", window=100_000)
+    result = generate(
+        options(
+            FallbackModel(primary, large),
+            messages=long_history(),
+            history_policy=[SlidingWindow(max_tokens=0.9)],
+        )
+    )
+    assert result.steps[0].model_id == "large"
+    assert result.steps[0].compactions == ()
+    assert len(large.requests[0].messages) == 3
+
+
+def test_when_no_model_takes_the_step_the_policies_cut_and_the_chain_is_tried_again() -> None:
+    from agentcore.compaction import SlidingWindow
+
+    primary = Windowed([too_long(2500), text_step("cut")], model_id="small", window=2_000)
+    smaller = Windowed([], model_id="smaller", window=1_000)
+    result = generate(
+        options(
+            FallbackModel(primary, smaller),
+            messages=long_history(),
+            history_policy=[SlidingWindow(max_tokens=0.9)],
+        )
+    )
+    assert smaller.requests == []  # a smaller window is never tried for a prompt too long
+    assert result.steps[0].model_id == "small"
+    [compaction] = result.steps[0].compactions
+    assert compaction.refused
+    assert [len(request.messages) for request in primary.requests] == [3, 2]
+    assert primary.requests[1].messages[-1] == user_message("And now?")
+    assert compaction.removed == (1,)  # the sliding window keeps the first turn, drops the answer
+
+
+def test_an_async_consumer_sees_the_fallbacks_answer() -> None:
+    import asyncio
+
+    from agentcore.aio import arun
+
+    async def main() -> tuple[list[str], Any]:
+        primary = ScriptedModel([OVERLOADED], model_id="primary")
+        reader = arun(
+            options(FallbackModel(primary, ScriptedModel([text_step("hi")], model_id="f")), max_retries=0)
+        )
+        ids = [part.model_id async for part in reader if part.kind is StreamPartKind.STEP_FINISH]
+        return ids, await reader.result()
+
+    ids, result = asyncio.run(main())
+    assert ids == ["f"]
+    assert result.text == "hi"
+
+
+def test_check_model_passes_a_fallback_model_whose_primary_is_down() -> None:
+    from agentcore.testing import check_model
+
+    check_model(FallbackModel(ScriptedModel([OVERLOADED] * 3), ScriptedModel([text_step("hi")] * 3)))
+
+
+def test_the_primarys_server_tool_blocks_never_reach_another_provider() -> None:
+    searched = fixture("anthropic/server_web_search_thinking_citations.sse")
+    primary = LocalServer([Reply(actions=[searched])])
+    fallback = LocalServer([Reply(actions=[fixture(ANSWERS["chat"][0])])])
+    try:
+        first = generate(options(adapter("anthropic", primary)))
+        primary.reset()
+        primary.add(json_reply(529, ERROR_BODY))
+        chain = FallbackModel(adapter("anthropic", primary), adapter("chat", fallback))
+        result = generate(options(chain, max_retries=0, messages=[*first.messages, user_message("More?")]))
+    finally:
+        primary.close()
+        fallback.close()
+    assert sum(1 for part in first.messages[1].content if part.provider_item is not None) == 4
+    assert result.steps[0].model_id == "gpt-4o"
+    sent = fallback.requests[0]
+    assert b"server_tool_use" not in sent["raw"]
+    assert b"web_search_tool_result" not in sent["raw"]
+    assert [m["role"] for m in sent["body"]["messages"]] == ["user", "assistant", "user"]
+    assert sent["body"]["messages"][1]["content"] == first.text
