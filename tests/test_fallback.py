@@ -13,6 +13,7 @@ recorded through ``retry_sleep``, never slept.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -43,11 +44,13 @@ from agentcore import (
 )
 from agentcore.durable import RunState, SQLiteCheckpoints, StepRecord
 from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.bedrock import BedrockConverseModel
 from agentcore.providers.gemini import GeminiModel
 from agentcore.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from agentcore.result import StepResult
 from agentcore.testing import ScriptedModel
 from agentcore.types import Request
+from tests import bedrock_server
 from tests.localserver import Close, LocalServer, Reply, Reset, json_reply
 from tests.loop_helpers import assert_valid_history, text_step, tool_step
 
@@ -435,6 +438,30 @@ def test_closing_a_direct_stream_closes_the_model_streaming() -> None:
 ERROR_BODY = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
 
 
+NOVA_TEXT = (
+    "The capital of France is Paris. Paris is not only the capital city but also the most populous city in "
+    "France, and it is a major center for culture, commerce, fashion, and international diplomacy. Known for "
+    "its historical landmarks, such as the Eiffel Tower, the Louvre Museum, and Notre-Dame Cathedral, Paris "
+    'is often referred to as "The City of Light" or "The City of Love."'
+)
+
+
+def answer(kind: str) -> Reply:
+    """The recorded answer of ``kind``'s API, as its server sends it."""
+    name = ANSWERS[kind][0]
+    if name.endswith(".b64"):
+        body = base64.b64decode(fixture(name))
+        return Reply(actions=[body], headers={"Content-Type": "application/vnd.amazon.eventstream"})
+    return Reply(actions=[fixture(name)])
+
+
+def busy(kind: str, status: int) -> Reply:
+    """``kind``'s API answering ``status`` (Bedrock names the error in a header)."""
+    if kind == "bedrock":
+        return bedrock_server.error_reply(status, "ServiceUnavailableException", "Too many connections")
+    return json_reply(status, ERROR_BODY)
+
+
 def adapter(kind: str, server: LocalServer, **kwargs: Any) -> Any:
     """An adapter of ``kind`` that talks to ``server``."""
     if kind == "anthropic":
@@ -443,7 +470,9 @@ def adapter(kind: str, server: LocalServer, **kwargs: Any) -> Any:
         return OpenAIChatModel("gpt-4o", api_key="k", base_url=server.url + "/v1", **kwargs)
     if kind == "responses":
         return OpenAIResponsesModel("deepseek-chat", api_key="k", base_url=server.url + "/v1", **kwargs)
-    return GeminiModel("gemini-2.0-flash", api_key="k", base_url=server.url, **kwargs)
+    if kind == "gemini":
+        return GeminiModel("gemini-2.0-flash", api_key="k", base_url=server.url, **kwargs)
+    return BedrockConverseModel("amazon.nova-micro-v1:0", api_key="k", base_url=server.url, **kwargs)
 
 
 ANSWERS = {
@@ -464,12 +493,14 @@ ANSWERS = {
         Usage(90, 15),
     ),
     "gemini": ("gemini/gemini20flash_text.sse", "The capital of France is Paris.\n", Usage(13, 8)),
+    "bedrock": ("bedrock_converse/nova_micro_text.eventstream.b64", NOVA_TEXT, Usage(13, 82)),
 }
 RING = [
     ("anthropic", 529, "chat"),
     ("chat", 503, "responses"),
     ("responses", 429, "gemini"),
-    ("gemini", 503, "anthropic"),
+    ("gemini", 503, "bedrock"),
+    ("bedrock", 503, "anthropic"),
 ]
 
 
@@ -477,17 +508,17 @@ RING = [
 def test_every_adapter_falls_back_and_is_fallen_back_to_over_http(
     first: str, status: int, second: str
 ) -> None:
-    busy = LocalServer([json_reply(status, ERROR_BODY)])
-    name, text, usage = ANSWERS[second]
-    healthy = LocalServer([Reply(actions=[fixture(name)])])
+    down = LocalServer([busy(first, status)])
+    _name, text, usage = ANSWERS[second]
+    healthy = LocalServer([answer(second)])
     try:
         waits: list[float] = []
-        chain = FallbackModel(adapter(first, busy), adapter(second, healthy))
+        chain = FallbackModel(adapter(first, down), adapter(second, healthy))
         result = generate(options(chain, waits, max_retries=1))
     finally:
-        busy.close()
+        down.close()
         healthy.close()
-    assert (busy.hits, healthy.hits) == (2, 1)
+    assert (down.hits, healthy.hits) == (2, 1)
     assert waits == [0.5]
     assert result.text == text
     assert result.steps[0].model_id == adapter(second, healthy).model_id
@@ -705,3 +736,22 @@ def test_the_primarys_server_tool_blocks_never_reach_another_provider() -> None:
     assert b"web_search_tool_result" not in sent["raw"]
     assert [m["role"] for m in sent["body"]["messages"]] == ["user", "assistant", "user"]
     assert sent["body"]["messages"][1]["content"] == first.text
+
+
+def test_a_fallback_is_logged_once_at_warning(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    primary = ScriptedModel([OVERLOADED], model_id="claude-sonnet-4-5")
+    with caplog.at_level(logging.WARNING, logger="agentcore"):
+        generate(
+            options(
+                FallbackModel(primary, ScriptedModel([text_step("hi")], model_id="gpt-4.1")), max_retries=0
+            )
+        )
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (
+            logging.WARNING,
+            "agentcore: claude-sonnet-4-5 failed with OVERLOADED (overloaded: Overloaded (HTTP 529)); "
+            "the step goes to gpt-4.1",
+        )
+    ]
