@@ -755,3 +755,22 @@ def test_a_fallback_is_logged_once_at_warning(caplog: pytest.LogCaptureFixture) 
             "the step goes to gpt-4.1",
         )
     ]
+
+
+def test_a_plain_runs_steps_name_the_runs_model() -> None:
+    model = ScriptedModel([text_step("hi")], model_id="gpt-4.1")
+    reader = run(options(model))
+    finishes = [part.model_id for part in reader if part.kind is StreamPartKind.STEP_FINISH]
+    assert finishes == ["gpt-4.1"]
+    assert reader.result().steps[0].model_id == "gpt-4.1"
+
+
+def test_only_a_step_finish_part_carries_a_model_id() -> None:
+    with pytest.raises(ValueError, match=r"^a 'text-delta' StreamPart cannot carry model_id$"):
+        StreamPart(StreamPartKind.TEXT_DELTA, text="x", model_id="m")
+    with pytest.raises(ValueError, match=r"^a 'finish' StreamPart cannot carry model_id$"):
+        StreamPart(StreamPartKind.FINISH, finish_reason=FinishReason.STOP, model_id="m")
+    assert StreamPart.step_finish(FinishReason.STOP, model_id="m").model_id == "m"
+    assert StreamPart.step_finish(FinishReason.STOP, model_id="m") == StreamPart.step_finish(
+        FinishReason.STOP
+    )
