@@ -2,7 +2,8 @@
 
 Each comparison runs the same work with and without the control, in
 alternating rounds in one process, and prints the median of per-round
-ratios (1.00 means no cost):
+ratios of the process's CPU time (all its threads: steadier than the wall
+clock on a shared machine; 1.00 means no cost):
 
 * ``FallbackModel`` with a healthy primary (the fallback is never called),
   against the primary alone: a 500-step scripted run, one tool call per step
@@ -19,6 +20,7 @@ import argparse
 import os
 import statistics
 import sys
+import time
 from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -53,14 +55,14 @@ def _compare(label: str, plain: Callable[[], object], controlled: Callable[[], o
     for index in range(rounds):  # alternating which goes first, so neither always runs warm
         first, second = ("plain", "controlled") if index % 2 == 0 else ("controlled", "plain")
         calls = {"plain": plain, "controlled": controlled}
-        times = {first: timed(calls[first])}
-        times[second] = timed(calls[second])
+        times = {first: timed(calls[first], time.process_time)}
+        times[second] = timed(calls[second], time.process_time)
         results.append(times)
     plain_s = statistics.median(r["plain"] for r in results)
     controlled_s = statistics.median(r["controlled"] for r in results)
     print(f"{label}, {rounds} rounds")
-    print(f"  plain      {plain_s * 1000:9.2f} ms")
-    print(f"  controlled {controlled_s * 1000:9.2f} ms")
+    print(f"  plain      {plain_s * 1000:9.2f} ms CPU")
+    print(f"  controlled {controlled_s * 1000:9.2f} ms CPU")
     print(f"  controlled / plain time ratio: {median_ratio(results, 'controlled', 'plain'):.3f}")
 
 
@@ -116,10 +118,10 @@ def bench_fallback(rounds: int, steps: int, runs: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=None, help="rounds per comparison (7; --quick: 3)")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds per comparison (11; --quick: 3)")
     parser.add_argument("--quick", action="store_true", help="3 rounds, fewer steps and runs")
     args = parser.parse_args()
-    rounds = args.rounds or (3 if args.quick else 7)
+    rounds = args.rounds or (3 if args.quick else 11)
     print(machine())
     bench_fallback(rounds, steps=100 if args.quick else 500, runs=20 if args.quick else 100)
 
