@@ -52,7 +52,8 @@ class FallbackModel:
             (default :data:`DEFAULT_FALLBACK_ON`). A retryable class
             (``RATE_LIMITED``, ``OVERLOADED``, ``TRANSIENT``) falls back once
             the run's retries of that model are spent (``max_retries``; a
-            Retry-After above ``retry_after_limit`` spends them at once);
+            Retry-After above ``retry_after_limit``, or a wait that would
+            outlast the run's deadline, spends them at once);
             ``CONTEXT_LENGTH`` goes to the first later model whose context
             window (its ``context_window``, else the table's
             :func:`agentcore.tokens.context_window`) is known and larger than

@@ -774,3 +774,16 @@ def test_only_a_step_finish_part_carries_a_model_id() -> None:
     assert StreamPart.step_finish(FinishReason.STOP, model_id="m") == StreamPart.step_finish(
         FinishReason.STOP
     )
+
+
+def test_a_wait_that_would_outlast_the_deadline_falls_back_at_once() -> None:
+    from agentcore import ManualClock
+
+    ctx = Context(timeout=0.2, clock=ManualClock())  # the 0.5 s backoff would outlast it
+    primary = ScriptedModel([OVERLOADED] * 3, model_id="primary")
+    fallback = ScriptedModel([text_step("in time")], model_id="fallback")
+    waits: list[float] = []
+    result = generate(options(FallbackModel(primary, fallback), waits), ctx)
+    assert waits == []
+    assert len(primary.requests) == 1
+    assert result.steps[0].model_id == "fallback"
