@@ -581,7 +581,15 @@ class _Loop:
             continuing = bool(progress.steps) and progress.steps[-1].finish_reason is FinishReason.PAUSED
             progress.steps.append(
                 StepResult(
-                    step.text, tuple(step.calls), (), usage, reason, step.reasoning, cache, compactions
+                    step.text,
+                    tuple(step.calls),
+                    (),
+                    usage,
+                    reason,
+                    step.reasoning,
+                    cache,
+                    compactions,
+                    finish.model_id,
                 )
             )
             message = _assistant_message(step.content, keep_calls=bool(runnable))
@@ -598,7 +606,7 @@ class _Loop:
             # the assistant message only together with the tool message.
             self._publish(history=not runnable)
             if streamed:  # a step that a runner replayed was forwarded when it ran
-                self._forward(StreamPart.step_finish(reason, usage, cache))
+                self._forward(StreamPart.step_finish(reason, usage, cache, finish.model_id))
                 if options.on_step is not None:
                     options.on_step(usage)
             if reason is FinishReason.PAUSED:  # the provider paused its turn: continue it (loop rule 15)
