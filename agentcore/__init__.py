@@ -25,6 +25,7 @@ from agentcore.errors import (
     RunError,
     classify_status,
 )
+from agentcore.fallback import DEFAULT_FALLBACK_ON, FallbackModel
 from agentcore.files import File
 from agentcore.guardrails import Guardrails, GuardrailTripped, Tripwire
 from agentcore.limits import LimitReached, UsageLimits
@@ -99,6 +100,7 @@ __all__ = [
     "ContentPart",
     "ContentPartKind",
     "Context",
+    "DEFAULT_FALLBACK_ON",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_RETRY_BASE_DELAY",
     "DEFAULT_RETRY_MAX_DELAY",
@@ -106,6 +108,7 @@ __all__ = [
     "DEFAULT_STEP_LIMIT",
     "DeadlineExceeded",
     "ErrorClass",
+    "FallbackModel",
     "File",
     "FinishReason",
     "FunctionTool",

@@ -100,7 +100,7 @@ class LoopThread:
     """An asyncio event loop on a daemon thread of its own.
 
     Args:
-        name: the thread's name (``agentcore-mcp``, ``agentcore-tools``).
+        name: the thread's name (``agentcore-mcp``, ``agentcore-async-tools``).
 
     Thread-safe: any thread may submit to it; :meth:`close` once it is no
     longer needed (tasks left on it are cancelled and run to their end).
@@ -176,5 +176,5 @@ def tool_loop() -> LoopThread:
     global _tool_loop
     with _tool_loop_lock:
         if _tool_loop is None:
-            _tool_loop = LoopThread("agentcore-tools")
+            _tool_loop = LoopThread("agentcore-async-tools")
         return _tool_loop

@@ -137,7 +137,6 @@ from agentcore.compaction import (
 from agentcore.context import Context
 from agentcore.engine.channel import RunReader
 from agentcore.engine.loop import run
-from agentcore.engine.prepare import window_of
 from agentcore.errors import AgentcoreError, ConfigError, DeadlineExceeded
 from agentcore.integrations.cli_model import (
     DEFAULT_ANTHROPIC_MODEL,
@@ -158,7 +157,7 @@ from agentcore.integrations.cli_output import (
     write_line,
 )
 from agentcore.integrations.demo_tools import demo_tools
-from agentcore.model import Model
+from agentcore.model import Model, window_of
 from agentcore.options import LoopOptions
 from agentcore.server_tools import CodeExecution, FileSearch, ServerTool, WebFetch, WebSearch
 from agentcore.settings import REASONING_EFFORTS, ModelSettings

@@ -124,6 +124,9 @@ class StepRecord:
         cache: the step's cache diagnosis (:class:`~agentcore.caching.CacheReport`),
             for the process that ran it: not in :meth:`to_dict`, None once
             replayed.
+        model_id: the id of the model that answered the step (a
+            :class:`agentcore.FallbackModel`'s fallback, say), given again
+            when the step is replayed; "" in a record made before it was kept.
     """
 
     content: tuple[ContentPart, ...] = attrs.field(converter=_tuple)
@@ -131,6 +134,7 @@ class StepRecord:
     finish_reason: FinishReason = attrs.field(converter=FinishReason)
     fingerprint: str = ""
     cache: CacheReport | None = attrs.field(default=None, eq=False)
+    model_id: str = ""
 
     @property
     def text(self) -> str:
@@ -149,12 +153,13 @@ class StepRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON: ``{"content": [ContentPart.to_dict()...], "usage",
-        "finish_reason", "fingerprint"}``."""
+        "finish_reason", "fingerprint", "model_id"}``."""
         return {
             "content": [part.to_dict() for part in self.content],
             "usage": self.usage.to_dict(),
             "finish_reason": self.finish_reason.value,
             "fingerprint": self.fingerprint,
+            "model_id": self.model_id,
         }
 
     @classmethod
@@ -165,6 +170,7 @@ class StepRecord:
             Usage.from_dict(data["usage"]),
             data["finish_reason"],
             data.get("fingerprint", ""),
+            model_id=data.get("model_id", ""),
         )
 
 

@@ -56,6 +56,7 @@ from collections.abc import Iterator
 from typing import Protocol, runtime_checkable
 
 from agentcore.context import Context
+from agentcore.tokens import context_window
 from agentcore.types import Request, StreamPart
 
 
@@ -88,3 +89,16 @@ class Model(Protocol):
             Canceled: ``ctx`` was cancelled.
         """
         ...
+
+
+def window_of(model: Model) -> int | None:
+    """The context window of ``model`` in tokens: its ``context_window``
+    attribute (the built-in adapters have it), else the table's entry for
+    its id (:func:`agentcore.tokens.context_window`); None when not known."""
+    own = getattr(model, "context_window", _ABSENT)
+    if own is _ABSENT:
+        return context_window(model.model_id)
+    return own if isinstance(own, int) and not isinstance(own, bool) else None
+
+
+_ABSENT = object()

@@ -43,6 +43,11 @@ class StepResult:
         compactions: what the history policies changed before this step
             (``LoopOptions.history_policy``; ``docs/long-runs.md``), in the
             order they acted; empty when none did.
+        model_id: the id of the model that answered the step: the run's,
+            a ``prepare_step`` plan's, or the one a
+            :class:`agentcore.FallbackModel` fell back to ("" in a state
+            saved before it was recorded). Not compared by ``==``, as
+            ``cache``: the same step is equal whichever model answered it.
         cost: what the step cost in US dollars: its model call, and the
             summary calls of its ``compactions`` (each priced with its
             policy's model), as :mod:`agentcore.cost` prices them; None when
@@ -59,6 +64,7 @@ class StepResult:
     reasoning: tuple[Reasoning, ...] = ()
     cache: CacheReport | None = attrs.field(default=None, eq=False)
     compactions: tuple[Compaction, ...] = ()
+    model_id: str = attrs.field(default="", eq=False)
     cost: Decimal | None = None
 
     @property
@@ -70,9 +76,10 @@ class StepResult:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON: ``{"text", "tool_calls", "tool_results", "usage",
         "finish_reason", "reasoning"}``, each value in its type's ``to_dict``
-        form, ``compactions`` when there are any and ``cost`` (the text of
-        its :class:`Decimal`, exact) when known; ``cache`` (a diagnosis for
-        the process that ran the step) is left out."""
+        form, ``compactions`` when there are any, ``model_id`` when it is
+        known and ``cost`` (the text of its :class:`Decimal`, exact) when
+        known; ``cache`` (a diagnosis for the process that ran the step) is
+        left out."""
         out: dict[str, Any] = {
             "text": self.text,
             "tool_calls": [call.to_dict() for call in self.tool_calls],
@@ -83,6 +90,8 @@ class StepResult:
         }
         if self.compactions:
             out["compactions"] = [compaction.to_dict() for compaction in self.compactions]
+        if self.model_id:
+            out["model_id"] = self.model_id
         if self.cost is not None:
             out["cost"] = str(self.cost)
         return out
@@ -98,6 +107,7 @@ class StepResult:
             finish_reason=FinishReason(data["finish_reason"]),
             reasoning=tuple(Reasoning.from_dict(block) for block in data.get("reasoning", ())),
             compactions=tuple(Compaction.from_dict(item) for item in data.get("compactions", ())),
+            model_id=data.get("model_id", ""),
             cost=None if data.get("cost") is None else Decimal(data["cost"]),
         )
 
@@ -173,6 +183,17 @@ class RunResult:
         """The visible reasoning of each step, in step order (see
         :attr:`StepResult.reasoning_text`)."""
         return tuple(step.reasoning_text for step in self.steps)
+
+    @property
+    def usage_by_model(self) -> dict[str, Usage]:
+        """The usage of the run's steps by the id of the model that answered
+        them (:attr:`StepResult.model_id`), in the order the models first
+        answered; their sum is :attr:`usage` but for what a history policy's
+        summary call cost."""
+        by_model: dict[str, Usage] = {}
+        for step in self.steps:
+            by_model[step.model_id] = by_model.get(step.model_id, Usage()) + step.usage
+        return by_model
 
     @property
     def approval_keys(self) -> dict[str, ToolCall]:

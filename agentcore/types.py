@@ -966,7 +966,7 @@ _PART_FIELDS: dict[StreamPartKind, frozenset[str]] = {
     StreamPartKind.CITATION: frozenset({"citation"}),
     StreamPartKind.PROVIDER_ITEM: frozenset({"provider_item"}),
     StreamPartKind.TOOL_RESULT: frozenset({"tool_result"}),
-    StreamPartKind.STEP_FINISH: frozenset({"usage", "finish_reason", "cache"}),
+    StreamPartKind.STEP_FINISH: frozenset({"usage", "finish_reason", "cache", "model_id"}),
     StreamPartKind.COMPACTION: frozenset({"compaction"}),
     StreamPartKind.FINISH: frozenset({"finish_reason", "total_usage"}),
     StreamPartKind.ERROR: frozenset({"err", "finish_reason", "total_usage"}),
@@ -991,6 +991,7 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
         and part.compaction is None
         and part.provider_item is None
         and part.citation is None
+        and not part.model_id
     ):
         return
     allowed = _PART_FIELDS[kind]
@@ -1009,6 +1010,7 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
             ("compaction", part.compaction is None),
             ("provider_item", part.provider_item is None),
             ("citation", part.citation is None),
+            ("model_id", part.model_id == ""),
         )
         if not empty
     }
@@ -1058,7 +1060,7 @@ class StreamPart:
     tool-call        tool_call
     provider-item    provider_item (one complete block)
     tool-result      tool_result
-    step-finish      usage, finish_reason, cache
+    step-finish      usage, finish_reason, cache, model_id
     compaction       compaction
     finish           finish_reason, total_usage
     error            err, finish_reason, total_usage
@@ -1074,7 +1076,11 @@ class StreamPart:
     completed; it goes into the history in that place, and is not answer text.
     A ``step-finish`` part from a built-in adapter carries ``cache``, the
     step's :class:`agentcore.caching.CacheReport` (None from other models);
-    it is not compared by ``==``. The loop sends a ``compaction`` part,
+    it is not compared by ``==``. The ``step-finish`` part the loop
+    forwards carries ``model_id``, the id of the model that answered the
+    step (a :class:`agentcore.FallbackModel`'s fallback, a plan's model;
+    a model's own leaves it ""), not compared by ``==`` either: the same
+    step is equal whichever model answered it. The loop sends a ``compaction`` part,
     before a step's first part, each time a history policy changed the
     run's history (:class:`Compaction`).
     """
@@ -1092,6 +1098,7 @@ class StreamPart:
     compaction: Compaction | None = None
     provider_item: ProviderItem | None = None
     citation: Citation | None = None
+    model_id: str = attrs.field(default="", eq=False)
 
     @classmethod
     def text_delta(cls, text: str) -> StreamPart:
@@ -1154,10 +1161,16 @@ class StreamPart:
 
     @classmethod
     def step_finish(
-        cls, finish_reason: FinishReason, usage: Usage = _EMPTY_USAGE, cache: CacheReport | None = None
+        cls,
+        finish_reason: FinishReason,
+        usage: Usage = _EMPTY_USAGE,
+        cache: CacheReport | None = None,
+        model_id: str = "",
     ) -> StreamPart:
-        """The end of one model step, with that step's usage (and its cache report)."""
-        return cls(StreamPartKind.STEP_FINISH, finish_reason=finish_reason, usage=usage, cache=cache)
+        """The end of one model step, with that step's usage (and its cache
+        report); the loop's carries the id of the model that answered."""
+        kind = StreamPartKind.STEP_FINISH
+        return cls(kind, finish_reason=finish_reason, usage=usage, cache=cache, model_id=model_id)
 
     @classmethod
     def compaction_event(cls, compaction: Compaction) -> StreamPart:

@@ -22,10 +22,17 @@ tool as:
   at the run's first call and closed at its end (``LoopThread``), the
   alternative to a shared loop.
 
+Fallback (``--only fallback``): ``FallbackModel`` with a healthy primary
+(the fallback is never called) against the primary alone, in process CPU
+time (all threads: steadier than the wall clock on a shared machine): a
+500-step scripted run, one tool call per step (the loop alone: what the
+fallback adds to each step), and runs of the Anthropic adapter over a local
+HTTP stream of small answers (what it adds to a real step).
+
 Printed: per comparison, the plain run's time and the median of per-round
 ratios to it.
 
-Run: ``python bench/controls.py [--rounds N] [--quick] [--only middleware|async-tools]
+Run: ``python bench/controls.py [--rounds N] [--quick] [--only middleware|async-tools|fallback]
 [--runs 200] [--calls 1]``.
 """
 
@@ -39,21 +46,25 @@ import os
 import statistics
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from agentcore import (
+    FallbackModel,
     FinishReason,
     LoopOptions,
     Middleware,
+    Model,
     Request,
     StreamPart,
     Tool,
     ToolCall,
     ToolDefinition,
     Usage,
+    generate,
     run,
     tool,
     user_message,
@@ -61,8 +72,10 @@ from agentcore import (
 from agentcore.background import LoopThread, wait
 from agentcore.context import Context
 from agentcore.middleware import ModelNext
+from agentcore.providers.anthropic import AnthropicModel
 from agentcore.testing import ScriptedModel
-from bench._streams import machine, median_ratio, timed
+from bench._streams import anthropic_body, machine, median_ratio, timed
+from tests.localserver import LocalServer, sse_reply
 
 STEPS = 20
 DELTAS = 2000
@@ -217,9 +230,85 @@ def async_tools(rounds: int, runs: int, calls: int) -> None:
         print(f"  {name:22} {ms:8.3f} ms a run   / sync {ratio:5.2f}")
 
 
+@tool
+def noop() -> str:
+    """Do nothing."""
+    return "ok"
+
+
+def _compare(label: str, plain: Callable[[], object], controlled: Callable[[], object], rounds: int) -> None:
+    plain(), controlled()  # warm up connections and caches
+    results = []
+    for index in range(rounds):  # alternating which goes first, so neither always runs warm
+        first, second = ("plain", "controlled") if index % 2 == 0 else ("controlled", "plain")
+        calls = {"plain": plain, "controlled": controlled}
+        times = {first: timed(calls[first], time.process_time)}
+        times[second] = timed(calls[second], time.process_time)
+        results.append(times)
+    plain_s = statistics.median(r["plain"] for r in results)
+    controlled_s = statistics.median(r["controlled"] for r in results)
+    print(f"{label}, {rounds} rounds")
+    print(f"  plain      {plain_s * 1000:9.2f} ms CPU")
+    print(f"  controlled {controlled_s * 1000:9.2f} ms CPU")
+    print(f"  controlled / plain time ratio: {median_ratio(results, 'controlled', 'plain'):.3f}")
+
+
+def fallback(rounds: int, steps: int, runs: int) -> None:
+    """``FallbackModel`` with a healthy primary against the primary alone."""
+    call = StreamPart.tool_call_event(ToolCall("c1", "noop", "{}"))
+    tool_step = [call, StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(10, 2))]
+    answer = [StreamPart.text_delta("done"), StreamPart.step_finish(FinishReason.STOP, Usage(10, 1))]
+    script = [tool_step] * (steps - 1) + [answer]
+
+    def scripted(wrap: bool) -> Callable[[], object]:
+        def once() -> None:
+            primary = ScriptedModel(script, model_id="primary")
+            model: Model = FallbackModel(primary, ScriptedModel([], model_id="fallback")) if wrap else primary
+            result = generate(
+                LoopOptions(model=model, messages=[user_message("go")], tools=[noop], step_limit=steps)
+            )
+            assert len(result.steps) == steps
+
+        return once
+
+    _compare(
+        f"FallbackModel, healthy primary: ScriptedModel, {steps} steps",
+        scripted(False),
+        scripted(True),
+        rounds,
+    )
+
+    server = LocalServer([sse_reply(anthropic_body(50), piece=4096)])
+    primary = AnthropicModel("claude-sonnet-4-5", api_key="bench-key", base_url=server.url)
+    chain = FallbackModel(
+        primary, AnthropicModel("claude-haiku-4-5", api_key="bench-key", base_url=server.url)
+    )
+
+    def http(model: Model) -> Callable[[], object]:
+        def many() -> None:
+            for _ in range(runs):
+                result = generate(LoopOptions(model=model, messages=[user_message("hi")]))
+                assert result.steps[0].model_id == "claude-sonnet-4-5"
+
+        return many
+
+    try:
+        _compare(
+            f"FallbackModel, healthy primary: AnthropicModel over 127.0.0.1, {runs} runs of 50 deltas",
+            http(primary),
+            http(chain),
+            rounds,
+        )
+    finally:
+        server.close()
+
+
 BENCHES: dict[str, Callable[[argparse.Namespace], None]] = {
     "middleware": lambda args: middleware(args.rounds),
     "async-tools": lambda args: async_tools(args.rounds, args.runs, args.calls),
+    "fallback": lambda args: fallback(
+        args.rounds, steps=100 if args.quick else 500, runs=20 if args.quick else 100
+    ),
 }
 """Each comparison of this script, by name, run in order."""
 

@@ -33,6 +33,7 @@ from agentcore import (
 from agentcore.aio import arun
 from agentcore.background import tool_loop
 from agentcore.testing import ScriptedModel
+from tests.faults.measure import wait_for_workers
 from tests.loop_helpers import alive_threads, call, collect, options, text_step, tool_step
 
 GUARD = 30.0
@@ -63,7 +64,7 @@ def test_an_async_tool_runs_on_the_shared_loop_and_its_result_reaches_the_model(
     collect(run(options(model2, tools=[add])))
     assert results(model) == [ToolResult("c1", "add", "5")]
     assert results(model2) == [ToolResult("c1", "add", "8")]
-    assert seen == [(tool_loop().loop, "agentcore-tools")] * 2  # one loop for every run
+    assert seen == [(tool_loop().loop, "agentcore-async-tools")] * 2  # one loop for every run
 
 
 def test_an_async_tools_error_is_an_error_result() -> None:
@@ -179,7 +180,9 @@ def test_fifty_async_tools_in_parallel_all_run_at_once_on_one_loop() -> None:
     model = ScriptedModel([tool_step(*calls), text_step("done")])
     collect(run(options(model, tools=[meet], parallel_tools=True)), timeout=GUARD)
     assert results(model) == [ToolResult(f"c{n}", "meet", f"met {n}") for n in range(count)]
-    assert threads == {"agentcore-tools"}
+    assert threads == {"agentcore-async-tools"}
+    # the shared loop outlives the run, but is not one of its workers: they have all ended
+    assert wait_for_workers() == 0
 
 
 def test_an_async_tool_run_from_an_asyncio_consumer_leaves_its_loop_free() -> None:

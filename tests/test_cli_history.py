@@ -12,9 +12,9 @@ import pytest
 
 from agentcore import Compaction, FinishReason, Request, StreamPart, ToolCall, Usage, cli
 from agentcore.compaction import ClearOldToolResults, ProviderCompaction, SlidingWindow, Summarize
-from agentcore.engine.prepare import window_of
 from agentcore.integrations.cli_model import ModelChoice, build_model
 from agentcore.integrations.cli_output import compaction_text
+from agentcore.model import window_of
 from agentcore.testing import ScriptedModel, TestModel
 from agentcore.tokens import estimate_tokens
 from agentcore.types import ProviderItem

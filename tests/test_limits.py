@@ -18,6 +18,7 @@ import pytest
 from agentcore import (
     ConfigError,
     ErrorClass,
+    FallbackModel,
     FinishReason,
     LimitReached,
     LoopOptions,
@@ -503,3 +504,31 @@ def test_a_cost_limit_with_a_policy_that_calls_no_model_runs() -> None:
     result, _ping = limited(UsageLimits(cost=1), history_policy=SlidingWindow(max_tokens=100_000))
     assert result.finish_reason is FinishReason.STOP
     assert result.cost == sum((price_usage(usage, HAIKU, ANTHROPIC) for usage in USAGES), Decimal(0))
+
+
+def test_a_step_a_fallback_model_answered_is_priced_as_that_model() -> None:
+    overloaded = ModelError(ErrorClass.OVERLOADED, message="busy", status=529)
+    primary = ScriptedModel([overloaded, overloaded], model_id="claude-sonnet-4-5", base_url=ANTHROPIC)
+    backup = ScriptedModel(script(1), model_id=HAIKU, base_url=ANTHROPIC)
+    result = generate(
+        LoopOptions(
+            model=FallbackModel(primary, backup),
+            messages=[user_message("hi")],
+            tools=[FuncTool("ping")],
+            max_retries=0,
+            limits=UsageLimits(cost=1),
+        )
+    )
+    assert [step.model_id for step in result.steps] == [HAIKU, HAIKU]
+    prices = [price_usage(usage, HAIKU, ANTHROPIC) for usage in USAGES[:2]]
+    assert [step.cost for step in result.steps] == prices  # Haiku's prices, not Sonnet's
+
+
+def test_a_cost_limit_needs_a_price_for_every_model_a_fallback_may_send_to() -> None:
+    primary = ScriptedModel([], model_id=HAIKU, base_url=ANTHROPIC)
+    local = ScriptedModel([], model_id="local", base_url="http://127.0.0.1:9/v1")
+    options = LoopOptions(
+        model=FallbackModel(primary, local), messages=[user_message("hi")], limits=UsageLimits(cost=1)
+    )
+    with pytest.raises(ConfigError, match=r"no price for ScriptedModel\('local'"):
+        run(options)

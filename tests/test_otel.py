@@ -217,6 +217,7 @@ def test_a_run_with_a_retry_and_a_tool_error_makes_the_documented_spans(otel: Te
     assert attributes(chat_1) == {
         **CHAT,
         "gen_ai.response.finish_reasons": ("tool_call",),
+        "gen_ai.response.model": "scripted",
         "gen_ai.usage.input_tokens": 110,
         "gen_ai.usage.output_tokens": 20,
         "gen_ai.usage.cache_read.input_tokens": 60,
@@ -251,6 +252,7 @@ def test_a_run_with_a_retry_and_a_tool_error_makes_the_documented_spans(otel: Te
     assert attributes(chat_2) == {
         **CHAT,
         "gen_ai.response.finish_reasons": ("stop",),
+        "gen_ai.response.model": "scripted",
         "gen_ai.usage.input_tokens": 150,
         "gen_ai.usage.output_tokens": 5,
         "gen_ai.usage.cache_read.input_tokens": 110,
@@ -489,6 +491,7 @@ def test_an_anthropic_run_over_http_names_the_provider_and_server(otel: Telemetr
         "gen_ai.request.stream": True,
         "gen_ai.request.max_tokens": 256,
         "gen_ai.response.finish_reasons": ("stop",),
+        "gen_ai.response.model": "claude-test",
         "gen_ai.usage.input_tokens": 10,
         "gen_ai.usage.output_tokens": 5,
         "gen_ai.usage.cache_read.input_tokens": 0,

@@ -42,6 +42,9 @@ PUBLIC_NAMES = {
     "Citation",
     "Model",
     "ModelSettings",
+    # A model that falls back to others (docs/controls.md), and its default classes.
+    "FallbackModel",
+    "DEFAULT_FALLBACK_ON",
     # What None means for a LoopOptions field.
     "DEFAULT_STEP_LIMIT",
     "DEFAULT_MAX_RETRIES",

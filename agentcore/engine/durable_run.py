@@ -89,7 +89,7 @@ class DurableRun:
                 f"run {self.run_id!r}: the recorded step {number} answered another request "
                 "(the run's messages, or the code around it, changed since it was recorded)"
             )
-        finish = StreamPart.step_finish(record.finish_reason, record.usage, record.cache)
+        finish = StreamPart.step_finish(record.finish_reason, record.usage, record.cache, record.model_id)
         return Step(
             record.text, list(record.content), list(record.calls), record.reasoning, finish
         ), record_step.called
@@ -187,7 +187,8 @@ def _record(
     step = stream(number, request)
     reason = step.finish.finish_reason
     assert reason is not None
-    return StepRecord(step.content, step.finish.usage, reason, request_fingerprint, step.finish.cache)
+    finish = step.finish
+    return StepRecord(step.content, finish.usage, reason, request_fingerprint, finish.cache, finish.model_id)
 
 
 def _indexes(origins: list[int | None]) -> tuple[int, ...]:

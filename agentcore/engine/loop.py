@@ -53,6 +53,7 @@ from agentcore.engine.tool_calls import (
     run_calls,
 )
 from agentcore.errors import Canceled, ConfigError, ErrorClass, ModelError
+from agentcore.fallback import FallbackModel
 from agentcore.guardrails import BLOCKED_CALL, WITHHELD, WITHHELD_RESULT, GuardrailTripped, check
 from agentcore.limits import LimitReached, prompt_tokens
 from agentcore.middleware import ModelWrap, ToolWrap, model_wraps, tool_wraps
@@ -201,12 +202,20 @@ def _check_prices(options: LoopOptions, pricer: Pricer) -> None:
         )
     # A policy with a model (Summarize) calls it; one without (SlidingWindow) calls none.
     models = [options.model, *(policy.model for policy in options.history_policy if hasattr(policy, "model"))]
-    for model in models:
+    for model in (leaf for each in models for leaf in _leaves(each)):
         reason = pricer.unknown_reason(model)
         if reason is not None:
             raise ConfigError(
                 f"UsageLimits(cost=...) cannot be kept: no price for {model_name(model)}: {reason}"
             )
+
+
+def _leaves(model: Model) -> list[Model]:
+    """The models that may answer a step sent to ``model``: a
+    :class:`FallbackModel`'s models (a nested one's too), else ``model``."""
+    if isinstance(model, FallbackModel):
+        return [leaf for inner in model.models for leaf in _leaves(inner)]
+    return [model]
 
 
 def _resumes_or_decides(options: LoopOptions) -> bool:
@@ -623,7 +632,7 @@ class _Loop:
             reason, usage = finish.finish_reason, finish.usage
             assert reason is not None
             progress.usage += usage  # billed: counted even if the reader is gone by now
-            cost = self._cost(usage, request, summaries)
+            cost = self._cost(usage, request, summaries, finish.model_id)
             if input_check is not None:  # nothing of the first step is kept before the input passed
                 check_first, input_check = input_check, None
                 check_first.verdict()
@@ -636,7 +645,16 @@ class _Loop:
             continuing = bool(progress.steps) and progress.steps[-1].finish_reason is FinishReason.PAUSED
             progress.steps.append(
                 StepResult(
-                    step.text, tuple(step.calls), (), usage, reason, step.reasoning, cache, compactions, cost
+                    step.text,
+                    tuple(step.calls),
+                    (),
+                    usage,
+                    reason,
+                    step.reasoning,
+                    cache,
+                    compactions,
+                    finish.model_id,
+                    cost,
                 )
             )
             message = _assistant_message(step.content, keep_calls=bool(runnable))
@@ -653,7 +671,7 @@ class _Loop:
             # the assistant message only together with the tool message.
             self._publish(history=not runnable)
             if streamed:  # a step that a runner replayed was forwarded when it ran
-                self._forward(StreamPart.step_finish(reason, usage, cache))
+                self._forward(StreamPart.step_finish(reason, usage, cache, finish.model_id))
                 if options.on_step is not None:
                     options.on_step(usage)
             if reason is FinishReason.PAUSED:  # the provider paused its turn: continue it (loop rule 15)
@@ -867,12 +885,14 @@ class _Loop:
         return self.config.final is not None and call.name == OUTPUT_TOOL
 
     def _cost(
-        self, usage: Usage, request: Request, summaries: tuple[tuple[Usage, object], ...]
+        self, usage: Usage, request: Request, summaries: tuple[tuple[Usage, object], ...], answered: str
     ) -> Decimal | None:
-        """The cost of the step that used ``usage`` sending ``request`` and
-        of the summary calls before it (each priced with its policy's
-        model); None when one has no price."""
-        model = self.step_model or self.config.options.model
+        """The cost of the step that used ``usage`` sending ``request``,
+        answered by the model ``answered`` (a :class:`FallbackModel`'s the
+        first of its models with that id), and of the summary calls before
+        it (each priced with its policy's model); None when one has no price."""
+        sent_to = self.step_model or self.config.options.model
+        model = next((leaf for leaf in _leaves(sent_to) if leaf.model_id == answered), sent_to)
         if not isinstance(getattr(model, "base_url", None), str):
             return None  # nothing to price it at (Pricer.cost would say None too)
         if self.pricer is None:

@@ -49,10 +49,10 @@ from agentcore.compaction import HistoryEdit, HistoryPolicy, HistoryState, pinne
 from agentcore.context import Context
 from agentcore.errors import ConfigError, ModelError
 from agentcore.history import check_history
-from agentcore.model import Model
+from agentcore.model import Model, window_of
 from agentcore.options import LoopOptions, StepDraft, StepPlan
 from agentcore.settings import ModelSettings
-from agentcore.tokens import context_window, estimate_tokens
+from agentcore.tokens import estimate_tokens
 from agentcore.tools import ToolSet
 from agentcore.types import Compaction, Message, Request, StreamPart, Usage
 
@@ -78,19 +78,6 @@ class StepSetup:
     request: Request
     model: Model
     tools: ToolSet
-
-
-def window_of(model: Model) -> int | None:
-    """The context window of ``model`` in tokens: its ``context_window``
-    attribute (the built-in adapters have it), else the table's entry for
-    its id (:func:`agentcore.tokens.context_window`); None when not known."""
-    own = getattr(model, "context_window", _ABSENT)
-    if own is _ABSENT:
-        return context_window(model.model_id)
-    return own if isinstance(own, int) and not isinstance(own, bool) else None
-
-
-_ABSENT = object()
 
 
 def reported_tokens(err: ModelError) -> int | None:

@@ -21,7 +21,11 @@ A step's first attempt runs directly. One that fails with a retryable
 :class:`ModelError` before any of its parts went to the reader is tried again
 by :mod:`agentcore.engine.retry` (loop rule 7); an attempt that fails after a
 part went returns the error instead of raising it, so nothing retries it, and
-:meth:`StepStreamer.stream` raises it then.
+:meth:`StepStreamer.stream` raises it then. A step whose model is a
+:class:`~agentcore.fallback.FallbackModel` is streamed from each of its
+models in turn, each with those retries, while the step fails before any
+part went out with an error the model falls back on (design.md, "Fallback
+models"): the decision is made here, where the cut-off is known.
 
 Text enters the history as valid Unicode (:func:`valid_unicode`): a server
 may split an emoji's UTF-16 surrogate pair across two deltas, so a delta that
@@ -42,6 +46,7 @@ from agentcore.context import Context
 from agentcore.engine import retry
 from agentcore.engine.channel import SendFunc
 from agentcore.errors import ErrorClass, ModelError
+from agentcore.fallback import FallbackModel, log_fallback
 from agentcore.middleware import ModelWrap, model_stream
 from agentcore.model import Model
 from agentcore.types import (
@@ -92,7 +97,8 @@ class Step:
             into one text part).
         calls: its tool calls, in order.
         reasoning: its reasoning blocks, in order.
-        finish: its ``step-finish`` part (``tool-calls`` whenever it carried calls).
+        finish: its ``step-finish`` part (``tool-calls`` whenever it carried
+            calls), with the ``model_id`` of the model that answered.
         release: closes the model's stream, left open until ``finish`` is
             forwarded: an adapter drains the rest of the body there, which
             must not delay it.
@@ -163,6 +169,8 @@ class StepStreamer:
             Canceled: the run was cancelled, or the reader went away.
         """
         model = model or self.model
+        if isinstance(model, FallbackModel):
+            return self._fall_back(request, number, model)
         try:
             outcome = self._attempt(request, model)
         except ModelError as exc:
@@ -176,6 +184,22 @@ class StepStreamer:
             self.cut_off = outcome.err
             raise outcome.err
         return outcome
+
+    def _fall_back(self, request: Request, number: int, chain: FallbackModel) -> Step:
+        """Step ``number`` through ``chain``'s models in turn, each retried
+        as loop rule 7 says, until one answers (or a failure cannot fall back:
+        one after a part went to the reader never does)."""
+        index = 0
+        while True:
+            model = chain.models[index]
+            try:
+                return self.stream(request, number, model)
+            except ModelError as exc:
+                following = None if self.cut_off is exc else chain.next_model(exc, index)
+                if following is None:
+                    raise
+                log_fallback(model, exc, chain.models[following])
+                index = following
 
     def _policy(self, number: int, model: Model) -> Any:
         settings = self.retry_settings
@@ -263,7 +287,7 @@ class StepStreamer:
                     forwarded = True
                     content.close_text()
                     content.keep_citations()
-                    return _finished(content, calls, part, release)
+                    return _finished(content, calls, part, release, model.model_id)
                 else:
                     raise ModelError(
                         ErrorClass.UPSTREAM,
@@ -339,9 +363,10 @@ class _Content:
 
 
 def _finished(
-    content: _Content, calls: list[ToolCall], finish: StreamPart, release: Callable[[], object]
+    content: _Content, calls: list[ToolCall], finish: StreamPart, release: Callable[[], object], model_id: str
 ) -> Step:
-    """The step a ``step-finish`` part ended; a step that carried calls
+    """The step a ``step-finish`` part ended, answered by the model
+    ``model_id`` (on its finish part); a step that carried calls
     finishes with ``tool-calls`` whatever it said (loop rule 3), unless it
     was cut off (``length``, ``content-filter``: its calls never run, loop
     rule 2); a paused step with calls is a tool step (loop rule 15).
@@ -366,7 +391,8 @@ def _finished(
             "each call needs its own id",
         )
     if calls and (reason is FinishReason.STOP or reason is FinishReason.PAUSED):
-        finish = StreamPart.step_finish(FinishReason.TOOL_CALLS, finish.usage, finish.cache)
+        reason = FinishReason.TOOL_CALLS
+    finish = StreamPart.step_finish(reason, finish.usage, finish.cache, model_id)
     return Step("".join(content.texts), content.parts, calls, tuple(content.reasoning), finish, release)
 
 

@@ -394,6 +394,8 @@ class RunTelemetry:
             return
         usage = finish.usage or Usage()
         span.set_attribute("gen_ai.response.finish_reasons", (finish_reason(finish.finish_reason),))
+        if finish.model_id:  # the model that answered: a FallbackModel's fallback, a plan's model
+            span.set_attribute("gen_ai.response.model", finish.model_id)
         span.set_attributes(usage_attributes(usage))
         if self._content:
             span.set_attribute("gen_ai.output.messages", output_json(content, finish.finish_reason))
