@@ -28,6 +28,7 @@ from agentcore.errors import (
 from agentcore.fallback import DEFAULT_FALLBACK_ON, FallbackModel
 from agentcore.files import File
 from agentcore.guardrails import Guardrails, GuardrailTripped, Tripwire
+from agentcore.limits import LimitReached, UsageLimits
 from agentcore.middleware import Middleware
 from agentcore.model import Model
 from agentcore.options import (
@@ -114,6 +115,7 @@ __all__ = [
     "LoopOptions",
     "MCPServerError",
     "MCPToolError",
+    "LimitReached",
     "ManualClock",
     "Message",
     "Model",
@@ -147,6 +149,7 @@ __all__ = [
     "ToolResult",
     "ToolSet",
     "Usage",
+    "UsageLimits",
     "__version__",
     "cache_point",
     "classify_status",

@@ -650,9 +650,10 @@ def main(
         )
         reader = run(options, ctx if args.timeout is None else Context(timeout=args.timeout, parent=ctx))
         for part in reader:
-            printer.part(part)
             if part.terminal:
                 terminal = part
+                printer.cost = reader.cost
+            printer.part(part)
         printer.end()
         if structured and terminal is not None and terminal.kind is StreamPartKind.FINISH:
             write_line(out, output_text(reader.result().output, json_lines=args.json))

@@ -25,6 +25,7 @@ from agentcore.compaction import HistoryPolicy
 from agentcore.durable import CheckpointStore, StepRunner
 from agentcore.errors import ConfigError
 from agentcore.guardrails import Guardrails
+from agentcore.limits import UsageLimits
 from agentcore.middleware import check_middleware
 from agentcore.model import Model
 from agentcore.output import output_spec
@@ -375,6 +376,12 @@ class LoopOptions:
             step to the history the run keeps (``docs/long-runs.md``). With
             one, a step the provider refuses as too long is tried once more
             after the policies cut again. None: no policy.
+        limits: the most the run may use (:class:`agentcore.UsageLimits`:
+            tokens, requests, tool calls, US dollars), checked before each
+            request and after each step; going over one ends the run with
+            ``limit`` (``RunResult.limit`` says which; ``docs/controls.md``,
+            "Limits and cost"). None: no limit but ``step_limit``.
+    )
         deps: the run's dependencies (a database pool, an HTTP client, the
             current user: any object), given to every tool call as
             ``ctx.deps`` and inherited by the contexts made from the run's;
@@ -437,6 +444,9 @@ class LoopOptions:
     )
     history_policy: tuple[HistoryPolicy, ...] = attrs.field(default=None, converter=_policies)
     stream_tool_input: bool = attrs.field(default=False, validator=_of_type(bool, "True or False"))
+    limits: UsageLimits | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_of_type(UsageLimits, "a UsageLimits or None"))
+    )
     deps: Any = attrs.field(default=None, repr=False)
     middleware: tuple[Any, ...] = attrs.field(default=(), converter=check_middleware)
     guardrails: Guardrails | None = attrs.field(

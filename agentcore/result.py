@@ -12,11 +12,13 @@ channel's terminal part and that snapshot into a :class:`RunResult` or raises
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 import attrs
 
 from agentcore.caching import CacheReport
+from agentcore.limits import LimitReached
 from agentcore.types import Compaction, FinishReason, Message, Reasoning, ToolCall, ToolResult, Usage
 
 
@@ -46,6 +48,12 @@ class StepResult:
             :class:`agentcore.FallbackModel` fell back to ("" in a state
             saved before it was recorded). Not compared by ``==``, as
             ``cache``: the same step is equal whichever model answered it.
+        cost: what the step cost in US dollars: its model call, and the
+            summary calls of its ``compactions`` (each priced with its
+            policy's model), as :mod:`agentcore.cost` prices them; None when
+            one of them has no price or ``genai-prices`` is not installed
+            (``pip install 'agentcore[prices]'``). Saved with the step (a
+            resumed run keeps the price its steps had).
     """
 
     text: str
@@ -57,6 +65,7 @@ class StepResult:
     cache: CacheReport | None = attrs.field(default=None, eq=False)
     compactions: tuple[Compaction, ...] = ()
     model_id: str = attrs.field(default="", eq=False)
+    cost: Decimal | None = None
 
     @property
     def reasoning_text(self) -> str:
@@ -67,9 +76,10 @@ class StepResult:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON: ``{"text", "tool_calls", "tool_results", "usage",
         "finish_reason", "reasoning"}``, each value in its type's ``to_dict``
-        form, ``compactions`` when there are any and ``model_id`` when it
-        is known; ``cache`` (a diagnosis for the process that ran the step)
-        is left out."""
+        form, ``compactions`` when there are any, ``model_id`` when it is
+        known and ``cost`` (the text of its :class:`Decimal`, exact) when
+        known; ``cache`` (a diagnosis for the process that ran the step) is
+        left out."""
         out: dict[str, Any] = {
             "text": self.text,
             "tool_calls": [call.to_dict() for call in self.tool_calls],
@@ -82,6 +92,8 @@ class StepResult:
             out["compactions"] = [compaction.to_dict() for compaction in self.compactions]
         if self.model_id:
             out["model_id"] = self.model_id
+        if self.cost is not None:
+            out["cost"] = str(self.cost)
         return out
 
     @classmethod
@@ -96,6 +108,7 @@ class StepResult:
             reasoning=tuple(Reasoning.from_dict(block) for block in data.get("reasoning", ())),
             compactions=tuple(Compaction.from_dict(item) for item in data.get("compactions", ())),
             model_id=data.get("model_id", ""),
+            cost=None if data.get("cost") is None else Decimal(data["cost"]),
         )
 
 
@@ -124,7 +137,8 @@ class RunResult:
         usage: the total usage of all steps.
         finish_reason: ``stop``, ``length``, ``content-filter`` (the
             provider stopped the answer for its content; ``text`` is what
-            came), ``step-limit``, or ``approval-required`` (see ``pending``).
+            came), ``step-limit``, ``limit`` (a usage limit: see ``limit``),
+            or ``approval-required`` (see ``pending``).
         messages: the history as the loop keeps it, ready to continue the
             conversation: the caller's messages, then the assistant and tool
             messages, less what a history policy removed or replaced
@@ -141,6 +155,8 @@ class RunResult:
             out of :attr:`messages` (a summary a policy wrote is not in it).
             The indexes of :attr:`Compaction.removed` count in it. The very
             same tuple as :attr:`messages` when no policy acted (the default).
+        limit: with ``limit``, which usage limit ended the run
+            (``LoopOptions.limits``); None otherwise.
     """
 
     text: str
@@ -153,6 +169,14 @@ class RunResult:
     full_messages: tuple[Message, ...] = attrs.field(
         default=attrs.Factory(lambda self: self.messages, takes_self=True)
     )
+    limit: LimitReached | None = None
+
+    @property
+    def cost(self) -> Decimal | None:
+        """What the run cost in US dollars: the sum of its steps'
+        :attr:`StepResult.cost`; None when one of them is None (0 for a run
+        without steps)."""
+        return total_cost(self.steps)
 
     @property
     def reasoning(self) -> tuple[str, ...]:
@@ -193,6 +217,7 @@ class RunSnapshot:
         pending: the tool calls waiting for approval (the run ends).
         full_messages: the history with nothing removed; None: the same as
             ``messages`` (no policy acted).
+        limit: the usage limit that ended the run, once one did.
     """
 
     messages: tuple[Message, ...]
@@ -201,3 +226,14 @@ class RunSnapshot:
     output: Any = None
     pending: tuple[ToolCall, ...] = ()
     full_messages: tuple[Message, ...] | None = None
+    limit: LimitReached | None = None
+
+
+def total_cost(steps: tuple[StepResult, ...] | list[StepResult]) -> Decimal | None:
+    """The sum of the ``steps``' costs; None when one is None."""
+    total = Decimal(0)
+    for step in steps:
+        if step.cost is None:
+            return None
+        total += step.cost
+    return total

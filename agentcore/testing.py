@@ -59,6 +59,9 @@ class ScriptedModel:
     Args:
         steps: one entry per expected call (see the module docstring).
         model_id: what :attr:`model_id` reports.
+        base_url: the API root the model stands for (``"https://api.anthropic.com"``),
+            so that its steps are priced as that provider's ``model_id``
+            (:mod:`agentcore.cost`); None: its steps have no price.
 
     Attributes:
         requests: every :class:`Request` received, in call order.
@@ -68,10 +71,13 @@ class ScriptedModel:
         Canceled: the context was cancelled between parts.
     """
 
-    def __init__(self, steps: Sequence[ScriptStep], *, model_id: str = "scripted") -> None:
+    def __init__(
+        self, steps: Sequence[ScriptStep], *, model_id: str = "scripted", base_url: str | None = None
+    ) -> None:
         self.steps = list(steps)
         self.requests: list[Request] = []
         self._model_id = model_id
+        self.base_url = base_url
         self._lock = threading.Lock()
 
     @property

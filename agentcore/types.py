@@ -79,6 +79,10 @@ class FinishReason(str, enum.Enum):
     """A guardrail tripped (``LoopOptions.guardrails``, :mod:`agentcore.guardrails`):
     the run ended with an ``error`` part whose error is a
     :class:`~agentcore.guardrails.GuardrailTripped` (``docs/controls.md``)."""
+    LIMIT = "limit"
+    """The run reached one of its usage limits (``LoopOptions.limits``,
+    :class:`agentcore.UsageLimits`; ``RunResult.limit`` says which). A
+    normal finish, like ``step-limit``."""
 
 
 class StreamPartKind(str, enum.Enum):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcore import cost
 from agentcore.transport.memory import MemoryTransport
 from tests.localserver import LocalServer
 
@@ -78,3 +79,11 @@ def wait_for_threads(name: str, timeout: float = 2.0) -> int:
         if not alive or time.monotonic() > deadline:
             return len(alive)
         time.sleep(0.01)
+
+
+@pytest.fixture(autouse=True)
+def _each_test_warns_of_unpriced_models_afresh() -> None:
+    """agentcore warns of a model without a price once per process
+    (agentcore/cost.py): each test starts as a process would, so what a test
+    sees does not depend on which tests its worker ran before."""
+    cost._unpriced.clear()

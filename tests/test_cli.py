@@ -204,6 +204,7 @@ def test_json_error_part(capsys: pytest.CaptureFixture[str]) -> None:
             "error_class": "auth",
             "status": 401,
             "retry_after": None,
+            "cost": "0",  # no step completed: nothing was billed, whatever the model's price
         }
     ]
     assert err == "agentcore: error: authentication failed: invalid x-api-key (HTTP 401)\n"

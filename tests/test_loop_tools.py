@@ -355,7 +355,8 @@ def test_a_lone_surrogate_from_the_caller_is_replaced_and_logged(
     # the same rule as for tool output: text UTF-8 cannot encode never enters
     # the history; the caller's is replaced when the run starts, with a warning
     transport.add(Reply.of(CHAT_ANSWER))
-    model = OpenAIChatModel("m", transport=transport)
+    # A model genai-prices lists at api.openai.com: an unlisted one is warned of too.
+    model = OpenAIChatModel("gpt-4o-mini", transport=transport)
     with caplog.at_level(logging.WARNING, logger="agentcore"):
         result = run(options(model, messages=messages, system=system)).result()
     assert result.text == "ok"

@@ -31,6 +31,9 @@ PUBLIC_NAMES = {
     "RunReader",
     "RunResult",
     "StepResult",
+    # Usage limits and which one ended a run (docs/controls.md).
+    "UsageLimits",
+    "LimitReached",
     # Control of each step, and what a history policy changed (docs/long-runs.md).
     "StepDraft",
     "StepPlan",
@@ -197,10 +200,11 @@ def test_import_agentcore_imports_no_optional_extra() -> None:
         "starlette",
         "botocore",
         "google",
+        "genai_prices",
     )
     code = (
         "import sys\n"
-        "from agentcore import MCPServerError, MCPToolError, OutputValidationError\n"
+        "from agentcore import MCPServerError, MCPToolError, OutputValidationError, UsageLimits\n"
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({extras!r})))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

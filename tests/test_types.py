@@ -67,6 +67,7 @@ ERR = ModelError(ErrorClass.UPSTREAM, message="boom")
                 "CONTENT_FILTER": "content-filter",
                 "PAUSED": "paused",
                 "GUARDRAIL": "guardrail",
+                "LIMIT": "limit",
             },
         ),
         (

@@ -50,12 +50,13 @@ import traceback
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar, overload
 
 from agentcore.context import wait_slice
 from agentcore.errors import Canceled, RunError
-from agentcore.result import RunResult, RunSnapshot, StepResult
+from agentcore.result import RunResult, RunSnapshot, StepResult, total_cost
 from agentcore.types import FinishReason, Message, StreamPart, StreamPartKind
 
 DEFAULT_QUEUE_SIZE = 64
@@ -398,6 +399,12 @@ class RunReader(StreamReader):
         it has its result, so it is always valid to send again."""
         return list(self._run_channel.snapshot.messages)
 
+    @property
+    def cost(self) -> Decimal | None:
+        """What the steps completed so far cost in US dollars (all of them
+        once the run ended): :attr:`RunResult.cost` of those steps."""
+        return total_cost(self._run_channel.snapshot.steps)
+
     def text(self) -> Iterator[str]:
         """Iterate only the text deltas, for notebooks and scripts::
 
@@ -460,6 +467,7 @@ class RunReader(StreamReader):
                 output=snapshot.output,
                 pending=snapshot.pending,
                 full_messages=snapshot.messages if snapshot.full_messages is None else snapshot.full_messages,
+                limit=snapshot.limit,
             )
         assert terminal.err is not None
         if not isinstance(terminal.err, (Exception, Canceled)):

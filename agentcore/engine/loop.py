@@ -1,6 +1,6 @@
 """The tool-use loop: ``run(options, ctx=None)`` and ``generate``.
 
-The rules the loop keeps are design.md's, "The loop" (loop rules 1 to 15);
+The rules the loop keeps are design.md's, "The loop" (loop rules 1 to 16);
 the code cites them by number. :class:`LoopOptions` lives in
 :mod:`agentcore.options`, the reader :func:`run` returns in
 :mod:`agentcore.engine.channel`, the results of a finished run in
@@ -27,11 +27,13 @@ import functools
 import logging
 import random
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 import attrs
 
 from agentcore.context import Context
+from agentcore.cost import Pricer, model_name
 from agentcore.durable import RunState
 from agentcore.engine.channel import Channel, RunReader, SendFunc, start_worker, turn_text
 from agentcore.engine.durable_run import DurableRun
@@ -40,14 +42,25 @@ from agentcore.engine.observer import RunObserver, observer_for
 from agentcore.engine.prepare import StepPreparer, StepSetup
 from agentcore.engine.retry import RetrySettings
 from agentcore.engine.step import Step, StepStreamer, nothing, valid_unicode
-from agentcore.engine.tool_calls import Arguments, execute, needs_approval, not_run, parse_all, run_calls
+from agentcore.engine.tool_calls import (
+    Arguments,
+    CallOne,
+    execute,
+    failed,
+    needs_approval,
+    not_run,
+    parse_all,
+    run_calls,
+)
 from agentcore.errors import Canceled, ConfigError, ErrorClass, ModelError
+from agentcore.fallback import FallbackModel
 from agentcore.guardrails import BLOCKED_CALL, WITHHELD, WITHHELD_RESULT, GuardrailTripped, check
+from agentcore.limits import LimitReached, prompt_tokens
 from agentcore.middleware import ModelWrap, ToolWrap, model_wraps, tool_wraps
 from agentcore.model import Model
 from agentcore.options import LoopOptions
 from agentcore.output import OUTPUT_TOOL, OutputSpec, OutputValidationError, output_spec, retry_prompt
-from agentcore.result import RunResult, RunSnapshot, StepResult
+from agentcore.result import RunResult, RunSnapshot, StepResult, total_cost
 from agentcore.tools import ToolInputError, ToolSet
 from agentcore.types import (
     Compaction,
@@ -108,6 +121,8 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     if ctx is not None and not isinstance(ctx, Context):
         raise ConfigError(f"run()'s ctx must be a Context or None, got {type(ctx).__name__}")
     options = _valid_input(options)
+    if options.limits is not None and options.limits.cost is not None:
+        _check_prices(options, Pricer())
     spec = None if options.output_type is None else output_spec(options.output_type)
     final = _FinalAnswer(spec) if spec is not None and options.output_mode == "tool" else None
     tools = (
@@ -172,6 +187,35 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     )
     start_worker(_Loop(config, progress, durable).run, channel)
     return reader
+
+
+def _check_prices(options: LoopOptions, pricer: Pricer) -> None:
+    """Refuse a ``cost`` limit the run could not keep: without prices, or
+    for a model (the run's, or a history policy's) that has none.
+
+    Raises:
+        ConfigError: naming the model and why it has no price.
+    """
+    if not pricer.installed:
+        raise ConfigError(
+            "UsageLimits(cost=...) needs prices: pip install 'agentcore[prices]' (the genai-prices package)"
+        )
+    # A policy with a model (Summarize) calls it; one without (SlidingWindow) calls none.
+    models = [options.model, *(policy.model for policy in options.history_policy if hasattr(policy, "model"))]
+    for model in (leaf for each in models for leaf in _leaves(each)):
+        reason = pricer.unknown_reason(model)
+        if reason is not None:
+            raise ConfigError(
+                f"UsageLimits(cost=...) cannot be kept: no price for {model_name(model)}: {reason}"
+            )
+
+
+def _leaves(model: Model) -> list[Model]:
+    """The models that may answer a step sent to ``model``: a
+    :class:`FallbackModel`'s models (a nested one's too), else ``model``."""
+    if isinstance(model, FallbackModel):
+        return [leaf for inner in model.models for leaf in _leaves(inner)]
+    return [model]
 
 
 def _resumes_or_decides(options: LoopOptions) -> bool:
@@ -363,6 +407,7 @@ class RunProgress:
         basis: the prompt tokens the provider reported for the previous
             step and the number of messages it sent, when it sent the history
             as the run keeps it; None: a policy's next size is the estimate.
+        limit: the usage limit that ended the run (``LoopOptions.limits``); None.
     """
 
     history: list[Message]
@@ -383,6 +428,7 @@ class RunProgress:
     origins: list[int | None] = attrs.Factory(list)
     synced: int = 0
     basis: tuple[int, int] | None = None
+    limit: LimitReached | None = None
 
     def full_history(self) -> tuple[list[Message], list[int | None]]:
         """The full history (nothing a policy removed left out), and for each
@@ -470,6 +516,10 @@ class _Loop:
         """The tools the calls of the step being run may call."""
         self.resent = False
         """The step being streamed is a refused step sent again (its trace span is open)."""
+        self.pricer: Pricer | None = None
+        """Prices the run's model calls (:mod:`agentcore.cost`), made for the
+        first step whose model has a ``base_url`` to be priced at (a plain
+        run's test double has none, and never enters the module)."""
 
     def run(self, _send: SendFunc) -> None:
         """Run the loop to its end (the worker's ``produce``: it sends through
@@ -525,6 +575,7 @@ class _Loop:
                 progress.output,
                 progress.awaiting_approval,
                 progress.full_published(),
+                progress.limit,
             )
         )
 
@@ -556,12 +607,24 @@ class _Loop:
             config.ctx.check()
             request = self._request()
             compactions: tuple[Compaction, ...] = ()
+            summaries: tuple[tuple[Usage, object], ...] = ()
             if self.preparer is None:
+                reached = self._limit_before(project=True)
+                if reached is not None:
+                    return self._at_limit(reached)
                 step, streamed = self._model_step(number, request)
                 cache = step.finish.cache
             else:
+                reached = self._limit_before(project=False)  # before a policy's summary call
+                if reached is not None:
+                    return self._at_limit(reached)
                 setup = self.preparer.prepare(number, request, progress, config.tools)
+                reached = self._limit_before(project=True)
+                if reached is not None:
+                    return self._at_limit(reached)
                 setup, step, streamed = self._prepared_step(number, setup)
+                request = setup.request
+                summaries = tuple(self.preparer.summaries)
                 compactions, cache = self.preparer.finished(
                     setup, step.finish.usage, progress, step.finish.cache
                 )
@@ -569,6 +632,7 @@ class _Loop:
             reason, usage = finish.finish_reason, finish.usage
             assert reason is not None
             progress.usage += usage  # billed: counted even if the reader is gone by now
+            cost = self._cost(usage, request, summaries, finish.model_id)
             if input_check is not None:  # nothing of the first step is kept before the input passed
                 check_first, input_check = input_check, None
                 check_first.verdict()
@@ -590,6 +654,7 @@ class _Loop:
                     cache,
                     compactions,
                     finish.model_id,
+                    cost,
                 )
             )
             message = _assistant_message(step.content, keep_calls=bool(runnable))
@@ -610,6 +675,9 @@ class _Loop:
                 if options.on_step is not None:
                     options.on_step(usage)
             if reason is FinishReason.PAUSED:  # the provider paused its turn: continue it (loop rule 15)
+                reached = self._limit_after()
+                if reached is not None:
+                    return self._at_limit(reached)
                 if number == config.step_limit:
                     if config.spec is not None:
                         raise self._out_of_steps()
@@ -628,11 +696,14 @@ class _Loop:
                 if config.spec is None or self._accept_text(turn_text(progress.steps)):
                     self._check_output()
                     return FinishReason.STOP if reason is FinishReason.TOOL_CALLS else reason
+                reached = self._limit_after()
+                if reached is not None:
+                    return self._at_limit(reached)
                 if number == config.step_limit:
                     raise self._out_of_steps()
                 self._checkpoint()
                 continue
-            outcome = self._tools(number)
+            outcome = self._tools(number, self._limit_after())
             if outcome is not None:
                 return outcome
         # Only a run resumed with a lower step limit than it has steps gets here.
@@ -708,23 +779,29 @@ class _Loop:
         self.progress.close_stream = step.release
         return step
 
-    def _tools(self, number: int) -> FinishReason | None:
+    def _tools(self, number: int, over: LimitReached | None = None) -> FinishReason | None:
         """Run the pending calls of step ``number`` and append their results;
         None when the loop goes on. When a call needs a human's approval and
-        has no decision, none runs: the run ends with ``approval-required``."""
+        has no decision, none runs: the run ends with ``approval-required``.
+        The calls over the run's ``tool_calls`` limit, or every call when
+        the step went over a limit (``over``), are not run: each gets an
+        error result naming the limit, and the run ends with ``limit``."""
         config, progress, durable = self.config, self.progress, self.durable
         calls = progress.pending
         arguments = parse_all(calls)
+        reached, refused = self._refused_calls(calls, over)
         progress.awaiting_approval = tuple(
             call
             for call in calls
             if call.id not in progress.results_by_id
+            and call.id not in refused
             and (durable is None or call.id not in durable.decisions)
             and needs_approval(self.step_tools, call, arguments[call.id])
         )
         if progress.awaiting_approval:
             self._publish()  # the history ends with the calls that wait
             return FinishReason.APPROVAL_REQUIRED
+        call_one: CallOne
         if durable is None:
             call_one = functools.partial(self._call, arguments)
         else:
@@ -733,6 +810,8 @@ class _Loop:
             call_one = functools.partial(
                 durable.call, number, functools.partial(self._execute, arguments), config.ctx
             )
+        if reached is not None:
+            call_one = functools.partial(_refusing, call_one, refused, f"not run: {reached}.")
         self._release_stream()
         results: list[ToolResult] = []
         try:
@@ -770,12 +849,117 @@ class _Loop:
         if config.final is not None and self._accept_call(calls):
             self._check_output()
             return FinishReason.STOP
+        if reached is not None:
+            return self._at_limit(reached)
         if number == config.step_limit:
             if config.spec is not None:
                 raise self._out_of_steps()
             return FinishReason.STEP_LIMIT
         self._checkpoint()
         return None
+
+    def _refused_calls(
+        self, calls: tuple[ToolCall, ...], over: LimitReached | None
+    ) -> tuple[LimitReached | None, set[str]]:
+        """The limit that keeps some of ``calls`` from running, and their
+        ids: every call when the step went ``over`` a limit, else those past
+        the ``tool_calls`` limit, in call order; ``(None, set())`` for none.
+        The ``final_answer`` of the tool mode is never refused nor counted."""
+        limits = self.config.options.limits
+        if limits is None:
+            return None, set()
+        countable = [call for call in calls if not self._is_final(call)]
+        if over is not None:
+            return over, {call.id for call in countable}
+        calls_run = sum(
+            1 for step in self.progress.steps for result in step.tool_results if not self._is_final(result)
+        )
+        allowed = limits.calls_allowed(calls_run)
+        if allowed is None or len(countable) <= allowed:
+            return None, set()
+        assert limits.tool_calls is not None
+        reached = LimitReached("tool_calls", limits.tool_calls, calls_run + len(countable))
+        return reached, {call.id for call in countable[allowed:]}
+
+    def _is_final(self, call: ToolCall | ToolResult) -> bool:
+        return self.config.final is not None and call.name == OUTPUT_TOOL
+
+    def _cost(
+        self, usage: Usage, request: Request, summaries: tuple[tuple[Usage, object], ...], answered: str
+    ) -> Decimal | None:
+        """The cost of the step that used ``usage`` sending ``request``,
+        answered by the model ``answered`` (a :class:`FallbackModel`'s the
+        first of its models with that id), and of the summary calls before
+        it (each priced with its policy's model); None when one has no price."""
+        sent_to = self.step_model or self.config.options.model
+        model = next((leaf for leaf in _leaves(sent_to) if leaf.model_id == answered), sent_to)
+        if not isinstance(getattr(model, "base_url", None), str):
+            return None  # nothing to price it at (Pricer.cost would say None too)
+        if self.pricer is None:
+            self.pricer = Pricer()
+        pricer = self.pricer
+        total = pricer.cost(usage, model, request.settings)
+        for summary_usage, summary_model in summaries:
+            summary = pricer.cost(summary_usage, summary_model)
+            total = None if total is None or summary is None else total + summary
+        return total
+
+    def _projected_input(self) -> int:
+        """The prompt tokens the next request sends at least: those the
+        provider reported for the previous step, when the request sends the
+        history it sent, grown (no policy cut it, no plan replaced it); 0
+        when not known (``agentcore.limits``)."""
+        progress, preparer = self.progress, self.preparer
+        if preparer is None:
+            return prompt_tokens(progress.steps[-1].usage) if progress.steps else 0
+        basis = progress.basis
+        return basis[0] if basis is not None and preparer.sent_kept else 0
+
+    def _limit_before(self, *, project: bool) -> LimitReached | None:
+        """The usage limit the next request would go over (with its
+        projected input when ``project``); None."""
+        limits = self.config.options.limits
+        if limits is None:
+            return None
+        progress = self.progress
+        projected = self._projected_input() if project else 0
+        return limits.before_request(progress.usage, len(progress.steps), self._run_cost(), projected)
+
+    def _limit_after(self) -> LimitReached | None:
+        """The usage limit the run went over with its last step; None."""
+        limits = self.config.options.limits
+        if limits is None:
+            return None
+        return limits.after_step(self.progress.usage, self._run_cost())
+
+    def _run_cost(self) -> Decimal | None:
+        """The run's cost so far, for a ``cost`` limit (None without one).
+
+        Raises:
+            ConfigError: a step's price is unknown (``prepare_step`` chose a
+                model without one): the limit cannot be kept.
+        """
+        limits = self.config.options.limits
+        if limits is None or limits.cost is None:
+            return None
+        cost = total_cost(self.progress.steps)
+        if cost is None:
+            unpriced = next(n for n, step in enumerate(self.progress.steps, 1) if step.cost is None)
+            raise ConfigError(
+                f"UsageLimits(cost=...) cannot be kept: step {unpriced} has no price "
+                "(its model, or a history policy's, is not in genai-prices)"
+            )
+        return cost
+
+    def _at_limit(self, reached: LimitReached) -> FinishReason:
+        """End the run at the usage limit ``reached`` (a structured answer
+        not given by then fails as at the step limit)."""
+        self.progress.limit = reached
+        self._publish()
+        if self.config.spec is not None:
+            raise self._unfinished(f"{reached.kind} limit ({reached.limit:,})")
+        _log.debug("agentcore: %s", reached)
+        return FinishReason.LIMIT
 
     def _call(self, arguments: dict[str, Arguments], call: ToolCall) -> tuple[ToolResult, bool]:
         """Run one call of a plain run: its result, which goes to the reader."""
@@ -877,12 +1061,22 @@ class _Loop:
             raise OutputValidationError(raw, problems, progress.usage, progress.answers_checked)
 
     def _out_of_steps(self) -> OutputValidationError:
+        return self._unfinished(f"step limit ({self.config.step_limit})")
+
+    def _unfinished(self, which: str) -> OutputValidationError:
+        """The error of a structured answer not given when the run reached ``which`` limit."""
         progress = self.progress
-        step_limit = self.config.step_limit
-        limit = f"(top level): the run reached its step limit ({step_limit}) before a valid final answer"
+        limit = f"(top level): the run reached its {which} before a valid final answer"
         return OutputValidationError(
             progress.rejected_answer,
             [*progress.rejection_problems, limit],
             progress.usage,
             progress.answers_checked,
         )
+
+
+def _refusing(call_one: CallOne, refused: set[str], why: str, call: ToolCall) -> tuple[ToolResult, bool]:
+    """``call_one(call)``, or for a call in ``refused`` an error result saying ``why`` it did not run."""
+    if call.id in refused:
+        return failed(call, why), True
+    return call_one(call)

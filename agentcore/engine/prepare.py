@@ -115,6 +115,10 @@ class StepPreparer:
         """The first size was asked of the model's ``count_tokens`` (or needed none)."""
         self.compactions: list[Compaction] = []
         """The compactions since the last step was recorded."""
+        self.summaries: list[tuple[Usage, object]] = []
+        """The usage of each policy's model call before this step, and the
+        model that made it (the policy's ``model``; the policy itself when it
+        has none), for the step's cost."""
         self.changed_at: int | None = None
         """The first index of the history a compaction changed before this step."""
         self.sent_kept = True
@@ -147,7 +151,7 @@ class StepPreparer:
             Exception: what a policy or ``prepare_step`` raised.
         """
         if refused is None:
-            self.compactions, self.changed_at = [], None
+            self.compactions, self.changed_at, self.summaries = [], None, []
         settings = request.settings
         if self.policies:
             before = len(self.compactions)
@@ -253,6 +257,8 @@ class StepPreparer:
                     f"the history policy {name} returned {type(edit).__name__}, not a HistoryEdit or None"
                 )
             progress.usage += edit.usage
+            if edit.usage != Usage():
+                self.summaries.append((edit.usage, getattr(policy, "model", policy)))
             if edit.settings is not None:
                 settings = (settings or ModelSettings()).merged(edit.settings)
             if edit.messages is None or _same(edit.messages, state.messages):

@@ -27,7 +27,8 @@ source, each once: ``[1] Example Domain https://example.com/``,
 :func:`sources_text`), and a last line with the finish reason and the total
 usage (``finish: stop · usage: input 120, output 30, cache read 0, cache
 write 0``, then ``, web searches 2`` and the like for each server-tool
-count that is not 0).
+count that is not 0, then `` · cost: $0.000630`` when the run's cost is
+known: :attr:`agentcore.RunResult.cost`, ``docs/controls.md``).
 ``--hide-reasoning`` leaves the reasoning out (of ``--json`` too); the model
 still reasons (``--no-thinking`` asks it not to).
 
@@ -67,6 +68,10 @@ Lines) and nothing else there:
   "auth" | ... | null, "status": HTTP status or null, "retry_after": seconds
   or null}`` (the objects of :func:`agentcore.integrations.web.part_to_dict`)
 
+The ``finish`` and ``error`` objects carry ``"cost"`` too when the run's
+cost is known: US dollars as a decimal string (``"0.000630"``: exact, which
+a JSON number is not).
+
 Usage dicts are ``{"input", "output", "cache_read", "cache_write"}`` token
 counts (normalized as design.md, "Usage", says), plus each server-tool count
 that is not 0 (``web_search_requests``, ``web_fetch_requests``,
@@ -93,6 +98,7 @@ import io
 import json
 import os
 import sys
+from decimal import Decimal
 from typing import TextIO
 
 from agentcore.caching import CacheReport
@@ -285,6 +291,8 @@ class TextPrinter:
         self.streamed = False
         """Reasoning deltas were shown since the last reasoning part: that block is on screen."""
         self.steps = 0
+        self.cost: Decimal | None = None
+        """The run's cost, shown on the finish line (the command sets it before the terminal part)."""
         self.citations: list[Citation] = []
         """The run's citations, listed after the answer."""
         self.call_open: str | None = None
@@ -406,7 +414,8 @@ class TextPrinter:
             self._break_line()
             self._sources()
             reason = part.finish_reason.value if part.finish_reason else "?"
-            write_line(self.err, f"finish: {reason} · usage: {usage_text(part.total_usage)}")
+            line = f"finish: {reason} · usage: {usage_text(part.total_usage)}"
+            write_line(self.err, line if self.cost is None else f"{line} · cost: ${cost_text(self.cost)}")
         elif kind is StreamPartKind.ERROR:
             self._break_line()
             self._sources()
@@ -441,16 +450,26 @@ class JsonPrinter:
     def __init__(self, out: TextIO, *, reasoning: bool = True) -> None:
         self.out = out
         self.reasoning = reasoning
+        self.cost: Decimal | None = None
+        """The run's cost, on the terminal part's object (the command sets it before that part)."""
 
     def part(self, part: StreamPart) -> None:
         if self.reasoning or part.kind not in _REASONING_KINDS:
-            write_line(self.out, json.dumps(part_to_dict(part), ensure_ascii=False))
+            data = part_to_dict(part)
+            if part.terminal and self.cost is not None:
+                data["cost"] = cost_text(self.cost)
+            write_line(self.out, json.dumps(data, ensure_ascii=False))
 
     def end(self) -> None:
         pass
 
     def interrupted(self) -> None:
         pass
+
+
+def cost_text(cost: Decimal) -> str:
+    """US dollars in plain decimal notation, every digit kept (``"0.0000045"``, never ``"4.5E-6"``)."""
+    return format(cost, "f")
 
 
 def output_text(output: object, *, json_lines: bool) -> str:

@@ -577,6 +577,13 @@ class Adapter:
         return self._base_url
 
     @property
+    def settings(self) -> ModelSettings:
+        """The settings of every request: the adapter's defaults with the
+        ``settings`` option over them (a run's settings override them field
+        by field)."""
+        return self._settings
+
+    @property
     def context_window(self) -> int | None:
         """The model's context window in tokens: the ``context_window``
         option, else :func:`agentcore.tokens.context_window` of the model
