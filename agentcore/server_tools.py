@@ -19,6 +19,8 @@ from typing import Any
 
 import attrs
 
+from agentcore.errors import ConfigError
+
 
 def _names(value: Iterable[str] | None) -> tuple[str, ...] | None:
     if value is None:
@@ -203,3 +205,22 @@ def server_tools(value: Iterable[Any]) -> tuple[ServerTool, ...]:
             raise ValueError(f"server_tools: {type(tool).__name__} is given twice; give it once")
         seen.add(tool.name)
     return tools
+
+
+def check_server_names(server_tools: Iterable[ServerTool], names: Iterable[str]) -> None:
+    """Refuse a function or MCP tool named as one of ``server_tools``: the
+    model could not tell which one it calls, and the providers refuse two
+    tools of one name.
+
+    Raises:
+        ConfigError: naming the tool and the server tool.
+    """
+    taken = {tool.name: tool for tool in server_tools}
+    if not taken:
+        return
+    for name in names:
+        if name in taken:
+            raise ConfigError(
+                f"the tool {name!r} has the name of the server tool {type(taken[name]).__name__} given with "
+                "it; rename the tool (a provider refuses two tools of one name)"
+            )

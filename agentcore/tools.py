@@ -52,7 +52,7 @@ from agentcore.context import Context
 from agentcore.errors import AgentcoreError, Canceled, ConfigError
 from agentcore.files import File
 from agentcore.schema import signature, validation
-from agentcore.server_tools import SERVER_TOOL_TYPES, ServerTool
+from agentcore.server_tools import SERVER_TOOL_TYPES, ServerTool, check_server_names
 from agentcore.types import TOOL_NAME, ContentPart, ContentPartKind, ToolDefinition
 
 P = ParamSpec("P")
@@ -170,25 +170,6 @@ class ToolSet(Mapping[str, Tool]):
         """The tools' definitions, in the order the tools were given (server
         tools have none: they are in :attr:`server_tools`)."""
         return [tool.definition for tool in self._tools.values()]
-
-
-def check_server_names(server_tools: Iterable[ServerTool], names: Iterable[str]) -> None:
-    """Refuse a function or MCP tool named as one of ``server_tools``: the
-    model could not tell which one it calls, and the providers refuse two
-    tools of one name.
-
-    Raises:
-        ConfigError: naming the tool and the server tool.
-    """
-    taken = {tool.name: tool for tool in server_tools}
-    if not taken:
-        return
-    for name in names:
-        if name in taken:
-            raise ConfigError(
-                f"the tool {name!r} has the name of the server tool {type(taken[name]).__name__} given with "
-                "it; rename the tool (a provider refuses two tools of one name)"
-            )
 
 
 def _check_execute(tool: Tool, name: str) -> None:

@@ -144,9 +144,7 @@ def test_an_option_the_api_lacks_is_refused_before_any_call(server_tool: ServerT
 def test_a_function_tool_named_like_a_server_tool_is_refused() -> None:
     clash = ToolDefinition(name="web_search", description="", input_schema='{"type": "object"}')
     request = Request(messages=[user_message("hi")], tools=[clash], server_tools=(WebSearch(),))
-    with pytest.raises(
-        ConfigError, match="the function tool 'web_search' has the name of the server tool WebSearch"
-    ):
+    with pytest.raises(ConfigError, match="the tool 'web_search' has the name of the server tool WebSearch"):
         request_body(request, "m")
 
 

@@ -148,7 +148,7 @@ def test_hosted_tools_follow_the_function_tools_and_add_their_include_entries() 
 def test_a_function_tool_named_as_a_server_tool_is_refused() -> None:
     tool = ToolDefinition("web_search", "Mine.", '{"type": "object"}')
     with pytest.raises(
-        ConfigError, match=r"^the function tool 'web_search' has the name of the server tool WebSearch"
+        ConfigError, match=r"^the tool 'web_search' has the name of the server tool WebSearch"
     ):
         request_body(
             Request(messages=[user_message("hi")], tools=[tool], server_tools=[WebSearch()]), "gpt-5"

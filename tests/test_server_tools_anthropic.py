@@ -290,7 +290,7 @@ REFUSED: list[tuple[str, Request, str]] = [
             tools=[ToolDefinition("web_search", "mine", '{"type": "object"}')],
             server_tools=[WebSearch()],
         ),
-        "the function tool 'web_search' has the name of the server tool WebSearch",
+        "the tool 'web_search' has the name of the server tool WebSearch",
     ),
 ]
 

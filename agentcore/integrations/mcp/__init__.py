@@ -47,8 +47,8 @@ from agentcore.integrations.mcp.mapping import result_content, tool_definition, 
 from agentcore.integrations.mcp.servers import Server, http_server, stdio_server
 from agentcore.integrations.mcp.session import Supervisor
 from agentcore.redaction import redact
-from agentcore.server_tools import SERVER_TOOL_TYPES, ServerTool
-from agentcore.tools import Tool, ToolOutput, ToolSet, check_server_names, positive_seconds
+from agentcore.server_tools import SERVER_TOOL_TYPES, ServerTool, check_server_names
+from agentcore.tools import Tool, ToolOutput, ToolSet, positive_seconds
 from agentcore.types import TOOL_NAME_CHARACTERS, TOOL_NAME_LENGTH, ToolDefinition
 
 __all__ = [

@@ -116,7 +116,14 @@ from agentcore.providers.anthropic.stream import (
 )
 from agentcore.providers.history import arguments_object, log_foreign_items
 from agentcore.schema.signature import rewrite_schema
-from agentcore.server_tools import CodeExecution, FileSearch, ServerTool, WebFetch, WebSearch
+from agentcore.server_tools import (
+    CodeExecution,
+    FileSearch,
+    ServerTool,
+    WebFetch,
+    WebSearch,
+    check_server_names,
+)
 from agentcore.settings import ModelSettings, unsupported
 from agentcore.types import (
     ContentPart,
@@ -525,14 +532,8 @@ def _tool_entries(request: Request) -> list[dict[str, Any]]:
             entry["description"] = tool.description
         entry["input_schema"] = json.loads(tool.input_schema)
         tools.append(entry)
-    names = {tool.name for tool in request.tools}
-    for server_tool in request.server_tools:
-        if server_tool.name in names:
-            raise ConfigError(
-                f"the function tool {server_tool.name!r} has the name of the server tool "
-                f"{type(server_tool).__name__}; rename the function tool"
-            )
-        tools.append(server_tool_entry(server_tool))
+    check_server_names(request.server_tools, (tool.name for tool in request.tools))
+    tools.extend(server_tool_entry(server_tool) for server_tool in request.server_tools)
     return tools
 
 

@@ -74,7 +74,14 @@ from agentcore.files import File
 from agentcore.history import check_history
 from agentcore.providers import attachments
 from agentcore.providers.history import arguments_object, log_foreign_items, marked_error
-from agentcore.server_tools import CodeExecution, FileSearch, ServerTool, WebFetch, WebSearch
+from agentcore.server_tools import (
+    CodeExecution,
+    FileSearch,
+    ServerTool,
+    WebFetch,
+    WebSearch,
+    check_server_names,
+)
 from agentcore.settings import ModelSettings, unsupported
 from agentcore.types import ContentPartKind, Message, Reasoning, Request, Role, ToolCall, ToolDefinition
 
@@ -222,13 +229,7 @@ def _tools(request: Request) -> list[dict[str, Any]]:
             (the model could not tell them apart), and as :func:`tool_json`
             and :func:`server_tool_json`.
     """
-    names = {tool.name for tool in request.tools}
-    for server_tool in request.server_tools:
-        if server_tool.name in names:
-            raise ConfigError(
-                f"the function tool {server_tool.name!r} has the name of the server tool "
-                f"{type(server_tool).__name__}; rename the function tool"
-            )
+    check_server_names(request.server_tools, (tool.name for tool in request.tools))
     tools = [{"functionDeclarations": [tool_json(tool) for tool in request.tools]}] if request.tools else []
     return tools + [server_tool_json(tool) for tool in request.server_tools]
 

@@ -54,7 +54,7 @@ from agentcore.providers import attachments
 from agentcore.providers.history import log_foreign_items, marked_error
 from agentcore.providers.openai.responses.stream import FORMAT
 from agentcore.providers.openai.shared import cache_fields, json_schema_format, strict_schema
-from agentcore.server_tools import CodeExecution, FileSearch, ServerTool, WebSearch
+from agentcore.server_tools import CodeExecution, FileSearch, ServerTool, WebSearch, check_server_names
 from agentcore.settings import ModelSettings, unsupported
 from agentcore.types import (
     Message,
@@ -204,18 +204,6 @@ def server_tool_json(tool: ServerTool) -> dict[str, Any]:
         "cannot ask for it (it has web_search, file_search and code_interpreter: WebSearch, FileSearch, "
         "CodeExecution)"
     )
-
-
-def _check_tool_names(request: Request) -> None:
-    """A function tool named as a hosted tool the request asks for is a
-    :class:`ConfigError`: the model and the history could not tell them apart."""
-    names = {tool.name for tool in request.tools}
-    for tool in request.server_tools:
-        if tool.name in names:
-            raise ConfigError(
-                f"the function tool {tool.name!r} has the name of the server tool {type(tool).__name__}; "
-                "rename the function tool"
-            )
 
 
 # --- settings -------------------------------------------------------------------
@@ -542,7 +530,7 @@ def request_body(
     attachments.check_places(request.messages)
     check_settings(settings, reasoning=reasoning)
     hosted = [server_tool_json(tool) for tool in request.server_tools]
-    _check_tool_names(request)
+    check_server_names(request.server_tools, (tool.name for tool in request.tools))
     messages: Sequence[Message] = request.messages
     body: dict[str, Any] = {"model": model_id, "stream": True, "store": server_state}
     start = 0
