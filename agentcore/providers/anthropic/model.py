@@ -16,6 +16,7 @@ from agentcore.providers.anthropic.request import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_SETTINGS,
     beta_features,
+    betas_in_body,
     breakpoint_on_last_block,
     cache_policy,
     check_settings,
@@ -153,6 +154,8 @@ class AnthropicModel(Adapter):
         sent: list[Any] = []
         body = self._step_body(request, headers, sent)
         headers = with_betas(headers, beta_features(body))  # compaction, context editing
+        if self._betas_in_body:
+            headers, body = betas_in_body(headers, body)
         policy = cache_policy(self._settings.merged(request.settings), self._model, body)
         prompt = self._digests.fingerprint(body.get("tools"), body.get("system"), request.messages, sent)
         state = StreamState(self._origin, stream_tool_input=request.stream_tool_input)
@@ -188,6 +191,11 @@ class AnthropicModel(Adapter):
             interleaved="interleaved-thinking" in beta.lower(),
         )
         return body if self._automatic_caching else breakpoint_on_last_block(body)
+
+    _betas_in_body = False
+    """The endpoint takes the beta features in the body's ``anthropic_beta``
+    rather than the ``anthropic-beta`` header
+    (:func:`agentcore.providers.anthropic.request.betas_in_body`)."""
 
     _automatic_caching = True
     """The endpoint takes the request-level ``cache_control`` (automatic

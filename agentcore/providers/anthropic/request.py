@@ -760,6 +760,21 @@ def with_betas(headers: Mapping[str, str], features: list[str]) -> Mapping[str, 
     return {**headers, name: ",".join([*named, *missing])}
 
 
+def betas_in_body(
+    headers: Mapping[str, str], body: Mapping[str, Any]
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """``headers`` without their ``anthropic-beta`` header, and ``body`` with
+    its features in ``anthropic_beta`` (after those already there, each
+    once), for an endpoint that takes them in the body (Bedrock's InvokeModel:
+    https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages-request-response.html)."""
+    kept = {name: value for name, value in headers.items() if name.lower() != BETA_HEADER}
+    named = [
+        f.strip() for name, value in headers.items() if name.lower() == BETA_HEADER for f in value.split(",")
+    ]
+    features = list(dict.fromkeys([*body.get("anthropic_beta", ()), *(f for f in named if f)]))
+    return kept, ({**body, "anthropic_beta": features} if features else dict(body))
+
+
 def check_settings(settings: ModelSettings) -> None:
     """Raise :class:`ConfigError` for a set field that is not one of
     :data:`SETTINGS` (the adapter checks its own settings at construction;

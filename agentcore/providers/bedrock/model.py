@@ -39,15 +39,14 @@ API key as ``Authorization: Bearer`` (:func:`agentcore.providers.aws.bedrock_sig
 from __future__ import annotations
 
 import base64
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Generator, Mapping
 from typing import Any
 
-from agentcore import caching
 from agentcore.caching import CachePolicy, CacheTracker
 from agentcore.context import Context
 from agentcore.providers import aws
 from agentcore.providers.anthropic.model import AnthropicModel
-from agentcore.providers.anthropic.request import BETA_HEADER, DEFAULT_MAX_TOKENS, beta_features, with_betas
+from agentcore.providers.anthropic.request import DEFAULT_MAX_TOKENS, beta_features, betas_in_body, with_betas
 from agentcore.providers.bedrock.request import (
     CACHE_TTL_SECONDS,
     cache_points,
@@ -57,7 +56,7 @@ from agentcore.providers.bedrock.request import (
 )
 from agentcore.providers.bedrock.stream import StreamState
 from agentcore.providers.endpoint import Endpoint
-from agentcore.providers.shell import Adapter, StateMachine, encode_body
+from agentcore.providers.shell import Adapter, encode_body
 from agentcore.settings import ModelSettings
 from agentcore.transport import Timeout, Transport
 from agentcore.types import Request, StreamPart
@@ -220,20 +219,6 @@ INVOKE_ENDPOINT = Endpoint(
 """InvokeModelWithResponseStream with an Anthropic Messages body."""
 
 
-def betas_in_body(
-    headers: Mapping[str, str], body: Mapping[str, Any]
-) -> tuple[dict[str, str], dict[str, Any]]:
-    """``headers`` without their ``anthropic-beta`` header, and ``body`` with
-    its features in ``anthropic_beta`` (after those already there, each
-    once), as Bedrock takes them."""
-    kept = {name: value for name, value in headers.items() if name.lower() != BETA_HEADER}
-    named = [
-        f.strip() for name, value in headers.items() if name.lower() == BETA_HEADER for f in value.split(",")
-    ]
-    features = list(dict.fromkeys([*body.get("anthropic_beta", ()), *(f for f in named if f)]))
-    return kept, ({**body, "anthropic_beta": features} if features else dict(body))
-
-
 class BedrockAnthropicModel(AnthropicModel):
     """A :class:`agentcore.Model` over Claude on Amazon Bedrock
     (InvokeModelWithResponseStream with the Anthropic mapping: the module
@@ -273,6 +258,7 @@ class BedrockAnthropicModel(AnthropicModel):
     """
 
     _automatic_caching = False  # the cloud documents cache breakpoints on blocks only
+    _betas_in_body = True  # anthropic_beta, not the anthropic-beta header (the module docstring)
 
     _count_field = "inputTokens"
 
@@ -312,19 +298,6 @@ class BedrockAnthropicModel(AnthropicModel):
             max_tokens=max_tokens,
         )
 
-    def _stream(
-        self,
-        body: Mapping[str, Any],
-        headers: Mapping[str, str],
-        state: StateMachine,
-        prompt: caching.Fingerprint,
-        policy: caching.CachePolicy,
-        ctx: Context,
-    ) -> Iterator[StreamPart]:
-        """The shell's stream, the beta features moved into the body (:func:`betas_in_body`)."""
-        headers, body = betas_in_body(headers, body)
-        return super()._stream(body, headers, state, prompt, policy, ctx)
-
     def _count_request(self, request: Request) -> tuple[str, dict[str, Any]]:
         """Bedrock's CountTokens (``POST /model/{model}/count-tokens``,
         https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CountTokens.html)
@@ -333,9 +306,7 @@ class BedrockAnthropicModel(AnthropicModel):
         headers = with_betas(self._headers, [])
         body = self._step_body(request, headers, [])
         _, body = betas_in_body(with_betas(headers, beta_features(body)), body)
-        invoke = {name: value for name, value in body.items() if name not in ("model", "stream")}
-        invoke["anthropic_version"] = BEDROCK_ANTHROPIC_VERSION
-        encoded = base64.b64encode(encode_body(invoke)).decode("ascii")
+        encoded = base64.b64encode(encode_body(INVOKE_ENDPOINT.request_body(body))).decode("ascii")
         return COUNT_PATH, {"input": {"invokeModel": {"body": encoded}}}
 
     def _count_headers(self, body: Mapping[str, Any]) -> Mapping[str, str]:
