@@ -33,8 +33,8 @@ from typing import Any
 import attrs
 
 from agentcore.context import Context
-from agentcore.cost import Pricer, model_name
 from agentcore.durable import RunState
+from agentcore.engine.budget import Budget, check_prices, leaves
 from agentcore.engine.channel import Channel, RunReader, SendFunc, start_worker, turn_text
 from agentcore.engine.durable_run import DurableRun
 from agentcore.engine.guarded import InputCheck, guarded_call, model_layers
@@ -60,7 +60,7 @@ from agentcore.middleware import ModelWrap, ToolWrap, model_wraps, tool_wraps
 from agentcore.model import Model
 from agentcore.options import LoopOptions
 from agentcore.output import OUTPUT_TOOL, OutputSpec, OutputValidationError, output_spec, retry_prompt
-from agentcore.result import RunResult, RunSnapshot, StepResult, total_cost
+from agentcore.result import RunResult, RunSnapshot, StepResult
 from agentcore.tools import ToolInputError, ToolSet
 from agentcore.types import (
     Compaction,
@@ -122,7 +122,7 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
         raise ConfigError(f"run()'s ctx must be a Context or None, got {type(ctx).__name__}")
     options = _valid_input(options)
     if options.limits is not None and options.limits.cost is not None:
-        _check_prices(options, Pricer())
+        check_prices(options)
     spec = None if options.output_type is None else output_spec(options.output_type)
     final = _FinalAnswer(spec) if spec is not None and options.output_mode == "tool" else None
     tools = (
@@ -187,35 +187,6 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     )
     start_worker(_Loop(config, progress, durable).run, channel)
     return reader
-
-
-def _check_prices(options: LoopOptions, pricer: Pricer) -> None:
-    """Refuse a ``cost`` limit the run could not keep: without prices, or
-    for a model (the run's, or a history policy's) that has none.
-
-    Raises:
-        ConfigError: naming the model and why it has no price.
-    """
-    if not pricer.installed:
-        raise ConfigError(
-            "UsageLimits(cost=...) needs prices: pip install 'agentcore[prices]' (the genai-prices package)"
-        )
-    # A policy with a model (Summarize) calls it; one without (SlidingWindow) calls none.
-    models = [options.model, *(policy.model for policy in options.history_policy if hasattr(policy, "model"))]
-    for model in (leaf for each in models for leaf in _leaves(each)):
-        reason = pricer.unknown_reason(model)
-        if reason is not None:
-            raise ConfigError(
-                f"UsageLimits(cost=...) cannot be kept: no price for {model_name(model)}: {reason}"
-            )
-
-
-def _leaves(model: Model) -> list[Model]:
-    """The models that may answer a step sent to ``model``: a
-    :class:`FallbackModel`'s models (a nested one's too), else ``model``."""
-    if isinstance(model, FallbackModel):
-        return [leaf for inner in model.models for leaf in _leaves(inner)]
-    return [model]
 
 
 def _resumes_or_decides(options: LoopOptions) -> bool:
@@ -516,10 +487,11 @@ class _Loop:
         """The tools the calls of the step being run may call."""
         self.resent = False
         """The step being streamed is a refused step sent again (its trace span is open)."""
-        self.pricer: Pricer | None = None
-        """Prices the run's model calls (:mod:`agentcore.cost`), made for the
-        first step whose model has a ``base_url`` to be priced at (a plain
-        run's test double has none, and never enters the module)."""
+        self.budget: Budget | None = None
+        """The prices of the run's steps and its usage limits
+        (:mod:`agentcore.engine.budget`), made for the first limit check or
+        the first step whose model has a ``base_url`` to be priced at (a
+        plain run's test double has none, and never enters the module)."""
 
     def run(self, _send: SendFunc) -> None:
         """Run the loop to its end (the worker's ``produce``: it sends through
@@ -789,7 +761,11 @@ class _Loop:
         config, progress, durable = self.config, self.progress, self.durable
         calls = progress.pending
         arguments = parse_all(calls)
-        reached, refused = self._refused_calls(calls, over)
+        reached, refused = (
+            (None, set())
+            if config.options.limits is None
+            else self._budget().refused_calls(calls, progress.steps, over, self._is_final)
+        )
         progress.awaiting_approval = tuple(
             call
             for call in calls
@@ -858,29 +834,6 @@ class _Loop:
         self._checkpoint()
         return None
 
-    def _refused_calls(
-        self, calls: tuple[ToolCall, ...], over: LimitReached | None
-    ) -> tuple[LimitReached | None, set[str]]:
-        """The limit that keeps some of ``calls`` from running, and their
-        ids: every call when the step went ``over`` a limit, else those past
-        the ``tool_calls`` limit, in call order; ``(None, set())`` for none.
-        The ``final_answer`` of the tool mode is never refused nor counted."""
-        limits = self.config.options.limits
-        if limits is None:
-            return None, set()
-        countable = [call for call in calls if not self._is_final(call)]
-        if over is not None:
-            return over, {call.id for call in countable}
-        calls_run = sum(
-            1 for step in self.progress.steps for result in step.tool_results if not self._is_final(result)
-        )
-        allowed = limits.calls_allowed(calls_run)
-        if allowed is None or len(countable) <= allowed:
-            return None, set()
-        assert limits.tool_calls is not None
-        reached = LimitReached("tool_calls", limits.tool_calls, calls_run + len(countable))
-        return reached, {call.id for call in countable[allowed:]}
-
     def _is_final(self, call: ToolCall | ToolResult) -> bool:
         return self.config.final is not None and call.name == OUTPUT_TOOL
 
@@ -890,19 +843,19 @@ class _Loop:
         """The cost of the step that used ``usage`` sending ``request``,
         answered by the model ``answered`` (a :class:`FallbackModel`'s the
         first of its models with that id), and of the summary calls before
-        it (each priced with its policy's model); None when one has no price."""
-        sent_to = self.step_model or self.config.options.model
-        model = next((leaf for leaf in _leaves(sent_to) if leaf.model_id == answered), sent_to)
+        it; None when one has no price."""
+        model = self.step_model or self.config.options.model
+        if isinstance(model, FallbackModel):
+            model = next((leaf for leaf in leaves(model) if leaf.model_id == answered), model)
         if not isinstance(getattr(model, "base_url", None), str):
-            return None  # nothing to price it at (Pricer.cost would say None too)
-        if self.pricer is None:
-            self.pricer = Pricer()
-        pricer = self.pricer
-        total = pricer.cost(usage, model, request.settings)
-        for summary_usage, summary_model in summaries:
-            summary = pricer.cost(summary_usage, summary_model)
-            total = None if total is None or summary is None else total + summary
-        return total
+            return None  # nothing to price it at (a test double): the budget is not made for it
+        return self._budget().step_cost(usage, model, request.settings, summaries)
+
+    def _budget(self) -> Budget:
+        """The run's :class:`Budget`, made when first needed."""
+        if self.budget is None:
+            self.budget = Budget(self.config.options.limits)
+        return self.budget
 
     def _projected_input(self) -> int:
         """The prompt tokens the next request sends at least: those the
@@ -918,38 +871,16 @@ class _Loop:
     def _limit_before(self, *, project: bool) -> LimitReached | None:
         """The usage limit the next request would go over (with its
         projected input when ``project``); None."""
-        limits = self.config.options.limits
-        if limits is None:
+        if self.config.options.limits is None:
             return None
-        progress = self.progress
         projected = self._projected_input() if project else 0
-        return limits.before_request(progress.usage, len(progress.steps), self._run_cost(), projected)
+        return self._budget().before_request(self.progress.usage, self.progress.steps, projected)
 
     def _limit_after(self) -> LimitReached | None:
         """The usage limit the run went over with its last step; None."""
-        limits = self.config.options.limits
-        if limits is None:
+        if self.config.options.limits is None:
             return None
-        return limits.after_step(self.progress.usage, self._run_cost())
-
-    def _run_cost(self) -> Decimal | None:
-        """The run's cost so far, for a ``cost`` limit (None without one).
-
-        Raises:
-            ConfigError: a step's price is unknown (``prepare_step`` chose a
-                model without one): the limit cannot be kept.
-        """
-        limits = self.config.options.limits
-        if limits is None or limits.cost is None:
-            return None
-        cost = total_cost(self.progress.steps)
-        if cost is None:
-            unpriced = next(n for n, step in enumerate(self.progress.steps, 1) if step.cost is None)
-            raise ConfigError(
-                f"UsageLimits(cost=...) cannot be kept: step {unpriced} has no price "
-                "(its model, or a history policy's, is not in genai-prices)"
-            )
-        return cost
+        return self._budget().after_step(self.progress.usage, self.progress.steps)
 
     def _at_limit(self, reached: LimitReached) -> FinishReason:
         """End the run at the usage limit ``reached`` (a structured answer
