@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 
 from agentcore.context import Context
+from agentcore.errors import ConfigError, ModelError
 from agentcore.middleware import Middleware, ModelNext, ToolNext
 from agentcore.types import (
     ContentPart,
@@ -124,15 +125,20 @@ class LoggingMiddleware(Middleware):
     only with ``content=True``: it may hold what a log must not.
 
     Args:
-        logger: where the lines go; None: ``logging.getLogger("agentcore.middleware")``
+        logger: where the lines go: a ``logging.Logger`` or a logger's name;
+            None: ``logging.getLogger("agentcore.middleware")``
             (a child of the ``agentcore`` logger).
         level: the level of a successful call's line (a failed call's is WARNING).
         content: log the content too.
     """
 
     def __init__(
-        self, *, logger: logging.Logger | None = None, level: int = logging.INFO, content: bool = False
+        self, *, logger: logging.Logger | str | None = None, level: int = logging.INFO, content: bool = False
     ) -> None:
+        if isinstance(logger, str):
+            logger = logging.getLogger(logger)
+        elif logger is not None and not isinstance(logger, logging.Logger):
+            raise ConfigError(f"logger must be a logging.Logger, a logger's name or None, got {logger!r}")
         self.logger = logger or _log
         self.level = level
         self.content = content
@@ -151,16 +157,14 @@ class LoggingMiddleware(Middleware):
                     usage = part.usage
                     reason = part.finish_reason.value if part.finish_reason else "?"
                     extra: tuple[Any, ...] = ()
-                    line = (
-                        "agentcore: model call (%d messages): %.3f s, finish %s, %d input, %d output tokens"
-                    )
+                    line = "agentcore: model call (%s): %.3f s, finish %s, %d input, %d output tokens"
                     if self.content:
                         line += ", text %r"
                         extra = ("".join(texts),)
                     self.logger.log(
                         self.level,
                         line,
-                        len(request.messages),
+                        _messages(request),
                         time.monotonic() - start,
                         reason,
                         usage.input,
@@ -170,10 +174,10 @@ class LoggingMiddleware(Middleware):
                 yield part
         except Exception as exc:
             self.logger.warning(
-                "agentcore: model call (%d messages) failed after %.3f s: %s",
-                len(request.messages),
+                "agentcore: model call (%s) failed after %.3f s: %s",
+                _messages(request),
                 time.monotonic() - start,
-                type(exc).__name__,
+                exc if isinstance(exc, ModelError) else type(exc).__name__,  # its class and status
             )
             raise
 
@@ -205,3 +209,9 @@ class LoggingMiddleware(Middleware):
             *extra,
         )
         return result
+
+
+def _messages(request: Request) -> str:
+    """``1 message``, ``3 messages``: the size of a request's history."""
+    count = len(request.messages)
+    return f"{count} message" + ("" if count == 1 else "s")

@@ -46,6 +46,7 @@ input guardrails passed.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -156,20 +157,29 @@ def guardrail_name(guard: Callable[..., Any]) -> str:
 
 
 def _takes(guard: Callable[..., Any], count: int) -> bool:
-    """True when ``guard`` can be called with ``count`` positional arguments."""
+    """True when ``guard`` wants a context as positional argument ``count``:
+    that parameter has no default (an optional one, ``max_words=3`` or a
+    closure's ``v=v``, keeps its default) or is annotated ``Context``, or
+    ``guard`` takes ``*args``."""
     try:
         params = inspect.signature(guard).parameters.values()
     except (TypeError, ValueError):
         return False
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return len(positional) >= count or any(p.kind is p.VAR_POSITIONAL for p in params)
+    if len(positional) < count:
+        return any(p.kind is p.VAR_POSITIONAL for p in params)
+    slot = positional[count - 1]
+    if slot.default is slot.empty:
+        return True
+    annotation = slot.annotation if isinstance(slot.annotation, str) else str(slot.annotation)
+    return re.search(r"\bContext\b", annotation) is not None  # Context, Context | None, "Context[Deps]"
 
 
 def check(
     kind: str, guards: Sequence[Callable[..., Any]], args: tuple[Any, ...], ctx: Context | None
 ) -> None:
-    """Call each of ``guards`` with ``args`` (and ``ctx`` when it takes one more
-    argument and ``ctx`` is given), in order.
+    """Call each of ``guards`` with ``args`` (and ``ctx`` when it is given and
+    the guardrail wants it: :func:`_takes`), in order.
 
     Raises:
         GuardrailTripped: one returned a :class:`Tripwire`.

@@ -64,7 +64,10 @@ def _dollars(value: object) -> Decimal | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float, Decimal, str)):
-        raise ConfigError(f"UsageLimits.cost must be a Decimal, an int, a float or None, got {value!r}")
+        raise ConfigError(
+            "UsageLimits.cost must be a Decimal, an int, a float, a str holding a number or None, "
+            f"got {value!r}"
+        )
     try:
         dollars = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
     except InvalidOperation:

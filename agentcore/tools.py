@@ -406,7 +406,11 @@ class FunctionTool(Generic[P, R]):
                     raise
                 raise TimeoutError(
                     f"{self._owner} did not finish within its time limit of {self._timeout:g} s; "
-                    "it was cancelled"
+                    + (
+                        "it was cancelled"
+                        if self._coroutine
+                        else "it was told to stop but may still be running"
+                    )
                 ) from None
             finally:
                 call_ctx.detach()

@@ -112,6 +112,26 @@ def test_input_guardrails_pass_and_get_the_runs_context_when_they_take_it() -> N
     assert isinstance(contexts[0], Context)
 
 
+def test_an_optional_parameter_keeps_its_default_and_an_annotated_one_gets_the_context() -> None:
+    seen: list[object] = []
+
+    def too_long(text: str, max_words: int = 3) -> Tripwire | None:
+        seen.append(max_words)
+        return Tripwire("too long") if len(text.split()) > max_words else None
+
+    def with_context(text: str, ctx: Context | None = None) -> None:
+        seen.append(ctx)
+
+    result = generate(
+        options(
+            ScriptedModel([text_step("a short one")]), guardrails=Guardrails(output=[too_long, with_context])
+        )
+    )
+    assert result.text == "a short one"
+    assert seen[0] == 3
+    assert isinstance(seen[1], Context)
+
+
 def test_a_parallel_input_tripwire_cancels_the_first_step_mid_stream() -> None:
     # Forced interleaving: the guardrail trips once the step has streamed its
     # first delta; the step then waits for its context, which the trip cancels.

@@ -392,7 +392,7 @@ def test_logging_logs_one_line_per_call_with_its_duration_and_no_content(
         )
     lines = [r.getMessage() for r in caplog.records if r.name == "agentcore.middleware"]
     assert len(lines) == 3
-    assert lines[0].startswith("agentcore: model call (1 messages): ")
+    assert lines[0].startswith("agentcore: model call (1 message): ")
     assert lines[0].endswith(" s, finish tool-calls, 10 input, 2 output tokens")
     assert lines[1].startswith("agentcore: tool t (call c1): ")
     assert lines[1].endswith(" s, ok")
@@ -415,4 +415,20 @@ def test_logging_logs_a_failed_model_call_as_a_warning(caplog: pytest.LogCapture
         generate(options(model, middleware=[LoggingMiddleware()]))
     records = [r for r in caplog.records if r.name == "agentcore.middleware"]
     assert [r.levelno for r in records] == [logging.WARNING]
-    assert records[0].getMessage().endswith(" s: ModelError")
+    assert (
+        records[0].getMessage().endswith(" s: authentication failed: no key")
+    )  # the class, not just the type
+
+
+def test_logging_takes_a_loggers_name_and_refuses_what_is_not_a_logger(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.INFO, logger="myapp.agent"):
+        generate(
+            options(ScriptedModel([text_step("hi")]), middleware=[LoggingMiddleware(logger="myapp.agent")])
+        )
+    assert [r.name for r in caplog.records if "model call" in r.getMessage()] == ["myapp.agent"]
+    with pytest.raises(
+        ConfigError, match=r"logger must be a logging\.Logger, a logger's name or None, got 3"
+    ):
+        LoggingMiddleware(logger=3)  # type: ignore[arg-type]  # what the check is for
