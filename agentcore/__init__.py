@@ -73,7 +73,7 @@ from agentcore.types import (
     user_message,
 )
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 
 
 def _observe_with_opentelemetry(options: LoopOptions) -> RunObserver | None:
