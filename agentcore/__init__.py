@@ -6,6 +6,7 @@ doubles in ``agentcore.testing``; the history policies of long runs in
 ``agentcore.compaction``.
 """
 
+from agentcore.agent import Agent, handoff
 from agentcore.builtin_middleware import LoggingMiddleware, RedactionMiddleware
 from agentcore.caching import CacheCause, CacheReport, PrefixChange
 from agentcore.context import Context, ManualClock
@@ -89,6 +90,7 @@ def _observe_with_opentelemetry(options: LoopOptions) -> RunObserver | None:
 set_observe(_observe_with_opentelemetry, after=("opentelemetry.trace", "opentelemetry.metrics"))
 
 __all__ = [
+    "Agent",
     "AgentcoreError",
     "CacheCause",
     "CacheReport",
@@ -156,6 +158,7 @@ __all__ = [
     "file_part",
     "file_part_from_path",
     "generate",
+    "handoff",
     "provider_item_part",
     "reasoning_part",
     "run",

@@ -157,6 +157,13 @@ class RunResult:
             same tuple as :attr:`messages` when no policy acted (the default).
         limit: with ``limit``, which usage limit ended the run
             (``LoopOptions.limits``); None otherwise.
+        agent: the name of the agent that finished the run: the run's
+            ``LoopOptions.agent_name``, or the agent the run was handed off
+            to last (``agentcore.handoff``; ``docs/agents.md``).
+        sub_run_cost: what the sub-runs of the run's agent tools
+            (``Agent.as_tool``) cost in US dollars, included in :attr:`cost`;
+            their usage is in :attr:`usage`. None when one of them was not
+            priced.
     """
 
     text: str
@@ -170,13 +177,18 @@ class RunResult:
         default=attrs.Factory(lambda self: self.messages, takes_self=True)
     )
     limit: LimitReached | None = None
+    agent: str = ""
+    sub_run_cost: Decimal | None = Decimal(0)
 
     @property
     def cost(self) -> Decimal | None:
         """What the run cost in US dollars: the sum of its steps'
-        :attr:`StepResult.cost`; None when one of them is None (0 for a run
-        without steps)."""
-        return total_cost(self.steps)
+        :attr:`StepResult.cost` and :attr:`sub_run_cost`; None when one of
+        them is None (0 for a run without steps)."""
+        steps = total_cost(self.steps)
+        if steps is None or self.sub_run_cost is None:
+            return None
+        return steps + self.sub_run_cost
 
     @property
     def reasoning(self) -> tuple[str, ...]:
@@ -189,7 +201,7 @@ class RunResult:
         """The usage of the run's steps by the id of the model that answered
         them (:attr:`StepResult.model_id`), in the order the models first
         answered; their sum is :attr:`usage` but for what a history policy's
-        summary call cost."""
+        summary call and the sub-runs of agent tools (:attr:`sub_run_cost`) used."""
         by_model: dict[str, Usage] = {}
         for step in self.steps:
             by_model[step.model_id] = by_model.get(step.model_id, Usage()) + step.usage
@@ -218,6 +230,10 @@ class RunSnapshot:
         full_messages: the history with nothing removed; None: the same as
             ``messages`` (no policy acted).
         limit: the usage limit that ended the run, once one did.
+        agent: the name of the agent in charge (``LoopOptions.agent_name``;
+            another after a handoff).
+        sub_run_cost: what the sub-runs of agent tools cost in US dollars;
+            None when one was not priced.
     """
 
     messages: tuple[Message, ...]
@@ -227,6 +243,8 @@ class RunSnapshot:
     pending: tuple[ToolCall, ...] = ()
     full_messages: tuple[Message, ...] | None = None
     limit: LimitReached | None = None
+    agent: str = ""
+    sub_run_cost: Decimal | None = Decimal(0)
 
 
 def total_cost(steps: tuple[StepResult, ...] | list[StepResult]) -> Decimal | None:

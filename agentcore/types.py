@@ -18,7 +18,7 @@ import enum
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -89,7 +89,8 @@ class StreamPartKind(str, enum.Enum):
     """Discriminates the variants of :class:`StreamPart`. Adapters emit
     ``TEXT_DELTA``, ``REASONING_DELTA``, ``REASONING``, ``TOOL_CALL``,
     ``TOOL_CALL_DELTA``, ``CITATION``, ``PROVIDER_ITEM`` and ``STEP_FINISH``; the loop adds ``TOOL_RESULT``,
-    ``COMPACTION``, ``FINISH`` and ``ERROR``."""
+    ``COMPACTION``, ``FINISH`` and ``ERROR``; agent tools and handoffs
+    (:mod:`agentcore.agent`) add ``NESTED`` and ``HANDOFF``."""
 
     TEXT_DELTA = "text-delta"
     REASONING_DELTA = "reasoning-delta"
@@ -110,6 +111,12 @@ class StreamPartKind(str, enum.Enum):
     (:class:`Compaction`; ``docs/long-runs.md``)."""
     FINISH = "finish"
     ERROR = "error"
+    NESTED = "nested"
+    """A part of a sub-run (an agent used as a tool, ``Agent.as_tool``):
+    ``path`` and ``nested`` (``docs/agents.md``)."""
+    HANDOFF = "handoff"
+    """The run moved to another agent (``agentcore.handoff``): ``agent``
+    names the agent now in charge."""
 
 
 def _non_negative(_instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
@@ -970,6 +977,8 @@ _PART_FIELDS: dict[StreamPartKind, frozenset[str]] = {
     StreamPartKind.COMPACTION: frozenset({"compaction"}),
     StreamPartKind.FINISH: frozenset({"finish_reason", "total_usage"}),
     StreamPartKind.ERROR: frozenset({"err", "finish_reason", "total_usage"}),
+    StreamPartKind.NESTED: frozenset({"path", "nested"}),
+    StreamPartKind.HANDOFF: frozenset({"agent"}),
 }
 _EMPTY_USAGE = Usage()
 
@@ -992,6 +1001,8 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
         and part.provider_item is None
         and part.citation is None
         and not part.model_id
+        and part.nested is None
+        and not part.agent
     ):
         return
     allowed = _PART_FIELDS[kind]
@@ -1011,6 +1022,9 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
             ("provider_item", part.provider_item is None),
             ("citation", part.citation is None),
             ("model_id", part.model_id == ""),
+            ("path", part.path == ()),
+            ("nested", part.nested is None),
+            ("agent", part.agent == ""),
         )
         if not empty
     }
@@ -1033,6 +1047,13 @@ def _part_matches_kind(part: StreamPart, _attribute: Any, _value: Any) -> None:
         raise ValueError("a 'provider-item' StreamPart needs provider_item")
     if kind in (StreamPartKind.STEP_FINISH, StreamPartKind.FINISH) and part.finish_reason is None:
         raise ValueError(f"a {kind.value!r} StreamPart needs finish_reason")
+    if kind is StreamPartKind.NESTED:
+        if not isinstance(part.nested, StreamPart) or part.nested.kind is StreamPartKind.NESTED:
+            raise ValueError("a 'nested' StreamPart needs nested (a StreamPart that is not itself nested)")
+        if not part.path or not all(isinstance(step, str) and step for step in part.path):
+            raise ValueError("a 'nested' StreamPart needs path: the tool call ids, at least one")
+    if kind is StreamPartKind.HANDOFF and not (isinstance(part.agent, str) and part.agent):
+        raise ValueError("a 'handoff' StreamPart needs agent (the name of the agent now in charge)")
     if kind is StreamPartKind.ERROR:
         if not isinstance(part.err, BaseException):
             raise ValueError("an 'error' StreamPart needs err (an exception)")
@@ -1064,6 +1085,8 @@ class StreamPart:
     compaction       compaction
     finish           finish_reason, total_usage
     error            err, finish_reason, total_usage
+    nested           path, nested
+    handoff          agent
     ===============  =================================
 
     Any other field set is a ``ValueError``. ``finish`` and ``error`` are
@@ -1082,7 +1105,12 @@ class StreamPart:
     a model's own leaves it ""), not compared by ``==`` either: the same
     step is equal whichever model answered it. The loop sends a ``compaction`` part,
     before a step's first part, each time a history policy changed the
-    run's history (:class:`Compaction`).
+    run's history (:class:`Compaction`). A ``nested`` part carries a part of
+    a sub-run (an agent used as a tool, ``docs/agents.md``): ``path`` holds
+    the ids of the agent-tool calls from this run's down to the run that
+    made it, ``nested`` that run's own part (never itself ``nested``); a
+    reader that ignores it sees what it saw without sub-runs. A ``handoff``
+    part says the run moved to the agent named ``agent``.
     """
 
     kind: StreamPartKind = attrs.field(converter=StreamPartKind)
@@ -1099,6 +1127,9 @@ class StreamPart:
     provider_item: ProviderItem | None = None
     citation: Citation | None = None
     model_id: str = attrs.field(default="", eq=False)
+    path: tuple[str, ...] = ()
+    nested: StreamPart | None = None
+    agent: str = ""
 
     @classmethod
     def text_delta(cls, text: str) -> StreamPart:
@@ -1192,6 +1223,24 @@ class StreamPart:
     ) -> StreamPart:
         """The terminal part of a run that failed (or, with ``CANCELED``, was cancelled)."""
         return cls(StreamPartKind.ERROR, err=err, finish_reason=finish_reason, total_usage=total_usage)
+
+    @classmethod
+    def nested_event(cls, path: Sequence[str], part: StreamPart) -> StreamPart:
+        """A ``nested`` part: ``part`` of the sub-run reached through the
+        agent-tool calls ``path`` (call ids, the outermost first). A
+        ``nested`` ``part`` is unwrapped: its path is appended to ``path``.
+
+        Raises:
+            ValueError: an empty ``path``.
+        """
+        if part.kind is StreamPartKind.NESTED:
+            return cls(StreamPartKind.NESTED, path=(*path, *part.path), nested=part.nested)
+        return cls(StreamPartKind.NESTED, path=tuple(path), nested=part)
+
+    @classmethod
+    def handoff_event(cls, agent: str) -> StreamPart:
+        """A ``handoff`` part: the run moved to the agent named ``agent``."""
+        return cls(StreamPartKind.HANDOFF, agent=agent)
 
     @property
     def terminal(self) -> bool:

@@ -66,10 +66,18 @@ def layer(module: str) -> str:
     parts = module.split(".")
     if len(parts) > 2 or module in {"agentcore.engine", "agentcore.providers", "agentcore.transport"}:
         return parts[1]
-    if module in {"agentcore", "agentcore.__main__", "agentcore.cli", "agentcore.testing", "agentcore.aio"}:
-        # The package's face, its asyncio front and its command (agentcore/cli.py,
-        # the one module that reads the environment) import what they show; the
-        # test kit's models check a history as the adapters do.
+    if module in {
+        "agentcore",
+        "agentcore.__main__",
+        "agentcore.cli",
+        "agentcore.testing",
+        "agentcore.aio",
+        "agentcore.agent",
+    }:
+        # The package's face, its asyncio front, its agents (a layer over the
+        # loop's run) and its command (agentcore/cli.py, the one module that
+        # reads the environment) import what they show; the test kit's models
+        # check a history as the adapters do.
         return "integrations"
     return "base" if parts[-1] in BASE else "public"
 

@@ -85,6 +85,9 @@ PUBLIC_NAMES = {
     "ToolSet",
     "FunctionTool",
     "tool",
+    # Agents, agents as tools and handoffs (docs/agents.md).
+    "Agent",
+    "handoff",
     # Middleware and guardrails (docs/controls.md).
     "Middleware",
     "RedactionMiddleware",

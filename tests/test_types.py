@@ -85,6 +85,8 @@ ERR = ModelError(ErrorClass.UPSTREAM, message="boom")
                 "COMPACTION": "compaction",
                 "FINISH": "finish",
                 "ERROR": "error",
+                "NESTED": "nested",
+                "HANDOFF": "handoff",
             },
         ),
     ],

@@ -402,8 +402,13 @@ class RunReader(StreamReader):
     @property
     def cost(self) -> Decimal | None:
         """What the steps completed so far cost in US dollars (all of them
-        once the run ended): :attr:`RunResult.cost` of those steps."""
-        return total_cost(self._run_channel.snapshot.steps)
+        once the run ended) and the sub-runs of its agent tools:
+        :attr:`RunResult.cost` so far."""
+        snapshot = self._run_channel.snapshot
+        steps = total_cost(snapshot.steps)
+        if steps is None or snapshot.sub_run_cost is None:
+            return None
+        return steps + snapshot.sub_run_cost
 
     def text(self) -> Iterator[str]:
         """Iterate only the text deltas, for notebooks and scripts::
@@ -468,6 +473,8 @@ class RunReader(StreamReader):
                 pending=snapshot.pending,
                 full_messages=snapshot.messages if snapshot.full_messages is None else snapshot.full_messages,
                 limit=snapshot.limit,
+                agent=snapshot.agent,
+                sub_run_cost=snapshot.sub_run_cost,
             )
         assert terminal.err is not None
         if not isinstance(terminal.err, (Exception, Canceled)):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import logging
 import random
+import threading
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -41,6 +42,8 @@ from agentcore.engine.guarded import InputCheck, guarded_call, model_layers
 from agentcore.engine.observer import RunObserver, observer_for
 from agentcore.engine.prepare import StepPreparer, StepSetup
 from agentcore.engine.retry import RetrySettings
+from agentcore.engine.scope import ToolScope, entered
+from agentcore.engine.scope import current as current_scope
 from agentcore.engine.step import Step, StepStreamer, nothing, valid_unicode
 from agentcore.engine.tool_calls import (
     Arguments,
@@ -124,12 +127,6 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     if options.limits is not None and options.limits.cost is not None:
         check_prices(options)
     spec = None if options.output_type is None else output_spec(options.output_type)
-    final = _FinalAnswer(spec) if spec is not None and options.output_mode == "tool" else None
-    tools = (
-        options.tools
-        if final is None
-        else ToolSet([*options.tools.server_tools, *options.tools.values(), final])
-    )
     durable = DurableRun(options) if _resumes_or_decides(options) else None
     if durable is None:
         progress = RunProgress(list(options.messages), options.messages)
@@ -151,6 +148,32 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
         if guardrails is not None and guardrails.input and not progress.steps and not progress.pending
         else None
     )
+    outer = current_scope()  # a run started inside a tool call is one level deeper
+    config = _configure(
+        options, spec, run_ctx, channel, observer, input_check, 0 if outer is None else outer.depth + 1
+    )
+    start_worker(_Loop(config, progress, durable).run, channel)
+    return reader
+
+
+def _configure(
+    options: LoopOptions,
+    spec: OutputSpec | None,
+    run_ctx: Context,
+    channel: Channel[RunSnapshot],
+    observer: RunObserver | None,
+    input_check: InputCheck | None,
+    depth: int,
+) -> RunConfig:
+    """The :class:`RunConfig` of a run with ``options`` (at its start, and
+    after a handoff moved it to other options)."""
+    final = _FinalAnswer(spec) if spec is not None and options.output_mode == "tool" else None
+    tools = (
+        options.tools
+        if final is None
+        else ToolSet([*options.tools.server_tools, *options.tools.values(), final])
+    )
+    guardrails = options.guardrails
     wraps: tuple[ModelWrap, ...] = ()
     if options.middleware or guardrails is not None:  # a plain run never enters their modules
         wraps = model_layers(guardrails, model_wraps(options.middleware))
@@ -164,7 +187,7 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
         options.retry_sleep,
         options.retry_jitter or random.uniform,
     )
-    config = RunConfig(
+    return RunConfig(
         options=options,
         ctx=run_ctx,
         channel=channel,
@@ -184,9 +207,8 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
         step_limit=options.step_limit,
         input_check=input_check,
         tool_wraps=tool_wraps(options.middleware) if options.middleware else (),
+        depth=depth,
     )
-    start_worker(_Loop(config, progress, durable).run, channel)
-    return reader
 
 
 def _resumes_or_decides(options: LoopOptions) -> bool:
@@ -329,6 +351,8 @@ class RunConfig:
         step_limit: the most model steps.
         input_check: the input guardrails, run before the first step; None.
         tool_wraps: the middleware's ``wrap_tool`` layers, the first outermost.
+        depth: how many runs are around this one (0: a top-level run; see
+            :class:`~agentcore.engine.scope.ToolScope`).
     """
 
     options: LoopOptions
@@ -343,6 +367,7 @@ class RunConfig:
     step_limit: int
     input_check: InputCheck | None = None
     tool_wraps: tuple[ToolWrap, ...] = ()
+    depth: int = 0
 
 
 @attrs.define
@@ -379,6 +404,8 @@ class RunProgress:
             step and the number of messages it sent, when it sent the history
             as the run keeps it; None: a policy's next size is the estimate.
         limit: the usage limit that ended the run (``LoopOptions.limits``); None.
+        sub_run_cost: what the sub-runs of the run's agent tools cost in US
+            dollars (their usage is in ``usage``); None when one was not priced.
     """
 
     history: list[Message]
@@ -400,6 +427,7 @@ class RunProgress:
     synced: int = 0
     basis: tuple[int, int] | None = None
     limit: LimitReached | None = None
+    sub_run_cost: Decimal | None = Decimal(0)
 
     def full_history(self) -> tuple[list[Message], list[int | None]]:
         """The full history (nothing a policy removed left out), and for each
@@ -487,6 +515,11 @@ class _Loop:
         """The tools the calls of the step being run may call."""
         self.resent = False
         """The step being streamed is a refused step sent again (its trace span is open)."""
+        self.spent: list[tuple[Usage, Decimal | None]] = []
+        """What the running tool calls' sub-runs used, not yet counted (under ``scope_lock``)."""
+        self.handoff: tuple[str, LoopOptions] | None = None
+        """The agent a tool call of this step handed the run to (under ``scope_lock``)."""
+        self.scope_lock = threading.Lock()
         self.budget: Budget | None = None
         """The prices of the run's steps and its usage limits
         (:mod:`agentcore.engine.budget`), made for the first limit check or
@@ -548,6 +581,8 @@ class _Loop:
                 progress.awaiting_approval,
                 progress.full_published(),
                 progress.limit,
+                self.config.options.agent_name,
+                progress.sub_run_cost,
             )
         )
 
@@ -798,6 +833,7 @@ class _Loop:
                 parallel=config.options.parallel_tools,
                 known=progress.results_by_id,
             ):
+                self._count_spent()
                 if call.id not in progress.results_by_id:
                     progress.results_by_id[call.id] = result
                     self._checkpoint()
@@ -814,10 +850,14 @@ class _Loop:
             # Also when every call has its result (the reader went away while
             # the last one was sent): the calls in the history need their results.
             results.extend(not_run(call) for call in calls[len(results) :])
+            self._count_spent()
+            self.handoff = None
             self._answer_calls(results)
             self._publish()
             raise
         self._answer_calls(results)
+        if self.handoff is not None:
+            self._switch()
         progress.pending, progress.results_by_id = (), {}
         if durable is not None:
             durable.calls_answered()
@@ -892,11 +932,55 @@ class _Loop:
         _log.debug("agentcore: %s", reached)
         return FinishReason.LIMIT
 
+    def _count_spent(self) -> None:
+        """Add what the tool calls' sub-runs used so far to the run's usage and cost."""
+        with self.scope_lock:
+            spent, self.spent = self.spent, []
+        progress = self.progress
+        for usage, cost in spent:
+            progress.usage += usage
+            progress.sub_run_cost = (
+                None if cost is None or progress.sub_run_cost is None else progress.sub_run_cost + cost
+            )
+
+    def _spend(self, usage: Usage, cost: Decimal | None) -> None:
+        with self.scope_lock:
+            self.spent.append((usage, cost))
+
+    def _hand_off(self, agent: str, options: LoopOptions) -> str | None:
+        with self.scope_lock:
+            if self.handoff is not None:
+                return f"the run is already handed off to {self.handoff[0]!r} in this step."
+            self.handoff = (agent, options)
+            return None
+
+    def _switch(self) -> None:
+        """Move the run to the options a handoff of this step gave (its
+        history, usage and steps go on); send the ``handoff`` part."""
+        assert self.handoff is not None
+        agent, options = self.handoff
+        self.handoff = None
+        config = self.config
+        spec = None if options.output_type is None else output_spec(options.output_type)
+        self.config = _configure(
+            options, spec, config.ctx, config.channel, config.observer, None, config.depth
+        )
+        self.step_model, self.step_tools = None, self.config.tools
+        if self.preparer is not None:
+            self.preparer.switch(options)
+        self._forward(StreamPart.handoff_event(agent))
+
     def _call(self, arguments: dict[str, Arguments], call: ToolCall) -> tuple[ToolResult, bool]:
         """Run one call of a plain run: its result, which goes to the reader."""
         return self._execute(arguments, call, self.config.ctx), True
 
     def _execute(self, arguments: dict[str, Arguments], call: ToolCall, ctx: Context) -> ToolResult:
+        config = self.config
+        scope = ToolScope(call, config.options, config.depth, self._forward, self._spend, self._hand_off)
+        with entered(scope):
+            return self._execute_in_scope(arguments, call, ctx)
+
+    def _execute_in_scope(self, arguments: dict[str, Arguments], call: ToolCall, ctx: Context) -> ToolResult:
         config = self.config
         if config.options.guardrails is None and not config.tool_wraps:
             return execute(self.step_tools, call, arguments[call.id], ctx, config.observer)

@@ -252,6 +252,10 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
     ``finish``           ``finish_reason``, ``total_usage``
     ``error``            ``finish_reason`` (``error`` or ``canceled``), ``total_usage``,
                          ``err``, ``error_type``, ``error_class``, ``status``, ``retry_after``
+    ``nested``           ``path`` (the agent-tool call ids, outermost first)
+                         and ``part``: the sub-run's part in this form
+                         (``docs/agents.md``)
+    ``handoff``          ``agent``: the name of the agent now in charge
     ===================  ==================================================
 
     Usage objects are ``{"input", "output", "cache_read", "cache_write"}``
@@ -302,6 +306,12 @@ def part_to_dict(part: StreamPart) -> dict[str, Any]:
     elif kind is StreamPartKind.COMPACTION:
         assert part.compaction is not None
         data["compaction"] = part.compaction.to_dict()
+    elif kind is StreamPartKind.NESTED:
+        assert part.nested is not None
+        data["path"] = list(part.path)
+        data["part"] = part_to_dict(part.nested)
+    elif kind is StreamPartKind.HANDOFF:
+        data["agent"] = part.agent
     else:
         assert part.finish_reason is not None
         data["finish_reason"] = part.finish_reason.value

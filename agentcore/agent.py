@@ -1,0 +1,466 @@
+"""Reusable agents: :class:`Agent`, agents as tools (:meth:`Agent.as_tool`) and :func:`handoff`.
+
+An :class:`Agent` is a named, frozen configuration of the fields of
+:class:`~agentcore.LoopOptions` that make an agent (model, system prompt,
+tools, settings, output type, history policy, middleware, guardrails,
+limits). :meth:`Agent.run` builds one ``LoopOptions`` from it, the messages
+and the call's overrides, and calls :func:`agentcore.run`: there is no
+second loop. An agent holds no state of a run, so one agent serves any
+number of runs on any threads at once.
+
+Two tools let agents work together (``docs/agents.md``):
+
+* :meth:`Agent.as_tool`: the model of a run calls the agent with a task; the
+  agent runs as a sub-run under a child of the call's context (a cancel or
+  deadline of the run ends it at once: the cancel is a callback, nothing
+  polls), its parts reach the run's stream as ``nested`` parts before the
+  call's result, its usage and cost are added to the run's, and its answer is
+  the call's result.
+* :func:`handoff`: the model calls it to move the rest of the run to another
+  agent, with the history so far.
+
+Both reach their run through :mod:`agentcore.engine.scope`, the loop's seam
+for what a running tool call may do to its run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from agentcore.context import Context
+from agentcore.engine.channel import RunReader
+from agentcore.engine.loop import run as run_loop
+from agentcore.engine.scope import current
+from agentcore.errors import AgentcoreError, Canceled, ConfigError, RunError
+from agentcore.options import LoopOptions
+from agentcore.output import OUTPUT_TOOL
+from agentcore.result import RunResult
+from agentcore.tools import ToolInputError
+from agentcore.types import Message, Role, ToolDefinition, user_message
+
+if TYPE_CHECKING:
+    from agentcore.aio import AsyncRunReader
+
+__all__ = ["DEFAULT_MAX_DEPTH", "Agent", "AgentTool", "HandoffTool", "handoff"]
+
+DEFAULT_MAX_DEPTH = 5
+"""How deep sub-runs of agent tools may nest when ``Agent.as_tool(max_depth=...)``
+is not given: a top-level run's agent tool starts a sub-run at depth 1, a
+tool of that sub-run one at depth 2, and so on."""
+
+AGENT_FIELDS = (
+    "model",
+    "system",
+    "tools",
+    "settings",
+    "output_type",
+    "output_mode",
+    "output_retries",
+    "max_output_tokens",
+    "parallel_tools",
+    "prepare_step",
+    "middleware",
+    "guardrails",
+)
+"""The fields of ``LoopOptions`` a :func:`handoff` replaces with the new
+agent's (and ``agent_name``, its name); the others are the run's (its
+``history_policy``, ``limits``, ``step_limit`` and every override)."""
+
+_PLACEHOLDER = (user_message("(the messages of a run)"),)
+"""The messages of an agent's options template: ``LoopOptions`` needs one."""
+
+_TASK_SCHEMA = json.dumps(
+    {
+        "type": "object",
+        "properties": {"task": {"type": "string", "description": "What the agent should do, in full."}},
+        "required": ["task"],
+        "additionalProperties": False,
+    }
+)
+
+
+def _name(_instance: Any, _attribute: Any, value: str) -> None:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"Agent.name must be a non-empty str, got {value!r}")
+
+
+def _str(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str):
+        raise ConfigError(f"Agent.{attribute.name} must be a str, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class Agent:
+    """A reusable agent: what :class:`~agentcore.LoopOptions` says about an
+    agent, under a name.
+
+    Frozen, and it holds nothing of a run: share one between threads and
+    runs. Each field means what the ``LoopOptions`` field of that name
+    means, and is checked as it is, when the agent is made.
+
+    Attributes:
+        name: the agent's name: each run's ``LoopOptions.agent_name`` (its
+            trace's ``gen_ai.agent.name``), ``RunResult.agent``, the default
+            name of :meth:`as_tool`'s tool and the ``handoff`` part's
+            ``agent``. Required, non-empty.
+        model: the model. Required.
+        description: what the agent does, for the models that may call it
+            (:meth:`as_tool`, :func:`handoff`); "" for none.
+        system, tools, settings, output_type, output_mode, output_retries,
+        max_output_tokens, step_limit, parallel_tools, history_policy,
+        middleware, guardrails, limits, prepare_step: as in ``LoopOptions``.
+
+    Raises:
+        ConfigError: a value ``LoopOptions`` refuses (the message names the
+            field), or an empty ``name``.
+    """
+
+    name: str = attrs.field(validator=_name)
+    model: Any
+    description: str = attrs.field(default="", validator=_str)
+    system: str = ""
+    tools: Any = ()
+    settings: Any = None
+    output_type: Any = None
+    output_mode: str = "native"
+    output_retries: int = 1
+    max_output_tokens: int | None = None
+    step_limit: int | None = None
+    parallel_tools: bool = False
+    history_policy: Any = None
+    middleware: Any = ()
+    guardrails: Any = None
+    limits: Any = None
+    prepare_step: Any = None
+    _options: LoopOptions = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        options = LoopOptions(
+            model=self.model,
+            messages=_PLACEHOLDER,
+            system=self.system,
+            tools=self.tools,
+            settings=self.settings,
+            output_type=self.output_type,
+            output_mode=self.output_mode,
+            output_retries=self.output_retries,
+            max_output_tokens=self.max_output_tokens,
+            step_limit=self.step_limit,
+            parallel_tools=self.parallel_tools,
+            history_policy=self.history_policy,
+            middleware=self.middleware,
+            guardrails=self.guardrails,
+            limits=self.limits,
+            prepare_step=self.prepare_step,
+            agent_name=self.name,
+        )
+        # The checked, converted values (a ToolSet, tuples): a list the caller
+        # changes later changes nothing here.
+        object.__setattr__(self, "_options", options)
+        for field in ("tools", "history_policy", "middleware", "step_limit"):
+            object.__setattr__(self, field, getattr(options, field))
+
+    def options(self, messages: str | Iterable[Message], **overrides: Any) -> LoopOptions:
+        """The ``LoopOptions`` of a run of this agent on ``messages``.
+
+        Args:
+            messages: the conversation (a list of :class:`~agentcore.Message`),
+                or a ``str``: one user message.
+            overrides: ``LoopOptions`` fields for this run only (``deps=``,
+                ``run_id=``, ``checkpoints=``, ``limits=``, ``system=`` ...).
+
+        Raises:
+            ConfigError: an override that is not a ``LoopOptions`` field
+                (the message names it), ``messages`` or ``agent_name`` among
+                the overrides, or a value ``LoopOptions`` refuses.
+        """
+        for key in overrides:
+            if key in ("messages", "agent_name") or key not in _OPTION_FIELDS:
+                why = (
+                    "pass the messages as the first argument"
+                    if key == "messages"
+                    else "it is the agent's name"
+                    if key == "agent_name"
+                    else "overrides are LoopOptions fields"
+                )
+                raise ConfigError(f"Agent {self.name!r}: unknown override {key!r} ({why})")
+        history = (user_message(messages),) if isinstance(messages, str) else messages
+        return attrs.evolve(self._options, messages=history, **overrides)
+
+    def run(
+        self, messages: str | Iterable[Message], ctx: Context | None = None, **overrides: Any
+    ) -> RunReader:
+        """Start a run of this agent: :func:`agentcore.run` of :meth:`options`.
+
+        A durable run (``run_id=`` and ``checkpoints=``) that a :func:`handoff`
+        moved to another agent resumes with that agent: the one the last
+        handoff in the saved history named, found among the agents this
+        agent's handoffs reach.
+
+        Args:
+            messages: the conversation, or a ``str`` (one user message).
+            ctx: the caller's context (cancel, deadline), as ``run``'s.
+            overrides: ``LoopOptions`` fields for this run only.
+
+        Returns:
+            The run's :class:`~agentcore.RunReader`.
+
+        Raises:
+            ConfigError: see :meth:`options` and :func:`agentcore.run`.
+        """
+        options = self.options(messages, **overrides)
+        return run_loop(self._resumed(options), ctx)
+
+    def generate(
+        self, messages: str | Iterable[Message], ctx: Context | None = None, **overrides: Any
+    ) -> RunResult:
+        """Run this agent to the end: ``run(...).result()``.
+
+        Raises:
+            ConfigError: see :meth:`options`.
+            RunError: the run ended in error or was cancelled.
+        """
+        return self.run(messages, ctx, **overrides).result()
+
+    def arun(
+        self, messages: str | Iterable[Message], ctx: Context | None = None, **overrides: Any
+    ) -> AsyncRunReader:
+        """Start a run of this agent for asyncio code: :func:`agentcore.aio.arun`
+        of :meth:`options` (``buffer`` is an override of its own here).
+
+        Raises:
+            ConfigError: see :meth:`options`.
+        """
+        # Imported here: asyncio is loaded for asyncio users only (import agentcore stays light).
+        from agentcore.aio import DEFAULT_BUFFER, AsyncRunReader
+
+        buffer = overrides.pop("buffer", DEFAULT_BUFFER)
+        return AsyncRunReader(self.run(messages, ctx, **overrides), buffer=buffer)
+
+    def as_tool(
+        self, name: str | None = None, description: str | None = None, *, max_depth: int = DEFAULT_MAX_DEPTH
+    ) -> AgentTool:
+        """This agent as a tool another run's model calls with a task.
+
+        Args:
+            name: the tool's name; None: the agent's.
+            description: the tool's description; None: the agent's
+                ``description`` (or a line naming the agent).
+            max_depth: how deep sub-runs may nest when this tool is called
+                (:data:`DEFAULT_MAX_DEPTH`, 5): a call from a run that is
+                already that deep gets an error result the model reads
+                (``agent 'x' not run: sub-runs nest at most N deep``) and
+                starts nothing.
+
+        Returns:
+            An :class:`AgentTool` (see there for what a call does).
+
+        Raises:
+            ConfigError: ``max_depth`` is not an int >= 1, or ``name`` is not
+                a valid tool name.
+        """
+        if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
+            raise ConfigError(f"Agent.as_tool(max_depth=...) must be an int >= 1, got {max_depth!r}")
+        text = description if description is not None else self.description or f"Ask the {self.name} agent."
+        try:
+            definition = ToolDefinition(name or self.name, text, _TASK_SCHEMA)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"Agent.as_tool(): {exc}") from exc
+        return AgentTool(self, definition, max_depth)
+
+    def _resumed(self, options: LoopOptions) -> LoopOptions:
+        """``options``, or for a durable run handed off before it stopped,
+        the options of the agent its last handoff named."""
+        if options.checkpoints is None or options.run_id is None:
+            return options
+        state = options.checkpoints.load(options.run_id)
+        if state is None:
+            return options
+        handoffs = self._handoffs()
+        results = [
+            part.tool_result
+            for message in state.messages
+            if message.role is Role.TOOL
+            for part in message.content
+            if part.tool_result is not None
+        ]
+        agent = None
+        for result in [*results, *state.results]:
+            if result.name in handoffs and not result.is_error:
+                agent = handoffs[result.name]
+        return options if agent is None else agent.switched(options)
+
+    def _handoffs(self) -> dict[str, Agent]:
+        """The agents this agent's handoffs reach (theirs too), by tool name."""
+        found: dict[str, Agent] = {}
+        todo = [self]
+        seen: set[int] = set()
+        while todo:
+            agent = todo.pop()
+            if id(agent) in seen:
+                continue
+            seen.add(id(agent))
+            for tool in agent.tools.values():
+                if isinstance(tool, HandoffTool):
+                    found.setdefault(tool.definition.name, tool.agent)
+                    todo.append(tool.agent)
+        return found
+
+    def switched(self, options: LoopOptions) -> LoopOptions:
+        """``options`` with this agent in charge: its :data:`AGENT_FIELDS`
+        and name, the run's other fields as they are (what a handoff does)."""
+        mine = self._options
+        return attrs.evolve(
+            options, agent_name=self.name, **{field: getattr(mine, field) for field in AGENT_FIELDS}
+        )
+
+
+_OPTION_FIELDS = frozenset(attrs.fields_dict(LoopOptions))
+
+
+@attrs.frozen
+class AgentTool:
+    """An agent as a tool (:meth:`Agent.as_tool`); its input is
+    ``{"task": "..."}``.
+
+    A call runs the agent on one user message, the task, as a sub-run:
+
+    * under a child of the call's context: the calling run's cancel or
+      deadline cancels the sub-run at once (a callback of the context; its
+      reader ends, its model stream and tools see the cancel); a cancelled
+      sub-run ends the calling run as cancelled too;
+    * each part of the sub-run goes into the calling run's stream as a
+      ``nested`` part (``StreamPart.nested_event((call id,), part)``; a
+      sub-run's own nested parts get the call id in front of their path),
+      in order, before the call's ``tool-result`` part;
+    * its usage (tokens) is added to the calling run's usage
+      (``RunResult.usage``, the ``finish`` part's ``total_usage``, and so the
+      calling run's token limits, checked before its next request), its cost
+      to ``RunResult.sub_run_cost`` (and ``RunResult.cost``); its steps are
+      not the calling run's (``steps``, ``usage_by_model`` and the
+      ``requests`` limit count the calling run's own);
+    * its answer is the call's result: the text, or with an ``output_type``
+      the answer's JSON text (the ``final_answer`` arguments in the tool
+      mode). A sub-run that fails gives an error result naming the error;
+      the calling run goes on.
+
+    The sub-run's options are the agent's and the calling run's ``deps``.
+    A call outside a run (no scope: a step runner's process) runs the agent
+    without forwarding parts or usage.
+    """
+
+    agent: Agent
+    definition: ToolDefinition
+    max_depth: int
+
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
+        """Run the agent on ``arguments["task"]``; see the class docstring.
+
+        Raises:
+            AgentcoreError: the calling run is ``max_depth`` deep already,
+                or the sub-run failed (error results).
+            ToolInputError: ``task`` is not a non-empty str (an error result).
+            Canceled: the calling run was cancelled (or the sub-run's deadline passed).
+        """
+        task = arguments.get("task")
+        if not isinstance(task, str) or not task.strip():
+            raise ToolInputError('the input must be {"task": "<what to do>"}, a non-empty string')
+        scope = current()
+        depth = 0 if scope is None else scope.depth
+        if depth >= self.max_depth:
+            raise AgentcoreError(
+                f"agent {self.agent.name!r} not run: sub-runs nest at most {self.max_depth} deep "
+                "(Agent.as_tool(max_depth=...))"
+            )
+        deps = None if scope is None else scope.options.deps
+        reader = self.agent.run(task, ctx, **({} if deps is None else {"deps": deps}))
+        outcome: RunResult | RunError
+        try:
+            for part in reader:
+                if scope is not None:
+                    scope.emit(part.nested_event((scope.call.id,), part))
+        finally:
+            reader.close()  # ends the sub-run when the calling run's reader went away
+            try:
+                outcome = reader.result()
+            except RunError as exc:
+                outcome = exc
+            if scope is not None:
+                scope.spend(outcome.usage, reader.cost)
+        if isinstance(outcome, RunResult):
+            return _answer(outcome)
+        if isinstance(outcome.err, Canceled) or ctx.cancelled:
+            ctx.check()  # the calling run's cancel or deadline: it ends as cancelled
+            raise outcome.err from None  # the sub-run's own deadline: the calling run ends too
+        raise AgentcoreError(f"agent {self.agent.name!r} failed: {outcome.err}") from outcome
+
+
+def _answer(result: RunResult) -> str:
+    """A sub-run's answer as the text of a tool result."""
+    if result.output is None:
+        return result.text
+    for call in reversed(result.steps[-1].tool_calls if result.steps else ()):
+        if call.name == OUTPUT_TOOL:
+            return call.input
+    return result.text.strip()
+
+
+@attrs.frozen
+class HandoffTool:
+    """The tool :func:`handoff` makes (no input)."""
+
+    agent: Agent
+    definition: ToolDefinition
+
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
+        """Hand the run to :attr:`agent` once this step's calls are answered.
+
+        Raises:
+            AgentcoreError: the call runs outside a run, or a handoff was
+                already made in this step (an error result the model reads).
+        """
+        scope = current()
+        if scope is None:
+            raise AgentcoreError("a handoff works only inside a run (as one of LoopOptions.tools)")
+        refused = scope.hand_off(self.agent.name, self.agent.switched(scope.options))
+        if refused is not None:
+            raise AgentcoreError(f"not handed off to {self.agent.name!r}: {refused}")
+        return f"Handed off to {self.agent.name}."
+
+
+def handoff(agent: Agent, *, description: str = "", name: str | None = None) -> HandoffTool:
+    """A tool the model calls to move the rest of the run to ``agent``.
+
+    Once every call of the step has its result, the run goes on with
+    ``agent`` in charge (:meth:`Agent.switched`: its model, system prompt,
+    tools, settings, output type, middleware and guardrails; the run's
+    history, usage, steps, limits and history policy go on), and the stream
+    gets a ``handoff`` part naming it; ``RunResult.agent`` names the agent
+    that finished. Other calls of the same step run as usual; a second
+    handoff in one step gets an error result (the first one wins). The
+    history goes to the new agent's model as it is: each adapter sends
+    reasoning, server-tool and provider blocks only to the provider that
+    made them (``docs/agents.md``, "History across providers").
+
+    Args:
+        agent: the agent to hand the run to.
+        description: the tool's description for the model; "": the agent's
+            ``description`` (or a line naming it).
+        name: the tool's name; None: ``transfer_to_<agent name>``.
+
+    Raises:
+        ConfigError: ``agent`` is not an :class:`Agent`, or the name is not
+            a valid tool name.
+    """
+    if not isinstance(agent, Agent):
+        raise ConfigError(f"handoff() needs an Agent, got {type(agent).__name__}")
+    text = description or agent.description or f"Hand the conversation over to the {agent.name} agent."
+    try:
+        definition = ToolDefinition(name or f"transfer_to_{agent.name}", text)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"handoff(): {exc}") from exc
+    return HandoffTool(agent, definition)
