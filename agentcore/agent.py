@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -40,7 +41,7 @@ from agentcore.options import LoopOptions
 from agentcore.output import OUTPUT_TOOL
 from agentcore.result import RunResult
 from agentcore.tools import ToolInputError
-from agentcore.types import Message, Role, ToolDefinition, user_message
+from agentcore.types import Message, Role, StreamPart, StreamPartKind, ToolDefinition, Usage, user_message
 
 if TYPE_CHECKING:
     from agentcore.aio import AsyncRunReader
@@ -164,7 +165,7 @@ class Agent:
         for field in ("tools", "history_policy", "middleware", "step_limit"):
             object.__setattr__(self, field, getattr(options, field))
 
-    def options(self, messages: str | Iterable[Message], **overrides: Any) -> LoopOptions:
+    def options(self, messages: str | Iterable[Message], /, **overrides: Any) -> LoopOptions:
         """The ``LoopOptions`` of a run of this agent on ``messages``.
 
         Args:
@@ -192,7 +193,7 @@ class Agent:
         return attrs.evolve(self._options, messages=history, **overrides)
 
     def run(
-        self, messages: str | Iterable[Message], ctx: Context | None = None, **overrides: Any
+        self, messages: str | Iterable[Message], /, ctx: Context | None = None, **overrides: Any
     ) -> RunReader:
         """Start a run of this agent: :func:`agentcore.run` of :meth:`options`.
 
@@ -216,7 +217,7 @@ class Agent:
         return run_loop(self._resumed(options), ctx)
 
     def generate(
-        self, messages: str | Iterable[Message], ctx: Context | None = None, **overrides: Any
+        self, messages: str | Iterable[Message], /, ctx: Context | None = None, **overrides: Any
     ) -> RunResult:
         """Run this agent to the end: ``run(...).result()``.
 
@@ -227,7 +228,7 @@ class Agent:
         return self.run(messages, ctx, **overrides).result()
 
     def arun(
-        self, messages: str | Iterable[Message], ctx: Context | None = None, **overrides: Any
+        self, messages: str | Iterable[Message], /, ctx: Context | None = None, **overrides: Any
     ) -> AsyncRunReader:
         """Start a run of this agent for asyncio code: :func:`agentcore.aio.arun`
         of :meth:`options` (``buffer`` is an override of its own here).
@@ -379,9 +380,14 @@ class AgentTool:
         deps = None if scope is None else scope.options.deps
         reader = self.agent.run(task, ctx, **({} if deps is None else {"deps": deps}))
         outcome: RunResult | RunError
+        spent = Usage()
         try:
             for part in reader:
                 if scope is not None:
+                    used = _used(part)
+                    if used is not None:  # counted before the part is seen: a cancel then counts it
+                        scope.spend(used, Decimal(0))
+                        spent += used
                     scope.emit(part.nested_event((scope.call.id,), part))
         finally:
             reader.close()  # ends the sub-run when the calling run's reader went away
@@ -389,14 +395,32 @@ class AgentTool:
                 outcome = reader.result()
             except RunError as exc:
                 outcome = exc
-            if scope is not None:
-                scope.spend(outcome.usage, reader.cost)
+            if scope is not None:  # what no part showed (a step a runner replayed), and the cost
+                scope.spend(_less(outcome.usage, spent), reader.cost)
         if isinstance(outcome, RunResult):
             return _answer(outcome)
         if isinstance(outcome.err, Canceled) or ctx.cancelled:
             ctx.check()  # the calling run's cancel or deadline: it ends as cancelled
             raise outcome.err from None  # the sub-run's own deadline: the calling run ends too
         raise AgentcoreError(f"agent {self.agent.name!r} failed: {outcome.err}") from outcome
+
+
+def _used(part: StreamPart) -> Usage | None:
+    """The usage a sub-run's part reports at any depth: a step's, or a history
+    policy's summary call's; None for the others."""
+    inner = part.nested if part.nested is not None else part
+    if inner.kind is StreamPartKind.STEP_FINISH:
+        return inner.usage
+    if inner.kind is StreamPartKind.COMPACTION and inner.compaction is not None:
+        return inner.compaction.usage
+    return None
+
+
+def _less(total: Usage, spent: Usage) -> Usage:
+    """``total`` less ``spent``, field by field (never below 0)."""
+    return Usage(
+        **{name: max(getattr(total, name) - getattr(spent, name), 0) for name in attrs.fields_dict(Usage)}
+    )
 
 
 def _answer(result: RunResult) -> str:

@@ -515,11 +515,10 @@ class _Loop:
         """The tools the calls of the step being run may call."""
         self.resent = False
         """The step being streamed is a refused step sent again (its trace span is open)."""
-        self.spent: list[tuple[Usage, Decimal | None]] = []
-        """What the running tool calls' sub-runs used, not yet counted (under ``scope_lock``)."""
         self.handoff: tuple[str, LoopOptions] | None = None
         """The agent a tool call of this step handed the run to (under ``scope_lock``)."""
         self.scope_lock = threading.Lock()
+        """Guards ``handoff``, and the usage and publishing of the tool calls' spending."""
         self.budget: Budget | None = None
         """The prices of the run's steps and its usage limits
         (:mod:`agentcore.engine.budget`), made for the first limit check or
@@ -833,7 +832,6 @@ class _Loop:
                 parallel=config.options.parallel_tools,
                 known=progress.results_by_id,
             ):
-                self._count_spent()
                 if call.id not in progress.results_by_id:
                     progress.results_by_id[call.id] = result
                     self._checkpoint()
@@ -850,7 +848,6 @@ class _Loop:
             # Also when every call has its result (the reader went away while
             # the last one was sent): the calls in the history need their results.
             results.extend(not_run(call) for call in calls[len(results) :])
-            self._count_spent()
             self.handoff = None
             self._answer_calls(results)
             self._publish()
@@ -932,20 +929,18 @@ class _Loop:
         _log.debug("agentcore: %s", reached)
         return FinishReason.LIMIT
 
-    def _count_spent(self) -> None:
-        """Add what the tool calls' sub-runs used so far to the run's usage and cost."""
-        with self.scope_lock:
-            spent, self.spent = self.spent, []
+    def _spend(self, usage: Usage, cost: Decimal | None) -> None:
+        """Add what a tool call's sub-run used to the run's usage and cost,
+        and publish it at once (a cancel's terminal part counts it). Called
+        on a tool call's thread while the worker waits for the calls, which
+        touches neither the usage nor the snapshot then."""
         progress = self.progress
-        for usage, cost in spent:
+        with self.scope_lock:
             progress.usage += usage
             progress.sub_run_cost = (
                 None if cost is None or progress.sub_run_cost is None else progress.sub_run_cost + cost
             )
-
-    def _spend(self, usage: Usage, cost: Decimal | None) -> None:
-        with self.scope_lock:
-            self.spent.append((usage, cost))
+            self._publish(history=False)
 
     def _hand_off(self, agent: str, options: LoopOptions) -> str | None:
         with self.scope_lock:

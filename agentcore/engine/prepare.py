@@ -125,7 +125,6 @@ class StepPreparer:
         """The step sends the history the run keeps, to the run's model with
         the run's system prompt and tools (no plan replaced any of them)."""
 
-
     def switch(self, options: LoopOptions) -> None:
         """Prepare the next steps for ``options``, the options a handoff
         moved the run to (its model and ``prepare_step``; the run's history
@@ -133,6 +132,7 @@ class StepPreparer:
         self.options = options
         self.window = window_of(options.model)
         self.counted = False
+
     def prepare(
         self,
         number: int,

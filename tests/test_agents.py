@@ -1,0 +1,636 @@
+"""Agents (docs/agents.md): Agent over LoopOptions, agents as tools (nested
+parts, cancel through three levels, usage and cost roll-up, the depth limit)
+and handoffs (mid tool step, across providers, durable resume)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcore import (
+    Agent,
+    ConfigError,
+    Context,
+    FinishReason,
+    Request,
+    Role,
+    RunError,
+    StreamPart,
+    StreamPartKind,
+    ToolCall,
+    Usage,
+    handoff,
+    tool,
+    user_message,
+)
+from agentcore.cost import price_usage
+from agentcore.durable import SQLiteCheckpoints
+from agentcore.errors import Canceled, ErrorClass, ModelError
+from agentcore.integrations.web import part_to_dict
+from agentcore.providers.anthropic import AnthropicModel
+from agentcore.providers.openai import OpenAIChatModel
+from agentcore.testing import ScriptedModel
+from tests.localserver import LocalServer, Reply
+
+ANTHROPIC = "https://api.anthropic.com"
+HAIKU = "claude-haiku-4-5"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+TOOL_CALLS = FinishReason.TOOL_CALLS
+
+
+def text(value: str) -> StreamPart:
+    return StreamPart.text_delta(value)
+
+
+def call(call_id: str, name: str, arguments: dict[str, Any] | None = None) -> StreamPart:
+    return StreamPart.tool_call_event(ToolCall(call_id, name, json.dumps(arguments or {})))
+
+
+def done(usage: Usage, reason: FinishReason = FinishReason.STOP) -> StreamPart:
+    return StreamPart.step_finish(reason, usage)
+
+
+def ask(call_id: str, agent: str, task: str, usage: Usage) -> list[StreamPart]:
+    """A step that calls the agent tool ``agent`` with ``task``."""
+    return [call(call_id, agent, {"task": task}), done(usage, TOOL_CALLS)]
+
+
+def answer(value: str, usage: Usage) -> list[StreamPart]:
+    return [text(value), done(usage)]
+
+
+def three_levels() -> tuple[Agent, ScriptedModel, ScriptedModel, ScriptedModel]:
+    """outer -> mid -> inner, each a scripted model with its own usage."""
+    inner_model = ScriptedModel([answer("inner answer", Usage(4, 2))])
+    inner = Agent(name="inner", model=inner_model, description="Answers the hardest part.")
+    mid_model = ScriptedModel(
+        [ask("m1", "inner", "the hard part", Usage(7, 3)), answer("mid answer", Usage(8, 1))]
+    )
+    mid = Agent(name="mid", model=mid_model, tools=[inner.as_tool()])
+    outer_model = ScriptedModel(
+        [ask("o1", "mid", "the whole task", Usage(10, 5)), answer("outer answer", Usage(20, 6))]
+    )
+    outer = Agent(name="outer", model=outer_model, tools=[mid.as_tool()])
+    return outer, outer_model, mid_model, inner_model
+
+
+def shape(part: StreamPart) -> tuple[Any, ...]:
+    """A part as (path, kind, text or tool result content)."""
+    inner = part.nested if part.nested is not None else part
+    detail = inner.text or (inner.tool_result.content if inner.tool_result is not None else "")
+    return (part.path, inner.kind.value, detail)
+
+
+# --- Agent -------------------------------------------------------------------------------
+
+
+def echo(request: Request) -> list[StreamPart]:
+    """Answers with the request's system prompt and last user text."""
+    last = request.messages[-1]
+    return answer(f"{request.system}|{last.content[0].text}", Usage(1, 1))
+
+
+def test_an_agent_is_a_thin_layer_over_loop_options() -> None:
+    model = ScriptedModel([echo])
+    agent = Agent(name="helper", model=model, system="be brief", step_limit=3)
+    options = agent.options("hi", deps={"user": 7})
+    assert options.messages == (user_message("hi"),)
+    assert (options.system, options.step_limit, options.agent_name, options.deps) == (
+        "be brief",
+        3,
+        "helper",
+        {"user": 7},
+    )
+    result = agent.generate("hi")
+    assert (result.text, result.agent) == ("be brief|hi", "helper")
+    assert model.requests[0].messages == (user_message("hi"),)
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"sytem": "x"}, r"^Agent 'helper': unknown override 'sytem' \(overrides are LoopOptions fields\)$"),
+        ({"messages": []}, r"unknown override 'messages' \(pass the messages as the first argument\)$"),
+        ({"agent_name": "x"}, r"unknown override 'agent_name' \(it is the agent's name\)$"),
+        ({"step_limit": 0}, r"^LoopOptions.step_limit must be >= 1, got 0$"),
+    ],
+)
+def test_a_bad_override_is_a_config_error_naming_it(override: dict[str, Any], message: str) -> None:
+    agent = Agent(name="helper", model=ScriptedModel([]))
+    with pytest.raises(ConfigError, match=message):
+        agent.run("hi", **override)
+
+
+def test_a_bad_agent_field_is_a_config_error_when_the_agent_is_made() -> None:
+    with pytest.raises(ConfigError, match=r"^LoopOptions.output_mode must be 'native' or 'tool'"):
+        Agent(name="helper", model=ScriptedModel([]), output_mode="json")
+    with pytest.raises(ConfigError, match=r"^Agent.name must be a non-empty str, got ''$"):
+        Agent(name="", model=ScriptedModel([]))
+
+
+def test_an_agent_keeps_its_tools_when_the_callers_list_changes() -> None:
+    @tool
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    tools: list[Any] = [ping]
+    agent = Agent(name="helper", model=ScriptedModel([]), tools=tools)
+    tools.append(ping)
+    assert list(agent.tools) == ["ping"]
+    with pytest.raises(AttributeError):
+        agent.system = "changed"  # type: ignore[misc]
+
+
+def test_one_agent_serves_many_threads_at_once_each_with_its_own_result() -> None:
+    runs = 32
+    model = ScriptedModel([echo] * runs)
+    agent = Agent(name="shared", model=model, system="default")
+    start = threading.Barrier(runs)
+    results: dict[int, str] = {}
+    errors: list[BaseException] = []
+
+    def work(index: int) -> None:
+        try:
+            start.wait()
+            history = [user_message(f"question {index}")]
+            result = agent.generate(history, system=f"system {index}", deps=index)
+            results[index] = result.text
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(index,)) for index in range(runs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert results == {index: f"system {index}|question {index}" for index in range(runs)}
+    assert sorted(request.system for request in model.requests) == sorted(f"system {i}" for i in range(runs))
+    assert agent.system == "default"
+
+
+def test_arun_gives_the_run_to_asyncio() -> None:
+    agent = Agent(name="helper", model=ScriptedModel([echo]), system="async")
+
+    async def main() -> tuple[list[str], str]:
+        async with agent.arun("hi", buffer=4) as reader:
+            kinds = [part.kind.value async for part in reader]
+            result = await reader.result()
+        return kinds, result.text
+
+    assert asyncio.run(main()) == (["text-delta", "step-finish", "finish"], "async|hi")
+
+
+# --- agents as tools ---------------------------------------------------------------------
+
+
+def test_nested_parts_arrive_in_order_with_their_paths_through_three_levels() -> None:
+    outer, _, mid_model, inner_model = three_levels()
+    reader = outer.run("go")
+    parts = list(reader)
+    result = reader.result()
+    assert [shape(part) for part in parts] == [
+        ((), "tool-call", ""),
+        ((), "step-finish", ""),
+        (("o1",), "tool-call", ""),
+        (("o1",), "step-finish", ""),
+        (("o1", "m1"), "text-delta", "inner answer"),
+        (("o1", "m1"), "step-finish", ""),
+        (("o1", "m1"), "finish", ""),
+        (("o1",), "tool-result", "inner answer"),
+        (("o1",), "text-delta", "mid answer"),
+        (("o1",), "step-finish", ""),
+        (("o1",), "finish", ""),
+        ((), "tool-result", "mid answer"),
+        ((), "text-delta", "outer answer"),
+        ((), "step-finish", ""),
+        ((), "finish", ""),
+    ]
+    assert all(part.nested is None or part.nested.kind is not StreamPartKind.NESTED for part in parts)
+    assert result.text == "outer answer"  # never a sub-run's text
+    assert [r.tool_result.content for r in result.messages[2].content if r.tool_result] == ["mid answer"]
+    # Each sub-run got its task as its one user message.
+    assert mid_model.requests[0].messages == (user_message("the whole task"),)
+    assert inner_model.requests[0].messages == (user_message("the hard part"),)
+    nested = part_to_dict(parts[4])
+    assert nested == {
+        "kind": "nested",
+        "path": ["o1", "m1"],
+        "part": {"kind": "text-delta", "text": "inner answer"},
+    }
+
+
+def test_usage_of_sub_runs_rolls_up_into_the_calling_runs() -> None:
+    outer, *_ = three_levels()
+    reader = outer.run("go")
+    parts = list(reader)
+    result = reader.result()
+    own = Usage(10, 5) + Usage(20, 6)
+    mid = Usage(7, 3) + Usage(8, 1)
+    inner = Usage(4, 2)
+    assert result.usage == own + mid + inner == Usage(49, 17)
+    assert parts[-1].total_usage == result.usage
+    assert sum((step.usage for step in result.steps), Usage()) == own
+    assert result.usage_by_model == {"scripted": own}
+    # The mid run's own finish part counts the inner run.
+    mid_finish = [p.nested for p in parts if p.path == ("o1",) and p.nested and p.nested.terminal]
+    assert [finish.total_usage for finish in mid_finish] == [mid + inner]
+    assert result.sub_run_cost is None
+    assert result.cost is None
+
+
+def test_the_cost_of_a_priced_sub_run_is_in_the_calling_runs_cost() -> None:
+    inner_usage, outer_usages = Usage(1200, 40), (Usage(900, 30), Usage(1000, 50))
+    inner = Agent(
+        name="inner", model=ScriptedModel([answer("42", inner_usage)], model_id=HAIKU, base_url=ANTHROPIC)
+    )
+    outer = Agent(
+        name="outer",
+        model=ScriptedModel(
+            [ask("o1", "inner", "compute", outer_usages[0]), answer("it is 42", outer_usages[1])],
+            model_id=HAIKU,
+            base_url=ANTHROPIC,
+        ),
+        tools=[inner.as_tool()],
+    )
+    result = outer.generate("go")
+    inner_cost = price_usage(inner_usage, HAIKU, ANTHROPIC)
+    own_cost = price_usage(outer_usages[0], HAIKU, ANTHROPIC) + price_usage(outer_usages[1], HAIKU, ANTHROPIC)
+    assert inner_cost > 0
+    assert result.sub_run_cost == inner_cost
+    assert result.cost == own_cost + inner_cost
+
+
+def test_a_parents_token_limit_counts_what_its_sub_runs_used() -> None:
+    from agentcore import UsageLimits
+
+    inner = Agent(name="inner", model=ScriptedModel([answer("big", Usage(500, 500))]))
+    outer_model = ScriptedModel([ask("o1", "inner", "go big", Usage(10, 5)), answer("never", Usage(1, 1))])
+    outer = Agent(
+        name="outer", model=outer_model, tools=[inner.as_tool()], limits=UsageLimits(total_tokens=800)
+    )
+    result = outer.generate("go")
+    assert result.finish_reason is FinishReason.LIMIT
+    assert result.limit is not None
+    assert result.limit.kind == "total_tokens"
+    assert len(outer_model.requests) == 1  # the second request would go over: never sent
+
+
+def test_the_depth_limit_gives_an_error_result_and_starts_nothing() -> None:
+    deepest_model = ScriptedModel([])
+    deepest = Agent(name="deepest", model=deepest_model)
+    mid_model = ScriptedModel([ask("m1", "deepest", "dig", Usage(1, 1)), answer("stopped", Usage(1, 1))])
+    mid = Agent(name="mid", model=mid_model, tools=[deepest.as_tool(max_depth=1)])
+    outer = Agent(
+        name="outer",
+        model=ScriptedModel([ask("o1", "mid", "dig deep", Usage(1, 1)), answer("ok", Usage(1, 1))]),
+        tools=[mid.as_tool()],
+    )
+    result = outer.generate("go")
+    assert result.text == "ok"
+    assert deepest_model.requests == []
+    refused = mid_model.requests[1].messages[-1].content[0].tool_result
+    assert refused is not None
+    assert refused.is_error
+    assert refused.content == (
+        "Error: AgentcoreError: agent 'deepest' not run: sub-runs nest at most 1 deep "
+        "(Agent.as_tool(max_depth=...))"
+    )
+    with pytest.raises(ConfigError, match=r"max_depth=...\) must be an int >= 1, got 0"):
+        deepest.as_tool(max_depth=0)
+
+
+def test_a_failed_sub_run_is_an_error_result_the_parent_reads() -> None:
+    broken = Agent(name="broken", model=ScriptedModel([ModelError(ErrorClass.AUTH, message="bad key")]))
+    outer_model = ScriptedModel([ask("o1", "helper", "try", Usage(1, 1)), answer("recovered", Usage(1, 1))])
+    outer = Agent(name="outer", model=outer_model, tools=[broken.as_tool("helper", "Helps.")])
+    result = outer.generate("go")
+    assert result.text == "recovered"
+    failed = outer_model.requests[1].messages[-1].content[0].tool_result
+    assert failed is not None
+    assert failed.is_error
+    assert failed.name == "helper"
+    assert failed.content.startswith("Error: AgentcoreError: agent 'broken' failed: ")
+    assert "bad key" in failed.content
+    assert outer_model.requests[0].tools[0].description == "Helps."
+
+
+def test_a_typed_sub_run_answer_is_its_json() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    inner = Agent(name="counter", model=ScriptedModel([answer('{"n": 3}', Usage(1, 1))]), output_type=schema)
+    tooled = Agent(
+        name="tooled",
+        model=ScriptedModel([[call("f1", "final_answer", {"n": 4}), done(Usage(1, 1), TOOL_CALLS)]]),
+        output_type=schema,
+        output_mode="tool",
+    )
+    outer_model = ScriptedModel(
+        [
+            [
+                call("a", "counter", {"task": "count"}),
+                call("b", "tooled", {"task": "count"}),
+                done(Usage(1, 1)),
+            ],
+            answer("ok", Usage(1, 1)),
+        ]
+    )
+    Agent(name="outer", model=outer_model, tools=[inner.as_tool(), tooled.as_tool()]).generate("go")
+    results = [part.tool_result for part in outer_model.requests[1].messages[-1].content]
+    assert [(r.content, r.is_error) for r in results if r is not None] == [
+        ('{"n": 3}', False),
+        ('{"n": 4}', False),
+    ]
+
+
+def test_a_cancel_of_the_outer_run_reaches_the_innermost_through_three_levels() -> None:
+    entered = threading.Event()
+    seen: list[BaseException | None] = []
+    contexts: list[Context] = []
+
+    def wait_for_cancel(request: Request, ctx: Context) -> Iterable[StreamPart]:
+        contexts.append(ctx)
+        entered.set()
+        ctx.wait()  # no timeout: only the cancel, through the chain of contexts, ends it
+        seen.append(ctx.err)
+        ctx.check()
+        return []
+
+    inner = Agent(name="inner", model=ScriptedModel([wait_for_cancel]))
+    mid = Agent(
+        name="mid", model=ScriptedModel([ask("m1", "inner", "wait", Usage(2, 2))]), tools=[inner.as_tool()]
+    )
+    outer = Agent(
+        name="outer", model=ScriptedModel([ask("o1", "mid", "wait", Usage(3, 3))]), tools=[mid.as_tool()]
+    )
+    caller = Context()
+    reader = outer.run("go", caller)
+    for part in reader:  # up to the mid step's end: its usage is the outer run's by then
+        if (
+            part.path == ("o1",)
+            and part.nested is not None
+            and part.nested.kind is StreamPartKind.STEP_FINISH
+        ):
+            break
+    assert entered.wait(30)  # a safety net for a broken test, not a measure of speed
+    caller.cancel()
+    with pytest.raises(RunError) as info:
+        reader.result()
+    assert info.value.finish_reason is FinishReason.CANCELED
+    assert isinstance(info.value.err, Canceled)
+    # The inner model's context is a descendant of the caller's: cancelled by it.
+    assert contexts[0].cancelled
+    assert isinstance(contexts[0].err, Canceled)
+    assert info.value.usage == Usage(5, 5)  # the outer step and the mid step that ran
+
+
+def test_a_sub_run_cancelled_by_the_outer_deadline_ends_the_outer_run_as_cancelled() -> None:
+    from agentcore import ManualClock
+    from agentcore.errors import DeadlineExceeded
+
+    clock = ManualClock()
+    entered = threading.Event()
+
+    def wait_for_cancel(request: Request, ctx: Context) -> Iterable[StreamPart]:
+        entered.set()
+        ctx.wait()
+        ctx.check()
+        return []
+
+    inner = Agent(name="inner", model=ScriptedModel([wait_for_cancel]))
+    outer = Agent(
+        name="outer", model=ScriptedModel([ask("o1", "inner", "wait", Usage(1, 1))]), tools=[inner.as_tool()]
+    )
+    reader = outer.run("go", Context(timeout=60, clock=clock))
+    assert entered.wait(30)
+    clock.advance(60)
+    with pytest.raises(RunError) as info:
+        reader.result()
+    assert info.value.finish_reason is FinishReason.CANCELED
+    assert isinstance(info.value.err, DeadlineExceeded)
+
+
+# --- handoffs ----------------------------------------------------------------------------
+
+
+def handoff_agents(
+    triage_steps: list[Any], billing_steps: list[Any] | None = None
+) -> tuple[Agent, ScriptedModel, ScriptedModel, list[str]]:
+    looked_up: list[str] = []
+
+    @tool
+    def lookup(order: str) -> str:
+        """Look an order up."""
+        looked_up.append(order)
+        return f"order {order}: shipped"
+
+    @tool
+    def refund(order: str) -> str:
+        """Refund an order."""
+        return "refunded"
+
+    billing_model = ScriptedModel(billing_steps or [answer("billing here", Usage(5, 5))])
+    billing = Agent(
+        name="billing",
+        model=billing_model,
+        system="You handle billing.",
+        tools=[refund],
+        description="Questions about invoices.",
+    )
+    refunds = Agent(name="refunds", model=ScriptedModel([]), system="You handle refunds.")
+    triage_model = ScriptedModel(triage_steps)
+    triage = Agent(
+        name="triage",
+        model=triage_model,
+        system="You route.",
+        tools=[lookup, handoff(billing), handoff(refunds, description="Refunds.")],
+    )
+    return triage, triage_model, billing_model, looked_up
+
+
+def test_a_handoff_in_the_middle_of_a_tool_step() -> None:
+    step = [
+        call("c1", "lookup", {"order": "A1"}),
+        call("c2", "transfer_to_billing"),
+        call("c3", "transfer_to_refunds"),
+        done(Usage(3, 3), TOOL_CALLS),
+    ]
+    triage, triage_model, billing_model, looked_up = handoff_agents([step])
+    reader = triage.run("my invoice is wrong")
+    parts = list(reader)
+    result = reader.result()
+    assert [part.kind.value for part in parts] == [
+        "tool-call",
+        "tool-call",
+        "tool-call",
+        "step-finish",
+        "tool-result",
+        "tool-result",
+        "tool-result",
+        "handoff",
+        "text-delta",
+        "step-finish",
+        "finish",
+    ]
+    assert parts[7].agent == "billing"
+    assert part_to_dict(parts[7]) == {"kind": "handoff", "agent": "billing"}
+    results = [part.tool_result for part in parts if part.tool_result is not None]
+    assert [(r.content, r.is_error) for r in results] == [
+        ("order A1: shipped", False),
+        ("Handed off to billing.", False),
+        (
+            "Error: AgentcoreError: not handed off to 'refunds': the run is already handed off to "
+            "'billing' in this step.",
+            True,
+        ),
+    ]
+    assert looked_up == ["A1"]  # the other calls of the step still ran
+    assert (result.agent, result.text, result.usage) == ("billing", "billing here", Usage(8, 8))
+    sent = billing_model.requests[0]
+    assert sent.system == "You handle billing."
+    assert [t.name for t in sent.tools] == ["refund"]
+    assert sent.messages == result.messages[:3]  # the history so far, whole
+    assert len(triage_model.requests) == 1
+
+
+def test_a_run_without_a_handoff_names_its_own_agent() -> None:
+    triage, *_ = handoff_agents([answer("routed nowhere", Usage(1, 1))])
+    assert triage.generate("hi").agent == "triage"
+
+
+def test_a_durable_run_resumes_with_the_agent_in_charge(tmp_path: Path) -> None:
+    step = [call("c1", "transfer_to_billing"), done(Usage(1, 1), TOOL_CALLS)]
+    down = ModelError(ErrorClass.AUTH, message="billing is down")
+    triage, _, billing_model, _ = handoff_agents([step], [down, answer("billing is back", Usage(2, 2))])
+    store = SQLiteCheckpoints(tmp_path / "runs.db")
+    with pytest.raises(RunError) as info:
+        triage.generate("invoice", run_id="r1", checkpoints=store)
+    assert isinstance(info.value.err, ModelError)
+    resumed = triage.generate([], run_id="r1", checkpoints=store)
+    assert (resumed.agent, resumed.text) == ("billing", "billing is back")
+    assert [request.system for request in billing_model.requests] == ["You handle billing."] * 2
+
+
+def test_a_handoff_across_providers_sends_no_reasoning_to_the_other_provider() -> None:
+    anthropic_step = (FIXTURES / "anthropic" / "thinking_then_tool_empty_args.sse").read_bytes()
+    chat_step = (FIXTURES / "openai_chat" / "text_usage_in_final_chunk_gpt4o.sse").read_bytes()
+    server = LocalServer([Reply(actions=[anthropic_step]), Reply(actions=[chat_step])])
+    try:
+        support = Agent(
+            name="support",
+            model=OpenAIChatModel("gpt-4o", api_key="k", base_url=server.url + "/v1"),
+            system="You are support.",
+        )
+        triage = Agent(
+            name="triage",
+            model=AnthropicModel("claude-sonnet-4-5", api_key="k", base_url=server.url),
+            tools=[handoff(support, name="fixed_version")],  # the recorded call's tool name
+        )
+        reader = triage.run("Which version is fixed?")
+        parts = list(reader)
+        result = reader.result()
+    finally:
+        server.close()
+    first, second = server.requests
+    assert first["path"] == "/v1/messages"
+    assert second["path"] == "/v1/chat/completions"
+    assert any(part.kind is StreamPartKind.REASONING for part in parts)
+    assert [p.agent for p in parts if p.kind is StreamPartKind.HANDOFF] == ["support"]
+    assert result.agent == "support"
+    assert result.steps[0].reasoning  # the Anthropic step reasoned, and the history keeps it
+    kept = result.messages[1]
+    assert kept.role is Role.ASSISTANT
+    assert any(part.reasoning is not None for part in kept.content)
+    body = second["body"]
+    assert body["messages"][0] == {"role": "system", "content": "You are support."}
+    assistant = body["messages"][2]
+    assert assistant["role"] == "assistant"
+    assert [c["function"]["name"] for c in assistant["tool_calls"]] == ["fixed_version"]
+    assert body["messages"][3]["role"] == "tool"
+    assert body["messages"][3]["content"] == "Handed off to support."
+    raw = second["raw"].decode()
+    signature = result.steps[0].reasoning[0].signature
+    assert signature
+    assert signature not in raw
+    assert result.steps[0].reasoning[0].text not in raw
+    assert "thinking" not in raw
+    assert "reasoning" not in raw
+    assert result.usage == result.steps[0].usage + result.steps[1].usage
+
+
+def test_an_agent_tool_end_to_end_through_two_real_adapters() -> None:
+    chat_call = (FIXTURES / "openai_chat" / "single_tool_gpt4o_mini.sse").read_bytes()
+    anthropic_text = (FIXTURES / "anthropic" / "text_basic_sonnet45.sse").read_bytes()
+    chat_text = (FIXTURES / "openai_chat" / "text_usage_in_final_chunk_gpt4o.sse").read_bytes()
+    server = LocalServer(
+        [Reply(actions=[chat_call]), Reply(actions=[anthropic_text]), Reply(actions=[chat_text])]
+    )
+    try:
+        recorded = _called_tool(chat_call)
+        writer = Agent(
+            name="writer", model=AnthropicModel("claude-sonnet-4-5", api_key="k", base_url=server.url)
+        )
+        lead = Agent(
+            name="lead",
+            model=OpenAIChatModel("gpt-4o-mini", api_key="k", base_url=server.url + "/v1"),
+            tools=[_TaskFree(writer.as_tool(recorded))],
+        )
+        reader = lead.run("Write something.")
+        parts = list(reader)
+        result = reader.result()
+    finally:
+        server.close()
+    nested = [part for part in parts if part.kind is StreamPartKind.NESTED]
+    sub_text = "".join(
+        p.nested.text for p in nested if p.nested and p.nested.kind is StreamPartKind.TEXT_DELTA
+    )
+    assert sub_text
+    sub_finish = [p.nested for p in nested if p.nested and p.nested.kind is StreamPartKind.FINISH]
+    assert len(sub_finish) == 1
+    tool_result = next(part.tool_result for part in parts if part.tool_result is not None)
+    assert tool_result.content == sub_text
+    own = sum((step.usage for step in result.steps), Usage())
+    assert result.usage == own + sub_finish[0].total_usage
+    assert sub_finish[0].total_usage.input > 0
+    assert server.requests[1]["body"]["messages"][0]["content"][0]["text"] == "(the recorded call's task)"
+
+
+def _called_tool(body: bytes) -> str:
+    """The name of the tool the recorded Chat Completions stream calls."""
+    for line in body.decode().splitlines():
+        if '"name"' in line:
+            data = json.loads(line.removeprefix("data: "))
+            for choice in data["choices"]:
+                for item in choice["delta"].get("tool_calls", ()):
+                    if item.get("function", {}).get("name"):
+                        return str(item["function"]["name"])
+    raise AssertionError("no tool call in the recording")
+
+
+class _TaskFree:
+    """An agent tool called with the recorded call's arguments (which are
+    not ``{"task": ...}``): gives it a task of its own."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.definition = inner.definition
+
+    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
+        result: str = self.inner.execute({"task": "(the recorded call's task)"}, ctx)
+        return result
+
+
+def test_handoff_checks_its_input() -> None:
+    with pytest.raises(ConfigError, match=r"^handoff\(\) needs an Agent, got str$"):
+        handoff("billing")  # type: ignore[arg-type]
+    agent = Agent(name="billing", model=ScriptedModel([]), description="Invoices.")
+    made = handoff(agent)
+    assert (made.definition.name, made.definition.description) == ("transfer_to_billing", "Invoices.")
+    with pytest.raises(Exception, match="works only inside a run"):
+        made.execute({}, Context())
