@@ -37,11 +37,21 @@ from agentcore.engine.channel import RunReader
 from agentcore.engine.loop import run as run_loop
 from agentcore.engine.scope import current
 from agentcore.errors import AgentcoreError, Canceled, ConfigError, RunError
+from agentcore.limits import UsageLimits, prompt_tokens
 from agentcore.options import LoopOptions
 from agentcore.output import OUTPUT_TOOL
 from agentcore.result import RunResult
 from agentcore.tools import ToolInputError
-from agentcore.types import Message, Role, StreamPart, StreamPartKind, ToolDefinition, Usage, user_message
+from agentcore.types import (
+    FinishReason,
+    Message,
+    Role,
+    StreamPart,
+    StreamPartKind,
+    ToolDefinition,
+    Usage,
+    user_message,
+)
 
 if TYPE_CHECKING:
     from agentcore.aio import AsyncRunReader
@@ -344,12 +354,18 @@ class AgentTool:
       to ``RunResult.sub_run_cost`` (and ``RunResult.cost``); its steps are
       not the calling run's (``steps``, ``usage_by_model`` and the
       ``requests`` limit count the calling run's own);
+    * the calling run's token limits (``input_tokens``, ``output_tokens``,
+      ``total_tokens``) bound the sub-run: it runs with the agent's own
+      ``limits``, each token limit lowered to what the calling run had left
+      when the call started; its ``requests``, ``tool_calls`` and ``cost``
+      limits are the agent's own (the calling run's count its own steps);
     * its answer is the call's result: the text, or with an ``output_type``
       the answer's JSON text (the ``final_answer`` arguments in the tool
-      mode). A sub-run that fails gives an error result naming the error;
-      the calling run goes on.
+      mode). A sub-run that fails, or ends for another reason than
+      ``stop`` (a limit, the step limit, a cut-off answer), gives an error
+      result saying why; the calling run goes on.
 
-    The sub-run's options are the agent's and the calling run's ``deps``.
+    The sub-run's options are the agent's, with the calling run's ``deps``.
     A call outside a run (no scope: a step runner's process) runs the agent
     without forwarding parts or usage.
     """
@@ -377,8 +393,13 @@ class AgentTool:
                 f"agent {self.agent.name!r} not run: sub-runs nest at most {self.max_depth} deep "
                 "(Agent.as_tool(max_depth=...))"
             )
-        deps = None if scope is None else scope.options.deps
-        reader = self.agent.run(task, ctx, **({} if deps is None else {"deps": deps}))
+        overrides: dict[str, Any] = {}
+        if scope is not None:
+            if scope.options.deps is not None:
+                overrides["deps"] = scope.options.deps
+            if scope.options.limits is not None:
+                overrides["limits"] = _within(self.agent.limits, scope.options.limits, scope.usage)
+        reader = self.agent.run(task, ctx, **overrides)
         outcome: RunResult | RunError
         spent = Usage()
         try:
@@ -398,11 +419,38 @@ class AgentTool:
             if scope is not None:  # what no part showed (a step a runner replayed), and the cost
                 scope.spend(_less(outcome.usage, spent), reader.cost)
         if isinstance(outcome, RunResult):
+            if outcome.finish_reason is not FinishReason.STOP:
+                why = (
+                    f"{outcome.limit}"
+                    if outcome.limit is not None
+                    else f"finish reason {outcome.finish_reason.value}"
+                )
+                said = f"; its text: {outcome.text}" if outcome.text else ""
+                raise AgentcoreError(f"agent {self.agent.name!r} did not finish: {why}{said}")
             return _answer(outcome)
         if isinstance(outcome.err, Canceled) or ctx.cancelled:
             ctx.check()  # the calling run's cancel or deadline: it ends as cancelled
             raise outcome.err from None  # the sub-run's own deadline: the calling run ends too
         raise AgentcoreError(f"agent {self.agent.name!r} failed: {outcome.err}") from outcome
+
+
+def _within(own: UsageLimits | None, calling: UsageLimits, used: Usage) -> UsageLimits:
+    """The limits of a sub-run: the agent's ``own``, each token limit no
+    higher than what the ``calling`` run's limit leaves after ``used``."""
+    prompt = prompt_tokens(used)
+    left = {
+        "input_tokens": (calling.input_tokens, prompt),
+        "output_tokens": (calling.output_tokens, used.output),
+        "total_tokens": (calling.total_tokens, prompt + used.output),
+    }
+    base = own or UsageLimits()
+    changes: dict[str, int] = {}
+    for name, (limit, count) in left.items():
+        if limit is not None:
+            mine = getattr(base, name)
+            rest = max(limit - count, 0)
+            changes[name] = rest if mine is None else min(mine, rest)
+    return attrs.evolve(base, **changes)
 
 
 def _used(part: StreamPart) -> Usage | None:

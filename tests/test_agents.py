@@ -283,6 +283,34 @@ def test_a_parents_token_limit_counts_what_its_sub_runs_used() -> None:
     assert len(outer_model.requests) == 1  # the second request would go over: never sent
 
 
+def test_a_parents_token_limit_bounds_a_sub_run_while_it_runs() -> None:
+    from agentcore import UsageLimits
+
+    @tool
+    def dig() -> str:
+        """Dig."""
+        return "found"
+
+    inner_model = ScriptedModel(
+        [[call("i1", "dig"), done(Usage(100, 20), TOOL_CALLS)], answer("x", Usage(1, 1))]
+    )
+    inner = Agent(name="inner", model=inner_model, tools=[dig], limits=UsageLimits(output_tokens=500))
+    outer_model = ScriptedModel([ask("o1", "inner", "dig", Usage(20, 10)), answer("done", Usage(1, 1))])
+    outer = Agent(
+        name="outer", model=outer_model, tools=[inner.as_tool()], limits=UsageLimits(total_tokens=200)
+    )
+    result = outer.generate("go")
+    # The sub-run had 200 - 30 = 170 left; its second request would send 100 prompt tokens more: 220.
+    assert len(inner_model.requests) == 1
+    refused = outer_model.requests[1].messages[-1].content[0].tool_result
+    assert refused is not None
+    assert refused.content == (
+        "Error: AgentcoreError: agent 'inner' did not finish: the total_tokens limit (170) was reached: "
+        "the next request would go over it (220)"
+    )
+    assert (result.text, result.usage) == ("done", Usage(121, 31))
+
+
 def test_the_depth_limit_gives_an_error_result_and_starts_nothing() -> None:
     deepest_model = ScriptedModel([])
     deepest = Agent(name="deepest", model=deepest_model)
@@ -497,6 +525,64 @@ def test_a_handoff_in_the_middle_of_a_tool_step() -> None:
     assert [t.name for t in sent.tools] == ["refund"]
     assert sent.messages == result.messages[:3]  # the history so far, whole
     assert len(triage_model.requests) == 1
+
+
+def test_the_agent_handed_to_gives_its_typed_answer_and_its_prepare_step_runs() -> None:
+    from agentcore import StepDraft, StepPlan
+
+    drafts: list[tuple[int, str]] = []
+
+    def prepare(draft: StepDraft) -> StepPlan | None:
+        drafts.append((draft.number, draft.system))
+        return None
+
+    schema = {"type": "object", "properties": {"total": {"type": "integer"}}, "required": ["total"]}
+    billing_model = ScriptedModel([answer('{"total": 12}', Usage(2, 2))])
+    billing = Agent(
+        name="billing", model=billing_model, system="Totals.", output_type=schema, prepare_step=prepare
+    )
+    triage = Agent(
+        name="triage",
+        model=ScriptedModel([[call("c1", "transfer_to_billing"), done(Usage(1, 1), TOOL_CALLS)]]),
+        tools=[handoff(billing)],
+    )
+    result = triage.generate("what do I owe?")
+    assert (result.agent, result.output) == ("billing", {"total": 12})
+    assert drafts == [(2, "Totals.")]
+    sent = billing_model.requests[0]
+    assert sent.output is not None
+    assert json.loads(sent.output.schema) == schema
+
+
+def test_agent_tools_run_in_parallel_and_both_roll_up() -> None:
+    first = Agent(name="first", model=ScriptedModel([answer("one", Usage(3, 1))]))
+    second = Agent(name="second", model=ScriptedModel([answer("two", Usage(5, 2))]))
+    outer_model = ScriptedModel(
+        [
+            [
+                call("a", "first", {"task": "x"}),
+                call("b", "second", {"task": "y"}),
+                done(Usage(1, 1), TOOL_CALLS),
+            ],
+            answer("both", Usage(1, 1)),
+        ]
+    )
+    outer = Agent(
+        name="outer", model=outer_model, tools=[first.as_tool(), second.as_tool()], parallel_tools=True
+    )
+    reader = outer.run("go")
+    parts = list(reader)
+    result = reader.result()
+    assert result.usage == Usage(10, 5)
+    for call_id, said in (("a", "one"), ("b", "two")):
+        mine = [p.nested for p in parts if p.path == (call_id,) and p.nested is not None]
+        assert [(n.kind.value, n.text) for n in mine] == [
+            ("text-delta", said),
+            ("step-finish", ""),
+            ("finish", ""),
+        ]
+    results = [p.tool_result.content for p in parts if p.tool_result is not None]
+    assert results == ["one", "two"]
 
 
 def test_a_run_without_a_handoff_names_its_own_agent() -> None:

@@ -610,6 +610,8 @@ class _Loop:
         if input_check is not None:
             input_check.start()
         for number in range(len(progress.steps) + 1, config.step_limit + 1):
+            config = self.config  # a handoff in the last step moved the run to other options
+            options = config.options
             config.ctx.check()
             request = self._request()
             compactions: tuple[Compaction, ...] = ()
@@ -963,6 +965,8 @@ class _Loop:
         self.step_model, self.step_tools = None, self.config.tools
         if self.preparer is not None:
             self.preparer.switch(options)
+        elif options.prepare_step is not None:
+            self.preparer = StepPreparer(options, config.ctx, self._forward, self._publish)
         self._forward(StreamPart.handoff_event(agent))
 
     def _call(self, arguments: dict[str, Arguments], call: ToolCall) -> tuple[ToolResult, bool]:
@@ -971,7 +975,11 @@ class _Loop:
 
     def _execute(self, arguments: dict[str, Arguments], call: ToolCall, ctx: Context) -> ToolResult:
         config = self.config
-        scope = ToolScope(call, config.options, config.depth, self._forward, self._spend, self._hand_off)
+        with self.scope_lock:
+            usage = self.progress.usage
+        scope = ToolScope(
+            call, config.options, config.depth, usage, self._forward, self._spend, self._hand_off
+        )
         with entered(scope):
             return self._execute_in_scope(arguments, call, ctx)
 

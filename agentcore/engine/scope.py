@@ -51,6 +51,7 @@ class ToolScope:
         depth: how many runs are around the call's run (0: a top-level
             run; a run started inside a tool call of a run at depth ``d``
             is at ``d + 1``).
+        usage: the run's usage when the call started (tokens).
         emit: puts a part into the run's stream, before the call's
             ``tool-result`` part (thread-safe; raises ``Canceled`` when the
             reader went away, as the run does).
@@ -65,6 +66,7 @@ class ToolScope:
     call: ToolCall
     options: LoopOptions
     depth: int
+    usage: Usage
     emit: Callable[[StreamPart], None]
     spend: Callable[[Usage, Decimal | None], None]
     hand_off: Callable[[str, LoopOptions], str | None]
