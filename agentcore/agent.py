@@ -221,7 +221,10 @@ class Agent:
             The run's :class:`~agentcore.RunReader`.
 
         Raises:
-            ConfigError: see :meth:`options` and :func:`agentcore.run`.
+            ConfigError: see :meth:`options` and :func:`agentcore.run`; a
+                ``step_runner`` without ``checkpoints`` for an agent whose
+                handoffs could move the run (a replayed handoff would not
+                move it again).
         """
         options = self.options(messages, **overrides)
         return run_loop(self._resumed(options), ctx)
@@ -287,6 +290,13 @@ class Agent:
         """``options``, or for a durable run handed off before it stopped,
         the options of the agent its last handoff named."""
         if options.checkpoints is None or options.run_id is None:
+            if options.step_runner is not None and self._handoffs():
+                # A runner replays a handoff's recorded result without running it:
+                # without a saved history the run could not tell who is in charge.
+                raise ConfigError(
+                    f"Agent {self.name!r} can hand off: a run with a step_runner needs checkpoints= "
+                    "and run_id= too (the agent in charge is found in the saved history)"
+                )
             return options
         state = options.checkpoints.load(options.run_id)
         if state is None:

@@ -603,6 +603,18 @@ def test_a_durable_run_resumes_with_the_agent_in_charge(tmp_path: Path) -> None:
     assert [request.system for request in billing_model.requests] == ["You handle billing."] * 2
 
 
+def test_a_step_runner_without_checkpoints_is_refused_for_an_agent_that_can_hand_off() -> None:
+    from agentcore.durable import DirectRunner
+
+    triage, *_ = handoff_agents([])
+    with pytest.raises(
+        ConfigError, match=r"^Agent 'triage' can hand off: a run with a step_runner needs checkpoints="
+    ):
+        triage.run("hi", step_runner=DirectRunner())
+    plain = Agent(name="plain", model=ScriptedModel([answer("ok", Usage(1, 1))]))
+    assert plain.generate("hi", step_runner=DirectRunner()).text == "ok"
+
+
 def test_a_handoff_across_providers_sends_no_reasoning_to_the_other_provider() -> None:
     anthropic_step = (FIXTURES / "anthropic" / "thinking_then_tool_empty_args.sse").read_bytes()
     chat_step = (FIXTURES / "openai_chat" / "text_usage_in_final_chunk_gpt4o.sse").read_bytes()
