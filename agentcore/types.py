@@ -1234,8 +1234,21 @@ class StreamPart:
             ValueError: an empty ``path``.
         """
         if part.kind is StreamPartKind.NESTED:
-            return cls(StreamPartKind.NESTED, path=(*path, *part.path), nested=part.nested)
-        return cls(StreamPartKind.NESTED, path=tuple(path), nested=part)
+            path, part = (*path, *part.path), part.nested  # type: ignore[assignment]  # set on a nested part
+        path = tuple(path)
+        if (
+            cls is StreamPart
+            and type(part) is StreamPart
+            and path
+            and all(type(s) is str and s for s in path)
+        ):
+            # Once per part of every sub-run: filled from a prebuilt field dict, as text_delta is.
+            nested: StreamPart = _new(StreamPart)
+            values = nested.__dict__
+            values.update(_NESTED_FIELDS)
+            values["path"], values["nested"] = path, part
+            return nested
+        return cls(StreamPartKind.NESTED, path=path, nested=part)
 
     @classmethod
     def handoff_event(cls, agent: str) -> StreamPart:
@@ -1252,6 +1265,11 @@ _TEXT_DELTA_FIELDS = attrs.asdict(StreamPart(StreamPartKind.TEXT_DELTA), recurse
 _REASONING_DELTA_FIELDS = attrs.asdict(StreamPart(StreamPartKind.REASONING_DELTA), recurse=False)
 """Every field of a ``text-delta`` (``reasoning-delta``) part, in declaration
 order (``text`` is replaced for each part)."""
+_NESTED_FIELDS = attrs.asdict(
+    StreamPart(StreamPartKind.NESTED, path=("-",), nested=StreamPart(StreamPartKind.TEXT_DELTA)),
+    recurse=False,
+)
+"""Every field of a ``nested`` part (``path`` and ``nested`` are replaced for each part)."""
 
 
 def _delta_part(fields: dict[str, Any], text: str) -> StreamPart:

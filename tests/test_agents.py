@@ -87,6 +87,22 @@ def shape(part: StreamPart) -> tuple[Any, ...]:
     return (part.path, inner.kind.value, detail)
 
 
+def test_a_nested_part_is_flat_and_checked() -> None:
+    delta = StreamPart.text_delta("x")
+    inner = StreamPart.nested_event(["m1"], delta)
+    outer = StreamPart.nested_event(("o1",), inner)
+    assert (outer.kind, outer.path, outer.nested) == (StreamPartKind.NESTED, ("o1", "m1"), delta)
+    assert outer == StreamPart(StreamPartKind.NESTED, path=("o1", "m1"), nested=delta)
+    with pytest.raises(ValueError, match="needs path"):
+        StreamPart.nested_event((), delta)
+    with pytest.raises(ValueError, match="not itself nested"):
+        StreamPart(StreamPartKind.NESTED, path=("a",), nested=inner)
+    with pytest.raises(ValueError, match="cannot carry agent"):
+        StreamPart(StreamPartKind.TEXT_DELTA, text="x", agent="billing")
+    with pytest.raises(ValueError, match="needs agent"):
+        StreamPart(StreamPartKind.HANDOFF)
+
+
 # --- Agent -------------------------------------------------------------------------------
 
 
