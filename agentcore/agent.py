@@ -391,7 +391,7 @@ class AgentTool:
             AgentcoreError: the calling run is ``max_depth`` deep already,
                 or the sub-run failed (error results).
             ToolInputError: ``task`` is not a non-empty str (an error result).
-            Canceled: the calling run was cancelled (or the sub-run's deadline passed).
+            Canceled: the calling run was cancelled (or its deadline passed).
         """
         task = arguments.get("task")
         if not isinstance(task, str) or not task.strip():
@@ -438,10 +438,9 @@ class AgentTool:
                 said = f"; its text: {outcome.text}" if outcome.text else ""
                 raise AgentcoreError(f"agent {self.agent.name!r} did not finish: {why}{said}")
             return _answer(outcome)
-        if isinstance(outcome.err, Canceled) or ctx.cancelled:
-            ctx.check()  # the calling run's cancel or deadline: it ends as cancelled
-            raise outcome.err from None  # the sub-run's own deadline: the calling run ends too
-        raise AgentcoreError(f"agent {self.agent.name!r} failed: {outcome.err}") from outcome
+        ctx.check()  # the calling run's cancel or deadline: it ends as cancelled
+        what = "was cancelled" if isinstance(outcome.err, Canceled) else "failed"
+        raise AgentcoreError(f"agent {self.agent.name!r} {what}: {outcome.err}") from outcome
 
 
 def _within(own: UsageLimits | None, calling: UsageLimits, used: Usage) -> UsageLimits:

@@ -45,6 +45,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
@@ -208,6 +209,9 @@ class RunState:
         basis: the prompt tokens the provider reported for the last step
             and the number of messages it sent, from which the history
             policies size the next prompt; None: they estimate it.
+        sub_run_cost: what the sub-runs of the run's agent tools cost in US
+            dollars (``RunResult.sub_run_cost``; their usage is in ``usage``);
+            None when one was not priced.
         revision: counts the saves of this run (a store keeps the highest).
         version: the shape's version, :data:`RUN_STATE_VERSION` when written.
     """
@@ -228,6 +232,7 @@ class RunState:
     full_messages: tuple[Message, ...] = attrs.field(default=(), converter=_tuple)
     origins: tuple[int, ...] = attrs.field(default=(), converter=_tuple)
     basis: tuple[int, int] | None = attrs.field(default=None, converter=_basis)
+    sub_run_cost: Decimal | None = Decimal(0)
     revision: int = 0
     version: int = RUN_STATE_VERSION
 
@@ -241,7 +246,8 @@ class RunState:
         """Plain JSON (``json.dumps`` takes it as is); files as base64,
         reasoning and provider data byte for byte. ``full_messages``,
         ``origins`` and ``basis`` are written only when set (a run without
-        history policies writes what it always wrote)."""
+        history policies writes what it always wrote), ``sub_run_cost`` only
+        when not 0."""
         out: dict[str, Any] = {
             "version": self.version,
             "run_id": self.run_id,
@@ -264,6 +270,8 @@ class RunState:
             out["origins"] = list(self.origins)
         if self.basis is not None:
             out["basis"] = list(self.basis)
+        if self.sub_run_cost != 0:  # None (not priced) or a sum: the text of the Decimal, exact
+            out["sub_run_cost"] = None if self.sub_run_cost is None else str(self.sub_run_cost)
         return out
 
     @classmethod
@@ -307,9 +315,18 @@ class RunState:
             full_messages=[Message.from_dict(message) for message in data.get("full_messages", ())],
             origins=data.get("origins", ()),
             basis=data.get("basis"),
+            sub_run_cost=_sub_run_cost(data),
             revision=data.get("revision", 0),
             version=RUN_STATE_VERSION,
         )
+
+
+def _sub_run_cost(data: Mapping[str, Any]) -> Decimal | None:
+    """A saved ``sub_run_cost``: 0 when not saved, None when saved as null."""
+    if "sub_run_cost" not in data:
+        return Decimal(0)
+    value = data["sub_run_cost"]
+    return None if value is None else Decimal(value)
 
 
 def fingerprint(request: Request) -> str:

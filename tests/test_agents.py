@@ -284,6 +284,39 @@ def test_the_cost_of_a_priced_sub_run_is_in_the_calling_runs_cost() -> None:
     assert result.cost == own_cost + inner_cost
 
 
+def test_a_resumed_durable_run_keeps_its_sub_runs_usage_and_cost(tmp_path: Path) -> None:
+    from agentcore.durable import RunState
+
+    inner_usage = Usage(1200, 40)
+    inner = Agent(
+        name="inner", model=ScriptedModel([answer("42", inner_usage)], model_id=HAIKU, base_url=ANTHROPIC)
+    )
+    down = ModelError(ErrorClass.AUTH, message="down")
+    outer_model = ScriptedModel(
+        [ask("o1", "inner", "compute", Usage(900, 30)), down, answer("it is 42", Usage(1000, 50))],
+        model_id=HAIKU,
+        base_url=ANTHROPIC,
+    )
+    outer = Agent(name="outer", model=outer_model, tools=[inner.as_tool()])
+    store = SQLiteCheckpoints(tmp_path / "runs.db")
+    with pytest.raises(RunError):
+        outer.generate("go", run_id="r1", checkpoints=store)
+    saved = store.load("r1")
+    assert saved is not None
+    inner_cost = price_usage(inner_usage, HAIKU, ANTHROPIC)
+    assert saved.sub_run_cost == inner_cost
+    assert RunState.from_dict(json.loads(json.dumps(saved.to_dict()))).sub_run_cost == inner_cost
+    assert saved.usage == Usage(900, 30) + inner_usage
+    resumed = outer.generate([], run_id="r1", checkpoints=store)
+    assert resumed.text == "it is 42"
+    assert resumed.sub_run_cost == inner_cost
+    assert resumed.usage == Usage(900 + 1200 + 1000, 30 + 40 + 50)
+    assert len(inner.model.requests) == 1  # the agent tool's saved result is not run again
+    unpriced = RunState("r2", [user_message("x")], sub_run_cost=None)
+    assert "sub_run_cost" not in RunState("r3", [user_message("x")]).to_dict()
+    assert RunState.from_dict(unpriced.to_dict()).sub_run_cost is None
+
+
 def test_a_parents_token_limit_counts_what_its_sub_runs_used() -> None:
     from agentcore import UsageLimits
 

@@ -162,6 +162,7 @@ class DurableRun:
                 full_messages=() if progress.full is None else progress.full_history()[0],
                 origins=() if progress.full is None else _indexes(progress.full_history()[1]),
                 basis=progress.basis,
+                sub_run_cost=progress.sub_run_cost,
                 revision=self.revision,
             )
         )

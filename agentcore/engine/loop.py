@@ -491,6 +491,7 @@ def _progress_from(saved: RunState, spec: OutputSpec | None) -> RunProgress:
         origins=[None if origin < 0 else origin for origin in saved.origins],
         synced=len(saved.origins),
         basis=saved.basis,
+        sub_run_cost=saved.sub_run_cost,
     )
 
 
@@ -568,6 +569,10 @@ class _Loop:
         close()
 
     def _publish(self, history: bool = True) -> None:
+        with self.scope_lock:  # a tool call's _spend publishes too
+            self._publish_now(history)
+
+    def _publish_now(self, history: bool) -> None:
         progress = self.progress
         if history:
             progress.published_history = tuple(progress.history)
@@ -935,14 +940,17 @@ class _Loop:
         """Add what a tool call's sub-run used to the run's usage and cost,
         and publish it at once (a cancel's terminal part counts it). Called
         on a tool call's thread while the worker waits for the calls, which
-        touches neither the usage nor the snapshot then."""
+        touches the usage then. A call still running after the run ended
+        (a parallel call a cancel left behind) changes nothing."""
         progress = self.progress
         with self.scope_lock:
+            if self.config.channel.terminal is not None:
+                return
             progress.usage += usage
             progress.sub_run_cost = (
                 None if cost is None or progress.sub_run_cost is None else progress.sub_run_cost + cost
             )
-            self._publish(history=False)
+            self._publish_now(history=False)
 
     def _hand_off(self, agent: str, options: LoopOptions) -> str | None:
         with self.scope_lock:
