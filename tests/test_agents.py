@@ -36,7 +36,8 @@ from agentcore.integrations.web import part_to_dict
 from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
 from agentcore.testing import ScriptedModel
-from tests.localserver import LocalServer, Reply
+from tests.localserver import LocalServer, Reply, Stall
+from tests.loop_helpers import wait_until
 
 ANTHROPIC = "https://api.anthropic.com"
 HAIKU = "claude-haiku-4-5"
@@ -711,66 +712,118 @@ def test_a_handoff_across_providers_sends_no_reasoning_to_the_other_provider() -
     assert result.usage == result.steps[0].usage + result.steps[1].usage
 
 
+def chat_body(usage: tuple[int, int], *, said: str = "", calls: str = "", arguments: str = "{}") -> bytes:
+    """A Chat Completions stream (the documented chunk shapes): text, or one
+    call of the tool ``calls``; then the finish reason, the usage chunk, ``[DONE]``."""
+    delta: dict[str, Any] = (
+        {
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": calls, "arguments": arguments},
+                }
+            ]
+        }
+        if calls
+        else {"content": said}
+    )
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", **delta}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls" if calls else "stop"}]},
+        {"choices": [], "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1]}},
+    ]
+    return (
+        b"".join(b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in chunks) + b"data: [DONE]\n\n"
+    )
+
+
 def test_an_agent_tool_end_to_end_through_two_real_adapters() -> None:
-    chat_call = (FIXTURES / "openai_chat" / "single_tool_gpt4o_mini.sse").read_bytes()
     anthropic_text = (FIXTURES / "anthropic" / "text_basic_sonnet45.sse").read_bytes()
-    chat_text = (FIXTURES / "openai_chat" / "text_usage_in_final_chunk_gpt4o.sse").read_bytes()
+    task = json.dumps({"task": "Write a haiku."})
     server = LocalServer(
-        [Reply(actions=[chat_call]), Reply(actions=[anthropic_text]), Reply(actions=[chat_text])]
+        [
+            Reply(actions=[chat_body((30, 8), calls="writer", arguments=task)]),
+            Reply(actions=[anthropic_text]),
+            Reply(actions=[chat_body((60, 4), said="Done.")]),
+        ]
     )
     try:
-        recorded = _called_tool(chat_call)
         writer = Agent(
             name="writer", model=AnthropicModel("claude-sonnet-4-5", api_key="k", base_url=server.url)
         )
         lead = Agent(
             name="lead",
             model=OpenAIChatModel("gpt-4o-mini", api_key="k", base_url=server.url + "/v1"),
-            tools=[_TaskFree(writer.as_tool(recorded))],
+            tools=[writer.as_tool()],
         )
         reader = lead.run("Write something.")
         parts = list(reader)
         result = reader.result()
     finally:
         server.close()
-    nested = [part for part in parts if part.kind is StreamPartKind.NESTED]
-    sub_text = "".join(
-        p.nested.text for p in nested if p.nested and p.nested.kind is StreamPartKind.TEXT_DELTA
-    )
+    nested = [part.nested for part in parts if part.nested is not None]
+    assert {part.path for part in parts if part.nested is not None} == {("call_1",)}
+    sub_text = "".join(n.text for n in nested if n.kind is StreamPartKind.TEXT_DELTA)
     assert sub_text
-    sub_finish = [p.nested for p in nested if p.nested and p.nested.kind is StreamPartKind.FINISH]
-    assert len(sub_finish) == 1
+    [sub_finish] = [n for n in nested if n.kind is StreamPartKind.FINISH]
     tool_result = next(part.tool_result for part in parts if part.tool_result is not None)
     assert tool_result.content == sub_text
-    own = sum((step.usage for step in result.steps), Usage())
-    assert result.usage == own + sub_finish[0].total_usage
-    assert sub_finish[0].total_usage.input > 0
-    assert server.requests[1]["body"]["messages"][0]["content"][0]["text"] == "(the recorded call's task)"
+    assert sub_finish.total_usage.input > 0
+    assert result.usage == Usage(30, 8) + sub_finish.total_usage + Usage(60, 4)
+    assert result.text == "Done."
+    assert server.requests[1]["body"]["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "Write a haiku."}]}
+    ]
 
 
-def _called_tool(body: bytes) -> str:
-    """The name of the tool the recorded Chat Completions stream calls."""
-    for line in body.decode().splitlines():
-        if '"name"' in line:
-            data = json.loads(line.removeprefix("data: "))
-            for choice in data["choices"]:
-                for item in choice["delta"].get("tool_calls", ()):
-                    if item.get("function", {}).get("name"):
-                        return str(item["function"]["name"])
-    raise AssertionError("no tool call in the recording")
+def test_a_cancel_closes_a_real_stream_three_levels_down() -> None:
+    inner_asked = threading.Event()
+    ask_mid = json.dumps({"task": "ask inner"})
+    ask_inner = json.dumps({"task": "wait"})
+    message_start = (
+        b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":7}}}\n\n'
+    )
 
+    def respond(request: dict[str, Any]) -> Reply:
+        if request["path"] == "/v1/messages":  # the innermost agent: starts its answer, then nothing
+            inner_asked.set()
+            return Reply(actions=[message_start, Stall()])
+        if request["body"]["model"] == "gpt-outer":
+            return Reply(actions=[chat_body((3, 3), calls="mid", arguments=ask_mid)])
+        return Reply(actions=[chat_body((2, 2), calls="inner", arguments=ask_inner)])
 
-class _TaskFree:
-    """An agent tool called with the recorded call's arguments (which are
-    not ``{"task": ...}``): gives it a task of its own."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.definition = inner.definition
-
-    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
-        result: str = self.inner.execute({"task": "(the recorded call's task)"}, ctx)
-        return result
+    server = LocalServer(responder=respond)
+    try:
+        chat = server.url + "/v1"
+        inner = Agent(
+            name="inner", model=AnthropicModel("claude-sonnet-4-5", api_key="k", base_url=server.url)
+        )
+        mid = Agent(
+            name="mid", model=OpenAIChatModel("gpt-mid", api_key="k", base_url=chat), tools=[inner.as_tool()]
+        )
+        outer = Agent(
+            name="outer",
+            model=OpenAIChatModel("gpt-outer", api_key="k", base_url=chat),
+            tools=[mid.as_tool()],
+        )
+        caller = Context()
+        reader = outer.run("go", caller)
+        assert inner_asked.wait(30)  # a safety net, not a measure of speed
+        caller.cancel()
+        with pytest.raises(RunError) as info:
+            reader.result()
+        # The innermost stream's socket is closed by the cancel (the server sees the client go).
+        assert wait_until(lambda: server.disconnects == 1, timeout=5.0)
+    finally:
+        server.close()
+    assert info.value.finish_reason is FinishReason.CANCELED
+    assert [request["path"] for request in server.requests] == [
+        "/v1/chat/completions",
+        "/v1/chat/completions",
+        "/v1/messages",
+    ]
 
 
 def test_handoff_checks_its_input() -> None:
