@@ -162,7 +162,7 @@ def test_an_agent_keeps_its_tools_when_the_callers_list_changes() -> None:
     tools.append(ping)
     assert list(agent.tools) == ["ping"]
     with pytest.raises(AttributeError):
-        agent.system = "changed"  # type: ignore[misc]
+        agent.system = "changed"  # type: ignore[misc]  # frozen: the point of the test
 
 
 def test_one_agent_serves_many_threads_at_once_each_with_its_own_result() -> None:
@@ -828,7 +828,7 @@ def test_a_cancel_closes_a_real_stream_three_levels_down() -> None:
 
 def test_handoff_checks_its_input() -> None:
     with pytest.raises(ConfigError, match=r"^handoff\(\) needs an Agent, got str$"):
-        handoff("billing")  # type: ignore[arg-type]
+        handoff("billing")  # type: ignore[arg-type]  # a wrong type on purpose
     agent = Agent(name="billing", model=ScriptedModel([]), description="Invoices.")
     made = handoff(agent)
     assert (made.definition.name, made.definition.description) == ("transfer_to_billing", "Invoices.")
