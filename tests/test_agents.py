@@ -193,6 +193,49 @@ def test_one_agent_serves_many_threads_at_once_each_with_its_own_result() -> Non
     assert agent.system == "default"
 
 
+def test_one_agent_with_an_agent_tool_serves_many_threads_each_with_its_own_sub_run() -> None:
+    runs = 16
+
+    def lead_step(request: Request) -> list[StreamPart]:
+        last = request.messages[-1]
+        if last.role is Role.TOOL:  # the sub-run answered: say what it said
+            result = last.content[0].tool_result
+            assert result is not None
+            return answer(f"lead: {result.content}", Usage(1, 1))
+        question = last.content[0].text
+        return ask("call_1", "echo", question, Usage(1, 1))  # the same call id in every run
+
+    def echo_step(request: Request) -> list[StreamPart]:
+        return answer(f"echo: {request.messages[-1].content[0].text}", Usage(1, 1))
+
+    echo = Agent(name="echo", model=ScriptedModel([echo_step] * runs))
+    lead = Agent(name="lead", model=ScriptedModel([lead_step] * (2 * runs)), tools=[echo.as_tool()])
+    start = threading.Barrier(runs)
+    seen: dict[int, tuple[str, list[str], Usage]] = {}
+    errors: list[BaseException] = []
+
+    def work(index: int) -> None:
+        try:
+            start.wait()
+            reader = lead.run(f"question {index}")
+            nested = [p.nested.text for p in reader if p.nested is not None and p.nested.text]
+            result = reader.result()
+            seen[index] = (result.text, nested, result.usage)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(index,)) for index in range(runs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert seen == {
+        index: (f"lead: echo: question {index}", [f"echo: question {index}"], Usage(3, 3))
+        for index in range(runs)
+    }
+
+
 def test_arun_gives_the_run_to_asyncio() -> None:
     agent = Agent(name="helper", model=ScriptedModel([echo]), system="async")
 
@@ -633,6 +676,22 @@ def test_agent_tools_run_in_parallel_and_both_roll_up() -> None:
         ]
     results = [p.tool_result.content for p in parts if p.tool_result is not None]
     assert results == ["one", "two"]
+
+
+def test_a_handoff_keeps_the_runs_history_policy() -> None:
+    from agentcore.compaction import SlidingWindow
+
+    step = [call("c1", "transfer_to_billing"), done(Usage(1, 1), TOOL_CALLS)]
+    triage, triage_model, billing_model, _ = handoff_agents([step])
+    history = [user_message(f"message {n}: " + "word " * 400) for n in range(6)]
+    result = triage.generate(history, history_policy=SlidingWindow(max_tokens=1500))
+    assert result.agent == "billing"
+    sent = billing_model.requests[0]
+    assert sent.system == "You handle billing."
+    assert len(result.full_messages) == 9  # six, the handoff call, its result, billing's answer
+    assert len(sent.messages) < 8  # the run's policy cut the history sent to the new agent too
+    assert sent.messages[-2:] == result.full_messages[-3:-1]
+    assert len(triage_model.requests[0].messages) < 6
 
 
 def test_a_run_without_a_handoff_names_its_own_agent() -> None:
