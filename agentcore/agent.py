@@ -26,7 +26,7 @@ for what a running tool call may do to its run.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -492,10 +492,32 @@ def _answer(result: RunResult) -> str:
 
 @attrs.frozen
 class HandoffTool:
-    """The tool :func:`handoff` makes (no input)."""
+    """The tool :func:`handoff` makes (no input).
 
-    agent: Agent
+    Attributes:
+        target: the agent, or a function giving it (an agent made later).
+        definition: the tool's name and description.
+    """
+
+    target: Agent | Callable[[], Agent]
     definition: ToolDefinition
+
+    @property
+    def agent(self) -> Agent:
+        """The agent the tool hands the run to.
+
+        Raises:
+            AgentcoreError: ``target``'s function did not give an Agent.
+        """
+        if isinstance(self.target, Agent):
+            return self.target
+        agent = self.target()
+        if not isinstance(agent, Agent):
+            raise AgentcoreError(
+                f"the handoff {self.definition.name!r} needs an Agent, "
+                f"its function gave {type(agent).__name__}"
+            )
+        return agent
 
     def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
         """Hand the run to :attr:`agent` once this step's calls are answered.
@@ -507,13 +529,16 @@ class HandoffTool:
         scope = current()
         if scope is None:
             raise AgentcoreError("a handoff works only inside a run (as one of LoopOptions.tools)")
-        refused = scope.hand_off(self.agent.name, self.agent.switched(scope.options))
+        agent = self.agent
+        refused = scope.hand_off(agent.name, agent.switched(scope.options))
         if refused is not None:
-            raise AgentcoreError(f"not handed off to {self.agent.name!r}: {refused}")
-        return f"Handed off to {self.agent.name}."
+            raise AgentcoreError(f"not handed off to {agent.name!r}: {refused}")
+        return f"Handed off to {agent.name}."
 
 
-def handoff(agent: Agent, *, description: str = "", name: str | None = None) -> HandoffTool:
+def handoff(
+    agent: Agent | Callable[[], Agent], *, description: str = "", name: str | None = None
+) -> HandoffTool:
     """A tool the model calls to move the rest of the run to ``agent``.
 
     Once every call of the step has its result, the run goes on with
@@ -533,15 +558,27 @@ def handoff(agent: Agent, *, description: str = "", name: str | None = None) -> 
             ``description`` (or a line naming it).
         name: the tool's name; None: ``transfer_to_<agent name>``.
 
+    An agent cannot hold a handoff to an agent made after it, and agents are
+    frozen: for a cycle (billing hands back to triage), give a function that
+    returns the agent, called when the model calls the tool, with ``name``
+    (``handoff(lambda: triage, name="transfer_to_triage")``).
+
     Raises:
-        ConfigError: ``agent`` is not an :class:`Agent`, or the name is not
-            a valid tool name.
+        ConfigError: ``agent`` is not an :class:`Agent` or a function, a
+            function without ``name``, or the name is not a valid tool name.
     """
-    if not isinstance(agent, Agent):
-        raise ConfigError(f"handoff() needs an Agent, got {type(agent).__name__}")
-    text = description or agent.description or f"Hand the conversation over to the {agent.name} agent."
+    if isinstance(agent, Agent):
+        tool_name = name or f"transfer_to_{agent.name}"
+        text = description or agent.description or f"Hand the conversation over to the {agent.name} agent."
+    elif callable(agent):
+        if name is None:
+            raise ConfigError("handoff(function) needs name=: the agent is not known before the call")
+        tool_name = name
+        text = description or f"Hand the conversation over ({name})."
+    else:
+        raise ConfigError(f"handoff() needs an Agent or a function giving one, got {type(agent).__name__}")
     try:
-        definition = ToolDefinition(name or f"transfer_to_{agent.name}", text)
+        definition = ToolDefinition(tool_name, text)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"handoff(): {exc}") from exc
     return HandoffTool(agent, definition)

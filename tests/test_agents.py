@@ -694,6 +694,28 @@ def test_a_handoff_keeps_the_runs_history_policy() -> None:
     assert len(triage_model.requests[0].messages) < 6
 
 
+def test_agents_hand_off_back_and_forth_through_a_function() -> None:
+    to_billing = [call("c1", "transfer_to_billing"), done(Usage(1, 1), TOOL_CALLS)]
+    back = [call("c2", "transfer_to_triage"), done(Usage(2, 2), TOOL_CALLS)]
+    billing_model = ScriptedModel([back])
+    billing = Agent(
+        name="billing", model=billing_model, tools=[handoff(lambda: triage, name="transfer_to_triage")]
+    )
+    triage_model = ScriptedModel([to_billing, answer("back with triage", Usage(3, 3))])
+    triage = Agent(name="triage", model=triage_model, tools=[handoff(billing)], system="You route.")
+    reader = triage.run("hi")
+    agents = [part.agent for part in reader if part.kind is StreamPartKind.HANDOFF]
+    result = reader.result()
+    assert agents == ["billing", "triage"]
+    assert (result.agent, result.text, result.usage) == ("triage", "back with triage", Usage(6, 6))
+    assert triage_model.requests[1].system == "You route."
+    with pytest.raises(ConfigError, match=r"^handoff\(function\) needs name="):
+        handoff(lambda: triage)
+    broken = handoff(lambda: "triage", name="transfer_to_nobody")  # type: ignore[arg-type,return-value]  # a wrong type on purpose
+    with pytest.raises(Exception, match="needs an Agent, its function gave str"):
+        broken.agent  # noqa: B018 - the property raises
+
+
 def test_a_run_without_a_handoff_names_its_own_agent() -> None:
     triage, *_ = handoff_agents([answer("routed nowhere", Usage(1, 1))])
     assert triage.generate("hi").agent == "triage"
@@ -886,7 +908,7 @@ def test_a_cancel_closes_a_real_stream_three_levels_down() -> None:
 
 
 def test_handoff_checks_its_input() -> None:
-    with pytest.raises(ConfigError, match=r"^handoff\(\) needs an Agent, got str$"):
+    with pytest.raises(ConfigError, match=r"^handoff\(\) needs an Agent or a function giving one, got str$"):
         handoff("billing")  # type: ignore[arg-type]  # a wrong type on purpose
     agent = Agent(name="billing", model=ScriptedModel([]), description="Invoices.")
     made = handoff(agent)
