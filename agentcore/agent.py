@@ -104,7 +104,7 @@ def _str(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None
         raise ConfigError(f"Agent.{attribute.name} must be a str, got {value!r}")
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False)  # an agent is itself: compared and hashed by identity
 class Agent:
     """A reusable agent: what :class:`~agentcore.LoopOptions` says about an
     agent, under a name.
@@ -127,7 +127,7 @@ class Agent:
 
     Raises:
         ConfigError: a value ``LoopOptions`` refuses (the message names the
-            field), or an empty ``name``.
+            agent and the field), or an empty ``name``.
     """
 
     name: str = attrs.field(validator=_name)
@@ -150,7 +150,18 @@ class Agent:
     _options: LoopOptions = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
-        options = LoopOptions(
+        try:
+            options = self._template()
+        except ConfigError as exc:
+            raise ConfigError(f"Agent {self.name!r}: {exc}") from exc
+        # The checked, converted values (a ToolSet, tuples): a list the caller
+        # changes later changes nothing here.
+        object.__setattr__(self, "_options", options)
+        for field in ("tools", "history_policy", "middleware", "step_limit"):
+            object.__setattr__(self, field, getattr(options, field))
+
+    def _template(self) -> LoopOptions:
+        return LoopOptions(
             model=self.model,
             messages=_PLACEHOLDER,
             system=self.system,
@@ -169,11 +180,6 @@ class Agent:
             prepare_step=self.prepare_step,
             agent_name=self.name,
         )
-        # The checked, converted values (a ToolSet, tuples): a list the caller
-        # changes later changes nothing here.
-        object.__setattr__(self, "_options", options)
-        for field in ("tools", "history_policy", "middleware", "step_limit"):
-            object.__setattr__(self, field, getattr(options, field))
 
     def options(self, messages: str | Iterable[Message], /, **overrides: Any) -> LoopOptions:
         """The ``LoopOptions`` of a run of this agent on ``messages``.

@@ -145,7 +145,9 @@ def test_a_bad_override_is_a_config_error_naming_it(override: dict[str, Any], me
 
 
 def test_a_bad_agent_field_is_a_config_error_when_the_agent_is_made() -> None:
-    with pytest.raises(ConfigError, match=r"^LoopOptions.output_mode must be 'native' or 'tool'"):
+    with pytest.raises(
+        ConfigError, match=r"^Agent 'helper': LoopOptions.output_mode must be 'native' or 'tool'"
+    ):
         Agent(name="helper", model=ScriptedModel([]), output_mode="json")
     with pytest.raises(ConfigError, match=r"^Agent.name must be a non-empty str, got ''$"):
         Agent(name="", model=ScriptedModel([]))
@@ -161,6 +163,9 @@ def test_an_agent_keeps_its_tools_when_the_callers_list_changes() -> None:
     agent = Agent(name="helper", model=ScriptedModel([]), tools=tools)
     tools.append(ping)
     assert list(agent.tools) == ["ping"]
+    twin = Agent(name="helper", model=agent.model, tools=[ping])
+    assert agent != twin  # an agent is itself
+    assert len({agent, twin, agent}) == 2
     with pytest.raises(AttributeError):
         agent.system = "changed"  # type: ignore[misc]  # frozen: the point of the test
 
