@@ -19,8 +19,8 @@ Two tools let agents work together (``docs/agents.md``):
 * :func:`handoff`: the model calls it to move the rest of the run to another
   agent, with the history so far.
 
-Both reach their run through :mod:`agentcore.engine.scope`, the loop's seam
-for what a running tool call may do to its run.
+Both reach their run through :class:`agentcore.engine.tool_calls.ToolScope`, the loop's
+seam for what a running tool call may do to its run.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import attrs
 from agentcore.context import Context
 from agentcore.engine.channel import RunReader
 from agentcore.engine.loop import run as run_loop
-from agentcore.engine.scope import current
+from agentcore.engine.tool_calls import current
 from agentcore.errors import AgentcoreError, Canceled, ConfigError, RunError
 from agentcore.limits import UsageLimits, prompt_tokens
 from agentcore.options import LoopOptions

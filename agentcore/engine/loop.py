@@ -42,18 +42,21 @@ from agentcore.engine.guarded import InputCheck, guarded_call, model_layers
 from agentcore.engine.observer import RunObserver, observer_for
 from agentcore.engine.prepare import StepPreparer, StepSetup
 from agentcore.engine.retry import RetrySettings
-from agentcore.engine.scope import ToolScope, entered
-from agentcore.engine.scope import current as current_scope
 from agentcore.engine.step import Step, StepStreamer, nothing, valid_unicode
 from agentcore.engine.tool_calls import (
     Arguments,
     CallOne,
+    ToolScope,
+    entered,
     execute,
     failed,
     needs_approval,
     not_run,
     parse_all,
     run_calls,
+)
+from agentcore.engine.tool_calls import (
+    current as current_scope,
 )
 from agentcore.errors import Canceled, ConfigError, ErrorClass, ModelError
 from agentcore.fallback import FallbackModel
@@ -352,7 +355,7 @@ class RunConfig:
         input_check: the input guardrails, run before the first step; None.
         tool_wraps: the middleware's ``wrap_tool`` layers, the first outermost.
         depth: how many runs are around this one (0: a top-level run; see
-            :class:`~agentcore.engine.scope.ToolScope`).
+            :class:`~agentcore.engine.tool_calls.ToolScope`).
     """
 
     options: LoopOptions

@@ -9,6 +9,25 @@ on a thread of its own, and gives their results in call order. A tool's
 become error results the model sees (design.md, loop rule 6): the tool's
 :meth:`~agentcore.tools.Tool.execute` is called only with a known tool and a
 dict.
+
+What a running call may do to its own run (the seam of agent tools and
+handoffs): while the loop runs a call it enters a :class:`ToolScope` for it,
+a :mod:`contextvars` value; code running inside the call (on the call's
+thread, and on the worker of a run started there, which copies it) reads it
+with :func:`current`. Through it a tool may
+
+* put parts into its run's stream (:attr:`ToolScope.emit`), in order and
+  before the call's own ``tool-result`` part: ``Agent.as_tool`` forwards
+  its sub-run's parts as ``nested`` parts;
+* add what work done for the call used to the run's usage and cost
+  (:attr:`ToolScope.spend`), published at once;
+* ask the run to move to other options once the step's calls have their
+  results (:attr:`ToolScope.hand_off`): ``agentcore.handoff``.
+
+It is the library's own seam (``agentcore.agent`` uses it), not public API:
+a user's tool that wants these uses an agent tool or a handoff.
+:attr:`ToolScope.depth` counts the runs around the call's run (0: a
+top-level run), so agent tools can stop recursion.
 """
 
 from __future__ import annotations
@@ -17,15 +36,20 @@ import contextvars
 import functools
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from decimal import Decimal
 from typing import Any
+
+import attrs
 
 from agentcore.background import start_thread, wait
 from agentcore.context import Context
 from agentcore.engine.observer import RunObserver
 from agentcore.engine.step import valid_unicode
 from agentcore.errors import Canceled
+from agentcore.options import LoopOptions
 from agentcore.tools import ToolInputError, ToolSet, parse_arguments, tool_output
-from agentcore.types import ToolCall, ToolResult
+from agentcore.types import StreamPart, ToolCall, ToolResult, Usage
 
 _log = logging.getLogger("agentcore")
 
@@ -163,3 +187,55 @@ def describe(exc: BaseException) -> str:
     except Exception:  # noqa: BLE001 - a broken __str__ must not end the run
         message = "(the exception's message could not be read)"
     return f"{type(exc).__name__}: {message}"
+
+
+_scope: contextvars.ContextVar[ToolScope | None] = contextvars.ContextVar(
+    "agentcore_tool_scope", default=None
+)
+
+
+@attrs.frozen
+class ToolScope:
+    """The tool call being run and what it may do to its run.
+
+    Attributes:
+        call: the call.
+        options: the options the run has now (the agent in charge's, after
+            a handoff).
+        depth: how many runs are around the call's run (0: a top-level
+            run; a run started inside a tool call of a run at depth ``d``
+            is at ``d + 1``).
+        usage: the run's usage when the call started (tokens).
+        emit: puts a part into the run's stream, before the call's
+            ``tool-result`` part (thread-safe; raises ``Canceled`` when the
+            reader went away, as the run does).
+        spend: ``spend(usage, cost)`` adds ``usage`` (tokens) and ``cost``
+            (US dollars; None: not priced) to the run's (thread-safe).
+        hand_off: ``hand_off(agent, options)`` moves the run to ``options``
+            (whose ``agent_name`` is ``agent``) once this step's calls have
+            their results; returns None, or why it is refused (a second
+            handoff in the step) for the call's error result.
+    """
+
+    call: ToolCall
+    options: LoopOptions
+    depth: int
+    usage: Usage
+    emit: Callable[[StreamPart], None]
+    spend: Callable[[Usage, Decimal | None], None]
+    hand_off: Callable[[str, LoopOptions], str | None]
+
+
+def current() -> ToolScope | None:
+    """The scope of the tool call this code runs in; None outside one."""
+    return _scope.get()
+
+
+@contextmanager
+def entered(scope: ToolScope) -> Iterator[None]:
+    """Run the block as inside ``scope``'s call."""
+    token = _scope.set(scope)
+    try:
+        yield
+    finally:
+        _scope.reset(token)
