@@ -26,21 +26,25 @@ seam for what a running tool call may do to its run.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from agentcore.compaction import HistoryPolicy
 from agentcore.context import Context
 from agentcore.engine.channel import RunReader
 from agentcore.engine.loop import run as run_loop
 from agentcore.engine.tool_calls import current
 from agentcore.errors import AgentcoreError, Canceled, ConfigError, RunError
+from agentcore.guardrails import Guardrails
 from agentcore.limits import UsageLimits, prompt_tokens
-from agentcore.options import LoopOptions
+from agentcore.model import Model
+from agentcore.options import LoopOptions, StepDraft, StepPlan, Tools
 from agentcore.output import OUTPUT_TOOL
 from agentcore.result import RunResult
+from agentcore.settings import ModelSettings
 from agentcore.tools import ToolInputError
 from agentcore.types import (
     FinishReason,
@@ -131,22 +135,22 @@ class Agent:
     """
 
     name: str = attrs.field(validator=_name)
-    model: Any
+    model: Model
     description: str = attrs.field(default="", validator=_str)
     system: str = ""
-    tools: Any = ()
-    settings: Any = None
+    tools: Tools = ()
+    settings: ModelSettings | None = None
     output_type: Any = None
     output_mode: str = "native"
     output_retries: int = 1
     max_output_tokens: int | None = None
     step_limit: int | None = None
     parallel_tools: bool = False
-    history_policy: Any = None
-    middleware: Any = ()
-    guardrails: Any = None
-    limits: Any = None
-    prepare_step: Any = None
+    history_policy: HistoryPolicy | Iterable[HistoryPolicy] | None = None
+    middleware: Sequence[Any] = ()
+    guardrails: Guardrails | None = None
+    limits: UsageLimits | None = None
+    prepare_step: Callable[[StepDraft], StepPlan | None] | None = None
     _options: LoopOptions = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
@@ -331,7 +335,7 @@ class Agent:
             if id(agent) in seen:
                 continue
             seen.add(id(agent))
-            for tool in agent.tools.values():
+            for tool in agent._options.tools.values():
                 if isinstance(tool, HandoffTool):
                     found.setdefault(tool.definition.name, tool.agent)
                     todo.append(tool.agent)

@@ -337,9 +337,8 @@ def test_a_resumed_durable_run_keeps_its_sub_runs_usage_and_cost(tmp_path: Path)
     from agentcore.durable import RunState
 
     inner_usage = Usage(1200, 40)
-    inner = Agent(
-        name="inner", model=ScriptedModel([answer("42", inner_usage)], model_id=HAIKU, base_url=ANTHROPIC)
-    )
+    inner_model = ScriptedModel([answer("42", inner_usage)], model_id=HAIKU, base_url=ANTHROPIC)
+    inner = Agent(name="inner", model=inner_model)
     down = ModelError(ErrorClass.AUTH, message="down")
     outer_model = ScriptedModel(
         [ask("o1", "inner", "compute", Usage(900, 30)), down, answer("it is 42", Usage(1000, 50))],
@@ -360,7 +359,7 @@ def test_a_resumed_durable_run_keeps_its_sub_runs_usage_and_cost(tmp_path: Path)
     assert resumed.text == "it is 42"
     assert resumed.sub_run_cost == inner_cost
     assert resumed.usage == Usage(900 + 1200 + 1000, 30 + 40 + 50)
-    assert len(inner.model.requests) == 1  # the agent tool's saved result is not run again
+    assert len(inner_model.requests) == 1  # the agent tool's saved result is not run again
     unpriced = RunState("r2", [user_message("x")], sub_run_cost=None)
     assert "sub_run_cost" not in RunState("r3", [user_message("x")]).to_dict()
     assert RunState.from_dict(unpriced.to_dict()).sub_run_cost is None
