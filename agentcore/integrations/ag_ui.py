@@ -342,11 +342,11 @@ def _file(part: Mapping[str, Any], where: str) -> File:
     if kind == "data":
         if not media_type:
             raise ChatRequestError(f"{where}.source", "'mimeType' is missing")
-        return file_from_url(f"data:{media_type};base64,{value}", media_type, "", f"{where}.source.value")
+        return file_from_url(f"data:{media_type};base64,{value}", media_type, "", f"{where}.source", "value")
     if kind == "url":
         if not media_type:
             raise ChatRequestError(f"{where}.source", "'mimeType' is needed: agentcore sends a file's type")
-        return file_from_url(value, media_type, "", f"{where}.source.value")
+        return file_from_url(value, media_type, "", f"{where}.source", "value")
     raise ChatRequestError(f"{where}.source.type", f"must be 'data' or 'url', got {kind!r}")
 
 

@@ -243,7 +243,9 @@ def messages_from_ui(messages: Any) -> list[Message]:
       with its signature or encrypted data, which the browser never had.
       Keep the history on the server (a session) where reasoning matters.
     * ``source-*``, ``step-start`` and ``data-*`` parts are display only and
-      left out.
+      left out, and so are an assistant message's ``file`` parts (a tool's
+      files as the stream showed them): the model saw them in that turn, and
+      a server that keeps the history (a session) keeps them whole.
     * A ``system`` message is refused: the system prompt is the server's
       (``LoopOptions.system``), never the browser's.
 
@@ -299,7 +301,7 @@ def _user_message(parts: Sequence[Any], path: str) -> Message:
                 field(part, "url", str, where),
                 field(part, "mediaType", str, where),
                 field(part, "filename", str, where, default=""),
-                f"{where}.url",
+                where,
             )
             content.append(ContentPart(kind=ContentPartKind.FILE, file=file))
     if not content:

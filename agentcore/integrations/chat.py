@@ -307,31 +307,40 @@ def _kinds(kind: type | tuple[type, ...]) -> tuple[type, ...]:
 _DATA_URL = re.compile(r"data:([^;,]*)((?:;[^;,]*)*),(.*)", re.DOTALL)
 
 
-def file_from_url(url: str, media_type: str, filename: str, path: str) -> File:
+def file_from_url(url: str, media_type: str, filename: str, path: str, url_key: str = "url") -> File:
     """A file a browser sent: a ``data:`` URL (its bytes, decoded) or an
     ``http(s)://`` URL (which the provider fetches).
+
+    Args:
+        url: the URL.
+        media_type: the file's MIME type ("" takes a ``data:`` URL's own).
+        filename: its name, or "".
+        path: where the file is in the request (``messages[0].parts[1]``);
+            a bad URL is reported at ``<path>.<url_key>``, a bad type at ``path``.
+        url_key: the name of the URL's key in the protocol.
 
     Raises:
         ChatRequestError: another scheme, a ``data:`` URL that is not base64
             or does not decode, or a malformed media type.
     """
     match = _DATA_URL.fullmatch(url)
+    data: bytes | None = None
+    if match is not None:
+        if ";base64" not in match.group(2):
+            raise ChatRequestError(f"{path}.{url_key}", "a data: URL must be base64 (data:<type>;base64,...)")
+        try:
+            data = base64.b64decode(match.group(3), validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise ChatRequestError(f"{path}.{url_key}", f"the data: URL's base64 does not decode: {exc}") from exc
+        media_type = media_type or match.group(1)
+    elif not url.startswith(("https://", "http://")):
+        raise ChatRequestError(f"{path}.{url_key}", f"a file's URL must be a data: or http(s) URL, got {url[:40]!r}")
     try:
-        if match is not None:
-            if ";base64" not in match.group(2):
-                raise ChatRequestError(path, "a data: URL must be base64 (data:<type>;base64,...)")
-            try:
-                data = base64.b64decode(match.group(3), validate=True)
-            except (binascii.Error, ValueError) as exc:
-                raise ChatRequestError(path, f"the data: URL's base64 does not decode: {exc}") from exc
-            return File(media_type=media_type or match.group(1), data=data, filename=filename)
-        if url.startswith(("https://", "http://")):
-            return File(media_type=media_type, url=url, filename=filename)
+        if data is not None:
+            return File(media_type=media_type, data=data, filename=filename)
+        return File(media_type=media_type, url=url, filename=filename)
     except (TypeError, ValueError) as exc:
-        if isinstance(exc, ChatRequestError):
-            raise
         raise ChatRequestError(path, str(exc)) from exc
-    raise ChatRequestError(path, f"a file's URL must be a data: or http(s) URL, got {url[:40]!r}")
 
 
 def input_value(text: str) -> Any:
