@@ -31,7 +31,6 @@ from pydantic import BaseModel, TypeAdapter
 
 from agentcore import (
     ChatRequestError,
-    Citation,
     Compaction,
     Context,
     ErrorClass,
@@ -70,7 +69,9 @@ def validated(body: bytes) -> list[dict[str, Any]]:
 
 def no_extras(model: Any) -> bool:
     if isinstance(model, BaseModel):
-        return not model.model_extra and all(no_extras(getattr(model, name)) for name in type(model).model_fields)
+        return not model.model_extra and all(
+            no_extras(getattr(model, name)) for name in type(model).model_fields
+        )
     if isinstance(model, list):
         return all(no_extras(item) for item in model)
     return True
@@ -190,7 +191,9 @@ def test_every_started_block_ends_before_the_next_opens_and_the_run_ends_last() 
 
 
 def test_a_model_error_is_run_error_with_its_class_as_the_code() -> None:
-    model = ScriptedModel([[StreamPart.text_delta("Hal"), ModelError(ErrorClass.RATE_LIMITED, message="slow down", status=429)]])
+    model = ScriptedModel(
+        [[StreamPart.text_delta("Hal"), ModelError(ErrorClass.RATE_LIMITED, message="slow down", status=429)]]
+    )
     events = stream_events(LoopOptions(model=model, messages=[user_message("Hi")], max_retries=0))
     assert [e["type"] for e in events][-3:] == ["TEXT_MESSAGE_END", "STEP_FINISHED", "RUN_ERROR"]
     assert events[-1]["code"] == "rate_limited"
@@ -238,7 +241,15 @@ def test_compaction_is_a_custom_event_and_an_error_result_is_marked() -> None:
 
 def run_input(*messages: Any) -> dict[str, Any]:
     """A RunAgentInput as a client sends it, built and dumped by AG-UI's models."""
-    body = RunAgentInput(thread_id="t1", run_id="r2", state=None, messages=list(messages), tools=[], context=[], forwarded_props=None)
+    body = RunAgentInput(
+        thread_id="t1",
+        run_id="r2",
+        state=None,
+        messages=list(messages),
+        tools=[],
+        context=[],
+        forwarded_props=None,
+    )
     dumped: dict[str, Any] = json.loads(body.model_dump_json(by_alias=True, exclude_none=True))
     return dumped
 
@@ -259,7 +270,9 @@ def test_a_conversation_with_files_and_tool_calls_becomes_agentcore_messages() -
             id="a1",
             content="Checking.",
             tool_calls=[
-                AGUIToolCall(id="c1", function=FunctionCall(name="calculator", arguments='{"expression": "1+1"}')),
+                AGUIToolCall(
+                    id="c1", function=FunctionCall(name="calculator", arguments='{"expression": "1+1"}')
+                ),
                 AGUIToolCall(id="c2", function=FunctionCall(name="search", arguments="{}")),
             ],
         ),
@@ -293,41 +306,96 @@ def test_a_conversation_with_files_and_tool_calls_becomes_agentcore_messages() -
     [
         ([], "", "must be an object"),
         ({"threadId": "t"}, "", "'messages' is missing"),
-        ({"messages": [{"id": "s", "role": "system", "content": "obey"}]}, "messages[0].role", "the server's to give"),
-        ({"messages": [{"id": "d", "role": "developer", "content": "x"}]}, "messages[0].role", "developer message"),
+        (
+            {"messages": [{"id": "s", "role": "system", "content": "obey"}]},
+            "messages[0].role",
+            "the server's to give",
+        ),
+        (
+            {"messages": [{"id": "d", "role": "developer", "content": "x"}]},
+            "messages[0].role",
+            "developer message",
+        ),
         ({"messages": [{"id": "x", "role": "robot"}]}, "messages[0].role", "unknown role"),
         ({"messages": [{"id": "u", "role": "user"}]}, "messages[0]", "'content' is missing"),
-        ({"messages": [{"id": "u", "role": "user", "content": 3}]}, "messages[0].content", "must be str or list"),
-        ({"messages": [{"id": "u", "role": "user", "content": []}]}, "messages[0].content", "needs a text or a media part"),
+        (
+            {"messages": [{"id": "u", "role": "user", "content": 3}]},
+            "messages[0].content",
+            "must be str or list",
+        ),
+        (
+            {"messages": [{"id": "u", "role": "user", "content": []}]},
+            "messages[0].content",
+            "needs a text or a media part",
+        ),
         (
             {"messages": [{"id": "u", "role": "user", "content": [{"type": "sticker"}]}]},
             "messages[0].content[0].type",
             "unknown content part type",
         ),
         (
-            {"messages": [{"id": "u", "role": "user", "content": [{"type": "image", "source": {"type": "file", "value": "f"}}]}]},
+            {
+                "messages": [
+                    {
+                        "id": "u",
+                        "role": "user",
+                        "content": [{"type": "image", "source": {"type": "file", "value": "f"}}],
+                    }
+                ]
+            },
             "messages[0].content[0].source.type",
             "must be 'data' or 'url'",
         ),
         (
-            {"messages": [{"id": "u", "role": "user", "content": [{"type": "image", "source": {"type": "data", "value": "!!", "mimeType": "image/png"}}]}]},
+            {
+                "messages": [
+                    {
+                        "id": "u",
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "image",
+                                "source": {"type": "data", "value": "!!", "mimeType": "image/png"},
+                            }
+                        ],
+                    }
+                ]
+            },
             "messages[0].content[0].source.value",
             "does not decode",
         ),
         (
-            {"messages": [{"id": "u", "role": "user", "content": [{"type": "image", "source": {"type": "url", "value": "https://x/a"}}]}]},
+            {
+                "messages": [
+                    {
+                        "id": "u",
+                        "role": "user",
+                        "content": [{"type": "image", "source": {"type": "url", "value": "https://x/a"}}],
+                    }
+                ]
+            },
             "messages[0].content[0].source",
             "'mimeType' is needed",
         ),
-        ({"messages": [{"id": "t", "role": "tool", "toolCallId": "c9", "content": "x"}]}, "messages[0].toolCallId", "no assistant message"),
         (
-            {"messages": [{"id": "a", "role": "assistant", "toolCalls": [{"id": "c", "function": {"name": "f"}}]}]},
+            {"messages": [{"id": "t", "role": "tool", "toolCallId": "c9", "content": "x"}]},
+            "messages[0].toolCallId",
+            "no assistant message",
+        ),
+        (
+            {
+                "messages": [
+                    {"id": "a", "role": "assistant", "toolCalls": [{"id": "c", "function": {"name": "f"}}]}
+                ]
+            },
             "messages[0].toolCalls[0].function",
             "'arguments' is missing",
         ),
     ],
 )
-def test_malformed_run_input_is_a_chat_request_error_naming_the_place(body: Any, path: str, fragment: str) -> None:
+def test_malformed_run_input_is_a_chat_request_error_naming_the_place(
+    body: Any, path: str, fragment: str
+) -> None:
     with pytest.raises(ChatRequestError) as caught:
         messages_from_run_input(body)
     assert caught.value.path == path

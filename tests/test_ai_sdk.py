@@ -44,7 +44,12 @@ from agentcore import (
 )
 from agentcore.aio import arun
 from agentcore.files import File
-from agentcore.integrations.ai_sdk import DONE, UI_MESSAGE_STREAM_HEADERS, UIMessageStreamEncoder, messages_from_ui
+from agentcore.integrations.ai_sdk import (
+    DONE,
+    UI_MESSAGE_STREAM_HEADERS,
+    UIMessageStreamEncoder,
+    messages_from_ui,
+)
 from agentcore.integrations.asgi import sse_body
 from agentcore.integrations.demo_tools import demo_tools, swatch_png
 from agentcore.integrations.web import CONTENT_TYPE, HEARTBEAT, sse_stream
@@ -65,7 +70,11 @@ def read_with_ai_sdk(body: bytes, headers: dict[str, str] | None = None) -> dict
         pytest.skip("the AI SDK is not installed: npm ci --prefix examples/chat_ui (.ci/run does)")
     headers = {"content-type": CONTENT_TYPE, **UI_MESSAGE_STREAM_HEADERS} if headers is None else headers
     done = subprocess.run(
-        [node, str(READER), str(CHAT_UI), json.dumps(headers)], input=body, capture_output=True, timeout=60, check=True
+        [node, str(READER), str(CHAT_UI), json.dumps(headers)],
+        input=body,
+        capture_output=True,
+        timeout=60,
+        check=True,
     )
     result: dict[str, Any] = json.loads(done.stdout)
     return result
@@ -143,7 +152,8 @@ def test_a_run_with_tools_reads_as_one_ui_message_in_the_ai_sdk() -> None:
         "text",
         "source-url",
     ]
-    assert parts[1]["text"] == "Six times seven." and parts[1]["state"] == "done"
+    assert parts[1]["text"] == "Six times seven."
+    assert parts[1]["state"] == "done"
     assert parts[2] == {"type": "text", "text": "Let me compute.", "state": "done"}
     assert parts[3] == {
         "type": "dynamic-tool",
@@ -158,7 +168,12 @@ def test_a_run_with_tools_reads_as_one_ui_message_in_the_ai_sdk() -> None:
     assert parts[5]["mediaType"] == "image/png"
     assert parts[5]["url"].startswith("data:image/png;base64,iVBORw0KGgo")
     assert parts[7] == {"type": "text", "text": "It is 42.", "state": "done"}
-    assert parts[8] == {"type": "source-url", "sourceId": "m1-source-4", "url": "https://example.com/math", "title": "Math"}
+    assert parts[8] == {
+        "type": "source-url",
+        "sourceId": "m1-source-4",
+        "url": "https://example.com/math",
+        "title": "Math",
+    }
     assert message["metadata"] == {
         "finish_reason": "stop",
         "total_usage": {"input": 120, "output": 16, "cache_read": 30, "cache_write": 0},
@@ -223,7 +238,12 @@ def test_what_the_ai_sdk_read_goes_back_into_the_next_request_as_the_runs_histor
     assert shown(again) == shown(history)
     assert shown(again) == [
         ("user", "What is 6 * 7?", [], []),
-        ("assistant", "Let me compute.", [("c1", "calculator", {"expression": "6 * 7"}), ("c2", "color_swatch", {"color": "red"})], []),
+        (
+            "assistant",
+            "Let me compute.",
+            [("c1", "calculator", {"expression": "6 * 7"}), ("c2", "color_swatch", {"color": "red"})],
+            [],
+        ),
         ("tool", "", [], [("c1", "42", False), ("c2", "a 16x16 red swatch", False)]),
         ("assistant", "It is 42.", [], []),
     ]
@@ -246,7 +266,10 @@ def shown(messages: list[Message]) -> list[tuple[str, str, list[Any], list[Any]]
 def test_a_model_error_reaches_the_ai_sdk_as_an_error_part_and_an_error_finish() -> None:
     model = ScriptedModel(
         [
-            [StreamPart.text_delta("Hal"), ModelError(ErrorClass.AUTH, message="invalid x-api-key", status=401)],
+            [
+                StreamPart.text_delta("Hal"),
+                ModelError(ErrorClass.AUTH, message="invalid x-api-key", status=401),
+            ],
         ]
     )
     body, _ = stream_bytes(LoopOptions(model=model, messages=[user_message("Hi")]))
@@ -287,7 +310,9 @@ def test_a_cancelled_run_ends_with_an_abort_part() -> None:
 
 
 def test_compaction_is_transient_data_and_provider_items_and_textless_reasoning_are_not_sent() -> None:
-    item = ProviderItem(type="compaction", data='{"type": "compaction", "content": "x"}', format="anthropic", origin="a")
+    item = ProviderItem(
+        type="compaction", data='{"type": "compaction", "content": "x"}', format="anthropic", origin="a"
+    )
     compaction = Compaction(policy="sliding-window", removed=(0, 1), messages_before=4, messages_after=2)
     parts = [
         StreamPart.compaction_event(compaction),
@@ -315,7 +340,12 @@ def test_compaction_is_transient_data_and_provider_items_and_textless_reasoning_
     assert read["message"]["parts"] == [
         {"type": "step-start"},
         {"type": "text", "text": "Hi.", "state": "done"},
-        {"type": "source-document", "sourceId": "m1-source-2", "mediaType": "text/plain", "title": "Annual report"},
+        {
+            "type": "source-document",
+            "sourceId": "m1-source-2",
+            "mediaType": "text/plain",
+            "title": "Annual report",
+        },
     ]
 
 
@@ -345,7 +375,10 @@ def test_without_the_header_the_ai_sdk_reads_the_same_stream() -> None:
     encoder = UIMessageStreamEncoder("m1")
     body = encoder(StreamPart.text_delta("Hi")) + encoder(StreamPart.finish(FinishReason.STOP))
     read = read_with_ai_sdk(body, {"content-type": CONTENT_TYPE})
-    assert read["message"]["parts"] == [{"type": "step-start"}, {"type": "text", "text": "Hi", "state": "done"}]
+    assert read["message"]["parts"] == [
+        {"type": "step-start"},
+        {"type": "text", "text": "Hi", "state": "done"},
+    ]
 
 
 def test_heartbeats_between_events_are_comments_the_ai_sdk_skips() -> None:
@@ -420,9 +453,28 @@ def test_assistant_steps_become_calls_then_results_and_unanswered_calls_are_left
                     {"type": "step-start"},
                     {"type": "reasoning", "text": "thinking", "state": "done"},
                     {"type": "text", "text": "Checking."},
-                    {"type": "tool-calculator", "toolCallId": "c1", "state": "output-available", "input": {"e": 1}, "output": {"v": 1}},
-                    {"type": "dynamic-tool", "toolName": "search", "toolCallId": "c2", "state": "output-error", "input": {}, "errorText": "down"},
-                    {"type": "dynamic-tool", "toolName": "slow", "toolCallId": "c3", "state": "input-available", "input": {}},
+                    {
+                        "type": "tool-calculator",
+                        "toolCallId": "c1",
+                        "state": "output-available",
+                        "input": {"e": 1},
+                        "output": {"v": 1},
+                    },
+                    {
+                        "type": "dynamic-tool",
+                        "toolName": "search",
+                        "toolCallId": "c2",
+                        "state": "output-error",
+                        "input": {},
+                        "errorText": "down",
+                    },
+                    {
+                        "type": "dynamic-tool",
+                        "toolName": "slow",
+                        "toolCallId": "c3",
+                        "state": "input-available",
+                        "input": {},
+                    },
                     {"type": "step-start"},
                     {"type": "text", "text": "Done."},
                 ],
@@ -449,7 +501,11 @@ def test_assistant_steps_become_calls_then_results_and_unanswered_calls_are_left
         ([{"role": "system", "parts": []}], "messages[0].role", "the server's to give"),
         ([{"role": "robot", "parts": []}], "messages[0].role", "must be 'user' or 'assistant'"),
         ([{"role": "user", "parts": [{"text": "x"}]}], "messages[0].parts[0]", "'type' is missing"),
-        ([{"role": "user", "parts": [{"type": "text", "text": 3}]}], "messages[0].parts[0].text", "must be str"),
+        (
+            [{"role": "user", "parts": [{"type": "text", "text": 3}]}],
+            "messages[0].parts[0].text",
+            "must be str",
+        ),
         ([{"role": "user", "parts": []}], "messages[0].parts", "needs a text or a file part"),
         (
             [{"role": "user", "parts": [{"type": "file", "mediaType": "image/png", "url": "ftp://x/a.png"}]}],
@@ -457,12 +513,22 @@ def test_assistant_steps_become_calls_then_results_and_unanswered_calls_are_left
             "data: or http(s) URL",
         ),
         (
-            [{"role": "user", "parts": [{"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,@@"}]}],
+            [
+                {
+                    "role": "user",
+                    "parts": [{"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,@@"}],
+                }
+            ],
             "messages[0].parts[0].url",
             "does not decode",
         ),
         (
-            [{"role": "user", "parts": [{"type": "file", "mediaType": "image/png", "url": "data:image/png,abc"}]}],
+            [
+                {
+                    "role": "user",
+                    "parts": [{"type": "file", "mediaType": "image/png", "url": "data:image/png,abc"}],
+                }
+            ],
             "messages[0].parts[0].url",
             "must be base64",
         ),
@@ -477,12 +543,22 @@ def test_assistant_steps_become_calls_then_results_and_unanswered_calls_are_left
             "'toolCallId' is missing",
         ),
         (
-            [{"role": "assistant", "parts": [{"type": "tool-x", "toolCallId": "c", "state": "output-available"}]}],
+            [
+                {
+                    "role": "assistant",
+                    "parts": [{"type": "tool-x", "toolCallId": "c", "state": "output-available"}],
+                }
+            ],
             "messages[0].parts[0]",
             "'output' is missing",
         ),
         (
-            [{"role": "assistant", "parts": [{"type": "dynamic-tool", "toolCallId": "c", "state": "output-error"}]}],
+            [
+                {
+                    "role": "assistant",
+                    "parts": [{"type": "dynamic-tool", "toolCallId": "c", "state": "output-error"}],
+                }
+            ],
             "messages[0].parts[0]",
             "'toolName' is missing",
         ),
@@ -505,4 +581,3 @@ def test_a_request_made_by_messages_from_ui_is_what_the_model_gets() -> None:
     request: Request = model.requests[0]
     assert request.messages[0].text == "Hello"
     assert read_with_ai_sdk(body)["message"]["parts"][1]["text"] == "ok"
-

@@ -159,7 +159,10 @@ class AGUIEncoder(ChatStreamEncoder):
         return [{"type": "REASONING_MESSAGE_CONTENT", "messageId": block, "delta": text}]
 
     def on_reasoning_end(self, block: str) -> list[Event]:
-        return [{"type": "REASONING_MESSAGE_END", "messageId": block}, {"type": "REASONING_END", "messageId": block}]
+        return [
+            {"type": "REASONING_MESSAGE_END", "messageId": block},
+            {"type": "REASONING_END", "messageId": block},
+        ]
 
     def on_tool_input_start(self, call: ToolCall) -> list[Event]:
         event: Event = {"type": "TOOL_CALL_START", "toolCallId": call.id, "toolCallName": call.name}
@@ -300,7 +303,9 @@ def messages_from_run_input(run_input: Any) -> list[Message]:
             if assistant is not None:
                 out.append(assistant)
         elif role in ("system", "developer"):
-            raise ChatRequestError(f"{path}.role", f"a {role} message is the server's to give, not the client's")
+            raise ChatRequestError(
+                f"{path}.role", f"a {role} message is the server's to give, not the client's"
+            )
         elif role not in ("reasoning", "activity"):
             raise ChatRequestError(f"{path}.role", f"unknown role {role!r}")
     if results:
@@ -374,8 +379,9 @@ def _tool_result(message: Mapping[str, Any], names: dict[str, str], path: str) -
         raise ChatRequestError(f"{path}.toolCallId", f"no assistant message before it called {call_id!r}")
     content = field(message, "content", (str, list), path)
     error = field(message, "error", str, path, default="")
+    files: tuple[File, ...] = ()
     if isinstance(content, str):
-        text, files = content, ()
+        text = content
     else:
         parts = _content_parts(content, f"{path}.content")
         text = "".join(part.text for part in parts if part.kind is ContentPartKind.TEXT)
@@ -383,4 +389,3 @@ def _tool_result(message: Mapping[str, Any], names: dict[str, str], path: str) -
     if error and not text:
         text = error
     return ToolResult(call_id, names[call_id], text, is_error=bool(error), files=files)
-

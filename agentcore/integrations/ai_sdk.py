@@ -75,7 +75,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentcore.errors import ChatRequestError
-from agentcore.integrations.chat import ChatStreamEncoder, Event, field, file_from_url, input_value, json_input
+from agentcore.integrations.chat import (
+    ChatStreamEncoder,
+    Event,
+    field,
+    file_from_url,
+    input_value,
+    json_input,
+)
 from agentcore.integrations.web import error_to_dict, file_to_dict
 from agentcore.types import (
     Citation,
@@ -171,9 +178,13 @@ class UIMessageStreamEncoder(ChatStreamEncoder):
     def on_tool_result(self, result: ToolResult) -> list[Event]:
         out: list[Event]
         if result.is_error:
-            out = [{"type": "tool-output-error", "toolCallId": result.tool_call_id, "errorText": result.content}]
+            out = [
+                {"type": "tool-output-error", "toolCallId": result.tool_call_id, "errorText": result.content}
+            ]
         else:
-            out = [{"type": "tool-output-available", "toolCallId": result.tool_call_id, "output": result.content}]
+            out = [
+                {"type": "tool-output-available", "toolCallId": result.tool_call_id, "output": result.content}
+            ]
         out[0]["dynamic"] = True
         for file in result.files:
             shown = file_to_dict(file)
@@ -274,7 +285,9 @@ def messages_from_ui(messages: Any) -> list[Message]:
         elif role == "assistant":
             out.extend(_assistant_messages(parts, path))
         elif role == "system":
-            raise ChatRequestError(f"{path}.role", "a system message is the server's to give, not the browser's")
+            raise ChatRequestError(
+                f"{path}.role", "a system message is the server's to give, not the browser's"
+            )
         else:
             raise ChatRequestError(f"{path}.role", f"must be 'user' or 'assistant', got {role!r}")
     return out
@@ -346,11 +359,15 @@ def _tool_result(part: Mapping[str, Any], name: str, where: str) -> ToolResult |
         if "output" not in part:
             raise ChatRequestError(where, "'output' is missing")
         output = part["output"]
-        return ToolResult(call_id, name, output if isinstance(output, str) else json_input(output, f"{where}.output"))
+        return ToolResult(
+            call_id, name, output if isinstance(output, str) else json_input(output, f"{where}.output")
+        )
     if state == "output-error":
         return ToolResult(call_id, name, field(part, "errorText", str, where), is_error=True)
     if state == "output-denied":
         approval = part.get("approval")
         reason = approval.get("reason") if isinstance(approval, Mapping) else None
-        return ToolResult(call_id, name, reason if isinstance(reason, str) and reason else "denied", is_error=True)
+        return ToolResult(
+            call_id, name, reason if isinstance(reason, str) and reason else "denied", is_error=True
+        )
     return None

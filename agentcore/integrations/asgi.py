@@ -137,4 +137,6 @@ def sse_body(
     """
     if heartbeat is not None and not heartbeat > 0:
         raise ValueError(f"heartbeat must be a positive number of seconds or None, got {heartbeat!r}")
-    return SSEBody(reader if isinstance(reader, AsyncRunReader) else AsyncRunReader(reader), heartbeat, encode)
+    return SSEBody(
+        reader if isinstance(reader, AsyncRunReader) else AsyncRunReader(reader), heartbeat, encode
+    )

@@ -282,7 +282,9 @@ class ChatStreamEncoder:
 # Reading a request: every failure is a ChatRequestError naming where it is.
 
 
-def field(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], path: str, *, default: Any = ...) -> Any:
+def field(
+    data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], path: str, *, default: Any = ...
+) -> Any:
     """``data[key]`` checked to be of ``kind``; ``default`` when missing (if given).
 
     Raises:
@@ -294,7 +296,7 @@ def field(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], path
             return default
         raise ChatRequestError(path, f"{key!r} is missing")
     value = data[key]
-    if not isinstance(value, kind) or isinstance(value, bool) and bool not in _kinds(kind):
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _kinds(kind)):
         names = " or ".join(k.__name__ for k in _kinds(kind))
         raise ChatRequestError(f"{path}.{key}", f"must be {names}, got {type(value).__name__}")
     return value
@@ -331,10 +333,14 @@ def file_from_url(url: str, media_type: str, filename: str, path: str, url_key: 
         try:
             data = base64.b64decode(match.group(3), validate=True)
         except (binascii.Error, ValueError) as exc:
-            raise ChatRequestError(f"{path}.{url_key}", f"the data: URL's base64 does not decode: {exc}") from exc
+            raise ChatRequestError(
+                f"{path}.{url_key}", f"the data: URL's base64 does not decode: {exc}"
+            ) from exc
         media_type = media_type or match.group(1)
     elif not url.startswith(("https://", "http://")):
-        raise ChatRequestError(f"{path}.{url_key}", f"a file's URL must be a data: or http(s) URL, got {url[:40]!r}")
+        raise ChatRequestError(
+            f"{path}.{url_key}", f"a file's URL must be a data: or http(s) URL, got {url[:40]!r}"
+        )
     try:
         if data is not None:
             return File(media_type=media_type, data=data, filename=filename)
