@@ -16,6 +16,7 @@ import pytest
 from ag_ui.core import (
     AssistantMessage,
     DataSource,
+    DocumentPart,
     Event,
     FunctionCall,
     ImagePart,
@@ -252,6 +253,30 @@ def run_input(*messages: Any) -> dict[str, Any]:
     )
     dumped: dict[str, Any] = json.loads(body.model_dump_json(by_alias=True, exclude_none=True))
     return dumped
+
+
+def test_a_tool_message_with_parts_gives_its_text_and_files_to_the_result() -> None:
+    png = swatch_png((0, 0, 0))
+    body = run_input(
+        UserMessage(id="u1", content="Paint"),
+        AssistantMessage(
+            id="a1", tool_calls=[AGUIToolCall(id="c1", function=FunctionCall(name="paint", arguments=""))]
+        ),
+        ToolMessage(
+            id="t1",
+            tool_call_id="c1",
+            content=[
+                TextPart(text="a black "),
+                TextPart(text="swatch"),
+                DocumentPart(source=DataSource(value=base64.b64encode(png).decode(), mime_type="image/png")),
+            ],
+        ),
+    )
+    messages = messages_from_run_input(body)
+    assert messages[1].tool_calls == [ToolCall("c1", "paint", "{}")]
+    assert messages[2].tool_results == [
+        ToolResult("c1", "paint", "a black swatch", files=[File(media_type="image/png", data=png)])
+    ]
 
 
 def test_a_conversation_with_files_and_tool_calls_becomes_agentcore_messages() -> None:

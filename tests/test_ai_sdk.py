@@ -475,6 +475,15 @@ def test_assistant_steps_become_calls_then_results_and_unanswered_calls_are_left
                         "state": "input-available",
                         "input": {},
                     },
+                    {
+                        "type": "tool-delete",
+                        "toolCallId": "c4",
+                        "state": "output-denied",
+                        "input": {"path": "/"},
+                        "approval": {"id": "a", "approved": False, "reason": "not today"},
+                    },
+                    {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,AAAA"},
+                    {"type": "source-url", "sourceId": "s1", "url": "https://example.com"},
                     {"type": "step-start"},
                     {"type": "text", "text": "Done."},
                 ],
@@ -484,10 +493,16 @@ def test_assistant_steps_become_calls_then_results_and_unanswered_calls_are_left
     assert [m.role for m in messages] == [Role.USER, Role.ASSISTANT, Role.TOOL, Role.ASSISTANT]
     assert messages[1].text == "Checking."
     assert messages[1].reasoning == []
-    assert messages[1].tool_calls == [ToolCall("c1", "calculator", '{"e":1}'), ToolCall("c2", "search", "{}")]
+    assert messages[1].tool_calls == [
+        ToolCall("c1", "calculator", '{"e":1}'),
+        ToolCall("c2", "search", "{}"),
+        ToolCall("c4", "delete", '{"path":"/"}'),
+    ]
+    assert messages[1].files == []
     assert messages[2].tool_results == [
         ToolResult("c1", "calculator", '{"v":1}'),
         ToolResult("c2", "search", "down", is_error=True),
+        ToolResult("c4", "delete", "not today", is_error=True),
     ]
     assert messages[3].text == "Done."
 
