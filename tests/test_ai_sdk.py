@@ -407,6 +407,35 @@ def test_sse_body_writes_the_same_bytes_as_sse_stream() -> None:
     assert asyncio.run(collect()) == wsgi
 
 
+def test_a_part_the_protocol_does_not_send_is_no_empty_chunk() -> None:
+    item = ProviderItem(type="compaction", data='{"type": "compaction"}', format="anthropic", origin="a")
+    step = [
+        StreamPart.text_delta("Hi"),
+        StreamPart.reasoning_event(Reasoning(data="ZW5j")),  # closes the text; shows nothing itself
+        StreamPart.provider_item_event(item),  # nothing
+        StreamPart.step_finish(FinishReason.STOP),  # nothing: no block is open, the step ends with the run
+    ]
+
+    def options() -> LoopOptions:
+        return LoopOptions(model=ScriptedModel([step]), messages=[user_message("Hi")])
+
+    wsgi = list(sse_stream(run(options()), heartbeat=None, encode=UIMessageStreamEncoder("m1")))
+
+    async def collect() -> list[bytes]:
+        body = sse_body(arun(options()), heartbeat=None, encode=UIMessageStreamEncoder("m1"))
+        return [chunk async for chunk in body]
+
+    assert b"" not in wsgi
+    assert asyncio.run(collect()) == wsgi
+    assert [
+        [event if event == "[DONE]" else event["type"] for event in events_of(chunk)] for chunk in wsgi
+    ] == [
+        ["start", "start-step", "text-start", "text-delta"],
+        ["text-end"],
+        ["finish-step", "finish", "[DONE]"],
+    ]
+
+
 def test_each_encoder_makes_a_fresh_message_id() -> None:
     first, second = UIMessageStreamEncoder(), UIMessageStreamEncoder()
     assert first.message_id.startswith("msg-")

@@ -82,10 +82,13 @@ class SSEBody:
         return self
 
     async def __anext__(self) -> bytes:
-        part = await self._reader.recv(self._heartbeat)  # StopAsyncIteration after the terminal part
-        if part is None:
-            return HEARTBEAT
-        return self._encode(part)
+        while True:
+            part = await self._reader.recv(self._heartbeat)  # StopAsyncIteration after the terminal part
+            if part is None:
+                return HEARTBEAT
+            body = self._encode(part)
+            if body:  # a part the encoder does not send is no chunk (an empty body chunk may end a response)
+                return body
 
     def close(self) -> None:
         """Close the reader, which cancels a run still going; safe to call twice."""

@@ -342,7 +342,7 @@ class SSEStream:
     bytes whose :meth:`close` closes the reader.
 
     Iteration yields ``encode(part)`` for each part (the events of one part,
-    one chunk), and :data:`HEARTBEAT` after each
+    one chunk; nothing for a part it encodes as no bytes), and :data:`HEARTBEAT` after each
     ``heartbeat`` seconds without one (when ``reader`` is a
     :class:`~agentcore.engine.channel.StreamReader` and ``heartbeat`` is not None);
     it stops after the terminal part (or when the reader ends without one).
@@ -369,19 +369,24 @@ class SSEStream:
         return self
 
     def __next__(self) -> bytes:
-        if self._ended or self._closed:
-            self.close()
-            raise StopIteration
-        try:
-            part = self._next_part()
-        except BaseException:
-            self.close()
-            raise
-        if part is None:
-            return HEARTBEAT
-        if part.terminal:
-            self._ended = True
-        return self._encode(part)
+        while True:
+            if self._ended or self._closed:
+                self.close()
+                raise StopIteration
+            try:
+                part = self._next_part()
+            except BaseException:
+                self.close()
+                raise
+            if part is None:
+                return HEARTBEAT
+            if part.terminal:
+                self._ended = True
+            body = self._encode(part)
+            if (
+                body
+            ):  # a part an encoder does not send is no chunk: some servers end a response on an empty one
+                return body
 
     def close(self) -> None:
         """Close the reader, which cancels a run still going; safe to call twice.
