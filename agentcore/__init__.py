@@ -16,6 +16,7 @@ from agentcore.engine.observer import RunObserver, set_observe
 from agentcore.errors import (
     AgentcoreError,
     Canceled,
+    ChatRequestError,
     ConfigError,
     DeadlineExceeded,
     ErrorClass,
@@ -96,6 +97,7 @@ __all__ = [
     "CheckpointConflict",
     "Citation",
     "Compaction",
+    "ChatRequestError",
     "ConfigError",
     "ContentPart",
     "ContentPartKind",

@@ -99,6 +99,7 @@ PUBLIC_NAMES = {
     "RunError",
     "Canceled",
     "DeadlineExceeded",
+    "ChatRequestError",
     "ConfigError",
     "ToolInputError",
     "OutputValidationError",
