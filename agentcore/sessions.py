@@ -234,7 +234,8 @@ class BaseSession:
     """What every session can do with :class:`Session`'s three methods.
 
     Subclasses set ``session_id`` and ``lock_timeout`` and implement
-    ``lock``, ``turns`` and ``write``.
+    ``lock``, ``turns`` and ``write`` (and ``session_ids``, to list the
+    store's sessions).
 
     Attributes:
         session_id: the conversation's id in its store.
@@ -254,6 +255,10 @@ class BaseSession:
         raise NotImplementedError
 
     def write(self, keep: int, turns: Sequence[Turn]) -> None:
+        raise NotImplementedError
+
+    def session_ids(self) -> list[str]:
+        """The ids of the sessions in this session's store (with at least one turn), sorted."""
         raise NotImplementedError
 
     def messages(self) -> list[Message]:

@@ -1,0 +1,105 @@
+"""The child program of tests/test_sessions.py: runs on a session in a process of its own.
+
+``python -m tests.session_child STORE TARGET SESSION MODE ARGS...`` where
+STORE is ``sqlite`` (TARGET a file) or ``postgres`` (TARGET a URL), and MODE:
+
+* ``runs LABEL N``: N runs one after the other, the k-th asking ``LABEL-k``.
+* ``crash LABEL``: one run whose store stops inside the transaction that
+  appends its turn, every statement done but the commit: it prints ``at
+  commit`` and waits on its standard input until the parent kills it.
+* ``durable CHECKPOINTS KILL``: the run ``r1`` (checkpoints in the SQLite
+  file CHECKPOINTS) asking ``durable``; with KILL ``1`` its tool prints
+  ``at tool`` and waits to be killed. Prints the result's message count.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from agentcore import Context, LoopOptions, generate, tool, user_message
+from agentcore.durable import SQLiteCheckpoints
+from agentcore.sessions import BaseSession, SQLiteSession
+from agentcore.testing import TestModel
+
+
+@tool
+def note(text: str) -> str:
+    """Note the text."""
+    return f"noted {text}"
+
+
+def session(store: str, target: str, session_id: str) -> BaseSession:
+    if store == "sqlite":
+        return SQLiteSession(target, session_id)
+    from agentcore.integrations.postgres import PostgresSession
+
+    return PostgresSession(target, session_id)
+
+
+def stop_at(point: str) -> None:
+    """Say where this process is, then wait until the parent kills it."""
+    print(f"at {point}", flush=True)
+    sys.stdin.read()
+
+
+def stop_before_commit(store: str) -> None:
+    """Make the next write transaction stop before its commit."""
+    if store == "sqlite":
+        from agentcore.durable import SQLiteTransaction
+
+        def sqlite_exit(self: SQLiteTransaction, exc_type: object, exc: object, tb: object) -> None:
+            if self.begin == "BEGIN IMMEDIATE" and exc_type is None:
+                stop_at("commit")
+
+        SQLiteTransaction.__exit__ = sqlite_exit  # type: ignore[method-assign]
+        return
+    import psycopg
+
+    def postgres_exit(self: psycopg.Transaction, exc_type: Any, exc: Any, tb: Any) -> bool:
+        stop_at("commit")
+        return False
+
+    psycopg.Transaction.__exit__ = postgres_exit  # type: ignore[method-assign]
+
+
+def main(argv: list[str]) -> None:
+    store, target, session_id, mode, *args = argv
+    conversation = session(store, target, session_id)
+    model = TestModel()
+    if mode == "runs":
+        label, count = args[0], int(args[1])
+        for k in range(count):
+            generate(
+                LoopOptions(
+                    model=model, tools=[note], messages=[user_message(f"{label}-{k}")], session=conversation
+                )
+            )
+    elif mode == "crash":
+        stop_before_commit(store)
+        generate(LoopOptions(model=model, messages=[user_message(args[0])], session=conversation))
+    elif mode == "durable":
+        checkpoints, kill = SQLiteCheckpoints(args[0]), args[1] == "1"
+
+        @tool
+        def pause(ctx: Context) -> str:
+            """Pause."""
+            if kill:
+                stop_at("tool")
+            return "paused"
+
+        result = generate(
+            LoopOptions(
+                model=model,
+                tools=[pause],
+                messages=[user_message("durable")],
+                session=conversation,
+                run_id="r1",
+                checkpoints=checkpoints,
+            )
+        )
+        print(len(result.messages), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
