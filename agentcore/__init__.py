@@ -43,6 +43,7 @@ from agentcore.options import (
 )
 from agentcore.output import OutputValidationError
 from agentcore.result import RunResult, StepResult
+from agentcore.sessions import SessionLocked
 from agentcore.settings import ModelSettings
 from agentcore.tools import FunctionTool, Tool, ToolInputError, ToolSet, tool
 from agentcore.types import (
@@ -132,6 +133,7 @@ __all__ = [
     "ProviderItem",
     "Reasoning",
     "ReplayDiverged",
+    "SessionLocked",
     "Request",
     "Role",
     "RunError",

@@ -105,6 +105,7 @@ PUBLIC_NAMES = {
     "GuardrailTripped",
     "CheckpointConflict",
     "ReplayDiverged",
+    "SessionLocked",
     "MCPServerError",
     "MCPToolError",
 }
