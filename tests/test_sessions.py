@@ -19,6 +19,7 @@ initdb and pg_ctl) and skip only where those binaries are missing.
 from __future__ import annotations
 
 import contextlib
+import json
 import subprocess
 import sys
 import threading
@@ -31,9 +32,11 @@ import pytest
 from agentcore import (
     ConfigError,
     Context,
+    DeadlineExceeded,
     File,
     FinishReason,
     LoopOptions,
+    ManualClock,
     Message,
     Reasoning,
     RunError,
@@ -58,7 +61,7 @@ from agentcore.types import (
     tool_call_part,
     tool_result_part,
 )
-from tests.conftest import wait_for_threads
+from tests.conftest import free_port, wait_for_threads
 from tests.session_child import note
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -323,18 +326,27 @@ class Watched:
         self.inner.write(keep, turns)
 
 
-def test_a_cancel_ends_the_wait_for_a_held_session_and_nothing_is_stored(store: tuple[str, str]) -> None:
+@pytest.mark.parametrize("how", ["close", "deadline"])
+def test_a_cancel_or_deadline_ends_the_wait_for_a_held_session_and_nothing_is_stored(
+    store: tuple[str, str], how: str
+) -> None:
     inner = open_session(store, unique("cancel"))
     watched = Watched(inner)
     model = ScriptedModel([])
+    clock = ManualClock()
+    ctx = Context(timeout=5, clock=clock)
     with inner.lock(Context()):
-        reader = run(LoopOptions(model=model, messages=[user_message("wait")], session=watched))
+        reader = run(LoopOptions(model=model, messages=[user_message("wait")], session=watched), ctx)
         assert watched.waiting.wait(60)
-        reader.close()  # cancels the run
+        if how == "close":
+            reader.close()  # cancels the run
+        else:
+            clock.advance(5)  # the run's deadline passes
         with pytest.raises(RunError) as ended:
             reader.result()
         assert wait_for_threads("agentcore-stream", 60) == 0  # the worker is done with the session
     assert ended.value.finish_reason is FinishReason.CANCELED
+    assert isinstance(ended.value.err, DeadlineExceeded) == (how == "deadline")
     assert not watched.held
     assert model.requests == []
     assert inner.turns() == []
@@ -414,3 +426,64 @@ def test_a_durable_run_killed_mid_way_and_resumed_loads_once_and_stores_once(tmp
     # Run again, the finished run gives its result again and stores nothing more.
     assert finish(child(store, "durable", "durable", checkpoints, "0")).strip() == "8"
     assert session.turns() == turns
+
+
+def test_a_run_that_waits_for_approval_is_stored_and_the_next_run_continues_it(tmp_path: Path) -> None:
+    from agentcore import tool
+
+    @tool(requires_approval=True)
+    def delete(name: str) -> str:
+        """Delete a file."""
+        return f"deleted {name}"
+
+    session = SQLiteSession(tmp_path / "s.db", "s")
+    asking = generate(
+        LoopOptions(model=TestModel(), tools=[delete], messages=[user_message("tidy up")], session=session)
+    )
+    assert asking.finish_reason is FinishReason.APPROVAL_REQUIRED
+    [call] = asking.pending
+    assert session.messages()[-1].tool_calls == [call]
+    done = generate(
+        LoopOptions(model=TestModel(), tools=[delete], session=session, approvals={call.id: True})
+    )
+    assert done.finish_reason is FinishReason.STOP
+    turns = session.turns()
+    assert [len(turn.messages) for turn in turns] == [2, 2]  # question and calls; result and answer
+    assert turns[1].messages[0].tool_results[0].content == "deleted " + json.loads(call.input)["name"]
+    assert session.messages() == list(done.messages)
+
+
+def test_an_asyncio_consumer_runs_on_a_session(tmp_path: Path) -> None:
+    import asyncio
+
+    from agentcore.aio import arun
+
+    session = SQLiteSession(tmp_path / "s.db", "s")
+
+    async def ask(question: str) -> int:
+        async with arun(
+            LoopOptions(model=TestModel(), messages=[user_message(question)], session=session)
+        ) as r:
+            return len((await r.result()).messages)
+
+    async def both() -> list[int]:
+        return list(await asyncio.gather(ask("a"), ask("b")))
+
+    assert sorted(asyncio.run(both())) == [2, 4]
+    assert sorted(asked(turn) for turn in session.turns()) == ["a", "b"]
+
+
+def test_an_unreachable_postgres_is_a_config_error() -> None:
+    pytest.importorskip("psycopg")
+    from agentcore.integrations.postgres import PostgresSession
+
+    with pytest.raises(ConfigError, match="cannot use the session database"):
+        PostgresSession(f"postgresql://nobody@127.0.0.1:{free_port()}/none", "s", connect_timeout=1)
+
+
+def test_import_agentcore_does_not_import_psycopg_or_the_postgres_store() -> None:
+    code = (
+        "import sys, agentcore, agentcore.sessions; "
+        "assert 'psycopg' not in sys.modules and 'agentcore.integrations.postgres' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)

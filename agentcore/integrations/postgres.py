@@ -73,8 +73,8 @@ class PostgresSession(BaseSession):
     Raises:
         ConfigError: psycopg is not installed (``pip install
             'agentcore[postgres]'``), a bad ``session_id`` or
-            ``lock_timeout``, or the database cannot be reached (the cause
-            chained).
+            ``lock_timeout``, or the database cannot be reached or its
+            table made (the cause chained).
     """
 
     def __init__(
@@ -86,7 +86,7 @@ class PostgresSession(BaseSession):
         connect_timeout: float = 30.0,
     ) -> None:
         try:
-            import psycopg  # noqa: F401 - the extra: checked once, here
+            import psycopg
         except ImportError as exc:
             raise ConfigError("PostgresSession needs psycopg 3: pip install 'agentcore[postgres]'") from exc
         self.conninfo = conninfo
@@ -94,22 +94,24 @@ class PostgresSession(BaseSession):
         self.lock_timeout = check_lock_timeout(lock_timeout)
         self.connect_timeout = connect_timeout
         self.key = lock_key(self.session_id)
-        with self._connect() as db, db.transaction():
-            db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            db.execute(_SCHEMA)
+        try:
+            with self._connect() as db, db.transaction():
+                db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+                db.execute(_SCHEMA)
+        except psycopg.OperationalError as exc:
+            raise ConfigError(f"cannot use the session database: {exc}") from exc
 
     def __repr__(self) -> str:
         return f"PostgresSession({self.session_id!r})"
 
     def _connect(self, autocommit: bool = False) -> Any:
+        """A new connection (psycopg's errors are left as they are: a run
+        whose store fails ends with that error)."""
         import psycopg
 
-        try:
-            return psycopg.connect(
-                self.conninfo, autocommit=autocommit, connect_timeout=max(1, round(self.connect_timeout))
-            )
-        except psycopg.OperationalError as exc:
-            raise ConfigError(f"cannot reach the session database: {exc}") from exc
+        return psycopg.connect(
+            self.conninfo, autocommit=autocommit, connect_timeout=max(1, round(self.connect_timeout))
+        )
 
     @contextlib.contextmanager
     def lock(self, ctx: Context) -> Iterator[None]:
