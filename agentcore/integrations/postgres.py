@@ -15,12 +15,15 @@ by ``import agentcore``.
   on a connection opened for the holder: Postgres releases it when that
   connection ends, so a holder that dies (its socket closes) frees the
   session. The key is the first 8 bytes of the SHA-256 of the session id.
+  While a thread holds the lock, its loads and writes go through that same
+  connection (one connection a run, not three).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -94,6 +97,8 @@ class PostgresSession(BaseSession):
         self.lock_timeout = check_lock_timeout(lock_timeout)
         self.connect_timeout = connect_timeout
         self.key = lock_key(self.session_id)
+        self._held = threading.local()
+        """``conn``: the connection holding the lock, for the thread holding it."""
         try:
             with self._connect() as db, db.transaction():
                 db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
@@ -103,6 +108,17 @@ class PostgresSession(BaseSession):
 
     def __repr__(self) -> str:
         return f"PostgresSession({self.session_id!r})"
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Any]:
+        """The calling thread's lock connection while it holds the lock (left
+        open), else a new connection (closed after)."""
+        held = getattr(self._held, "conn", None)
+        if held is not None:
+            yield held
+            return
+        with self._connect() as db:
+            yield db
 
     def _connect(self, autocommit: bool = False) -> Any:
         """A new connection (psycopg's errors are left as they are: a run
@@ -124,13 +140,15 @@ class PostgresSession(BaseSession):
                 return bool(row[0])
 
             wait_for_lock(try_lock, ctx, self.lock_timeout, self.session_id)
+            self._held.conn = db
             yield
         finally:
+            self._held.conn = None
             db.close()  # ends the connection: Postgres releases its advisory locks
 
     def turns(self) -> list[Turn]:
         """The stored turns, oldest first."""
-        with self._connect() as db:
+        with self._connection() as db:
             rows = db.execute(
                 "SELECT turn, message FROM agentcore_session_messages WHERE session_id = %s ORDER BY seq",
                 (self.session_id,),
@@ -139,7 +157,7 @@ class PostgresSession(BaseSession):
 
     def write(self, keep: int, turns: Sequence[Turn]) -> None:
         """Keep ``keep`` turns, append ``turns``: one transaction."""
-        with self._connect() as db, db.transaction():
+        with self._connection() as db, db.transaction():
             rows = db.execute(
                 "SELECT seq, turn FROM agentcore_session_messages WHERE session_id = %s ORDER BY seq",
                 (self.session_id,),
