@@ -284,7 +284,9 @@ class LoopOptions:
         model: the model to drive. Required.
         messages: the initial conversation, at least one message (typically
             ``[user_message("...")]``). The loop works on a copy. May be
-            empty with ``checkpoints``, to resume the saved run ``run_id``.
+            empty with ``checkpoints``, to resume the saved run ``run_id``;
+            with a ``session``, the new turn (empty: continue the stored
+            conversation).
         system: the system prompt for every step; "" for none.
         tools: the tools the model may call: a :class:`ToolSet`, an iterable
             of tools or a name -> tool mapping; empty for text only. Tools
