@@ -3,7 +3,10 @@
 ``python -m tests.session_child STORE TARGET SESSION MODE ARGS...`` where
 STORE is ``sqlite`` (TARGET a file) or ``postgres`` (TARGET a URL), and MODE:
 
-* ``runs LABEL N``: N runs one after the other, the k-th asking ``LABEL-k``.
+* ``runs LABEL N``: prints ``ready``, waits for a line on its standard
+  input (so that the parent starts every child's runs at once), then makes
+  N runs one after the other, the k-th asking ``LABEL-k``, and prints the
+  message count of each run's result, one a line.
 * ``crash LABEL``: one run whose store stops inside the transaction that
   appends its turn, every statement done but the commit: it prints ``at
   commit`` and waits on its standard input until the parent kills it.
@@ -69,12 +72,15 @@ def main(argv: list[str]) -> None:
     model = TestModel()
     if mode == "runs":
         label, count = args[0], int(args[1])
+        print("ready", flush=True)
+        sys.stdin.readline()
         for k in range(count):
-            generate(
+            result = generate(
                 LoopOptions(
                     model=model, tools=[note], messages=[user_message(f"{label}-{k}")], session=conversation
                 )
             )
+            print(len(result.messages), flush=True)
     elif mode == "crash":
         stop_before_commit(store)
         generate(LoopOptions(model=model, messages=[user_message(args[0])], session=conversation))
