@@ -55,7 +55,7 @@ def stop_before_commit(store: str) -> None:
             if self.begin == "BEGIN IMMEDIATE" and exc_type is None:
                 stop_at("commit")
 
-        SQLiteTransaction.__exit__ = sqlite_exit  # type: ignore[method-assign]
+        SQLiteTransaction.__exit__ = sqlite_exit  # type: ignore[method-assign]  # the forced stop
         return
     import psycopg
 
@@ -63,7 +63,7 @@ def stop_before_commit(store: str) -> None:
         stop_at("commit")
         return False
 
-    psycopg.Transaction.__exit__ = postgres_exit  # type: ignore[method-assign]
+    psycopg.Transaction.__exit__ = postgres_exit  # type: ignore[method-assign]  # the forced stop
 
 
 def main(argv: list[str]) -> None:

@@ -405,7 +405,7 @@ def test_options_a_session_refuses(tmp_path: Path) -> None:
             model=TestModel(), messages=[user_message("x")], session=session, step_runner=DirectRunner()
         )
     with pytest.raises(ConfigError, match="session"):
-        LoopOptions(model=TestModel(), messages=[user_message("x")], session="s")  # type: ignore[arg-type]
+        LoopOptions(model=TestModel(), messages=[user_message("x")], session="s")  # type: ignore[arg-type]  # a str is no session
     with pytest.raises(ConfigError, match="lock_timeout"):
         SQLiteSession(tmp_path / "s.db", "s", lock_timeout=-1)
     with pytest.raises(RunError) as empty:
