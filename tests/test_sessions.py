@@ -492,3 +492,31 @@ def test_import_agentcore_does_not_import_psycopg_or_the_postgres_store() -> Non
         "assert 'psycopg' not in sys.modules and 'agentcore.integrations.postgres' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_a_durable_run_resumed_on_a_conversation_it_did_not_start_from_is_a_config_error(
+    tmp_path: Path,
+) -> None:
+    from agentcore.durable import SQLiteCheckpoints
+
+    checkpoints = SQLiteCheckpoints(tmp_path / "runs.db")
+    started_on = SQLiteSession(tmp_path / "s.db", "first")
+    options = LoopOptions(
+        model=TestModel(),
+        messages=[user_message("q")],
+        run_id="r1",
+        checkpoints=checkpoints,
+        session=started_on,
+    )
+    generate(options)
+    other = SQLiteSession(tmp_path / "s.db", "other")
+    one_run(other, "something else")
+    with pytest.raises(RunError) as refused:
+        generate(LoopOptions(model=TestModel(), run_id="r1", checkpoints=checkpoints, session=other))
+    assert isinstance(refused.value.err, ConfigError)
+    assert "started from another conversation" in str(refused.value.err)
+    assert [asked(turn) for turn in other.turns()] == ["something else"]
+    # On its own session, resumed without messages, it gives its result again and stores nothing more.
+    again = generate(LoopOptions(model=TestModel(), run_id="r1", checkpoints=checkpoints, session=started_on))
+    assert [m.text for m in again.messages if m.role is Role.USER] == ["q"]
+    assert [turn.id for turn in started_on.turns()] == ["r1"]

@@ -132,7 +132,7 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
         if final is None
         else ToolSet([*options.tools.server_tools, *options.tools.values(), final])
     )
-    # A session's conversation is loaded on the worker, under the session's lock (_Loop.open_session).
+    # A session's conversation is loaded on the worker, under the session's lock (_Loop._open_session).
     session = None if options.session is None else SessionRun(options.session, options.run_id)
     durable = DurableRun(options) if session is None and _resumes_or_decides(options) else None
     if durable is None:
@@ -554,15 +554,23 @@ class _Loop:
         it and the run's messages (a durable run from its saved state)."""
         assert self.session is not None
         options = self.config.options
-        messages = self.session.open(self.config.ctx, options.messages)
-        if not options.messages and options.checkpoints is not None:
+        messages = loaded = self.session.open(self.config.ctx, options.messages)
+        resuming = not options.messages and options.checkpoints is not None
+        if resuming:
             messages = ()  # resume the saved run as it is saved (it holds the loaded conversation)
         elif not messages:
             raise ConfigError("the session is empty and LoopOptions.messages is empty: nothing to run")
         started = attrs.evolve(options, messages=messages)
         if _resumes_or_decides(started):
-            self.durable = DurableRun(started)
-            self.progress = _progress_from(self.durable.saved, self.config.spec)
+            self.durable = saved = DurableRun(started)
+            began = saved.saved.full_messages or saved.saved.messages
+            if resuming and tuple(began[: len(loaded)]) != loaded:
+                # (with messages, DurableRun compares the first request's fingerprint instead)
+                raise ConfigError(
+                    f"run {options.run_id!r} started from another conversation than session "
+                    f"{self.session.session.session_id!r} holds now"
+                )
+            self.progress = _progress_from(saved.saved, self.config.spec)
         else:
             self.progress = RunProgress(list(messages), tuple(messages))
         self._publish()
