@@ -10,6 +10,9 @@ STORE is ``sqlite`` (TARGET a file) or ``postgres`` (TARGET a URL), and MODE:
 * ``crash LABEL``: one run whose store stops inside the transaction that
   appends its turn, every statement done but the commit: it prints ``at
   commit`` and waits on its standard input until the parent kills it.
+* ``replace LABEL``: the same inside a write that replaces the conversation
+  by one turn asking LABEL (what a run whose history policy rewrote earlier
+  turns does).
 * ``durable CHECKPOINTS KILL``: the run ``r1`` (checkpoints in the SQLite
   file CHECKPOINTS) asking ``durable``; with KILL ``1`` its tool prints
   ``at tool`` and waits to be killed. Prints the result's message count.
@@ -22,7 +25,7 @@ from typing import Any
 
 from agentcore import Context, LoopOptions, generate, tool, user_message
 from agentcore.durable import SQLiteCheckpoints
-from agentcore.sessions import BaseSession, SQLiteSession
+from agentcore.sessions import BaseSession, SQLiteSession, Turn
 from agentcore.testing import TestModel
 
 
@@ -84,6 +87,10 @@ def main(argv: list[str]) -> None:
     elif mode == "crash":
         stop_before_commit(store)
         generate(LoopOptions(model=model, messages=[user_message(args[0])], session=conversation))
+    elif mode == "replace":
+        stop_before_commit(store)
+        with conversation.lock(Context()):
+            conversation.write(0, [Turn("replacing", [user_message(args[0])])])
     elif mode == "durable":
         checkpoints, kill = SQLiteCheckpoints(args[0]), args[1] == "1"
 

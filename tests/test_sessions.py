@@ -199,14 +199,15 @@ def test_twenty_runs_in_four_processes_on_one_session_store_every_turn_once(stor
     assert seen == [4 * (n + 1) for n in range(RUNS)]
 
 
+@pytest.mark.parametrize("write", ["crash", "replace"])
 def test_a_process_killed_inside_the_append_leaves_the_old_conversation_and_the_lock_free(
-    store: tuple[str, str],
+    store: tuple[str, str], write: str
 ) -> None:
     session_id = unique("crash")
     session = open_session(store, session_id, lock_timeout=0)
     one_run(session, "before")
     before = session.turns()
-    process = child(store, session_id, "crash", "lost")
+    process = child(store, session_id, write, "lost")
     reach(process, "at commit")
     # The child holds the session: a run now would wait; with lock_timeout=0 it says so.
     with pytest.raises(RunError) as held:
@@ -520,3 +521,22 @@ def test_a_durable_run_resumed_on_a_conversation_it_did_not_start_from_is_a_conf
     again = generate(LoopOptions(model=TestModel(), run_id="r1", checkpoints=checkpoints, session=started_on))
     assert [m.text for m in again.messages if m.role is Role.USER] == ["q"]
     assert [turn.id for turn in started_on.turns()] == ["r1"]
+
+
+def test_a_run_a_guardrail_stopped_stores_nothing(tmp_path: Path) -> None:
+    from agentcore import Guardrails, Tripwire
+
+    session = SQLiteSession(tmp_path / "s.db", "s")
+    one_run(session, "kept")
+    before = session.turns()
+    with pytest.raises(RunError) as stopped:
+        generate(
+            LoopOptions(
+                model=TestModel(),
+                messages=[user_message("tell me")],
+                session=session,
+                guardrails=Guardrails(output=lambda answer: Tripwire("withheld")),
+            )
+        )
+    assert stopped.value.finish_reason is FinishReason.GUARDRAIL
+    assert session.turns() == before
