@@ -3,14 +3,18 @@
 * 20 runs at once on one session, in threads and in processes: every turn
   stored exactly once, whole and in order, and each run loaded every turn
   stored before it (the runs were serialised).
-* A process killed inside the transaction that appends a turn leaves the
-  conversation as it was, and the session's lock free.
+* A process killed inside the transaction that appends a turn (or replaces
+  the conversation) leaves the conversation as it was, and the session's
+  lock free.
 * Reasoning, files and server-tool items come back byte for byte: the
   loaded history gives the adapter's request body the original gives.
-* pop, clear, messages, session_ids; a failed run stores nothing; the wait
-  for a held session ends with the run's cancel, or with SessionLocked
-  after ``lock_timeout``; a history policy's compacted history is what is
-  stored; a durable run killed mid-way and resumed loads and stores once.
+* pop, clear, messages, session_ids; a failed run, or one a guardrail
+  stopped, stores nothing; the wait for a held session ends with the run's
+  cancel or deadline, or with SessionLocked after ``lock_timeout``; a
+  history policy's compacted history is what is stored; a run that waits
+  for approval is stored and continued; agentcore.aio; a durable run killed
+  mid-way and resumed loads and stores once, and is refused on a
+  conversation it did not start from.
 
 The Postgres tests use tests/conftest.py's throwaway cluster (Debian's
 initdb and pg_ctl) and skip only where those binaries are missing.
