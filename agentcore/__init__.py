@@ -44,6 +44,7 @@ from agentcore.options import (
 )
 from agentcore.output import OutputValidationError
 from agentcore.result import RunResult, StepResult
+from agentcore.sessions import SessionLocked
 from agentcore.settings import ModelSettings
 from agentcore.tools import FunctionTool, Tool, ToolInputError, ToolSet, tool
 from agentcore.types import (
@@ -134,6 +135,7 @@ __all__ = [
     "ProviderItem",
     "Reasoning",
     "ReplayDiverged",
+    "SessionLocked",
     "Request",
     "Role",
     "RunError",

@@ -25,6 +25,8 @@ that is not this one. Hierarchy::
             |                          process resumed it (agentcore.durable)
             +-- ReplayDiverged         a step runner replayed a step recorded for
             |                          another request (agentcore.durable)
+            +-- SessionLocked          another run held the session past its
+            |                          lock_timeout (agentcore.sessions)
             +-- MCPServerError         an MCP server cannot be started or reached,
             |                          refused a request or broke during a call
             +-- MCPToolError           an MCP tool's result had ``isError`` set

@@ -106,6 +106,7 @@ PUBLIC_NAMES = {
     "GuardrailTripped",
     "CheckpointConflict",
     "ReplayDiverged",
+    "SessionLocked",
     "MCPServerError",
     "MCPToolError",
 }
