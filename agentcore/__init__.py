@@ -17,6 +17,7 @@ from agentcore.engine.observer import RunObserver, set_observe
 from agentcore.errors import (
     AgentcoreError,
     Canceled,
+    ChatRequestError,
     ConfigError,
     DeadlineExceeded,
     ErrorClass,
@@ -44,6 +45,7 @@ from agentcore.options import (
 )
 from agentcore.output import OutputValidationError
 from agentcore.result import RunResult, StepResult
+from agentcore.sessions import SessionLocked
 from agentcore.settings import ModelSettings
 from agentcore.tools import FunctionTool, Tool, ToolInputError, ToolSet, tool
 from agentcore.types import (
@@ -98,6 +100,7 @@ __all__ = [
     "CheckpointConflict",
     "Citation",
     "Compaction",
+    "ChatRequestError",
     "ConfigError",
     "ContentPart",
     "ContentPartKind",
@@ -134,6 +137,7 @@ __all__ = [
     "ProviderItem",
     "Reasoning",
     "ReplayDiverged",
+    "SessionLocked",
     "Request",
     "Role",
     "RunError",

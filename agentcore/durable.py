@@ -453,8 +453,8 @@ class SQLiteCheckpoints:
     def __repr__(self) -> str:
         return f"SQLiteCheckpoints({self.path!r})"
 
-    def _connect(self, write: bool = False) -> _Connection:
-        return _Connection(self.path, self.timeout, write)
+    def _connect(self, write: bool = False) -> SQLiteTransaction:
+        return SQLiteTransaction(self.path, self.timeout, write)
 
     def load(self, run_id: str) -> RunState | None:
         """The state saved last for ``run_id``, or None.
@@ -492,9 +492,10 @@ class SQLiteCheckpoints:
             return [row[0] for row in db.execute("SELECT run_id FROM agentcore_runs ORDER BY updated")]
 
 
-class _Connection:
+class SQLiteTransaction:
     """One connection for one operation: opened, run in one transaction
-    (taking the write lock at once when it writes), closed."""
+    (taking the write lock at once when it writes), closed. Also used by
+    :class:`agentcore.sessions.SQLiteSession`."""
 
     def __init__(self, path: str, timeout: float, write: bool) -> None:
         import sqlite3

@@ -25,9 +25,14 @@ that is not this one. Hierarchy::
             |                          process resumed it (agentcore.durable)
             +-- ReplayDiverged         a step runner replayed a step recorded for
             |                          another request (agentcore.durable)
+            +-- SessionLocked          another run held the session past its
+            |                          lock_timeout (agentcore.sessions)
             +-- MCPServerError         an MCP server cannot be started or reached,
             |                          refused a request or broke during a call
             +-- MCPToolError           an MCP tool's result had ``isError`` set
+            +-- ChatRequestError (ValueError)  a chat front end's messages do not fit
+                                       their protocol (the AI SDK's UI messages,
+                                       AG-UI's RunAgentInput; agentcore.integrations)
 
 A tool that raises becomes an error result the model reads, not a failed
 run: ``ToolInputError``, ``MCPServerError`` and ``MCPToolError`` reach a
@@ -274,3 +279,19 @@ class MCPToolError(AgentcoreError):
     """An MCP tool's result had ``isError`` set
     (:mod:`agentcore.integrations.mcp`); the message is the result's text,
     fed back to the model as an error result."""
+
+
+class ChatRequestError(AgentcoreError, ValueError):
+    """A chat front end's request does not fit its protocol: the AI SDK's UI
+    messages (:func:`agentcore.integrations.ai_sdk.messages_from_ui`) or
+    AG-UI's ``RunAgentInput`` (:func:`agentcore.integrations.ag_ui.messages_from_run_input`).
+    A web endpoint answers it with HTTP 400.
+
+    Attributes:
+        path: where in the request's JSON the fault is, as
+            ``messages[2].parts[0].url``; "" for the request as a whole.
+    """
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path

@@ -32,6 +32,7 @@ from agentcore.output import output_spec
 from agentcore.redaction import headers_repr
 from agentcore.result import StepResult
 from agentcore.server_tools import SERVER_TOOL_TYPES, ServerTool
+from agentcore.sessions import Session
 from agentcore.settings import ModelSettings
 from agentcore.tools import Tool, ToolSet
 from agentcore.transport.headers import header_dict
@@ -283,7 +284,9 @@ class LoopOptions:
         model: the model to drive. Required.
         messages: the initial conversation, at least one message (typically
             ``[user_message("...")]``). The loop works on a copy. May be
-            empty with ``checkpoints``, to resume the saved run ``run_id``.
+            empty with ``checkpoints``, to resume the saved run ``run_id``;
+            with a ``session``, the new turn (empty: continue the stored
+            conversation).
         system: the system prompt for every step; "" for none.
         tools: the tools the model may call: a :class:`ToolSet`, an iterable
             of tools or a name -> tool mapping; empty for text only. Tools
@@ -396,6 +399,13 @@ class LoopOptions:
             the input, the answer (also as it streams) and each tool call
             and result; a tripwire ends the run with ``guardrail``
             (``docs/controls.md``). None: none.
+        session: a conversation session (:class:`agentcore.sessions.Session`:
+            ``SQLiteSession``, ``PostgresSession``, your own): the run waits
+            for the session's other runs to end, loads the stored
+            conversation and sends ``messages`` (the new turn; may be
+            empty) after it; when the run finishes its turn is stored
+            (``docs/sessions.md``). Not with ``step_runner``. None: no
+            session.
 
     Raises:
         ConfigError: a value is out of range or of the wrong type.
@@ -452,6 +462,10 @@ class LoopOptions:
     guardrails: Guardrails | None = attrs.field(
         default=None, validator=attrs.validators.optional(_of_type(Guardrails, "a Guardrails or None"))
     )
+    session: Session | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(_of_type(Session, "a session (lock, turns, write) or None")),
+    )
 
     @model.validator
     def _check_model(self, _attribute: Any, value: object) -> None:
@@ -469,8 +483,15 @@ class LoopOptions:
             raise ConfigError(
                 "LoopOptions.checkpoints needs a run_id: the key the run's state is saved under"
             )
-        if not self.messages and self.checkpoints is None:
+        if not self.messages and self.checkpoints is None and self.session is None:
             raise ConfigError("LoopOptions.messages needs at least one message")
+        if self.session is not None and self.step_runner is not None:
+            # The engine replays the run in another process, where the
+            # session holds more turns by then: its first request would differ.
+            raise ConfigError(
+                "LoopOptions.session does not compose with step_runner: load the conversation "
+                "in a workflow step and pass it as messages (docs/sessions.md)"
+            )
 
     @output_type.validator
     def _check_output_type(self, _attribute: Any, value: object) -> None:

@@ -163,7 +163,8 @@ class CodeExecution:
 
 @attrs.frozen
 class FileSearch:
-    """The provider searches the vector stores named (OpenAI Responses).
+    """The provider searches the vector stores named (OpenAI Responses; on
+    the Gemini API each id names a File Search store, ``fileSearchStores/...``).
 
     Attributes:
         vector_store_ids: the ids of the vector stores to search (at least

@@ -241,6 +241,18 @@ def test_one_agent_with_an_agent_tool_serves_many_threads_each_with_its_own_sub_
     }
 
 
+def test_an_agent_keeps_a_conversation_in_a_session_given_as_an_override(tmp_path: Path) -> None:
+    from agentcore.sessions import SQLiteSession
+
+    model = ScriptedModel([echo, echo])
+    agent = Agent(name="helper", model=model, system="s")
+    session = SQLiteSession(tmp_path / "chat.db", "user-1")
+    assert agent.generate("first", session=session).text == "s|first"
+    assert agent.generate("second", session=session).text == "s|second"
+    assert [m.role for m in model.requests[1].messages] == [Role.USER, Role.ASSISTANT, Role.USER]
+    assert len(session.messages()) == 4
+
+
 def test_arun_gives_the_run_to_asyncio() -> None:
     agent = Agent(name="helper", model=ScriptedModel([echo]), system="async")
 

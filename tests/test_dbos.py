@@ -22,17 +22,13 @@ input until the parent kills it: the two synchronise through the pipe.
 from __future__ import annotations
 
 import collections
-import glob
 import json
 import os
 import re
-import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -438,72 +434,6 @@ def test_each_row_of_the_dbos_guarantees_table_names_tests_that_exist() -> None:
 def test_import_agentcore_does_not_import_dbos() -> None:
     code = "import sys, agentcore, agentcore.durable; assert 'dbos' not in sys.modules, 'dbos imported'"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
-
-
-# --- Postgres ------------------------------------------------------------------
-
-
-def postgres_bin() -> Path | None:
-    """The directory of initdb and pg_ctl: on PATH, or Debian's /usr/lib/postgresql/N/bin."""
-    initdb, pg_ctl = shutil.which("initdb"), shutil.which("pg_ctl")
-    if initdb and pg_ctl:
-        return Path(initdb).resolve().parent
-    for directory in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
-        if (Path(directory) / "initdb").exists() and (Path(directory) / "pg_ctl").exists():
-            return Path(directory)
-    return None
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def postgres() -> Iterator[str]:
-    """A throwaway Postgres cluster on a free port; yields a database URL.
-
-    initdb refuses to run as root: as root the cluster runs as Debian's
-    ``postgres`` user, in a directory of its own outside pytest's (which
-    only root may enter).
-    """
-    bindir = postgres_bin()
-    if bindir is None:
-        pytest.skip("no Postgres server binaries (initdb, pg_ctl): install Debian's postgresql")
-    prefix: list[str] = []
-    base = Path(tempfile.mkdtemp(prefix="agentcore-pg-"))
-    if os.geteuid() == 0:
-        if shutil.which("runuser") is None:
-            pytest.skip("running as root without runuser: initdb cannot run as root")
-        prefix = ["runuser", "-u", "postgres", "--"]
-        shutil.chown(base, "postgres")
-    data, port = base / "data", free_port()
-    try:
-        initdb = [
-            str(bindir / "initdb"),
-            "-D",
-            str(data),
-            "-U",
-            "postgres",
-            "-A",
-            "trust",
-            "--no-sync",
-            "-E",
-            "UTF8",
-        ]
-        subprocess.run([*prefix, *initdb], check=True, capture_output=True, timeout=120)
-        settings = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off"
-        pg_ctl = [str(bindir / "pg_ctl"), "-D", str(data), "-l", str(base / "log"), "-w", "-o", settings]
-        subprocess.run([*prefix, *pg_ctl, "start"], check=True, capture_output=True, timeout=120)
-        try:
-            yield f"postgresql://postgres@127.0.0.1:{port}/agentcore_test"
-        finally:
-            subprocess.run(
-                [*prefix, *pg_ctl, "-m", "immediate", "stop"], check=False, capture_output=True, timeout=120
-            )
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 RUNS = 20

@@ -59,7 +59,13 @@ def load_flask_example() -> ModuleType:
 @contextlib.contextmanager
 def serve_flask(model: Model | None = None, **options: Any) -> Iterator[str]:
     """Serve ``create_app(model, **options)`` with Werkzeug in a thread; yield its base URL."""
-    app = load_flask_example().create_app(model, **options)
+    with serve_wsgi(load_flask_example().create_app(model, **options)) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serve_wsgi(app: Any) -> Iterator[str]:
+    """Serve a WSGI app with Werkzeug in a thread; yield its base URL."""
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="werkzeug-test-server", daemon=True

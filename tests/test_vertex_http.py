@@ -642,10 +642,27 @@ def test_the_command_runs_claude_on_vertex(vertex: VertexAI, account: pathlib.Pa
     assert vertex.server.requests[0]["path"].endswith(f"{CLAUDE}:streamRawPredict")
 
 
+def test_without_google_cloud_project_the_command_takes_the_key_files_project(
+    vertex: VertexAI, account: pathlib.Path, clock: Clock
+) -> None:
+    env = {"GOOGLE_APPLICATION_CREDENTIALS": str(account), "GOOGLE_CLOUD_LOCATION": LOCATION}
+    argv = ["--model", f"vertex-anthropic:{CLAUDE}", "--base-url", vertex.server.url, "--json", QUESTION]
+    assert cli.main(argv, env=env, tools=claude_tools(clock), stdout=io.StringIO()) == 0
+    assert f"/projects/{PROJECT}/locations/{LOCATION}/" in vertex.server.requests[0]["path"]
+
+
+def authorized_user_file(directory: pathlib.Path) -> pathlib.Path:
+    """What ``gcloud auth application-default login`` writes: no project in it."""
+    path = directory / "application_default_credentials.json"
+    info = {"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r"}
+    path.write_text(json.dumps(info))
+    return path
+
+
 @pytest.mark.parametrize(
     ("env", "named"),
     [
-        ({}, "GOOGLE_CLOUD_PROJECT"),
+        ({"GOOGLE_APPLICATION_CREDENTIALS": "user"}, "GOOGLE_CLOUD_PROJECT"),
         (
             {"GOOGLE_CLOUD_PROJECT": PROJECT, "GOOGLE_APPLICATION_CREDENTIALS": "/nonexistent/key.json"},
             "GOOGLE_APPLICATION_CREDENTIALS",
@@ -654,8 +671,10 @@ def test_the_command_runs_claude_on_vertex(vertex: VertexAI, account: pathlib.Pa
     ids=["no project", "no credentials"],
 )
 def test_a_missing_project_or_credential_is_a_usage_error_naming_what_to_set(
-    env: dict[str, str], named: str
+    env: dict[str, str], named: str, tmp_path: pathlib.Path
 ) -> None:
+    if env["GOOGLE_APPLICATION_CREDENTIALS"] == "user":
+        env["GOOGLE_APPLICATION_CREDENTIALS"] = str(authorized_user_file(tmp_path))
     err = io.StringIO()
     assert cli.main(["--model", f"vertex:{GEMINI}", "hi"], env=env, stderr=err, stdout=io.StringIO()) == 2
     assert named in err.getvalue()

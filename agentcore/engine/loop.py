@@ -42,6 +42,7 @@ from agentcore.engine.guarded import InputCheck, guarded_call, model_layers
 from agentcore.engine.observer import RunObserver, observer_for
 from agentcore.engine.prepare import StepPreparer, StepSetup
 from agentcore.engine.retry import RetrySettings
+from agentcore.engine.session_run import SessionRun
 from agentcore.engine.step import Step, StepStreamer, nothing, valid_unicode
 from agentcore.engine.tool_calls import (
     Arguments,
@@ -77,6 +78,7 @@ from agentcore.types import (
     Request,
     Role,
     StreamPart,
+    StreamPartKind,
     ToolCall,
     ToolResult,
     Usage,
@@ -130,7 +132,9 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     if options.limits is not None and options.limits.cost is not None:
         check_prices(options)
     spec = None if options.output_type is None else output_spec(options.output_type)
-    durable = DurableRun(options) if _resumes_or_decides(options) else None
+    # A session's conversation is loaded on the worker, under the session's lock (_Loop._open_session).
+    session = None if options.session is None else SessionRun(options.session, options.run_id)
+    durable = DurableRun(options) if session is None and _resumes_or_decides(options) else None
     if durable is None:
         progress = RunProgress(list(options.messages), options.messages)
     else:
@@ -155,7 +159,7 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
     config = _configure(
         options, spec, run_ctx, channel, observer, input_check, 0 if outer is None else outer.depth + 1
     )
-    start_worker(_Loop(config, progress, durable).run, channel)
+    start_worker(_Loop(config, progress, durable, session).run, channel)
     return reader
 
 
@@ -501,11 +505,19 @@ def _progress_from(saved: RunState, spec: OutputSpec | None) -> RunProgress:
 class _Loop:
     """One run, executed on the worker thread."""
 
-    def __init__(self, config: RunConfig, progress: RunProgress, durable: DurableRun | None) -> None:
+    def __init__(
+        self,
+        config: RunConfig,
+        progress: RunProgress,
+        durable: DurableRun | None,
+        session: SessionRun | None = None,
+    ) -> None:
         self.config = config
         self.progress = progress
         self.durable = durable
         """Resume, saves, decisions and replay; None for a plain run."""
+        self.session = session
+        """The run's conversation session (``LoopOptions.session``); None."""
         options = config.options
         self.preparer = (
             StepPreparer(options, config.ctx, self._forward, self._publish)
@@ -532,18 +544,22 @@ class _Loop:
     def run(self, _send: SendFunc) -> None:
         """Run the loop to its end (the worker's ``produce``: it sends through
         the channel it was given)."""
-        config, progress = self.config, self.progress
+        config = self.config
         try:
             _log.debug(
                 "agentcore: run started (model %s, step limit %d)",
                 config.options.model.model_id,
                 config.step_limit,
             )
+            if self.session is not None:
+                self._open_session()
             reason = self._steps()
+            progress = self.progress
             if self.durable is not None:
                 self.durable.finished(progress, reason)
             terminal = StreamPart.finish(reason, progress.usage)
         except BaseException as exc:  # noqa: BLE001 - every failure becomes the terminal part
+            progress = self.progress
             if config.ctx.cancelled:
                 err: BaseException = config.ctx.err or Canceled("run canceled")
                 terminal = StreamPart.error(err, progress.usage, FinishReason.CANCELED)
@@ -557,6 +573,8 @@ class _Loop:
                 terminal = StreamPart.error(exc, progress.usage, FinishReason.ERROR)
         finally:
             config.ctx.detach()
+        if self.session is not None:
+            terminal = self._close_session(terminal)
         if config.observer is not None:  # before the reader can see the end: its spans have ended by then
             config.observer.run_ended(config.channel.terminal or terminal, progress.history)
         _end(config.channel, terminal)  # unless a cancel ended the run first, or the reader closed
@@ -566,6 +584,50 @@ class _Loop:
             self._release_stream()
         except Exception as exc:  # noqa: BLE001 - the run has ended; closing the stream is tidying up
             _log.warning("agentcore: closing the model's stream failed after the run: %s", type(exc).__name__)
+
+    def _open_session(self) -> None:
+        """Wait for the session, load its conversation and start the run from
+        it and the run's messages (a durable run from its saved state)."""
+        assert self.session is not None
+        options = self.config.options
+        messages = loaded = self.session.open(self.config.ctx, options.messages)
+        resuming = not options.messages and options.checkpoints is not None
+        if resuming:
+            messages = ()  # resume the saved run as it is saved (it holds the loaded conversation)
+        elif not messages:
+            raise ConfigError("the session is empty and LoopOptions.messages is empty: nothing to run")
+        started = attrs.evolve(options, messages=messages)
+        if _resumes_or_decides(started):
+            self.durable = saved = DurableRun(started)
+            began = saved.saved.full_messages or saved.saved.messages
+            if resuming and tuple(began[: len(loaded)]) != loaded:
+                # (with messages, DurableRun compares the first request's fingerprint instead)
+                raise ConfigError(
+                    f"run {options.run_id!r} started from another conversation than session "
+                    f"{self.session.session.session_id!r} holds now"
+                )
+            self.progress = _progress_from(saved.saved, self.config.spec)
+        else:
+            self.progress = RunProgress(list(messages), tuple(messages))
+        self._publish()
+
+    def _close_session(self, terminal: StreamPart) -> StreamPart:
+        """Store the run's turn when it finished (nothing when it failed or
+        was cancelled) and release the session; the terminal part to send
+        (an error when the store failed)."""
+        assert self.session is not None
+        progress = self.progress
+        finished = terminal.kind is StreamPartKind.FINISH and not self.config.ctx.cancelled
+        history = progress.history if finished else None
+        origins = None if progress.full is None else progress.full_history()[1]
+        try:
+            self.session.close(history, origins)
+        except Exception as exc:  # noqa: BLE001 - the run's end says the turn was not stored
+            if not finished:
+                _log.warning("agentcore: releasing the session failed: %s: %s", type(exc).__name__, exc)
+                return terminal
+            return StreamPart.error(exc, progress.usage, FinishReason.ERROR)
+        return terminal
 
     def _release_stream(self) -> None:
         close, self.progress.close_stream = self.progress.close_stream, nothing

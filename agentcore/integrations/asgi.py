@@ -44,11 +44,13 @@ reader too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import TracebackType
 
 from agentcore.aio import AsyncRunReader
 from agentcore.engine.channel import RunReader
-from agentcore.integrations.web import DEFAULT_HEARTBEAT, HEARTBEAT, part_to_dict, sse_event
+from agentcore.integrations.web import DEFAULT_HEARTBEAT, HEARTBEAT, encode_part
+from agentcore.types import StreamPart
 
 __all__ = ["SSEBody", "sse_body"]
 
@@ -61,9 +63,15 @@ class SSEBody:
     after the terminal part (or when the reader was closed).
     """
 
-    def __init__(self, reader: AsyncRunReader, heartbeat: float | None) -> None:
+    def __init__(
+        self,
+        reader: AsyncRunReader,
+        heartbeat: float | None,
+        encode: Callable[[StreamPart], bytes] = encode_part,
+    ) -> None:
         self._reader = reader
         self._heartbeat = heartbeat
+        self._encode = encode
 
     @property
     def reader(self) -> AsyncRunReader:
@@ -74,10 +82,13 @@ class SSEBody:
         return self
 
     async def __anext__(self) -> bytes:
-        part = await self._reader.recv(self._heartbeat)  # StopAsyncIteration after the terminal part
-        if part is None:
-            return HEARTBEAT
-        return sse_event(part_to_dict(part))
+        while True:
+            part = await self._reader.recv(self._heartbeat)  # StopAsyncIteration after the terminal part
+            if part is None:
+                return HEARTBEAT
+            body = self._encode(part)
+            if body:  # a part the encoder does not send is no chunk (an empty body chunk may end a response)
+                return body
 
     def close(self) -> None:
         """Close the reader, which cancels a run still going; safe to call twice."""
@@ -99,7 +110,12 @@ class SSEBody:
         self.close()
 
 
-def sse_body(reader: AsyncRunReader | RunReader, *, heartbeat: float | None = DEFAULT_HEARTBEAT) -> SSEBody:
+def sse_body(
+    reader: AsyncRunReader | RunReader,
+    *,
+    heartbeat: float | None = DEFAULT_HEARTBEAT,
+    encode: Callable[[StreamPart], bytes] = encode_part,
+) -> SSEBody:
     """Turn a run's reader into Server-Sent Events for an ASGI streaming response.
 
     Args:
@@ -108,6 +124,9 @@ def sse_body(reader: AsyncRunReader | RunReader, *, heartbeat: float | None = DE
             returned (wrapped in one).
         heartbeat: seconds without a part after which
             :data:`agentcore.integrations.web.HEARTBEAT` is sent (> 0); None sends none.
+        encode: turns one part into the bytes of its events, as the
+            ``encode`` of :func:`agentcore.integrations.web.sse_stream`
+            (agentcore's own events by default; a chat protocol's encoder).
 
     Returns:
         An async iterator of ``data: <json>\\n\\n`` events (as
@@ -121,4 +140,6 @@ def sse_body(reader: AsyncRunReader | RunReader, *, heartbeat: float | None = DE
     """
     if heartbeat is not None and not heartbeat > 0:
         raise ValueError(f"heartbeat must be a positive number of seconds or None, got {heartbeat!r}")
-    return SSEBody(reader if isinstance(reader, AsyncRunReader) else AsyncRunReader(reader), heartbeat)
+    return SSEBody(
+        reader if isinstance(reader, AsyncRunReader) else AsyncRunReader(reader), heartbeat, encode
+    )

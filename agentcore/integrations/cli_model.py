@@ -19,7 +19,8 @@ adapter built from that choice (:func:`build_model`).
   with Application Default Credentials: the service account key file
   ``GOOGLE_APPLICATION_CREDENTIALS`` names, else what google-auth finds
   (``gcloud auth application-default login``, a metadata server); the
-  project is ``GOOGLE_CLOUD_PROJECT`` and the location
+  project is ``GOOGLE_CLOUD_PROJECT``, else the one the credentials name (a
+  service account key's ``project_id``, gcloud's configured project), and the location
   ``GOOGLE_CLOUD_LOCATION`` (default :data:`DEFAULT_VERTEX_LOCATION`), the
   names Google's Gen AI SDK reads.
 * ``--model bedrock:MODEL_ID`` (Converse: any model Bedrock serves) and
@@ -96,7 +97,7 @@ the Region ``AWS_REGION`` or ``AWS_DEFAULT_REGION``; a Bedrock API key from
 VERTEX_PROVIDERS = ("vertex", "vertex-anthropic")
 """Vertex AI: OAuth access tokens from Application Default Credentials (the
 file ``GOOGLE_APPLICATION_CREDENTIALS`` names, else google-auth's own
-search), the project ``GOOGLE_CLOUD_PROJECT``, the location
+search), the project ``GOOGLE_CLOUD_PROJECT`` (else the credentials'), the location
 ``GOOGLE_CLOUD_LOCATION``."""
 AZURE_PROVIDERS = ("azure", "azure-responses")
 """Azure OpenAI's v1 endpoint: the model is a deployment name; the key is
@@ -284,24 +285,19 @@ def _azure_choice(
 
 
 def _vertex_choice(provider: str, model: str, base_url: str | None, env: Mapping[str, str]) -> ModelChoice:
-    """A model on Vertex AI: the project from ``GOOGLE_CLOUD_PROJECT``
-    (required), the location from ``GOOGLE_CLOUD_LOCATION``, the credentials
-    file from ``GOOGLE_APPLICATION_CREDENTIALS`` (loaded by :func:`build_model`)."""
+    """A model on Vertex AI: the project from ``GOOGLE_CLOUD_PROJECT`` (""
+    : the credentials' own, found by :func:`build_model`), the location from
+    ``GOOGLE_CLOUD_LOCATION``, the credentials file from
+    ``GOOGLE_APPLICATION_CREDENTIALS`` (loaded by :func:`build_model`)."""
     if not model:
         raise ConfigError(
             f"--model {provider} needs the model's id: {provider}:MODEL (e.g. claude-sonnet-4@20250514)"
-        )
-    project = _env(env, "GOOGLE_CLOUD_PROJECT")
-    if not project:
-        raise ConfigError(
-            f"--model {provider}:{model} needs the GOOGLE_CLOUD_PROJECT environment variable "
-            "(the Google Cloud project id)"
         )
     return ModelChoice(
         provider=provider,
         model=model,
         base_url=base_url,
-        project=project,
+        project=_env(env, "GOOGLE_CLOUD_PROJECT"),
         location=_env(env, "GOOGLE_CLOUD_LOCATION") or DEFAULT_VERTEX_LOCATION,
         credentials_file=_env(env, "GOOGLE_APPLICATION_CREDENTIALS"),
     )
@@ -382,9 +378,14 @@ def _vertex_model(choice: ModelChoice) -> Model:
     """The Vertex AI adapter of ``choice``, signed in with Application Default
     Credentials (the ``cloud-platform`` scope).
 
+    The project is the choice's (``GOOGLE_CLOUD_PROJECT``), else the one the
+    credentials name: a service account key's ``project_id``, or the project
+    google-auth's search found (gcloud's configured project).
+
     Raises:
-        ConfigError: google-auth is not installed, or no credentials were
-            found (naming how to get them).
+        ConfigError: google-auth is not installed, no credentials were
+            found (naming how to get them), or no project is known (naming
+            ``GOOGLE_CLOUD_PROJECT``).
     """
     try:
         import google.auth
@@ -398,23 +399,29 @@ def _vertex_model(choice: ModelChoice) -> Model:
 
     scopes = [CLOUD_PLATFORM_SCOPE]
     try:
-        found = (
-            _credentials_file(choice, scopes)
-            if choice.credentials_file
-            else google.auth.default(scopes=scopes)[0]
-        )
+        if choice.credentials_file:
+            found = _credentials_file(choice, scopes)
+            project = getattr(found, "project_id", None)
+        else:
+            found, project = google.auth.default(scopes=scopes)
     except (google.auth.exceptions.DefaultCredentialsError, OSError, ValueError) as exc:
         raise ConfigError(
             f"--model {choice.provider}:{choice.model} needs Google Cloud credentials: run "
             "`gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a service "
             f"account key file ({exc})"
         ) from None
+    project = choice.project or project
+    if not project:
+        raise ConfigError(
+            f"--model {choice.provider}:{choice.model} needs a Google Cloud project: set the "
+            "GOOGLE_CLOUD_PROJECT environment variable (the credentials name none)"
+        )
     adapter = VertexGeminiModel if choice.provider == "vertex" else VertexAnthropicModel
     return adapter(
         choice.model,
         credentials=google_credentials(found),
         base_url=choice.base_url,
-        project=choice.project,
+        project=project,
         location=choice.location,
         context_window=choice.context_window,
     )

@@ -152,6 +152,7 @@ __all__ = [
     "error_to_dict",
     "file_to_dict",
     "part_to_dict",
+    "encode_part",
     "sse_event",
     "sse_stream",
 ]
@@ -336,11 +337,22 @@ def sse_event(data: dict[str, Any]) -> bytes:
     return b"data: " + body + b"\n\n"
 
 
+def encode_part(part: StreamPart) -> bytes:
+    """agentcore's own event for a part: ``sse_event(part_to_dict(part))``.
+
+    The default ``encode`` of :func:`sse_stream`; the chat protocols
+    (:mod:`agentcore.integrations.ai_sdk`, :mod:`agentcore.integrations.ag_ui`)
+    give their own.
+    """
+    return sse_event(part_to_dict(part))
+
+
 class SSEStream:
     """The response body made by :func:`sse_stream`: an iterator of event
     bytes whose :meth:`close` closes the reader.
 
-    Iteration yields one event per part, and :data:`HEARTBEAT` after each
+    Iteration yields ``encode(part)`` for each part (the events of one part,
+    one chunk; nothing for a part it encodes as no bytes), and :data:`HEARTBEAT` after each
     ``heartbeat`` seconds without one (when ``reader`` is a
     :class:`~agentcore.engine.channel.StreamReader` and ``heartbeat`` is not None);
     it stops after the terminal part (or when the reader ends without one).
@@ -348,8 +360,14 @@ class SSEStream:
     went away.
     """
 
-    def __init__(self, reader: Iterable[StreamPart], heartbeat: float | None = None) -> None:
+    def __init__(
+        self,
+        reader: Iterable[StreamPart],
+        heartbeat: float | None = None,
+        encode: Callable[[StreamPart], bytes] = encode_part,
+    ) -> None:
         self._reader = reader
+        self._encode = encode
         self._parts = iter(reader)
         self._next_part: Callable[[], StreamPart | None] = self._parts.__next__
         if heartbeat is not None and isinstance(reader, StreamReader):
@@ -361,19 +379,24 @@ class SSEStream:
         return self
 
     def __next__(self) -> bytes:
-        if self._ended or self._closed:
-            self.close()
-            raise StopIteration
-        try:
-            part = self._next_part()
-        except BaseException:
-            self.close()
-            raise
-        if part is None:
-            return HEARTBEAT
-        if part.terminal:
-            self._ended = True
-        return sse_event(part_to_dict(part))
+        while True:
+            if self._ended or self._closed:
+                self.close()
+                raise StopIteration
+            try:
+                part = self._next_part()
+            except BaseException:
+                self.close()
+                raise
+            if part is None:
+                return HEARTBEAT
+            if part.terminal:
+                self._ended = True
+            body = self._encode(part)
+            if (
+                body
+            ):  # a part an encoder does not send is no chunk: some servers end a response on an empty one
+                return body
 
     def close(self) -> None:
         """Close the reader, which cancels a run still going; safe to call twice.
@@ -403,7 +426,12 @@ class SSEStream:
         self.close()
 
 
-def sse_stream(reader: Iterable[StreamPart], *, heartbeat: float | None = DEFAULT_HEARTBEAT) -> SSEStream:
+def sse_stream(
+    reader: Iterable[StreamPart],
+    *,
+    heartbeat: float | None = DEFAULT_HEARTBEAT,
+    encode: Callable[[StreamPart], bytes] = encode_part,
+) -> SSEStream:
     """Turn a run's reader into Server-Sent Events bytes for a streaming response.
 
     Args:
@@ -414,6 +442,11 @@ def sse_stream(reader: Iterable[StreamPart], *, heartbeat: float | None = DEFAUL
             :class:`~agentcore.engine.channel.StreamReader` (what :func:`agentcore.run`
             returns) can be waited on with a time limit: another iterable
             gets no heartbeats.
+        encode: turns one part into the bytes of its events (the default,
+            :func:`encode_part`, agentcore's own event); a chat protocol's
+            encoder (:class:`agentcore.integrations.ai_sdk.UIMessageStreamEncoder`,
+            :class:`agentcore.integrations.ag_ui.AGUIEncoder`) speaks that
+            protocol instead. One encoder per stream: they keep state.
 
     Returns:
         An iterator of ``data: <json>\\n\\n`` events, one per part
@@ -428,4 +461,4 @@ def sse_stream(reader: Iterable[StreamPart], *, heartbeat: float | None = DEFAUL
     """
     if heartbeat is not None and not heartbeat > 0:
         raise ValueError(f"heartbeat must be a positive number of seconds or None, got {heartbeat!r}")
-    return SSEStream(reader, heartbeat)
+    return SSEStream(reader, heartbeat, encode)
