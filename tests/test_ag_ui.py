@@ -52,7 +52,7 @@ from agentcore.integrations.ag_ui import AGUIEncoder, messages_from_run_input, t
 from agentcore.integrations.demo_tools import demo_tools, swatch_png
 from agentcore.integrations.web import sse_stream
 from agentcore.testing import ScriptedModel
-from tests.test_ai_sdk import events_of, tool_run_script
+from tests.test_ai_sdk import events_of, team, tool_run_script
 from tests.test_web import Endless
 
 EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
@@ -425,3 +425,19 @@ def test_malformed_run_input_is_a_chat_request_error_naming_the_place(
         messages_from_run_input(body)
     assert caught.value.path == path
     assert fragment in str(caught.value)
+
+
+def test_a_sub_run_and_a_handoff_are_custom_events() -> None:
+    events = stream_events(team().options("Why tides?"))
+    custom = [(event["name"], event["value"]) for event in events if event["type"] == "CUSTOM"]
+    assert [(name, value.get("path"), value.get("part", {}).get("kind")) for name, value in custom] == [
+        ("agentcore.nested", ["c1"], "text-delta"),
+        ("agentcore.nested", ["c1"], "step-finish"),
+        ("agentcore.nested", ["c1"], "finish"),
+        ("agentcore.handoff", None, None),
+    ]
+    assert custom[0][1]["part"]["text"] == "Tides follow the moon."
+    assert custom[-1][1] == {"agent": "writer"}
+    texts = [event["delta"] for event in events if event["type"] == "TEXT_MESSAGE_CONTENT"]
+    assert texts == ["Moon."]  # the sub-run's text is not the run's own message
+    assert events[-1]["type"] == "RUN_FINISHED"

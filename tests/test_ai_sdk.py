@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from agentcore import (
+    Agent,
     ChatRequestError,
     Citation,
     Compaction,
@@ -39,6 +40,7 @@ from agentcore import (
     ToolCall,
     ToolResult,
     Usage,
+    handoff,
     run,
     user_message,
 )
@@ -625,3 +627,72 @@ def test_a_request_made_by_messages_from_ui_is_what_the_model_gets() -> None:
     request: Request = model.requests[0]
     assert request.messages[0].text == "Hello"
     assert read_with_ai_sdk(body)["message"]["parts"][1]["text"] == "ok"
+
+
+def team() -> Agent:
+    """A lead agent that asks a researcher agent (a sub-run) and then hands the run off to a writer."""
+    researcher = Agent(
+        name="researcher",
+        model=ScriptedModel(
+            [
+                [
+                    StreamPart.text_delta("Tides follow the moon."),
+                    StreamPart.step_finish(FinishReason.STOP, Usage(9, 5)),
+                ]
+            ]
+        ),
+    )
+    writer = Agent(
+        name="writer",
+        model=ScriptedModel(
+            [[StreamPart.text_delta("Moon."), StreamPart.step_finish(FinishReason.STOP, Usage(30, 2))]]
+        ),
+    )
+    research = ToolCall("c1", "researcher", '{"task": "Why tides?"}')
+    transfer = ToolCall("c2", "transfer_to_writer", "{}")
+    return Agent(
+        name="lead",
+        model=ScriptedModel(
+            [
+                [
+                    StreamPart.tool_call_event(research),
+                    StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(20, 4)),
+                ],
+                [
+                    StreamPart.tool_call_event(transfer),
+                    StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(25, 3)),
+                ],
+            ]
+        ),
+        tools=[researcher.as_tool(), handoff(writer)],
+    )
+
+
+def test_a_sub_run_is_transient_data_and_a_handoff_stays_in_the_message() -> None:
+    body, _ = stream_bytes(team().options("Why tides?"))
+    events = [event for event in events_of(body) if event != "[DONE]"]
+    nested = [event["data"] for event in events if event["type"] == "data-nested"]
+    assert [(data["path"], data["part"]["kind"]) for data in nested] == [
+        (["c1"], "text-delta"),
+        (["c1"], "step-finish"),
+        (["c1"], "finish"),
+    ]
+    assert nested[0]["part"]["text"] == "Tides follow the moon."
+    assert all(event["transient"] for event in events if event["type"] == "data-nested")
+    assert {"type": "data-handoff", "data": {"agent": "writer"}} in events
+    assert events[-1]["messageMetadata"]["total_usage"]["input"] == 20 + 9 + 25 + 30
+    read = read_with_ai_sdk(body)
+    assert read["errors"] == []
+    parts = read["message"]["parts"]
+    assert [part["type"] for part in parts] == [
+        "step-start",
+        "dynamic-tool",
+        "step-start",
+        "dynamic-tool",
+        "data-handoff",
+        "step-start",
+        "text",
+    ]
+    assert parts[1]["output"] == "Tides follow the moon."
+    assert parts[4]["data"] == {"agent": "writer"}
+    assert parts[6]["text"] == "Moon."

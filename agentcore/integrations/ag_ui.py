@@ -53,6 +53,12 @@ agentcore part       AG-UI events
 ``compaction``       ``CUSTOM`` named ``agentcore.compaction``, ``value``
                      :meth:`Compaction.to_dict`
 ``provider-item``    nothing (opaque, for the provider only)
+``nested``           ``CUSTOM`` named ``agentcore.nested``, ``value``
+                     ``{"path": [...], "part": ...}``: the sub-run's part in
+                     agentcore's own JSON
+                     (:func:`agentcore.integrations.web.part_to_dict`)
+``handoff``          ``CUSTOM`` named ``agentcore.handoff``, ``value``
+                     ``{"agent": name}``
 ``finish``           ``RUN_FINISHED`` with ``outcome`` ``success``,
                      ``result`` ``{"finish_reason"}`` and ``usage``
 ``error``            ``RUN_ERROR`` with ``message`` (``str(err)``), ``code``
@@ -77,7 +83,7 @@ from typing import Any
 from agentcore.errors import ChatRequestError
 from agentcore.files import File
 from agentcore.integrations.chat import ChatStreamEncoder, Event, field, file_from_url
-from agentcore.integrations.web import error_to_dict, file_to_dict
+from agentcore.integrations.web import error_to_dict, file_to_dict, part_to_dict
 from agentcore.types import (
     Citation,
     Compaction,
@@ -228,10 +234,12 @@ class AGUIEncoder(ChatStreamEncoder):
             event["result"] = result
         return event
 
-    def on_other(self, part: StreamPart) -> list[Event]:
-        # The lead maps ``nested`` and ``handoff`` parts here (issue 27); any
-        # other kind this module does not know sends nothing.
-        return []
+    def on_nested(self, path: tuple[str, ...], part: StreamPart) -> list[Event]:
+        value = {"path": list(path), "part": part_to_dict(part)}
+        return [{"type": "CUSTOM", "name": "agentcore.nested", "value": value}]
+
+    def on_handoff(self, agent: str) -> list[Event]:
+        return [{"type": "CUSTOM", "name": "agentcore.handoff", "value": {"agent": agent}}]
 
 
 def _media_part(file: File) -> Event | None:

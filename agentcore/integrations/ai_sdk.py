@@ -51,6 +51,12 @@ agentcore part       UI message stream parts
                      sees it; the message keeps no part):
                      :meth:`Compaction.to_dict`
 ``provider-item``    nothing (opaque, for the provider only)
+``nested``           ``data-nested``, transient: ``{"path": [...], "part":
+                     ...}``, the sub-run's part in agentcore's own JSON
+                     (:func:`agentcore.integrations.web.part_to_dict`); the
+                     message keeps only the agent tool's output
+``handoff``          ``data-handoff`` ``{"agent": name}``, kept in the
+                     message (the chat shows who answers from there on)
 ``finish``           ``finish`` with ``finishReason`` (``stop``,
                      ``length``, ``content-filter``, ``tool-calls``; the
                      rest ``other``) and ``messageMetadata``
@@ -83,7 +89,7 @@ from agentcore.integrations.chat import (
     input_value,
     json_input,
 )
-from agentcore.integrations.web import error_to_dict, file_to_dict
+from agentcore.integrations.web import error_to_dict, file_to_dict, part_to_dict
 from agentcore.types import (
     Citation,
     Compaction,
@@ -226,10 +232,17 @@ class UIMessageStreamEncoder(ChatStreamEncoder):
             },
         }
 
-    def on_other(self, part: StreamPart) -> list[Event]:
-        # The lead maps ``nested`` and ``handoff`` parts here (issue 27); any
-        # other kind this module does not know sends nothing.
-        return []
+    def on_nested(self, path: tuple[str, ...], part: StreamPart) -> list[Event]:
+        return [
+            {
+                "type": "data-nested",
+                "data": {"path": list(path), "part": part_to_dict(part)},
+                "transient": True,
+            }
+        ]
+
+    def on_handoff(self, agent: str) -> list[Event]:
+        return [{"type": "data-handoff", "data": {"agent": agent}}]
 
     def trailer(self) -> bytes:
         return DONE

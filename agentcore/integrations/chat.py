@@ -26,13 +26,17 @@ only says how one event is spelled. The rules, the same for both:
   it first when no delta came).
 * ``provider-item`` parts are not sent: they are opaque blocks only their
   provider reads, kept in the server's history.
+* ``nested`` parts (a sub-run's, :meth:`agentcore.Agent.as_tool`) and
+  ``handoff`` parts are sent as the protocol's own custom data, outside the
+  blocks: a sub-run streams while its tool call runs, after the step's
+  blocks closed, and its parts are not the message's own text.
 * The terminal part closes what is open, then ends the message with the
   protocol's finish, cancel or error events; usage goes with it.
 
 A subclass implements the ``on_*`` methods, each returning the list of event
 objects (JSON-ready dicts) for one transition, and :meth:`trailer`; parts of
-a kind it does not know go to :meth:`on_other`, which sends nothing. Each
-encoder serves one stream: it keeps state.
+every kind of part has its method. Each encoder serves one stream: it keeps
+state.
 """
 
 from __future__ import annotations
@@ -119,8 +123,11 @@ class ChatStreamEncoder:
             if self._step_done or not self._step_open:
                 self._open_step(out)
             self._content(part, out)
+        elif kind is StreamPartKind.NESTED:
+            assert part.nested is not None
+            out += self.on_nested(part.path, part.nested)
         else:
-            out += self.on_other(part)
+            out += self.on_handoff(part.agent)
         return out
 
     def _content(self, part: StreamPart, out: list[Event]) -> None:
@@ -270,9 +277,14 @@ class ChatStreamEncoder:
         """The run ended in error or was cancelled (``part`` is the ``error`` part)."""
         raise NotImplementedError
 
-    def on_other(self, part: StreamPart) -> list[Event]:
-        """A part of a kind this module does not map: nothing is sent."""
-        return []
+    def on_nested(self, path: tuple[str, ...], part: StreamPart) -> list[Event]:
+        """A sub-run's ``part``; ``path`` the tool call ids of the agent-tool
+        calls that lead to it (:meth:`StreamPart.nested_event`)."""
+        raise NotImplementedError
+
+    def on_handoff(self, agent: str) -> list[Event]:
+        """The run moved to the agent named ``agent`` (:func:`agentcore.handoff`)."""
+        raise NotImplementedError
 
     def trailer(self) -> bytes:
         """Bytes after the terminal part's events (none by default)."""
