@@ -243,3 +243,26 @@ def kernel_state(thread: threading.Thread) -> str:
     kernel, ``R``: running)."""
     with open(f"/proc/self/task/{thread.native_id}/stat") as stat:
         return stat.read().rpartition(")")[2].split()[0]
+
+
+def together(count: int, work: Callable[[int], object]) -> None:
+    """Call ``work(0)`` ... ``work(count - 1)``, each on a thread of its own,
+    all released at once by a barrier; return when every one has returned,
+    and raise the first error any of them raised."""
+    start = threading.Barrier(count)
+    errors: list[BaseException] = []
+
+    def one(index: int) -> None:
+        try:
+            start.wait()
+            work(index)
+        except BaseException as exc:  # raised below, on the caller's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=one, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]

@@ -37,7 +37,7 @@ from agentcore.providers.anthropic import AnthropicModel
 from agentcore.providers.openai import OpenAIChatModel
 from agentcore.testing import ScriptedModel
 from tests.localserver import LocalServer, Reply, Stall
-from tests.loop_helpers import wait_until
+from tests.loop_helpers import together, wait_until
 
 ANTHROPIC = "https://api.anthropic.com"
 HAIKU = "claude-haiku-4-5"
@@ -174,25 +174,13 @@ def test_one_agent_serves_many_threads_at_once_each_with_its_own_result() -> Non
     runs = 32
     model = ScriptedModel([echo] * runs)
     agent = Agent(name="shared", model=model, system="default")
-    start = threading.Barrier(runs)
     results: dict[int, str] = {}
-    errors: list[BaseException] = []
 
     def work(index: int) -> None:
-        try:
-            start.wait()
-            history = [user_message(f"question {index}")]
-            result = agent.generate(history, system=f"system {index}", deps=index)
-            results[index] = result.text
-        except BaseException as exc:  # reported below
-            errors.append(exc)
+        history = [user_message(f"question {index}")]
+        results[index] = agent.generate(history, system=f"system {index}", deps=index).text
 
-    threads = [threading.Thread(target=work, args=(index,)) for index in range(runs)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    together(runs, work)
     assert results == {index: f"system {index}|question {index}" for index in range(runs)}
     assert sorted(request.system for request in model.requests) == sorted(f"system {i}" for i in range(runs))
     assert agent.system == "default"
@@ -215,26 +203,15 @@ def test_one_agent_with_an_agent_tool_serves_many_threads_each_with_its_own_sub_
 
     echo = Agent(name="echo", model=ScriptedModel([echo_step] * runs))
     lead = Agent(name="lead", model=ScriptedModel([lead_step] * (2 * runs)), tools=[echo.as_tool()])
-    start = threading.Barrier(runs)
     seen: dict[int, tuple[str, list[str], Usage]] = {}
-    errors: list[BaseException] = []
 
     def work(index: int) -> None:
-        try:
-            start.wait()
-            reader = lead.run(f"question {index}")
-            nested = [p.nested.text for p in reader if p.nested is not None and p.nested.text]
-            result = reader.result()
-            seen[index] = (result.text, nested, result.usage)
-        except BaseException as exc:  # reported below
-            errors.append(exc)
+        reader = lead.run(f"question {index}")
+        nested = [p.nested.text for p in reader if p.nested is not None and p.nested.text]
+        result = reader.result()
+        seen[index] = (result.text, nested, result.usage)
 
-    threads = [threading.Thread(target=work, args=(index,)) for index in range(runs)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    together(runs, work)
     assert seen == {
         index: (f"lead: echo: question {index}", [f"echo: question {index}"], Usage(3, 3))
         for index in range(runs)

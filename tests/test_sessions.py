@@ -66,6 +66,7 @@ from agentcore.types import (
     tool_result_part,
 )
 from tests.conftest import free_port, wait_for_threads
+from tests.loop_helpers import together
 from tests.session_child import note
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -160,22 +161,11 @@ def one_run(session: Session, question: str, model: Any = None) -> list[Message]
 def test_twenty_runs_in_threads_on_one_session_store_every_turn_once_in_order(store: tuple[str, str]) -> None:
     session = open_session(store, unique("threads"))
     seen: dict[str, int] = {}
-    errors: list[BaseException] = []
-    start = threading.Barrier(RUNS)
 
     def ask(i: int) -> None:
-        try:
-            start.wait()
-            seen[f"q{i}"] = len(one_run(session, f"q{i}"))
-        except BaseException as exc:
-            errors.append(exc)
+        seen[f"q{i}"] = len(one_run(session, f"q{i}"))
 
-    threads = [threading.Thread(target=ask, args=(i,)) for i in range(RUNS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    together(RUNS, ask)
     turns = session.turns()
     assert_whole_turns(turns, {f"q{i}" for i in range(RUNS)})
     # Serialised: the run that stored turn n loaded the n turns before it.
