@@ -133,9 +133,10 @@ def test_a_plain_run_passes_through_the_modules_docs_architecture_lists() -> Non
 
 
 def test_the_tracer_sees_the_modules_off_the_list() -> None:
-    # A run that asks for a structured answer passes through agentcore/output.py
-    # and the schema layer too.
+    # A run that asks for a structured answer passes through agentcore/output.py,
+    # the loop's checks of the answer and the schema layer too.
     assert in_a_fresh_process("structured_run") - documented() == {
+        "engine/answer.py",
         "output.py",
         "schema/signature.py",
         "schema/validation.py",

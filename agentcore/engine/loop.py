@@ -35,6 +35,7 @@ import attrs
 
 from agentcore.context import Context
 from agentcore.durable import RunState
+from agentcore.engine.answer import FinalAnswer, accept_call, accept_text, cut_off, unfinished
 from agentcore.engine.budget import Budget, check_prices, leaves
 from agentcore.engine.channel import Channel, RunReader, SendFunc, start_worker, turn_text
 from agentcore.engine.durable_run import DurableRun
@@ -66,9 +67,9 @@ from agentcore.limits import LimitReached, prompt_tokens
 from agentcore.middleware import ModelWrap, ToolWrap, model_wraps, tool_wraps
 from agentcore.model import Model
 from agentcore.options import LoopOptions
-from agentcore.output import OUTPUT_TOOL, OutputSpec, OutputValidationError, output_spec, retry_prompt
+from agentcore.output import OUTPUT_TOOL, OutputSpec, OutputValidationError, output_spec
 from agentcore.result import RunResult, RunSnapshot, StepResult
-from agentcore.tools import ToolInputError, ToolSet
+from agentcore.tools import ToolSet
 from agentcore.types import (
     Compaction,
     ContentPart,
@@ -84,7 +85,6 @@ from agentcore.types import (
     Usage,
     text_part,
     tool_result_part,
-    user_message,
 )
 
 __all__ = ["generate", "run"]
@@ -174,7 +174,7 @@ def _configure(
 ) -> RunConfig:
     """The :class:`RunConfig` of a run with ``options`` (at its start, and
     after a handoff moved it to other options)."""
-    final = _FinalAnswer(spec) if spec is not None and options.output_mode == "tool" else None
+    final = FinalAnswer(spec) if spec is not None and options.output_mode == "tool" else None
     tools = (
         options.tools
         if final is None
@@ -311,35 +311,6 @@ def _assistant_message(content: list[ContentPart], keep_calls: bool) -> Message 
     return Message(role=Role.ASSISTANT, content=content) if content else None
 
 
-_CUT_OFF = {
-    FinishReason.LENGTH: "(top level): the answer was cut off at the output token limit "
-    "(finish reason length)",
-    FinishReason.CONTENT_FILTER: "(top level): the provider's content filter stopped the answer "
-    "(finish reason content-filter)",
-}
-"""Why a structured answer cut off is not checked, by its step's finish reason."""
-
-
-class _FinalAnswer:
-    """The ``final_answer`` tool of ``output_mode="tool"``: checks each
-    call's arguments (an invalid answer is an error result the model reads);
-    the loop decides after the step, from the step's calls."""
-
-    def __init__(self, spec: OutputSpec) -> None:
-        self.spec = spec
-        self.definition = spec.tool
-
-    def execute(self, arguments: dict[str, Any], ctx: Context) -> str:
-        _value, problems = self.spec.check(arguments, tool=True)
-        if problems:
-            lines = "\n".join(f"- {p}" for p in problems)
-            raise ToolInputError(
-                f"the final answer does not match its schema:\n{lines}\n"
-                f"Call {OUTPUT_TOOL} again with a corrected answer."
-            )
-        return "Final answer received."
-
-
 @attrs.frozen
 class RunConfig:
     """What the options and the run's setup decide; fixed for the run.
@@ -369,7 +340,7 @@ class RunConfig:
     streamer: StepStreamer
     observer: RunObserver | None
     spec: OutputSpec | None
-    final: _FinalAnswer | None
+    final: FinalAnswer | None
     native_schema: OutputSchema | None
     step_limit: int
     input_check: InputCheck | None = None
@@ -764,10 +735,7 @@ class _Loop:
                 continue
             if reason is FinishReason.LENGTH or reason is FinishReason.CONTENT_FILTER:
                 if config.spec is not None:  # a cut answer is not retried (loop rule 2)
-                    progress.answers_checked += 1
-                    raise OutputValidationError(
-                        step.text, [_CUT_OFF[reason]], progress.usage, progress.answers_checked
-                    )
+                    raise cut_off(progress, step.text, reason)
                 self._check_output()  # the text that came is the answer (loop rule 2)
                 return reason
             if not runnable:
@@ -997,7 +965,7 @@ class _Loop:
         self.progress.limit = reached
         self._publish()
         if self.config.spec is not None:
-            raise self._unfinished(f"{reached.kind} limit ({reached.limit:,})")
+            raise unfinished(self.progress, f"{reached.kind} limit ({reached.limit:,})")
         _log.debug("agentcore: %s", reached)
         return FinishReason.LIMIT
 
@@ -1105,65 +1073,25 @@ class _Loop:
         progress.history.append(Message(role=Role.TOOL, content=[tool_result_part(r) for r in results]))
 
     def _accept_text(self, text: str) -> bool:
-        """Check a text answer: True when it is the run's output; otherwise
-        its problems go back to the model in a user message (or, with the
-        retries spent, the run fails)."""
-        spec, final = self.config.spec, self.config.final
-        assert spec is not None
-        value, problems = spec.parse(text)
-        if not problems:
-            return self._accepted(value, text, tool=False)
-        if final is not None:  # tool mode: prose instead of the tool
-            problems = [f"(top level): give the final answer by calling the {OUTPUT_TOOL} tool"]
-        self._reject(text, problems)
-        self.progress.history.append(user_message(retry_prompt(problems, tool=final is not None)))
+        """Check a text answer (:func:`~agentcore.engine.answer.accept_text`) and publish."""
+        config = self.config
+        assert config.spec is not None
+        tool_mode, retries = config.final is not None, config.options.output_retries
+        accepted = accept_text(self.progress, config.spec, text, tool_mode=tool_mode, retries=retries)
         self._publish()
-        return False
+        return accepted
 
     def _accept_call(self, calls: tuple[ToolCall, ...]) -> bool:
-        """Check the step's ``final_answer`` calls: True when one is valid
-        (the run's output); their error results told the model otherwise."""
-        spec = self.config.spec
-        assert spec is not None
-        answers = [call.input for call in calls if call.name == OUTPUT_TOOL]
-        problems: list[str] = []
-        for raw in answers:
-            value, problems = spec.parse(raw, tool=True)
-            if not problems:
-                return self._accepted(value, raw, tool=True)
-        if answers:
-            self._reject(answers[-1], problems)
-        return False
-
-    def _accepted(self, value: Any, raw: str, *, tool: bool) -> bool:
-        progress = self.progress
-        progress.answers_checked += 1
-        progress.output = value
-        progress.answer_json, progress.answer_by_tool = raw, tool
+        """Check the step's ``final_answer`` calls
+        (:func:`~agentcore.engine.answer.accept_call`) and publish."""
+        config = self.config
+        assert config.spec is not None
+        accepted = accept_call(self.progress, config.spec, calls, config.options.output_retries)
         self._publish()
-        return True
-
-    def _reject(self, raw: str, problems: list[str]) -> None:
-        """Count a failed answer; raise once ``output_retries`` are spent."""
-        progress = self.progress
-        progress.answers_checked += 1
-        progress.rejected_answer, progress.rejection_problems = raw, problems
-        if progress.answers_checked > self.config.options.output_retries:
-            raise OutputValidationError(raw, problems, progress.usage, progress.answers_checked)
+        return accepted
 
     def _out_of_steps(self) -> OutputValidationError:
-        return self._unfinished(f"step limit ({self.config.step_limit})")
-
-    def _unfinished(self, which: str) -> OutputValidationError:
-        """The error of a structured answer not given when the run reached ``which`` limit."""
-        progress = self.progress
-        limit = f"(top level): the run reached its {which} before a valid final answer"
-        return OutputValidationError(
-            progress.rejected_answer,
-            [*progress.rejection_problems, limit],
-            progress.usage,
-            progress.answers_checked,
-        )
+        return unfinished(self.progress, f"step limit ({self.config.step_limit})")
 
 
 def _refusing(call_one: CallOne, refused: set[str], why: str, call: ToolCall) -> tuple[ToolResult, bool]:
