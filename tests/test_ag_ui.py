@@ -37,6 +37,7 @@ from agentcore import (
     ErrorClass,
     FinishReason,
     LoopOptions,
+    ManualClock,
     ModelError,
     Reasoning,
     Role,
@@ -441,3 +442,82 @@ def test_a_sub_run_and_a_handoff_are_custom_events() -> None:
     texts = [event["delta"] for event in events if event["type"] == "TEXT_MESSAGE_CONTENT"]
     assert texts == ["Moon."]  # the sub-run's text is not the run's own message
     assert events[-1]["type"] == "RUN_FINISHED"
+
+
+def test_a_call_a_stop_left_without_its_result_is_left_out_and_the_next_turn_runs() -> None:
+    # What AG-UI's client keeps after abortRun() while a tool ran: the call, no result.
+    slow = AGUIToolCall(id="call_1", function=FunctionCall(name="slow", arguments="{}"))
+    body = run_input(
+        UserMessage(id="u1", content="Look it up."),
+        AssistantMessage(id="a1", content="Looking.", tool_calls=[slow]),
+        AssistantMessage(id="a2", tool_calls=[slow.model_copy(update={"id": "call_2"})]),
+        UserMessage(id="u2", content="Never mind."),
+    )
+    messages = messages_from_run_input(body)
+    assert [(m.role, m.text, m.tool_calls) for m in messages] == [
+        (Role.USER, "Look it up.", []),
+        (Role.ASSISTANT, "Looking.", []),
+        (Role.USER, "Never mind.", []),
+    ]
+    step = [StreamPart.text_delta("Fine."), StreamPart.step_finish(FinishReason.STOP, Usage(9, 1))]
+    events = stream_events(LoopOptions(model=ScriptedModel([step]), messages=messages))
+    assert events[-1]["type"] == "RUN_FINISHED"
+
+
+@pytest.mark.parametrize(
+    ("messages", "fragment"),
+    [
+        ([], "no message to answer"),
+        ([ReasoningMessage(id="r1", content="hmm")], "no message to answer"),
+        (
+            [
+                UserMessage(id="u1", content="Go"),
+                AssistantMessage(
+                    id="a1",
+                    tool_calls=[
+                        AGUIToolCall(id="c9", function=FunctionCall(name="f", arguments="{}")),
+                        AGUIToolCall(id="c9", function=FunctionCall(name="g", arguments="{}")),
+                    ],
+                ),
+                ToolMessage(id="t1", tool_call_id="c9", content="1"),
+            ],
+            "two tool calls with the id 'c9'",
+        ),
+        (
+            [
+                UserMessage(id="u1", content="Go"),
+                AssistantMessage(
+                    id="a1",
+                    tool_calls=[AGUIToolCall(id="c1", function=FunctionCall(name="f", arguments="{}"))],
+                ),
+                ToolMessage(id="t1", tool_call_id="c1", content="1"),
+                ToolMessage(id="t2", tool_call_id="c1", content="2"),
+            ],
+            "a second result for the tool call 'c1'",
+        ),
+    ],
+    ids=["empty", "only reasoning", "two calls with one id", "two results for one call"],
+)
+def test_a_history_no_model_could_answer_is_a_chat_request_error_before_any_run(
+    messages: list[Any], fragment: str
+) -> None:
+    with pytest.raises(ChatRequestError) as caught:
+        messages_from_run_input(run_input(*messages))
+    assert caught.value.path == "messages"
+    assert fragment in str(caught.value)
+
+
+def test_a_deadline_that_passed_is_a_run_error_not_a_stop() -> None:
+    clock = ManualClock()
+    ctx = Context(timeout=30, clock=clock)
+    step = Endless(interval=0.01)
+    reader = run(LoopOptions(model=ScriptedModel([step]), messages=[user_message("Count.")]), ctx)
+    encoder = AGUIEncoder(thread_id="t1", run_id="r1")
+    chunks = []
+    for part in reader:
+        chunks.append(encoder(part))
+        if part.text == "tick 1 ":
+            clock.advance(31)
+    events = validated(b"".join(chunks))
+    assert events[-1]["type"] == "RUN_ERROR"
+    assert events[-1]["code"] == "DeadlineExceeded"

@@ -30,6 +30,7 @@ from agentcore import (
     ErrorClass,
     FinishReason,
     LoopOptions,
+    ManualClock,
     Message,
     ModelError,
     ProviderItem,
@@ -696,3 +697,69 @@ def test_a_sub_run_is_transient_data_and_a_handoff_stays_in_the_message() -> Non
     assert parts[1]["output"] == "Tides follow the moon."
     assert parts[4]["data"] == {"agent": "writer"}
     assert parts[6]["text"] == "Moon."
+
+
+@pytest.mark.parametrize(
+    ("messages", "fragment"),
+    [
+        ([], "no message to answer"),
+        ([{"role": "assistant", "parts": [{"type": "step-start"}]}], "no message to answer"),
+        (
+            [
+                {"role": "user", "parts": [{"type": "text", "text": "Go"}]},
+                {
+                    "role": "assistant",
+                    "parts": [
+                        {"type": "step-start"},
+                        *[
+                            {
+                                "type": "dynamic-tool",
+                                "toolName": name,
+                                "toolCallId": "c9",
+                                "state": "output-available",
+                                "input": {},
+                                "output": "1",
+                            }
+                            for name in ("f", "g")
+                        ],
+                    ],
+                },
+            ],
+            "two tool calls with the id 'c9'",
+        ),
+    ],
+    ids=["empty", "only display parts", "two calls with one id"],
+)
+def test_a_history_no_model_could_answer_is_a_chat_request_error_before_any_run(
+    messages: list[Any], fragment: str
+) -> None:
+    with pytest.raises(ChatRequestError) as caught:
+        messages_from_ui(messages)
+    assert caught.value.path == "messages"
+    assert fragment in str(caught.value)
+
+
+def test_a_deadline_that_passed_is_an_error_the_ai_sdk_reports_not_an_abort() -> None:
+    clock = ManualClock()
+    ctx = Context(timeout=30, clock=clock)
+    reader = run(
+        LoopOptions(model=ScriptedModel([Endless(interval=0.01)]), messages=[user_message("Count.")]), ctx
+    )
+    encoder = UIMessageStreamEncoder("m1")
+    chunks = []
+    for part in reader:
+        chunks.append(encoder(part))
+        if part.text == "tick 1 ":
+            clock.advance(31)
+    events = events_of(b"".join(chunks))
+    assert events[-3:] == [
+        {"type": "error", "errorText": "context deadline exceeded"},
+        {
+            "type": "finish",
+            "finishReason": "error",
+            "messageMetadata": {"finish_reason": "canceled", "total_usage": Usage().to_dict()},
+        },
+        "[DONE]",
+    ]
+    read = read_with_ai_sdk(b"".join(chunks))
+    assert read["errors"] == ["context deadline exceeded"]

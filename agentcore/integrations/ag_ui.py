@@ -64,11 +64,11 @@ agentcore part       AG-UI events
 ``error``            ``RUN_ERROR`` with ``message`` (``str(err)``), ``code``
                      (the :class:`~agentcore.ErrorClass` name in lower case
                      for a model error, else the error's class name) and
-                     ``usage``; a cancel is ``RUN_FINISHED`` with ``outcome``
-                     ``cancelled`` instead
+                     ``usage`` (a deadline that passed too); a cancel is
+                     ``RUN_FINISHED`` with ``outcome`` ``cancelled`` instead
 ===================  ==================================================
 
-``usage`` is one AG-UI ``TokenUsage``: ``inputTokens`` every input token
+``usage`` is a list of one AG-UI ``TokenUsage``: ``inputTokens`` every input token
 billed (agentcore's ``input`` plus ``cache_write``: AG-UI counts cache
 writes in the input), ``outputTokens``, ``totalTokens`` (their sum),
 ``cachedInputTokens`` (``cache_read``), ``cacheWriteInputTokens``
@@ -82,14 +82,21 @@ from typing import Any
 
 from agentcore.errors import ChatRequestError
 from agentcore.files import File
-from agentcore.integrations.chat import ChatStreamEncoder, Event, field, file_from_url
+from agentcore.integrations.chat import (
+    ChatStreamEncoder,
+    Event,
+    answerable,
+    field,
+    file_from_url,
+    stopped,
+    without_unanswered,
+)
 from agentcore.integrations.web import error_to_dict, file_to_dict, part_to_dict
 from agentcore.types import (
     Citation,
     Compaction,
     ContentPart,
     ContentPartKind,
-    FinishReason,
     Message,
     Role,
     StreamPart,
@@ -210,7 +217,7 @@ class AGUIEncoder(ChatStreamEncoder):
 
     def on_error(self, part: StreamPart) -> list[Event]:
         assert part.err is not None
-        if part.finish_reason is FinishReason.CANCELED:
+        if stopped(part):
             return [self._finished(part, "cancelled", None)]
         error = error_to_dict(part.err)
         return [
@@ -268,7 +275,10 @@ def messages_from_run_input(run_input: Any) -> list[Message]:
     * An ``assistant`` message becomes text and its ``toolCalls``; the
       ``tool`` messages after it become one tool message with their results
       (``error`` set: an error result). A tool message whose call is not in
-      an earlier assistant message is refused.
+      an earlier assistant message is refused; a call with no result (a run
+      stopped while its tool ran: the client keeps the call) is left out,
+      with its message's text kept, since a provider refuses a call without
+      its result.
     * ``reasoning`` and ``activity`` messages are left out: reasoning goes
       back to a provider only with its signature, and activities are the
       UI's. ``system`` and ``developer`` messages are refused: the system
@@ -285,7 +295,9 @@ def messages_from_run_input(run_input: Any) -> list[Message]:
     Raises:
         ChatRequestError: the JSON does not fit the protocol (its ``path``
             says where), a system or developer message, a tool result with no
-            call before it.
+            call before it, nothing left to answer, or tool calls and results
+            that do not pair up (two calls with one id, two results for one
+            call: :func:`agentcore.integrations.chat.answerable`).
     """
     if not isinstance(run_input, Mapping):
         raise ChatRequestError("", f"RunAgentInput must be an object, got {type(run_input).__name__}")
@@ -318,7 +330,7 @@ def messages_from_run_input(run_input: Any) -> list[Message]:
             raise ChatRequestError(f"{path}.role", f"unknown role {role!r}")
     if results:
         out.append(Message(role=Role.TOOL, content=tuple(results)))
-    return out
+    return answerable(without_unanswered(out))
 
 
 def _user_content(message: Mapping[str, Any], path: str) -> list[ContentPart]:

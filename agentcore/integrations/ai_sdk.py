@@ -64,8 +64,10 @@ agentcore part       UI message stream parts
                      reason and :meth:`Usage.to_dict`
 ``error``            ``error`` with ``errorText`` (``str(err)``, as
                      :func:`agentcore.integrations.web.error_to_dict` gives
-                     it) and ``finish`` with ``finishReason`` ``error``; a
-                     cancel sends ``abort`` with ``reason`` instead
+                     it) and ``finish`` with ``finishReason`` ``error``
+                     (a guardrail's trip and a deadline that passed too); a
+                     cancel sends ``abort``
+                     with ``reason`` instead
 ===================  ==================================================
 
 Tool parts are dynamic (``dynamic: true``; in the message, ``dynamic-tool``
@@ -84,10 +86,12 @@ from agentcore.errors import ChatRequestError
 from agentcore.integrations.chat import (
     ChatStreamEncoder,
     Event,
+    answerable,
     field,
     file_from_url,
     input_value,
     json_input,
+    stopped,
 )
 from agentcore.integrations.web import error_to_dict, file_to_dict, part_to_dict
 from agentcore.types import (
@@ -212,20 +216,21 @@ class UIMessageStreamEncoder(ChatStreamEncoder):
         return [{"type": "data-compaction", "data": compaction.to_dict(), "transient": True}]
 
     def on_finish(self, part: StreamPart) -> list[Event]:
-        return [self._finish(part)]
+        assert part.finish_reason is not None
+        return [self._finish(part, _FINISH_REASONS.get(part.finish_reason, "other"))]
 
     def on_error(self, part: StreamPart) -> list[Event]:
         assert part.err is not None
         message = error_to_dict(part.err)["err"]
-        if part.finish_reason is FinishReason.CANCELED:
+        if stopped(part):
             return [{"type": "abort", "reason": message}]
-        return [{"type": "error", "errorText": message}, self._finish(part)]
+        return [{"type": "error", "errorText": message}, self._finish(part, "error")]
 
-    def _finish(self, part: StreamPart) -> Event:
+    def _finish(self, part: StreamPart, reason: str) -> Event:
         assert part.finish_reason is not None
         return {
             "type": "finish",
-            "finishReason": _FINISH_REASONS.get(part.finish_reason, "other"),
+            "finishReason": reason,
             "messageMetadata": {
                 "finish_reason": part.finish_reason.value,
                 "total_usage": part.total_usage.to_dict(),
@@ -281,8 +286,10 @@ def messages_from_ui(messages: Any) -> list[Message]:
 
     Raises:
         ChatRequestError: the JSON does not fit the protocol (its ``path``
-            says where), a ``system`` message, or a user message with
-            neither text nor files.
+            says where), a ``system`` message, a user message with neither
+            text nor files, nothing left to answer, or tool calls and results
+            that do not pair up (two calls with one id, two results for one
+            call: :func:`agentcore.integrations.chat.answerable`).
     """
     if not isinstance(messages, list):
         raise ChatRequestError("messages", f"must be a list of UI messages, got {type(messages).__name__}")
@@ -303,7 +310,7 @@ def messages_from_ui(messages: Any) -> list[Message]:
             )
         else:
             raise ChatRequestError(f"{path}.role", f"must be 'user' or 'assistant', got {role!r}")
-    return out
+    return answerable(out)
 
 
 def _parts(parts: Sequence[Any], path: str) -> list[tuple[str, Mapping[str, Any], str]]:

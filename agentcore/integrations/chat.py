@@ -48,12 +48,33 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agentcore.errors import ChatRequestError
+from agentcore.errors import ChatRequestError, ConfigError, DeadlineExceeded
 from agentcore.files import File
+from agentcore.history import check_history
 from agentcore.integrations.web import sse_event
-from agentcore.types import Citation, Compaction, StreamPart, StreamPartKind, ToolCall, ToolResult
+from agentcore.types import (
+    Citation,
+    Compaction,
+    FinishReason,
+    Message,
+    Role,
+    StreamPart,
+    StreamPartKind,
+    ToolCall,
+    ToolResult,
+)
 
-__all__ = ["ChatStreamEncoder", "Event", "field", "file_from_url", "input_value", "json_input"]
+__all__ = [
+    "ChatStreamEncoder",
+    "Event",
+    "answerable",
+    "field",
+    "file_from_url",
+    "input_value",
+    "json_input",
+    "stopped",
+    "without_unanswered",
+]
 
 Event = dict[str, Any]
 
@@ -291,6 +312,14 @@ class ChatStreamEncoder:
         return b""
 
 
+def stopped(part: StreamPart) -> bool:
+    """Whether the ``error`` part ``part`` ends a run someone stopped (a
+    cancel: the client went away, or the server's code cancelled), which both
+    protocols tell apart from a failure; a deadline that passed is a failure
+    (the server gave up), not a stop."""
+    return part.finish_reason is FinishReason.CANCELED and not isinstance(part.err, DeadlineExceeded)
+
+
 # Reading a request: every failure is a ChatRequestError naming where it is.
 
 
@@ -380,3 +409,46 @@ def json_input(value: Any, path: str) -> str:
         return json.dumps({} if value is None else value, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError) as exc:
         raise ChatRequestError(path, f"the tool input is not JSON: {exc}") from exc
+
+
+def answerable(messages: list[Message]) -> list[Message]:
+    """``messages``, converted from a request, once they are a history a
+    model can answer: not empty, and every tool call paired with its result
+    (:func:`agentcore.history.check_history`), so a bad request is refused
+    before a run starts rather than failing in its stream.
+
+    Raises:
+        ChatRequestError: (``path`` ``messages``) nothing is left to answer
+            (no message, or only display parts), or the calls and results do
+            not pair up (the indexes the error names are of the converted
+            history, ``Message`` by ``Message``).
+    """
+    if not messages:
+        raise ChatRequestError("messages", "no message to answer (none, or only parts that are display only)")
+    try:
+        check_history(messages)
+    except ConfigError as exc:
+        raise ChatRequestError("messages", f"the history cannot be sent to a model: {exc}") from None
+    return messages
+
+
+def without_unanswered(messages: list[Message]) -> list[Message]:
+    """``messages`` without the tool calls no later tool message answers
+    before the next assistant message (a run stopped while its tool ran): a
+    provider refuses a call without its result. An assistant message left
+    with nothing is left out."""
+    answered: set[str] = set()
+    for message in messages:
+        if message.role is Role.TOOL:
+            answered.update(result.tool_call_id for result in message.tool_results)
+    out: list[Message] = []
+    for message in messages:
+        if message.role is Role.ASSISTANT and message.tool_calls:
+            content = [
+                part for part in message.content if part.tool_call is None or part.tool_call.id in answered
+            ]
+            if not content:
+                continue
+            message = Message(role=message.role, content=content)
+        out.append(message)
+    return out
