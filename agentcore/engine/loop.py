@@ -1018,11 +1018,13 @@ class _Loop:
 
     def _execute(self, arguments: dict[str, Arguments], call: ToolCall, ctx: Context) -> ToolResult:
         config = self.config
-        progress = self.progress
+        progress, limits = self.progress, config.options.limits
         with self.scope_lock:
             usage, sub_runs = progress.usage, progress.sub_run_cost
-        own = total_cost(progress.steps)
-        cost = None if own is None or sub_runs is None else own + sub_runs
+        cost = None
+        if limits is not None and limits.cost is not None:  # what an agent tool's sub-run may spend
+            own = total_cost(progress.steps)
+            cost = None if own is None or sub_runs is None else own + sub_runs
         scope = ToolScope(
             call, config.options, config.depth, usage, cost, self._forward, self._spend, self._hand_off
         )

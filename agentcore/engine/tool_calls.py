@@ -207,7 +207,8 @@ class ToolScope:
             is at ``d + 1``).
         usage: the run's usage when the call started (tokens).
         cost: the run's cost when the call started, in US dollars: its
-            steps' and its sub-runs'; None when one of them has no price.
+            steps' and its sub-runs'; None when the run has no ``cost``
+            limit (it is not counted then) or one of them has no price.
         emit: puts a part into the run's stream, before the call's
             ``tool-result`` part (thread-safe; raises ``Canceled`` when the
             reader went away, as the run does).
