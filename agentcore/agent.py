@@ -211,9 +211,11 @@ class Agent:
             ConfigError: an override that is not a ``LoopOptions`` field
                 (the message names it), ``messages`` or ``agent_name`` among
                 the overrides, a value ``LoopOptions`` refuses, an empty or
-                blank ``str`` (providers refuse an empty message), or a
-                :func:`handoff` the run may reach whose function raises or
-                gives no :class:`Agent` (the message names the handoff).
+                blank ``str`` (providers refuse an empty message), a
+                :func:`handoff` the run may reach (its sub-runs' too) whose
+                function raises or gives no :class:`Agent` (the message
+                names the handoff), or an agent the run's agent tools reach
+                with a tool that may need approval (see :meth:`as_tool`).
         """
         for key in overrides:
             if key in ("messages", "agent_name") or key not in _OPTION_FIELDS:
@@ -229,7 +231,7 @@ class Agent:
             raise ConfigError(f"Agent {self.name!r}: the message is empty (providers refuse an empty text)")
         history = (user_message(messages),) if isinstance(messages, str) else messages
         options = attrs.evolve(self._options, messages=history, **overrides)
-        self._handoffs()  # every handoff the run may reach, resolved now: a broken one fails here
+        self._check()
         return options
 
     def run(
@@ -357,6 +359,33 @@ class Agent:
             if result.name in handoffs and not result.is_error:
                 agent = handoffs[result.name]
         return options if agent is None else agent.switched(options)
+
+    def _check(self) -> None:
+        """Resolve every handoff a run of this agent may reach, through
+        handoffs and agent tools, and refuse a tool that may need approval
+        in an agent that runs as a sub-run (what :meth:`as_tool` could not
+        see: an agent a handoff function gives).
+
+        Raises:
+            ConfigError: see :meth:`options`.
+        """
+        todo: list[tuple[Agent, bool]] = [(self, False)]  # (agent, runs in a sub-run)
+        seen: set[tuple[int, bool]] = set()
+        while todo:
+            agent, sub = todo.pop()
+            if (id(agent), sub) in seen:
+                continue
+            seen.add((id(agent), sub))
+            for tool in agent._options.tools.values():
+                if isinstance(tool, HandoffTool):
+                    todo.append((_target(agent, tool), sub))
+                elif isinstance(tool, AgentTool):
+                    todo.append((tool.agent, True))
+                elif sub and _may_ask(tool):
+                    raise ConfigError(
+                        f"Agent {agent.name!r} runs in a sub-run (an agent tool) and has the tool "
+                        f"{tool.definition.name!r} that needs approval: a sub-run cannot ask a human"
+                    )
 
     def _handoffs(self) -> dict[str, Agent]:
         """The agents this agent's handoffs reach (theirs too), by tool name,

@@ -1072,3 +1072,29 @@ def test_a_session_continues_with_the_agent_the_last_turn_handed_off_to(tmp_path
     assert (third.agent, third.text) == ("triage", "triage again")
     other = SQLiteSession(tmp_path / "chat.db", "user-2")  # a new conversation: the first agent
     assert handoff_agents([answer("hello", Usage(1, 1))])[0].generate("hi", session=other).agent == "triage"
+
+
+def test_a_run_checks_the_agents_its_agent_tools_reach_when_it_starts() -> None:
+    @tool(requires_approval=True)
+    def pay(amount: int) -> str:
+        """Pay."""
+        return "paid"
+
+    # A handoff function: as_tool() cannot see the agent yet, the run's start can.
+    front = Agent(name="front", model=ScriptedModel([]), tools=[handoff(lambda: cashier, name="to_cashier")])
+    cashier = Agent(name="cashier", model=ScriptedModel([]), tools=[pay])
+    lead_model = ScriptedModel([])
+    lead = Agent(name="lead", model=lead_model, tools=[front.as_tool()])
+    with pytest.raises(
+        ConfigError,
+        match=r"^Agent 'cashier' runs in a sub-run \(an agent tool\) and has the tool 'pay' that needs "
+        "approval: a sub-run cannot ask a human",
+    ):
+        lead.run("hi")
+    broken = Agent(name="broken", model=ScriptedModel([]), tools=[handoff(lambda: 42, name="go")])  # type: ignore[arg-type,return-value]  # a wrong type on purpose
+    caller = Agent(name="caller", model=lead_model, tools=[broken.as_tool()])
+    with pytest.raises(
+        ConfigError, match=r"^Agent 'broken': the handoff 'go' needs an Agent, its function gave int$"
+    ):
+        caller.run("hi")
+    assert lead_model.requests == []
