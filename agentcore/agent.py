@@ -26,6 +26,7 @@ seam for what a running tool call may do to its run.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -45,14 +46,17 @@ from agentcore.options import LoopOptions, StepDraft, StepPlan, Tools
 from agentcore.output import OUTPUT_TOOL
 from agentcore.result import RunResult
 from agentcore.settings import ModelSettings
-from agentcore.tools import ToolInputError
+from agentcore.tools import FunctionTool, ToolInputError
 from agentcore.types import (
+    TOOL_NAME_CHARACTERS,
+    TOOL_NAME_LENGTH,
     FinishReason,
     Message,
     Role,
     StreamPart,
     StreamPartKind,
     ToolDefinition,
+    ToolResult,
     Usage,
     user_message,
 )
@@ -96,6 +100,15 @@ _TASK_SCHEMA = json.dumps(
         "additionalProperties": False,
     }
 )
+
+
+_NOT_IN_A_TOOL_NAME = re.compile(f"[^{TOOL_NAME_CHARACTERS}]")
+
+
+def _tool_name(text: str) -> str:
+    """``text`` as a tool name: each character a tool name cannot hold
+    (letters, digits, ``_``, ``-``) becomes ``_``, cut to 64 characters."""
+    return _NOT_IN_A_TOOL_NAME.sub("_", text)[:TOOL_NAME_LENGTH]
 
 
 def _name(_instance: Any, _attribute: Any, value: str) -> None:
@@ -197,7 +210,12 @@ class Agent:
         Raises:
             ConfigError: an override that is not a ``LoopOptions`` field
                 (the message names it), ``messages`` or ``agent_name`` among
-                the overrides, or a value ``LoopOptions`` refuses.
+                the overrides, a value ``LoopOptions`` refuses, an empty or
+                blank ``str`` (providers refuse an empty message), a
+                :func:`handoff` the run may reach (its sub-runs' too) whose
+                function raises or gives no :class:`Agent` (the message
+                names the handoff), or an agent the run's agent tools reach
+                with a tool that may need approval (see :meth:`as_tool`).
         """
         for key in overrides:
             if key in ("messages", "agent_name") or key not in _OPTION_FIELDS:
@@ -209,8 +227,12 @@ class Agent:
                     else "overrides are LoopOptions fields"
                 )
                 raise ConfigError(f"Agent {self.name!r}: unknown override {key!r} ({why})")
+        if isinstance(messages, str) and not messages.strip():
+            raise ConfigError(f"Agent {self.name!r}: the message is empty (providers refuse an empty text)")
         history = (user_message(messages),) if isinstance(messages, str) else messages
-        return attrs.evolve(self._options, messages=history, **overrides)
+        options = attrs.evolve(self._options, messages=history, **overrides)
+        self._check()
+        return options
 
     def run(
         self, messages: str | Iterable[Message], /, ctx: Context | None = None, **overrides: Any
@@ -220,7 +242,9 @@ class Agent:
         A durable run (``run_id=`` and ``checkpoints=``) that a :func:`handoff`
         moved to another agent resumes with that agent: the one the last
         handoff in the saved history named, found among the agents this
-        agent's handoffs reach.
+        agent's handoffs reach. A run with a ``session=`` goes on the same
+        way with the agent the last handoff in the session's conversation
+        named (``agentcore.run(agent.options(...))`` starts with this agent).
 
         Args:
             messages: the conversation, or a ``str`` (one user message).
@@ -271,7 +295,8 @@ class Agent:
         """This agent as a tool another run's model calls with a task.
 
         Args:
-            name: the tool's name; None: the agent's.
+            name: the tool's name; None: the agent's, each character a tool
+                name cannot hold replaced by ``_``, cut to 64 characters.
             description: the tool's description; None: the agent's
                 ``description`` (or a line naming the agent).
             max_depth: how deep sub-runs may nest when this tool is called
@@ -284,50 +309,107 @@ class Agent:
             An :class:`AgentTool` (see there for what a call does).
 
         Raises:
-            ConfigError: ``max_depth`` is not an int >= 1, or ``name`` is not
-                a valid tool name.
+            ConfigError: ``max_depth`` is not an int >= 1, ``name`` is not
+                a valid tool name, or this agent, or an agent its handoffs
+                reach (those given as an :class:`Agent`, not a function), has
+                a tool that may need approval (``@tool(requires_approval=...)``
+                or a ``needs_approval`` method): a sub-run cannot ask a human.
         """
         if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
             raise ConfigError(f"Agent.as_tool(max_depth=...) must be an int >= 1, got {max_depth!r}")
+        for agent in self._reachable():
+            for tool in agent._options.tools.values():
+                if _may_ask(tool):
+                    raise ConfigError(
+                        f"Agent.as_tool(): agent {agent.name!r} has the tool {tool.definition.name!r} "
+                        "that needs approval: a sub-run cannot ask a human (its run would end "
+                        "approval-required)"
+                    )
         text = description if description is not None else self.description or f"Ask the {self.name} agent."
         try:
-            definition = ToolDefinition(name or self.name, text, _TASK_SCHEMA)
+            definition = ToolDefinition(name or _tool_name(self.name), text, _TASK_SCHEMA)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"Agent.as_tool(): {exc}") from exc
         return AgentTool(self, definition, max_depth)
 
     def _resumed(self, options: LoopOptions) -> LoopOptions:
-        """``options``, or for a durable run handed off before it stopped,
-        the options of the agent its last handoff named."""
-        if options.checkpoints is None or options.run_id is None:
-            if options.step_runner is not None and self._handoffs():
-                # A runner replays a handoff's recorded result without running it:
-                # without a saved history the run could not tell who is in charge.
-                raise ConfigError(
-                    f"Agent {self.name!r} can hand off: a run with a step_runner needs checkpoints= "
-                    "and run_id= too (the agent in charge is found in the saved history)"
-                )
-            return options
-        state = options.checkpoints.load(options.run_id)
-        if state is None:
-            return options
+        """``options``, or for a durable run handed off before it stopped, or
+        a session whose last turn was handed off, the options of the agent
+        the last handoff named."""
         handoffs = self._handoffs()
-        results = [
-            part.tool_result
-            for message in state.messages
-            if message.role is Role.TOOL
-            for part in message.content
-            if part.tool_result is not None
-        ]
+        if not handoffs:
+            return options
+        checkpoints, run_id = options.checkpoints, options.run_id
+        if (checkpoints is None or run_id is None) and options.step_runner is not None:
+            # A runner replays a handoff's recorded result without running it:
+            # without a saved history the run could not tell who is in charge.
+            raise ConfigError(
+                f"Agent {self.name!r} can hand off: a run with a step_runner needs checkpoints= "
+                "and run_id= too (the agent in charge is found in the saved history)"
+            )
+        results: list[ToolResult] = []
+        if options.session is not None:  # the stored conversation, then the saved run (which holds it)
+            results += _tool_results(m for turn in options.session.turns() for m in turn.messages)
+        if checkpoints is not None and run_id is not None:
+            state = checkpoints.load(run_id)
+            if state is not None:
+                results += [*_tool_results(state.messages), *state.results]
         agent = None
-        for result in [*results, *state.results]:
+        for result in results:
             if result.name in handoffs and not result.is_error:
                 agent = handoffs[result.name]
         return options if agent is None else agent.switched(options)
 
+    def _check(self) -> None:
+        """Resolve every handoff a run of this agent may reach, through
+        handoffs and agent tools, and refuse a tool that may need approval
+        in an agent that runs as a sub-run (what :meth:`as_tool` could not
+        see: an agent a handoff function gives).
+
+        Raises:
+            ConfigError: see :meth:`options`.
+        """
+        todo: list[tuple[Agent, bool]] = [(self, False)]  # (agent, runs in a sub-run)
+        seen: set[tuple[int, bool]] = set()
+        while todo:
+            agent, sub = todo.pop()
+            if (id(agent), sub) in seen:
+                continue
+            seen.add((id(agent), sub))
+            for tool in agent._options.tools.values():
+                if isinstance(tool, HandoffTool):
+                    todo.append((_target(agent, tool), sub))
+                elif isinstance(tool, AgentTool):
+                    todo.append((tool.agent, True))
+                elif sub and _may_ask(tool):
+                    raise ConfigError(
+                        f"Agent {agent.name!r} runs in a sub-run (an agent tool) and has the tool "
+                        f"{tool.definition.name!r} that needs approval: a sub-run cannot ask a human"
+                    )
+
     def _handoffs(self) -> dict[str, Agent]:
-        """The agents this agent's handoffs reach (theirs too), by tool name."""
+        """The agents this agent's handoffs reach (theirs too), by tool name,
+        each handoff's function called.
+
+        Raises:
+            ConfigError: a handoff's function raised or gave no Agent
+                (naming the agent that holds it and the handoff).
+        """
         found: dict[str, Agent] = {}
+        for agent in self._reachable(resolve=True):
+            for tool in agent._options.tools.values():
+                if isinstance(tool, HandoffTool):
+                    found.setdefault(tool.definition.name, _target(agent, tool))
+        return found
+
+    def _reachable(self, *, resolve: bool = False) -> list[Agent]:
+        """This agent and the agents its handoffs reach, theirs too (with
+        ``resolve`` False, only through the handoffs given an Agent).
+
+        Raises:
+            ConfigError: see :meth:`_handoffs`.
+        """
+        reached: list[Agent] = []
         todo = [self]
         seen: set[int] = set()
         while todo:
@@ -335,11 +417,11 @@ class Agent:
             if id(agent) in seen:
                 continue
             seen.add(id(agent))
+            reached.append(agent)
             for tool in agent._options.tools.values():
-                if isinstance(tool, HandoffTool):
-                    found.setdefault(tool.definition.name, tool.agent)
-                    todo.append(tool.agent)
-        return found
+                if isinstance(tool, HandoffTool) and (resolve or isinstance(tool.target, Agent)):
+                    todo.append(_target(agent, tool))
+        return reached
 
     def switched(self, options: LoopOptions) -> LoopOptions:
         """``options`` with this agent in charge: its :data:`AGENT_FIELDS`
@@ -351,6 +433,38 @@ class Agent:
 
 
 _OPTION_FIELDS = frozenset(attrs.fields_dict(LoopOptions))
+
+
+def _target(holder: Agent, tool: HandoffTool) -> Agent:
+    """The agent ``tool`` (a handoff of ``holder``) hands the run to.
+
+    Raises:
+        ConfigError: its function raised or gave no Agent.
+    """
+    try:
+        return tool.agent
+    except ConfigError as exc:
+        raise ConfigError(f"Agent {holder.name!r}: {exc}") from exc
+
+
+def _tool_results(messages: Iterable[Message]) -> list[ToolResult]:
+    """The tool results of ``messages``, in order."""
+    return [
+        part.tool_result
+        for message in messages
+        if message.role is Role.TOOL
+        for part in message.content
+        if part.tool_result is not None
+    ]
+
+
+def _may_ask(tool: object) -> bool:
+    """True when ``tool`` may wait for a human's approval: a function tool
+    with ``requires_approval`` (True or a function), or another tool with a
+    ``needs_approval`` method (``agentcore.engine.tool_calls.needs_approval``)."""
+    if isinstance(tool, FunctionTool):
+        return tool.requires_approval is not False
+    return callable(getattr(tool, "needs_approval", None))
 
 
 @attrs.frozen
@@ -371,14 +485,18 @@ class AgentTool:
     * its usage (tokens) is added to the calling run's usage
       (``RunResult.usage``, the ``finish`` part's ``total_usage``, and so the
       calling run's token limits, checked before its next request), its cost
-      to ``RunResult.sub_run_cost`` (and ``RunResult.cost``); its steps are
+      to ``RunResult.sub_run_cost`` (and ``RunResult.cost``, and so the
+      calling run's cost limit, checked then too); its steps are
       not the calling run's (``steps``, ``usage_by_model`` and the
       ``requests`` limit count the calling run's own);
     * the calling run's token limits (``input_tokens``, ``output_tokens``,
-      ``total_tokens``) bound the sub-run: it runs with the agent's own
-      ``limits``, each token limit lowered to what the calling run had left
-      when the call started; its ``requests``, ``tool_calls`` and ``cost``
-      limits are the agent's own (the calling run's count its own steps);
+      ``total_tokens``) and ``cost`` limit bound the sub-run: it runs with
+      the agent's own ``limits``, each of those lowered to what the calling
+      run had left when the call started (the calling run's cost: its steps'
+      and its sub-runs'), so a sub-run whose model has no price under a
+      calling run with a cost limit is refused (``ConfigError``, an error
+      result); its ``requests`` and ``tool_calls`` limits are the agent's
+      own (the calling run's count its own steps);
     * its answer is the call's result: the text, or with an ``output_type``
       the answer's JSON text (the ``final_answer`` arguments in the tool
       mode). A sub-run that fails, or ends for another reason than
@@ -418,7 +536,9 @@ class AgentTool:
             if scope.options.deps is not None:
                 overrides["deps"] = scope.options.deps
             if scope.options.limits is not None:
-                overrides["limits"] = _within(self.agent.limits, scope.options.limits, scope.usage)
+                overrides["limits"] = _within(
+                    self.agent.limits, scope.options.limits, scope.usage, scope.cost
+                )
         reader = self.agent.run(task, ctx, **overrides)
         outcome: RunResult | RunError
         spent = Usage()
@@ -453,9 +573,15 @@ class AgentTool:
         raise AgentcoreError(f"agent {self.agent.name!r} {what}: {outcome.err}") from outcome
 
 
-def _within(own: UsageLimits | None, calling: UsageLimits, used: Usage) -> UsageLimits:
-    """The limits of a sub-run: the agent's ``own``, each token limit no
-    higher than what the ``calling`` run's limit leaves after ``used``."""
+def _within(own: UsageLimits | None, calling: UsageLimits, used: Usage, cost: Decimal | None) -> UsageLimits:
+    """The limits of a sub-run: the agent's ``own``, each token limit and
+    the cost limit no higher than what the ``calling`` run's limit leaves
+    after ``used`` (tokens) and ``cost`` (US dollars).
+
+    Raises:
+        ConfigError: the calling run has a cost limit and a part of its
+            ``cost`` has no price (None): the limit cannot be kept.
+    """
     prompt = prompt_tokens(used)
     left = {
         "input_tokens": (calling.input_tokens, prompt),
@@ -469,7 +595,12 @@ def _within(own: UsageLimits | None, calling: UsageLimits, used: Usage) -> Usage
             mine = getattr(base, name)
             rest = max(limit - count, 0)
             changes[name] = rest if mine is None else min(mine, rest)
-    return attrs.evolve(base, **changes)
+    if calling.cost is None:
+        return attrs.evolve(base, **changes)
+    if cost is None:
+        raise ConfigError("UsageLimits(cost=...) cannot be kept: the calling run has a step without a price")
+    dollars = max(calling.cost - cost, Decimal(0))
+    return attrs.evolve(base, **changes, cost=dollars if base.cost is None else min(base.cost, dollars))
 
 
 def _used(part: StreamPart) -> Usage | None:
@@ -517,13 +648,19 @@ class HandoffTool:
         """The agent the tool hands the run to.
 
         Raises:
-            AgentcoreError: ``target``'s function did not give an Agent.
+            ConfigError: ``target``'s function raised or did not give an Agent.
         """
         if isinstance(self.target, Agent):
             return self.target
-        agent = self.target()
+        try:
+            agent = self.target()
+        except Exception as exc:  # a developer's bug: told to the developer as a ConfigError
+            raise ConfigError(
+                f"the handoff {self.definition.name!r} needs an Agent, its function raised "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
         if not isinstance(agent, Agent):
-            raise AgentcoreError(
+            raise ConfigError(
                 f"the handoff {self.definition.name!r} needs an Agent, "
                 f"its function gave {type(agent).__name__}"
             )
@@ -566,19 +703,24 @@ def handoff(
         agent: the agent to hand the run to.
         description: the tool's description for the model; "": the agent's
             ``description`` (or a line naming it).
-        name: the tool's name; None: ``transfer_to_<agent name>``.
+        name: the tool's name; None: ``transfer_to_<agent name>``, each
+            character a tool name cannot hold replaced by ``_``, cut to 64
+            characters (an explicit ``name`` must be valid as it is).
 
     An agent cannot hold a handoff to an agent made after it, and agents are
     frozen: for a cycle (billing hands back to triage), give a function that
-    returns the agent, called when the model calls the tool, with ``name``
-    (``handoff(lambda: triage, name="transfer_to_triage")``).
+    returns the agent, with ``name``
+    (``handoff(lambda: triage, name="transfer_to_triage")``). It is called
+    when a run of an agent that reaches the handoff starts (a function that
+    raises or gives no Agent is a ``ConfigError`` of :meth:`Agent.run`), and
+    when the model calls the tool.
 
     Raises:
         ConfigError: ``agent`` is not an :class:`Agent` or a function, a
             function without ``name``, or the name is not a valid tool name.
     """
     if isinstance(agent, Agent):
-        tool_name = name or f"transfer_to_{agent.name}"
+        tool_name = name or _tool_name(f"transfer_to_{agent.name}")
         text = description or agent.description or f"Hand the conversation over to the {agent.name} agent."
     elif callable(agent):
         if name is None:

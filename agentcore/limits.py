@@ -18,7 +18,8 @@ saved steps too):
   (agentcore's ``input`` holds the cache reads but not the writes).
 * ``output_tokens``: ``Usage.output`` (reasoning included).
 * ``total_tokens``: the two together.
-* ``cost``: US dollars, the sum of the steps' costs (:mod:`agentcore.cost`).
+* ``cost``: US dollars, the sum of the steps' costs (:mod:`agentcore.cost`) and of
+  the costs of the sub-runs of the run's agent tools (``RunResult.sub_run_cost``).
 
 Token and cost counts are known only once a step's usage is: they are
 checked after each step and before each request. Before a request, the input

@@ -347,6 +347,12 @@ class FunctionTool(Generic[P, R]):
         """Seconds one call may take, or None for no limit of its own."""
         return self._timeout
 
+    @property
+    def requires_approval(self) -> Approval:
+        """What the tool was made with: True, False, or the function of a
+        call's arguments that decides."""
+        return self._approval
+
     def needs_approval(self, arguments: Mapping[str, Any]) -> bool:
         """True when a call with these arguments (the JSON object the model
         sent, as a dict) must wait for a human's decision before it runs.

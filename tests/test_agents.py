@@ -8,6 +8,7 @@ import asyncio
 import json
 import threading
 from collections.abc import Iterable
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -908,3 +909,192 @@ def test_handoff_checks_its_input() -> None:
     assert (made.definition.name, made.definition.description) == ("transfer_to_billing", "Invoices.")
     with pytest.raises(Exception, match="works only inside a run"):
         made.execute({}, Context())
+
+
+# --- found by a new user: cost limits, handoff checks, names, approval, empty input, sessions ---
+
+
+def test_a_parents_cost_limit_bounds_a_sub_run_and_counts_its_cost() -> None:
+    from agentcore import UsageLimits
+
+    @tool
+    def dig() -> str:
+        """Dig."""
+        return "found"
+
+    inner_model = ScriptedModel(
+        [[call("i1", "dig"), done(Usage(6_000_000, 0), TOOL_CALLS)], answer("dug", Usage(6_000_000, 0))],
+        model_id=HAIKU,
+        base_url=ANTHROPIC,
+    )
+    inner = Agent(name="inner", model=inner_model, tools=[dig])
+    lead_model = ScriptedModel(
+        [ask("o1", "inner", "dig", Usage(90, 0)), answer("never", Usage(1, 1))],
+        model_id=HAIKU,
+        base_url=ANTHROPIC,
+    )
+    lead = Agent(name="lead", model=lead_model, tools=[inner.as_tool()], limits=UsageLimits(cost=0.01))
+    result = lead.generate("go")
+    own, sub = price_usage(Usage(90, 0), HAIKU, ANTHROPIC), price_usage(Usage(6_000_000, 0), HAIKU, ANTHROPIC)
+    assert (own, sub) == (Decimal("0.00009"), Decimal(6))
+    # The sub-run ran with what the lead had left (0.01 - 0.00009): its first step went over it.
+    assert len(inner_model.requests) == 1
+    refused = result.messages[2].content[0].tool_result
+    assert refused is not None
+    assert refused.content == (
+        "Error: AgentcoreError: agent 'inner' did not finish: the cost limit (0.00991) was reached: "
+        "the run went over it (6.00)"
+    )
+    # The lead counts the sub-run's cost: its next request is never sent.
+    assert len(lead_model.requests) == 1
+    assert result.finish_reason is FinishReason.LIMIT
+    assert result.limit is not None
+    assert (result.limit.kind, result.limit.count) == ("cost", own + sub)
+    assert (result.sub_run_cost, result.cost) == (sub, own + sub)
+
+
+def test_a_sub_agent_without_a_price_under_a_cost_limit_is_refused() -> None:
+    from agentcore import UsageLimits
+
+    inner_model = ScriptedModel([answer("free", Usage(1, 1))], model_id="my-own-model", base_url="http://x")
+    inner = Agent(name="inner", model=inner_model)
+    lead_model = ScriptedModel(
+        [ask("o1", "inner", "go", Usage(90, 0)), answer("fine", Usage(1, 1))],
+        model_id=HAIKU,
+        base_url=ANTHROPIC,
+    )
+    lead = Agent(name="lead", model=lead_model, tools=[inner.as_tool()], limits=UsageLimits(cost=1))
+    result = lead.generate("go")
+    assert inner_model.requests == []
+    refused = result.messages[2].content[0].tool_result
+    assert refused is not None
+    assert refused.content.startswith(
+        "Error: ConfigError: UsageLimits(cost=...) cannot be kept: no price for ScriptedModel('my-own-model'"
+    )
+    assert (result.text, result.sub_run_cost) == ("fine", Decimal(0))
+
+
+def test_a_broken_handoff_function_is_a_config_error_when_the_run_starts() -> None:
+    def raises() -> Agent:
+        raise LookupError("no such agent")
+
+    for target, why in (
+        (lambda: 42, "its function gave int"),
+        (raises, "its function raised LookupError: no such agent"),
+    ):
+        model = ScriptedModel([])
+        inner = Agent(name="inner", model=model, tools=[handoff(target, name="go")])  # type: ignore[arg-type]  # a wrong type on purpose
+        outer = Agent(name="outer", model=ScriptedModel([]), tools=[handoff(inner)])
+        for agent in (inner, outer):  # the handoffs the run may reach, at any depth
+            with pytest.raises(
+                ConfigError, match=rf"^Agent 'inner': the handoff 'go' needs an Agent, {why}$"
+            ):
+                agent.run("hi")
+            with pytest.raises(ConfigError, match="the handoff 'go' needs an Agent"):
+                agent.options("hi")
+        assert model.requests == []
+
+
+def test_default_tool_names_of_an_agent_with_any_name_are_valid() -> None:
+    bot = Agent(name="Research Bot (v2)", model=ScriptedModel([]))
+    assert bot.as_tool().definition.name == "Research_Bot__v2_"
+    assert handoff(bot).definition.name == "transfer_to_Research_Bot__v2_"
+    long = Agent(name="é" * 100, model=ScriptedModel([]))
+    assert long.as_tool().definition.name == "_" * 64
+    assert handoff(long).definition.name == "transfer_to_" + "_" * 52
+    for make in (lambda: bot.as_tool("Research Bot"), lambda: handoff(bot, name="Research Bot")):
+        with pytest.raises(ConfigError, match="tool name 'Research Bot' must be 1 to 64 letters"):
+            make()
+
+
+def test_as_tool_refuses_an_agent_with_a_tool_that_needs_approval() -> None:
+    @tool(requires_approval=True)
+    def pay(amount: int) -> str:
+        """Pay."""
+        return "paid"
+
+    @tool(requires_approval=lambda arguments: arguments["amount"] > 100)
+    def refund(amount: int) -> str:
+        """Refund."""
+        return "refunded"
+
+    @tool
+    def look() -> str:
+        """Look."""
+        return "seen"
+
+    assert (pay.requires_approval, look.requires_approval) == (True, False)
+    for asking in (pay, refund):
+        cashier = Agent(name="cashier", model=ScriptedModel([]), tools=[look, asking])
+        name = asking.definition.name
+        message = (
+            rf"^Agent\.as_tool\(\): agent 'cashier' has the tool '{name}' that needs approval: "
+            "a sub-run cannot ask a human"
+        )
+        with pytest.raises(ConfigError, match=message):
+            cashier.as_tool()
+        front = Agent(name="front", model=ScriptedModel([]), tools=[handoff(cashier)])
+        with pytest.raises(ConfigError, match="agent 'cashier' has the tool"):
+            front.as_tool()  # the agents its handoffs reach too
+    assert Agent(name="reader", model=ScriptedModel([]), tools=[look]).as_tool().definition.name == "reader"
+
+
+@pytest.mark.parametrize("messages", ["", "  \n\t"])
+def test_an_empty_text_is_a_config_error(messages: str) -> None:
+    model = ScriptedModel([])
+    agent = Agent(name="helper", model=model)
+    with pytest.raises(ConfigError, match=r"^Agent 'helper': the message is empty"):
+        agent.run(messages)
+    with pytest.raises(ConfigError, match="the message is empty"):
+        agent.generate(messages)
+    assert model.requests == []
+
+
+def test_a_session_continues_with_the_agent_the_last_turn_handed_off_to(tmp_path: Path) -> None:
+    import agentcore
+    from agentcore.sessions import SQLiteSession
+
+    to_billing = [call("c1", "transfer_to_billing"), done(Usage(1, 1), TOOL_CALLS)]
+    triage, triage_model, billing_model, _ = handoff_agents(
+        [to_billing, answer("triage again", Usage(1, 1))],
+        [answer("billing here", Usage(5, 5)), answer("still billing", Usage(2, 2))],
+    )
+    session = SQLiteSession(tmp_path / "chat.db", "user-1")
+    first = triage.generate("my invoice", session=session)
+    second = triage.generate("and the next one?", session=session)
+    assert (first.agent, second.agent) == ("billing", "billing")
+    assert second.text == "still billing"
+    assert billing_model.requests[1].system == "You handle billing."
+    assert billing_model.requests[1].messages[-1] == user_message("and the next one?")
+    assert len(triage_model.requests) == 1
+    # agentcore.run of the agent's own options starts over with the first agent.
+    third = agentcore.generate(triage.options("start over", session=session))
+    assert (third.agent, third.text) == ("triage", "triage again")
+    other = SQLiteSession(tmp_path / "chat.db", "user-2")  # a new conversation: the first agent
+    assert handoff_agents([answer("hello", Usage(1, 1))])[0].generate("hi", session=other).agent == "triage"
+
+
+def test_a_run_checks_the_agents_its_agent_tools_reach_when_it_starts() -> None:
+    @tool(requires_approval=True)
+    def pay(amount: int) -> str:
+        """Pay."""
+        return "paid"
+
+    # A handoff function: as_tool() cannot see the agent yet, the run's start can.
+    front = Agent(name="front", model=ScriptedModel([]), tools=[handoff(lambda: cashier, name="to_cashier")])
+    cashier = Agent(name="cashier", model=ScriptedModel([]), tools=[pay])
+    lead_model = ScriptedModel([])
+    lead = Agent(name="lead", model=lead_model, tools=[front.as_tool()])
+    with pytest.raises(
+        ConfigError,
+        match=r"^Agent 'cashier' runs in a sub-run \(an agent tool\) and has the tool 'pay' that needs "
+        "approval: a sub-run cannot ask a human",
+    ):
+        lead.run("hi")
+    broken = Agent(name="broken", model=ScriptedModel([]), tools=[handoff(lambda: 42, name="go")])  # type: ignore[arg-type,return-value]  # a wrong type on purpose
+    caller = Agent(name="caller", model=lead_model, tools=[broken.as_tool()])
+    with pytest.raises(
+        ConfigError, match=r"^Agent 'broken': the handoff 'go' needs an Agent, its function gave int$"
+    ):
+        caller.run("hi")
+    assert lead_model.requests == []

@@ -82,18 +82,25 @@ class Budget:
             total = None if total is None or summary is None else total + summary
         return total
 
-    def before_request(self, usage: Usage, steps: list[StepResult], projected: int) -> LimitReached | None:
+    def before_request(
+        self, usage: Usage, steps: list[StepResult], sub_runs: Decimal | None, projected: int
+    ) -> LimitReached | None:
         """The usage limit the next request would go over, its prompt
-        ``projected`` tokens at least (0: not known); None."""
+        ``projected`` tokens at least (0: not known); None. ``usage``
+        counts the sub-runs' tokens; ``sub_runs`` is their cost (US dollars;
+        None: not priced)."""
         if self.limits is None:
             return None
-        return self.limits.before_request(usage, len(steps), self._run_cost(steps), projected)
+        return self.limits.before_request(usage, len(steps), self._run_cost(steps, sub_runs), projected)
 
-    def after_step(self, usage: Usage, steps: list[StepResult]) -> LimitReached | None:
-        """The usage limit the run went over with its last step; None."""
+    def after_step(
+        self, usage: Usage, steps: list[StepResult], sub_runs: Decimal | None
+    ) -> LimitReached | None:
+        """The usage limit the run went over with its last step (or its
+        sub-runs, see :meth:`before_request`); None."""
         if self.limits is None:
             return None
-        return self.limits.after_step(usage, self._run_cost(steps))
+        return self.limits.after_step(usage, self._run_cost(steps, sub_runs))
 
     def refused_calls(
         self,
@@ -120,15 +127,22 @@ class Budget:
         reached = LimitReached("tool_calls", self.limits.tool_calls, calls_run + len(countable))
         return reached, {call.id for call in countable[allowed:]}
 
-    def _run_cost(self, steps: list[StepResult]) -> Decimal | None:
-        """The run's cost so far, for a ``cost`` limit (None without one).
+    def _run_cost(self, steps: list[StepResult], sub_runs: Decimal | None) -> Decimal | None:
+        """The run's cost so far, its steps' and its sub-runs', for a
+        ``cost`` limit (None without one).
 
         Raises:
-            ConfigError: a step's price is unknown (``prepare_step`` chose a
-                model without one): the limit cannot be kept.
+            ConfigError: a step's or a sub-run's price is unknown
+                (``prepare_step`` chose a model without one): the limit
+                cannot be kept.
         """
         if self.limits is None or self.limits.cost is None:
             return None
+        if sub_runs is None:
+            raise ConfigError(
+                "UsageLimits(cost=...) cannot be kept: an agent tool's sub-run has no price "
+                "(its model, or a history policy's, is not in genai-prices)"
+            )
         cost = total_cost(steps)
         if cost is None:
             unpriced = next(n for n, step in enumerate(steps, 1) if step.cost is None)
@@ -136,4 +150,4 @@ class Budget:
                 f"UsageLimits(cost=...) cannot be kept: step {unpriced} has no price "
                 "(its model, or a history policy's, is not in genai-prices)"
             )
-        return cost
+        return cost + sub_runs

@@ -68,7 +68,7 @@ from agentcore.middleware import ModelWrap, ToolWrap, model_wraps, tool_wraps
 from agentcore.model import Model
 from agentcore.options import LoopOptions
 from agentcore.output import OUTPUT_TOOL, OutputSpec, OutputValidationError, output_spec
-from agentcore.result import RunResult, RunSnapshot, StepResult
+from agentcore.result import RunResult, RunSnapshot, StepResult, total_cost
 from agentcore.tools import ToolSet
 from agentcore.types import (
     Compaction,
@@ -951,13 +951,15 @@ class _Loop:
         if self.config.options.limits is None:
             return None
         projected = self._projected_input() if project else 0
-        return self._budget().before_request(self.progress.usage, self.progress.steps, projected)
+        progress = self.progress
+        return self._budget().before_request(progress.usage, progress.steps, progress.sub_run_cost, projected)
 
     def _limit_after(self) -> LimitReached | None:
         """The usage limit the run went over with its last step; None."""
         if self.config.options.limits is None:
             return None
-        return self._budget().after_step(self.progress.usage, self.progress.steps)
+        progress = self.progress
+        return self._budget().after_step(progress.usage, progress.steps, progress.sub_run_cost)
 
     def _at_limit(self, reached: LimitReached) -> FinishReason:
         """End the run at the usage limit ``reached`` (a structured answer
@@ -1016,10 +1018,15 @@ class _Loop:
 
     def _execute(self, arguments: dict[str, Arguments], call: ToolCall, ctx: Context) -> ToolResult:
         config = self.config
+        progress, limits = self.progress, config.options.limits
         with self.scope_lock:
-            usage = self.progress.usage
+            usage, sub_runs = progress.usage, progress.sub_run_cost
+        cost = None
+        if limits is not None and limits.cost is not None:  # what an agent tool's sub-run may spend
+            own = total_cost(progress.steps)
+            cost = None if own is None or sub_runs is None else own + sub_runs
         scope = ToolScope(
-            call, config.options, config.depth, usage, self._forward, self._spend, self._hand_off
+            call, config.options, config.depth, usage, cost, self._forward, self._spend, self._hand_off
         )
         with entered(scope):
             return self._execute_in_scope(arguments, call, ctx)

@@ -206,6 +206,9 @@ class ToolScope:
             run; a run started inside a tool call of a run at depth ``d``
             is at ``d + 1``).
         usage: the run's usage when the call started (tokens).
+        cost: the run's cost when the call started, in US dollars: its
+            steps' and its sub-runs'; None when the run has no ``cost``
+            limit (it is not counted then) or one of them has no price.
         emit: puts a part into the run's stream, before the call's
             ``tool-result`` part (thread-safe; raises ``Canceled`` when the
             reader went away, as the run does).
@@ -221,6 +224,7 @@ class ToolScope:
     options: LoopOptions
     depth: int
     usage: Usage
+    cost: Decimal | None
     emit: Callable[[StreamPart], None]
     spend: Callable[[Usage, Decimal | None], None]
     hand_off: Callable[[str, LoopOptions], str | None]
