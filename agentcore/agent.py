@@ -333,9 +333,10 @@ class Agent:
         return AgentTool(self, definition, max_depth)
 
     def _resumed(self, options: LoopOptions) -> LoopOptions:
-        """``options``, or for a durable run handed off before it stopped, or
-        a session whose last turn was handed off, the options of the agent
-        the last handoff named."""
+        """``options``, or for a conversation handed off before (in the
+        session's stored turns, in the messages given: a chat client sends
+        the whole history back, or in a durable run's saved state), the
+        options of the agent the last handoff named."""
         handoffs = self._handoffs()
         if not handoffs:
             return options
@@ -348,8 +349,11 @@ class Agent:
                 "and run_id= too (the agent in charge is found in the saved history)"
             )
         results: list[ToolResult] = []
-        if options.session is not None:  # the stored conversation, then the saved run (which holds it)
+        if (
+            options.session is not None
+        ):  # the stored conversation, the new turn, the saved run (which holds both)
             results += _tool_results(m for turn in options.session.turns() for m in turn.messages)
+        results += _tool_results(options.messages)
         if checkpoints is not None and run_id is not None:
             state = checkpoints.load(run_id)
             if state is not None:

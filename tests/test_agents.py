@@ -1074,6 +1074,21 @@ def test_a_session_continues_with_the_agent_the_last_turn_handed_off_to(tmp_path
     assert handoff_agents([answer("hello", Usage(1, 1))])[0].generate("hi", session=other).agent == "triage"
 
 
+def test_a_chat_that_sends_its_history_back_continues_with_the_agent_it_was_handed_to() -> None:
+    # A chat front end keeps no session: the client sends the whole history, handoff included.
+    to_billing = [call("c1", "transfer_to_billing"), done(Usage(1, 1), TOOL_CALLS)]
+    triage, triage_model, billing_model, _ = handoff_agents(
+        [to_billing], [answer("billing here", Usage(5, 5)), answer("still billing", Usage(2, 2))]
+    )
+    first = triage.generate("my invoice")
+    history = [*first.messages, user_message("and the next one?")]
+    second = triage.generate(history)
+    assert (first.agent, second.agent) == ("billing", "billing")
+    assert second.text == "still billing"
+    assert billing_model.requests[1].messages == tuple(history)
+    assert len(triage_model.requests) == 1
+
+
 def test_a_run_checks_the_agents_its_agent_tools_reach_when_it_starts() -> None:
     @tool(requires_approval=True)
     def pay(amount: int) -> str:
