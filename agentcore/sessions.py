@@ -28,9 +28,20 @@ says which store to pick; design.md, "Sessions", why it works as it does.
   were stored before rewrites the whole conversation (one transaction, as
   an append is); a message a policy wrote (a summary) joins the turn of
   the message after it.
-* **Durable runs.** A run with a ``run_id`` stores its turn under that id:
-  a run resumed after a crash does not store it twice, and does not load
-  the turn it already stored.
+* **Durable runs.** A run with a ``run_id`` and ``checkpoints`` stores its
+  turn under that id: a run resumed after a crash does not store it twice,
+  and does not load the turn it already stored. Without checkpoints a
+  ``run_id`` names no saved run (a chat backend's conversation id, say):
+  each run stores a turn of its own, under a random id.
+* **Approval.** A run that ends ``approval-required`` is stored with its
+  waiting calls; the next run either decides them (``approvals``, no
+  ``messages``) or sends a new message, which denies them (error results
+  the model sees) and goes on. :meth:`BaseSession.pop` undoes the whole
+  last user turn, continuations included.
+* **No waiting for oneself.** ``lock``, ``pop`` and ``clear`` called by a
+  tool call of the run holding the session, or inside this thread's own
+  ``lock()`` block, raise :class:`~agentcore.errors.ConfigError` at once
+  instead of waiting for ever.
 
 Serialisation is :meth:`agentcore.types.Message.to_dict` as JSON, the one
 durable runs save: reasoning signatures, files and provider items come back
@@ -46,11 +57,13 @@ and implements :class:`Session`'s three methods; :class:`SQLiteSession`
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import json
 import os
+import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -59,7 +72,7 @@ import attrs
 from agentcore.context import Context
 from agentcore.durable import SQLiteTransaction
 from agentcore.errors import AgentcoreError, ConfigError
-from agentcore.types import Message
+from agentcore.types import Message, Role
 
 __all__ = [
     "BaseSession",
@@ -67,8 +80,10 @@ __all__ = [
     "Session",
     "SessionLocked",
     "Turn",
+    "holding",
     "message_json",
     "message_from_json",
+    "refuse_reentry",
     "wait_for_lock",
 ]
 
@@ -109,7 +124,8 @@ class Turn:
     """What one run added to a conversation.
 
     Attributes:
-        id: the turn's id: the run's ``run_id``, or a random one (32 hex digits).
+        id: the turn's id: the ``run_id`` of a run with checkpoints (a
+            durable run), else a random one (32 hex digits).
         messages: its messages, in order (never empty).
     """
 
@@ -185,6 +201,76 @@ def wait_for_lock(
         pause = min(pause * 2, LOCK_POLL_MAX)
 
 
+_holders: dict[Hashable, int] = {}
+"""The ``lock_id`` of each session a thread of this process holds now, with that thread's ident."""
+_holders_lock = threading.Lock()
+_run_sessions: contextvars.ContextVar[tuple[object, ...]] = contextvars.ContextVar(
+    "agentcore_run_sessions", default=()
+)
+"""The sessions the runs around this code hold: set on a run's worker once it
+holds its session, copied with the context into its tool calls (on their
+threads too) and into the runs started in them."""
+
+
+def lock_id(session: object) -> Hashable:
+    """What identifies ``session``'s lock across session objects: its
+    ``lock_id`` attribute (:class:`BaseSession`), else the object itself."""
+    found: Hashable = getattr(session, "lock_id", session)
+    return found
+
+
+@contextlib.contextmanager
+def run_holds(session: object) -> Iterator[None]:
+    """Mark the block (a run's worker, from the moment it holds ``session``)
+    as part of a run that holds ``session``: a :func:`refuse_reentry` in a
+    tool call of the run refuses to wait for it."""
+    token = _run_sessions.set((*_run_sessions.get(), session))
+    try:
+        yield
+    finally:
+        _run_sessions.reset(token)
+
+
+def refuse_reentry(key: Hashable, session_id: str) -> None:
+    """Refuse to wait for a session lock that the waiter itself keeps held:
+    this thread holds it (a ``lock()`` block, the worker of the run holding
+    it), or the run this code is part of holds it (a tool call of the run,
+    on any thread, or a run started inside one). Such a wait would never
+    end, and would keep the session from every later run too.
+
+    Args:
+        key: the session's ``lock_id``.
+        session_id: the session, for the error.
+
+    Raises:
+        ConfigError: the lock is held so.
+    """
+    with _holders_lock:
+        holder = _holders.get(key)
+    if holder is None:
+        return
+    if holder == threading.get_ident() or any(lock_id(held) == key for held in _run_sessions.get()):
+        raise ConfigError(
+            f"session {session_id!r} is held by the run this call is part of (or by this thread's "
+            "lock() block): waiting for it would never end; change the session after the run ends "
+            "(or after the block)"
+        )
+
+
+@contextlib.contextmanager
+def holding(key: Hashable) -> Iterator[None]:
+    """Record, for the block, that this thread holds the lock ``key`` (a
+    session's ``lock_id``): what :func:`refuse_reentry` looks at. Enter it
+    once the lock is taken."""
+    with _holders_lock:
+        _holders[key] = threading.get_ident()
+    try:
+        yield
+    finally:
+        with _holders_lock:
+            del _holders[key]
+
+
 @runtime_checkable
 class Session(Protocol):
     """One conversation in a store: what ``LoopOptions.session`` takes.
@@ -243,10 +329,17 @@ class BaseSession:
             waits for another holder of the session before
             :class:`SessionLocked`; None: as long as it takes (a cancel or
             deadline still ends the wait).
+        lock_id: what identifies the session's lock across session objects
+            (two objects of one conversation have equal ones); the object
+            itself unless a store says more.
     """
 
     session_id: str
     lock_timeout: float | None
+
+    @property
+    def lock_id(self) -> Hashable:
+        return self
 
     def lock(self, ctx: Context) -> AbstractContextManager[object]:
         raise NotImplementedError
@@ -266,20 +359,26 @@ class BaseSession:
         return [message for turn in self.turns() for message in turn.messages]
 
     def pop(self, ctx: Context | None = None) -> Turn | None:
-        """Undo the last turn (what the last run added): remove it and return
-        it; None when the session is empty. Waits for a run on the session
-        to end first (``ctx`` may cancel the wait).
+        """Undo the last user turn: remove the last turn that starts with a
+        user message and every turn after it (the continuations of a run
+        that waited for approval, each stored as a turn that starts with
+        tool results), and return what was removed as one turn, under the
+        id of the user's turn; None when the session is empty. Waits for a
+        run on the session to end first (``ctx`` may cancel the wait).
 
         Raises:
             Canceled: ``ctx`` was cancelled while waiting.
             SessionLocked: the wait went over ``lock_timeout``.
+            ConfigError: called by a tool call of the run holding the
+                session, or inside this thread's ``lock()`` block.
         """
         with self.lock(ctx or Context()):
             turns = self.turns()
             if not turns:
                 return None
-            self.write(len(turns) - 1, ())
-            return turns[-1]
+            first = last_user_turn(turns)
+            self.write(first, ())
+            return Turn(turns[first].id, [message for turn in turns[first:] for message in turn.messages])
 
     def clear(self, ctx: Context | None = None) -> None:
         """Remove every turn. Waits for a run on the session to end first.
@@ -287,9 +386,20 @@ class BaseSession:
         Raises:
             Canceled: ``ctx`` was cancelled while waiting.
             SessionLocked: the wait went over ``lock_timeout``.
+            ConfigError: called by a tool call of the run holding the
+                session, or inside this thread's ``lock()`` block.
         """
         with self.lock(ctx or Context()):
             self.write(0, ())
+
+
+def last_user_turn(turns: Sequence[Turn]) -> int:
+    """The index of the last turn that starts with a user message (the last
+    one when none does: a conversation a history policy cut)."""
+    for index in range(len(turns) - 1, -1, -1):
+        if turns[index].messages[0].role is Role.USER:
+            return index
+    return len(turns) - 1
 
 
 def check_session_id(session_id: object) -> str:
@@ -380,25 +490,60 @@ class SQLiteSession(BaseSession):
     def __repr__(self) -> str:
         return f"SQLiteSession({self.path!r}, {self.session_id!r})"
 
+    @property
+    def lock_id(self) -> Hashable:
+        """The session's lock file (absolute): equal for every object of the conversation."""
+        return os.path.abspath(self.lock_path)
+
     @contextlib.contextmanager
     def lock(self, ctx: Context) -> Iterator[None]:
-        """Hold the session (see :meth:`Session.lock`)."""
+        """Hold the session (see :meth:`Session.lock`).
+
+        The lock file of a session left empty is removed on the way out,
+        while still locked; a waiter that then gets the lock of the removed
+        file sees that the path no longer leads to it and locks the file at
+        the path instead (made anew), so two holders never overlap.
+
+        Raises:
+            ConfigError: this thread, or the run this call is part of,
+                holds the session already (the wait would never end).
+        """
         import fcntl
 
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
+        refuse_reentry(self.lock_id, self.session_id)
+        opened: list[int] = []  # the lock file's descriptor, once open
 
-            def try_lock() -> bool:
+        def try_lock() -> bool:
+            while True:
+                if not opened:
+                    opened.append(os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600))
                 try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    fcntl.flock(opened[0], fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
                     return False
-                return True
+                if _is_file_at(opened[0], self.lock_path):
+                    return True
+                os.close(opened.pop())  # its holder removed it: the lock is the file at the path now
 
+        try:
             wait_for_lock(try_lock, ctx, self.lock_timeout, self.session_id)
-            yield
+            try:
+                with holding(self.lock_id):
+                    yield
+            finally:
+                self._remove_lock_file_if_emptied()
         finally:
-            os.close(fd)  # releases the lock (the last descriptor of its open file)
+            for fd in opened:
+                os.close(fd)  # releases the lock (the last descriptor of its open file)
+
+    def _remove_lock_file_if_emptied(self) -> None:
+        """Remove the lock file (still locked: the last act of the hold)
+        when a write emptied the conversation and it is still empty."""
+        with _emptied_lock:
+            emptied = self.lock_id in _emptied
+            _emptied.discard(self.lock_id)
+        if emptied and not self.turns():
+            os.unlink(self.lock_path)
 
     def turns(self) -> list[Turn]:
         """The stored turns, oldest first."""
@@ -411,6 +556,9 @@ class SQLiteSession(BaseSession):
 
     def write(self, keep: int, turns: Sequence[Turn]) -> None:
         """Keep ``keep`` turns, append ``turns``: one transaction (see :meth:`Session.write`)."""
+        if keep == 0 and not turns:
+            with _emptied_lock:  # the holder's lock() removes the lock file of an empty session
+                _emptied.add(self.lock_id)
         with SQLiteTransaction(self.path, self.timeout, True) as db:
             rows = db.execute(
                 "SELECT seq, turn FROM agentcore_session_messages WHERE session_id = ? ORDER BY seq",
@@ -435,6 +583,21 @@ class SQLiteSession(BaseSession):
                     "SELECT DISTINCT session_id FROM agentcore_session_messages ORDER BY session_id"
                 )
             ]
+
+
+_emptied: set[Hashable] = set()
+"""The ``lock_id`` of the SQLite sessions a write emptied, for the holder to remove the lock file."""
+_emptied_lock = threading.Lock()
+
+
+def _is_file_at(fd: int, path: str) -> bool:
+    """True when ``path`` leads to the open file ``fd`` (it was not removed or replaced)."""
+    try:
+        there = os.stat(path)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino)
 
 
 def first_dropped(rows: Sequence[tuple[int, str]], keep: int) -> int:

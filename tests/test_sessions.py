@@ -22,8 +22,10 @@ initdb and pg_ctl) and skip only where those binaries are missing.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import json
+import queue
 import subprocess
 import sys
 import threading
@@ -359,8 +361,8 @@ def test_lock_timeout_turns_a_long_wait_into_session_locked(store: tuple[str, st
         parts = list(reader)
         with pytest.raises(RunError) as ended:
             reader.result()
-        with pytest.raises(SessionLocked):
-            session.pop()
+        with concurrent.futures.ThreadPoolExecutor(1) as other:  # another thread: this one holds it
+            assert isinstance(other.submit(session.pop).exception(60), SessionLocked)
     assert isinstance(ended.value.err, SessionLocked)
     assert ended.value.err.session_id == session.session_id
     assert parts[-1].finish_reason is FinishReason.ERROR
@@ -451,6 +453,10 @@ def test_a_run_that_waits_for_approval_is_stored_and_the_next_run_continues_it(t
     assert [len(turn.messages) for turn in turns] == [2, 2]  # question and calls; result and answer
     assert turns[1].messages[0].tool_results[0].content == "deleted " + json.loads(call.input)["name"]
     assert session.messages() == list(done.messages)
+    # pop() undoes the whole user turn: the question, the calls and the approved continuation.
+    popped = session.pop()
+    assert popped == Turn(turns[0].id, [*turns[0].messages, *turns[1].messages])
+    assert session.turns() == []
 
 
 def test_an_asyncio_consumer_runs_on_a_session(tmp_path: Path) -> None:
@@ -534,3 +540,244 @@ def test_a_run_a_guardrail_stopped_stores_nothing(tmp_path: Path) -> None:
         )
     assert stopped.value.finish_reason is FinishReason.GUARDRAIL
     assert session.turns() == before
+
+
+# --- run ids, waiting for oneself, approval, conninfo, lock files ------------------------
+
+
+def test_a_run_id_without_checkpoints_stores_a_turn_for_every_run(tmp_path: Path) -> None:
+    session = SQLiteSession(tmp_path / "s.db", "s")
+    for question in ("one", "two"):  # a chat backend passing its conversation id as run_id
+        result = generate(
+            LoopOptions(
+                model=TestModel(), messages=[user_message(question)], session=session, run_id="conversation-7"
+            )
+        )
+    assert [m.text for m in result.messages if m.role is Role.USER] == ["one", "two"]
+    turns = session.turns()
+    assert [asked(turn) for turn in turns] == ["one", "two"]
+    assert len({turn.id for turn in turns}) == 2
+    assert "conversation-7" not in {turn.id for turn in turns}
+    assert session.messages() == list(result.messages)
+
+
+def test_pop_and_clear_inside_this_thread_s_own_lock_block_are_a_config_error_at_once(
+    store: tuple[str, str],
+) -> None:
+    session = open_session(store, unique("self"), lock_timeout=0)
+    one_run(session, "kept")
+    same = open_session(store, session.session_id, lock_timeout=0)  # another object, same conversation
+
+    def lock_again() -> None:
+        with same.lock(Context()):
+            pytest.fail("took a lock this thread holds")
+
+    with session.lock(Context()):
+        for attempt in (session.pop, session.clear, same.pop, lock_again):
+            with pytest.raises(
+                ConfigError, match=r"held by the run this call is part of \(or by this thread"
+            ):
+                attempt()
+    assert [asked(turn) for turn in session.turns()] == ["kept"]
+    popped = same.pop()  # free again
+    assert popped is not None
+    assert asked(popped) == "kept"
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_tool_changing_its_own_run_s_session_gets_a_config_error_at_once(
+    store: tuple[str, str], parallel: bool
+) -> None:
+    from agentcore import tool
+
+    session = open_session(store, unique("tool"), lock_timeout=0)
+    one_run(session, "earlier")
+    threads: list[str] = []
+
+    def attempt(action: Any) -> str:
+        try:
+            action()
+        except (ConfigError, SessionLocked, RunError) as exc:
+            err = exc.err if isinstance(exc, RunError) else exc
+            refused = isinstance(err, ConfigError) and "held by the run this call is part of" in str(err)
+            return "refused" if refused else repr(err)
+        return "done"
+
+    @tool
+    def forget() -> str:
+        """Forget the conversation."""
+        threads.append(threading.current_thread().name)
+        again = LoopOptions(model=TestModel(), messages=[user_message("inner")], session=session)
+        actions = [
+            session.clear,
+            session.pop,
+            lambda: session.lock(Context()).__enter__(),
+            lambda: generate(again),
+        ]
+        return " ".join(attempt(action) for action in actions)
+
+    @tool
+    def other() -> str:
+        """Another tool, so that the calls run at once with parallel_tools."""
+        return "ok"
+
+    result = generate(
+        LoopOptions(
+            model=TestModel(),
+            tools=[forget, other],
+            messages=[user_message("forget me")],
+            session=session,
+            parallel_tools=parallel,
+        )
+    )
+    # parallel: the call ran on a thread of its own, not on the run's worker (which holds the lock)
+    assert threads == ["agentcore-tool" if parallel else "agentcore-stream"]
+    [said] = [r.content for m in result.messages for r in m.tool_results if r.name == "forget"]
+    assert said == "refused refused refused refused"
+    assert [asked(turn) for turn in session.turns()] == ["earlier", "forget me"]
+    assert session.messages() == list(result.messages)
+    one_run(session, "later")  # the session is free (lock_timeout=0: no wait at all)
+    assert [asked(turn) for turn in session.turns()] == ["earlier", "forget me", "later"]
+
+
+def deleting_tool() -> Any:
+    from agentcore import tool
+
+    @tool(requires_approval=True)
+    def delete(name: str) -> str:
+        """Delete a file."""
+        return f"deleted {name}"
+
+    return delete
+
+
+def test_a_new_message_on_a_session_waiting_for_approval_denies_the_calls_and_goes_on(tmp_path: Path) -> None:
+    delete = deleting_tool()
+    session = SQLiteSession(tmp_path / "s.db", "s")
+    asking = generate(
+        LoopOptions(model=TestModel(), tools=[delete], messages=[user_message("tidy up")], session=session)
+    )
+    assert asking.finish_reason is FinishReason.APPROVAL_REQUIRED
+    [call] = asking.pending
+    went_on = generate(LoopOptions(model=TestModel(), messages=[user_message("never mind")], session=session))
+    assert went_on.finish_reason is FinishReason.STOP
+    denial = "Error: the user denied this call: they sent a new message instead of deciding on it"
+    history = list(went_on.messages)
+    assert [m.role for m in history] == [Role.USER, Role.ASSISTANT, Role.TOOL, Role.USER, Role.ASSISTANT]
+    assert [(r.tool_call_id, r.content, r.is_error) for r in history[2].tool_results] == [
+        (call.id, denial, True)
+    ]
+    # A provider takes it: the denial, then the new message (Anthropic: one user turn).
+    from agentcore.types import Request
+
+    sent = request_body(Request(messages=history[:4]), "claude-sonnet-4-5", origin=ORIGIN)["messages"]
+    assert [block["type"] for block in sent[-1]["content"]] == ["tool_result", "text"]
+    # The denial closes the turn that asked; the new turn starts with the new message.
+    turns = session.turns()
+    assert [[m.role for m in turn.messages] for turn in turns] == [
+        [Role.USER, Role.ASSISTANT, Role.TOOL],
+        [Role.USER, Role.ASSISTANT],
+    ]
+    assert session.messages() == history
+    popped = session.pop()
+    assert popped is not None
+    assert asked(popped) == "never mind"
+    assert session.turns() == turns[:1]
+
+
+def test_approvals_and_a_new_message_on_a_session_waiting_for_approval_are_a_config_error(
+    tmp_path: Path,
+) -> None:
+    delete = deleting_tool()
+    session = SQLiteSession(tmp_path / "s.db", "s")
+    asking = generate(
+        LoopOptions(model=TestModel(), tools=[delete], messages=[user_message("tidy up")], session=session)
+    )
+    [call] = asking.pending
+    before = session.turns()
+    with pytest.raises(RunError) as both:
+        generate(
+            LoopOptions(
+                model=TestModel(),
+                tools=[delete],
+                messages=[user_message("and this")],
+                session=session,
+                approvals={call.id: True},
+            )
+        )
+    assert isinstance(both.value.err, ConfigError)
+    assert "session 's' ends with tool calls waiting for approval" in str(both.value.err)
+    assert session.turns() == before
+
+
+def test_a_bad_postgres_conninfo_is_a_config_error_without_the_password() -> None:
+    pytest.importorskip("psycopg")
+    from agentcore.integrations.postgres import PostgresSession
+
+    with pytest.raises(ConfigError, match=r'conninfo is not a libpq connection string or URL \(missing "="'):
+        PostgresSession("not a url at all", "x")
+    with pytest.raises(ConfigError) as secret:
+        PostgresSession("postgresql://app:s3cr%zzet@db:5432/chats", "x")
+    assert "invalid percent-encoded token" in str(secret.value)
+    assert "s3cr" not in str(secret.value)
+    assert secret.value.__cause__ is None
+    assert secret.value.__suppress_context__
+
+
+def test_a_cleared_or_emptied_sqlite_session_leaves_no_lock_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    locks = Path(str(path) + ".locks")
+    sessions = [SQLiteSession(path, f"s{i}") for i in range(4)]
+    for session in sessions:
+        one_run(session, "hello")
+    assert len(list(locks.iterdir())) == 4
+    sessions[0].clear()
+    sessions[1].pop()
+    one_run(sessions[2], "again")
+    sessions[2].pop()  # one turn left: the file stays
+    assert sorted(p.name for p in locks.iterdir()) == sorted(Path(s.lock_path).name for s in sessions[2:])
+    one_run(sessions[0], "back")  # a new lock file, as for a new session
+    assert [asked(turn) for turn in sessions[0].turns()] == ["back"]
+
+
+class Gate(Context):
+    """A context whose pauses between two tries of a lock are steps the test takes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: queue.Queue[str] = queue.Queue()
+        """``"paused"``: a try failed and the waiter waits for ``resume``; ``"held"``: it got the lock."""
+        self.resume: queue.Queue[None] = queue.Queue()
+
+    def wait(self, seconds: float | None = None) -> bool:
+        self.events.put("paused")
+        self.resume.get(timeout=60)
+        return False
+
+
+def test_a_waiter_holding_the_removed_lock_file_takes_the_new_one_and_never_overlaps(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    first = SQLiteSession(path, "s")
+    one_run(first, "hello")
+    gate, leave = Gate(), threading.Event()
+
+    def wait_then_hold() -> None:
+        with SQLiteSession(path, "s").lock(gate):
+            gate.events.put("held")
+            leave.wait(60)
+
+    with first.lock(Context()):
+        waiter = threading.Thread(target=wait_then_hold)
+        waiter.start()
+        assert gate.events.get(timeout=60) == "paused"  # the waiter opened the lock file and found it locked
+        first.write(0, ())  # emptied: the file is removed as the lock is let go
+    assert not Path(first.lock_path).exists()
+    third = SQLiteSession(path, "s", lock_timeout=0)
+    with third.lock(Context()):  # takes the lock of a new file at the path
+        gate.resume.put(None)  # the waiter locks the removed file, sees it is gone, tries the new one
+        assert gate.events.get(timeout=60) == "paused"  # never two holders
+    gate.resume.put(None)
+    assert gate.events.get(timeout=60) == "held"
+    leave.set()
+    waiter.join(60)
+    assert Path(first.lock_path).exists()

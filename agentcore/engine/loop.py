@@ -133,7 +133,11 @@ def run(options: LoopOptions, ctx: Context | None = None) -> RunReader:
         check_prices(options)
     spec = None if options.output_type is None else output_spec(options.output_type)
     # A session's conversation is loaded on the worker, under the session's lock (_Loop._open_session).
-    session = None if options.session is None else SessionRun(options.session, options.run_id)
+    session = (
+        None
+        if options.session is None
+        else SessionRun(options.session, options.run_id if options.checkpoints is not None else None)
+    )
     durable = DurableRun(options) if session is None and _resumes_or_decides(options) else None
     if durable is None:
         progress = RunProgress(list(options.messages), options.messages)
@@ -561,7 +565,7 @@ class _Loop:
         it and the run's messages (a durable run from its saved state)."""
         assert self.session is not None
         options = self.config.options
-        messages = loaded = self.session.open(self.config.ctx, options.messages)
+        messages = loaded = self.session.open(self.config.ctx, options.messages, bool(options.approvals))
         resuming = not options.messages and options.checkpoints is not None
         if resuming:
             messages = ()  # resume the saved run as it is saved (it holds the loaded conversation)

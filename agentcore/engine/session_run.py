@@ -14,8 +14,15 @@ import uuid
 from collections.abc import Sequence
 
 from agentcore.context import Context
-from agentcore.sessions import Session, Turn
-from agentcore.types import Message
+from agentcore.engine.durable_run import denied
+from agentcore.errors import ConfigError
+from agentcore.sessions import Session, Turn, run_holds
+from agentcore.types import Message, Role, tool_result_part
+
+WENT_ON = "they sent a new message instead of deciding on it"
+"""Why a call that waited for approval was denied: the reason of its denial
+(:func:`~agentcore.engine.durable_run.denied`) when a run sends a new
+message on a session whose last turn waits for approval."""
 
 
 class SessionRun:
@@ -23,13 +30,18 @@ class SessionRun:
 
     Args:
         session: the run's session.
-        run_id: the run's id (the turn's id, so a resumed durable run
-            stores its turn once); None: a random turn id.
+        run_id: the id of a durable run (one with checkpoints): the turn's
+            id, so a resumed run stores its turn once; None: a random turn
+            id (a ``run_id`` without checkpoints names no saved run, and
+            each run stores a turn of its own).
     """
 
     def __init__(self, session: Session, run_id: str | None) -> None:
         self.session = session
         self.turn_id = run_id or uuid.uuid4().hex
+        self.closed_turn = False
+        """The run answered the calls the last loaded turn left waiting for
+        approval (denied): that turn is written again, with the denials."""
         self.held = contextlib.ExitStack()
         self.loaded: list[Turn] = []
         """The turns stored before this run's own (kept as they are)."""
@@ -38,7 +50,7 @@ class SessionRun:
         self.stored = False
         """The session already holds this run's turn (a durable run resumed after storing it)."""
 
-    def open(self, ctx: Context, new: Sequence[Message]) -> tuple[Message, ...]:
+    def open(self, ctx: Context, new: Sequence[Message], deciding: bool) -> tuple[Message, ...]:
         """Take the session's lock (waiting for another run to end) and load
         the conversation: the run's history, the stored messages then ``new``.
 
@@ -46,16 +58,42 @@ class SessionRun:
         it and was then resumed) and what follows it are not loaded: the run
         starts from the conversation it started from before.
 
+        When the conversation ends with tool calls waiting for approval and
+        ``new`` goes on without their results (a new user message), the
+        calls are denied (:data:`WENT_ON`): a tool message with their error
+        results joins the last stored turn, which is written again with it
+        when the run stores its own.
+
+        Args:
+            ctx: the run's context.
+            new: the run's own messages.
+            deciding: the run has ``approvals`` (decisions on waiting calls).
+
         Raises:
             Canceled: the run was cancelled (or its deadline passed) while waiting.
             SessionLocked: the wait went over the session's ``lock_timeout``.
+            ConfigError: the run is part of a run that holds the session
+                already (a tool call of it); the run decides on waiting
+                calls and sends new messages too.
         """
         self.held.enter_context(self.session.lock(ctx))
+        self.held.enter_context(run_holds(self.session))
         turns = self.session.turns()
         ids = [turn.id for turn in turns]
         if self.turn_id in ids:
             self.stored = True
             turns = turns[: ids.index(self.turn_id)]
+        waiting = turns[-1].messages[-1].tool_calls if turns else []
+        if waiting and new and new[0].role is not Role.TOOL:
+            if deciding:
+                raise ConfigError(
+                    f"session {self.session.session_id!r} ends with tool calls waiting for approval: "
+                    "decide them with LoopOptions.approvals and no messages, or send the new messages "
+                    "without approvals (the waiting calls are then denied)"
+                )
+            answers = Message(Role.TOOL, [tool_result_part(denied(call, WENT_ON)) for call in waiting])
+            turns = [*turns[:-1], Turn(turns[-1].id, (*turns[-1].messages, answers))]
+            self.closed_turn = True
         self.loaded = turns
         loaded = [message for turn in turns for message in turn.messages]
         self.base = len(loaded)
@@ -77,8 +115,10 @@ class SessionRun:
                 return
             if origins is None:
                 added = tuple(history[self.base :])
-                if added:
-                    self.session.write(len(self.loaded), [Turn(self.turn_id, added)])
+                keep = len(self.loaded) - 1 if self.closed_turn else len(self.loaded)
+                written = [*self.loaded[keep:], *([Turn(self.turn_id, added)] if added else [])]
+                if written:
+                    self.session.write(keep, written)
                 return
             self.session.write(0, self._rewritten(history, origins))
 

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
 
 from agentcore.context import Context
@@ -36,7 +37,9 @@ from agentcore.sessions import (
     check_session_id,
     first_dropped,
     group_turns,
+    holding,
     new_rows,
+    refuse_reentry,
     wait_for_lock,
 )
 
@@ -54,6 +57,23 @@ CREATE TABLE IF NOT EXISTS agentcore_session_messages (
 _SCHEMA_LOCK = 0x616763735F736368  # an advisory key: one process creates the table at a time
 """Concurrent ``CREATE TABLE IF NOT EXISTS`` can fail in Postgres (two
 inserts into its catalog); the makers take turns under this key."""
+
+
+_SECRETS = (
+    re.compile(r"^\s*[A-Za-z][A-Za-z0-9+.-]*://[^:@/]*:([^@/]*)@"),  # URL: scheme://user:password@
+    re.compile(r"password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)"),  # key=value: password=...
+)
+
+
+def masked(message: str, conninfo: str) -> str:
+    """``message`` with the password written in ``conninfo`` (in its URL or
+    its ``password=``) replaced by ``***``."""
+    for pattern in _SECRETS:
+        for secret in pattern.findall(conninfo):
+            secret = secret.strip("'")
+            if secret:
+                message = message.replace(secret, "***")
+    return message
 
 
 def lock_key(session_id: str) -> int:
@@ -76,7 +96,9 @@ class PostgresSession(BaseSession):
     Raises:
         ConfigError: psycopg is not installed (``pip install
             'agentcore[postgres]'``), a bad ``session_id`` or
-            ``lock_timeout``, or the database cannot be reached or its
+            ``lock_timeout``, ``conninfo`` is not a connection string or
+            URL libpq can read (its reason, with any password in it masked,
+            and no cause chained), or the database cannot be reached or its
             table made (the cause chained).
     """
 
@@ -90,6 +112,7 @@ class PostgresSession(BaseSession):
     ) -> None:
         try:
             import psycopg
+            from psycopg.conninfo import conninfo_to_dict
         except ImportError as exc:
             raise ConfigError("PostgresSession needs psycopg 3: pip install 'agentcore[postgres]'") from exc
         self.conninfo = conninfo
@@ -99,6 +122,18 @@ class PostgresSession(BaseSession):
         self.key = lock_key(self.session_id)
         self._held = threading.local()
         """``conn``: the connection holding the lock, for the thread holding it."""
+        if not isinstance(conninfo, str):
+            raise ConfigError(f"PostgresSession: conninfo must be a str, got {type(conninfo).__name__}")
+        try:
+            conninfo_to_dict(conninfo)
+        except psycopg.ProgrammingError as exc:
+            # libpq's reason may quote a part of the URL (a badly
+            # percent-encoded password): masked, and the cause not chained.
+            reason = masked(str(exc).strip(), conninfo)
+            raise ConfigError(
+                f"PostgresSession: conninfo is not a libpq connection string or URL ({reason}); "
+                "expected e.g. 'postgresql://user@host:5432/db' or 'host=... dbname=...'"
+            ) from None
         try:
             with self._connect() as db, db.transaction():
                 db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
@@ -108,6 +143,11 @@ class PostgresSession(BaseSession):
 
     def __repr__(self) -> str:
         return f"PostgresSession({self.session_id!r})"
+
+    @property
+    def lock_id(self) -> Hashable:
+        """The database and the session: equal for every object of the conversation."""
+        return ("postgres", self.conninfo, self.session_id)
 
     @contextlib.contextmanager
     def _connection(self) -> Iterator[Any]:
@@ -131,7 +171,13 @@ class PostgresSession(BaseSession):
 
     @contextlib.contextmanager
     def lock(self, ctx: Context) -> Iterator[None]:
-        """Hold the session (see :meth:`agentcore.sessions.Session.lock`)."""
+        """Hold the session (see :meth:`agentcore.sessions.Session.lock`).
+
+        Raises:
+            ConfigError: this thread, or the run this call is part of,
+                holds the session already (the wait would never end).
+        """
+        refuse_reentry(self.lock_id, self.session_id)
         db = self._connect(autocommit=True)
         try:
 
@@ -141,7 +187,8 @@ class PostgresSession(BaseSession):
 
             wait_for_lock(try_lock, ctx, self.lock_timeout, self.session_id)
             self._held.conn = db
-            yield
+            with holding(self.lock_id):
+                yield
         finally:
             self._held.conn = None
             db.close()  # ends the connection: Postgres releases its advisory locks
