@@ -29,6 +29,7 @@ import queue
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -96,8 +97,9 @@ def open_session(store: tuple[str, str], session_id: str, **options: Any) -> Bas
 
 
 def unique(name: str) -> str:
-    """A session id of its own for this test (the Postgres cluster is shared by the module)."""
-    return f"{name}-{threading.get_ident()}-{id(object())}"
+    """A session id of its own for this test (the Postgres cluster is shared by the module;
+    not ``id(object())``, which a later test gets again once the object is freed)."""
+    return f"{name}-{uuid.uuid4().hex}"
 
 
 def child(store: tuple[str, str], session_id: str, *args: str) -> subprocess.Popen[str]:
