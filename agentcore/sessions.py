@@ -492,8 +492,9 @@ class SQLiteSession(BaseSession):
 
     @property
     def lock_id(self) -> Hashable:
-        """The session's lock file (absolute): equal for every object of the conversation."""
-        return os.path.abspath(self.lock_path)
+        """The session's lock file (absolute, symbolic links resolved): equal for
+        every object of the conversation."""
+        return os.path.realpath(self.lock_path)
 
     @contextlib.contextmanager
     def lock(self, ctx: Context) -> Iterator[None]:

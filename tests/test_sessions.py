@@ -563,12 +563,28 @@ def test_a_run_id_without_checkpoints_stores_a_turn_for_every_run(tmp_path: Path
     assert session.messages() == list(result.messages)
 
 
+def another_spelling(store: tuple[str, str]) -> tuple[str, str]:
+    """The same store, named otherwise: the SQLite file through a symbolic link to its
+    folder; the Postgres database in libpq's keyword form, with another application_name."""
+    kind, target = store
+    if kind == "sqlite":
+        path = Path(target)
+        link = path.parent.parent / f"{path.parent.name}-link"
+        if not link.exists():
+            link.symlink_to(path.parent, target_is_directory=True)
+        return kind, str(link / path.name)
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    return kind, make_conninfo("", **conninfo_to_dict(target), application_name="another")
+
+
 def test_pop_and_clear_inside_this_thread_s_own_lock_block_are_a_config_error_at_once(
     store: tuple[str, str],
 ) -> None:
     session = open_session(store, unique("self"), lock_timeout=0)
     one_run(session, "kept")
-    same = open_session(store, session.session_id, lock_timeout=0)  # another object, same conversation
+    # Another object of the same conversation, reached by another spelling of where it is.
+    same = open_session(another_spelling(store), session.session_id, lock_timeout=0)
 
     def lock_again() -> None:
         with same.lock(Context()):
@@ -663,7 +679,10 @@ def test_a_new_message_on_a_session_waiting_for_approval_denies_the_calls_and_go
     [call] = asking.pending
     went_on = generate(LoopOptions(model=TestModel(), messages=[user_message("never mind")], session=session))
     assert went_on.finish_reason is FinishReason.STOP
-    denial = "Error: the user denied this call: they sent a new message instead of deciding on it"
+    denial = (
+        "Error: not run: the user sent a new message instead of deciding on the calls of this step "
+        "that waited for approval"
+    )
     history = list(went_on.messages)
     assert [m.role for m in history] == [Role.USER, Role.ASSISTANT, Role.TOOL, Role.USER, Role.ASSISTANT]
     assert [(r.tool_call_id, r.content, r.is_error) for r in history[2].tool_results] == [
@@ -783,3 +802,26 @@ def test_a_waiter_holding_the_removed_lock_file_takes_the_new_one_and_never_over
     leave.set()
     waiter.join(60)
     assert Path(first.lock_path).exists()
+
+
+def test_a_decision_sent_again_when_no_call_is_waiting_is_a_config_error_and_runs_nothing(
+    tmp_path: Path,
+) -> None:
+    delete = deleting_tool()
+    session = SQLiteSession(tmp_path / "s.db", "s")
+    asking = generate(
+        LoopOptions(model=TestModel(), tools=[delete], messages=[user_message("tidy up")], session=session)
+    )
+    [call] = asking.pending
+    decided = generate(
+        LoopOptions(model=TestModel(), tools=[delete], approvals={call.id: True}, session=session)
+    )
+    assert decided.finish_reason is FinishReason.STOP
+    stored = session.turns()
+    model = ScriptedModel([])  # any request would fail: it holds no step
+    with pytest.raises(RunError) as again:  # a double submit of the same decision
+        generate(LoopOptions(model=model, tools=[delete], approvals={call.id: True}, session=session))
+    assert isinstance(again.value.err, ConfigError)
+    assert "has no tool calls waiting for approval" in str(again.value.err)
+    assert model.requests == []
+    assert session.turns() == stored

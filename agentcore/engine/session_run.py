@@ -14,15 +14,18 @@ import uuid
 from collections.abc import Sequence
 
 from agentcore.context import Context
-from agentcore.engine.durable_run import denied
+from agentcore.engine.tool_calls import failed
 from agentcore.errors import ConfigError
 from agentcore.sessions import Session, Turn, run_holds
 from agentcore.types import Message, Role, tool_result_part
 
-WENT_ON = "they sent a new message instead of deciding on it"
-"""Why a call that waited for approval was denied: the reason of its denial
-(:func:`~agentcore.engine.durable_run.denied`) when a run sends a new
-message on a session whose last turn waits for approval."""
+WENT_ON = (
+    "not run: the user sent a new message instead of deciding on the calls of this step "
+    "that waited for approval"
+)
+"""The error result of each call of a step that waited for approval (the
+calls that needed it, and the others of the step, which wait with them),
+when a run sends a new message on the session instead of deciding."""
 
 
 class SessionRun:
@@ -41,7 +44,8 @@ class SessionRun:
         self.turn_id = run_id or uuid.uuid4().hex
         self.closed_turn = False
         """The run answered the calls the last loaded turn left waiting for
-        approval (denied): that turn is written again, with the denials."""
+        approval (left without running them): that turn is written again, with
+        their error results."""
         self.held = contextlib.ExitStack()
         self.loaded: list[Turn] = []
         """The turns stored before this run's own (kept as they are)."""
@@ -60,7 +64,7 @@ class SessionRun:
 
         When the conversation ends with tool calls waiting for approval and
         ``new`` goes on without their results (a new user message), the
-        calls are denied (:data:`WENT_ON`): a tool message with their error
+        calls are not run (:data:`WENT_ON`): a tool message with their error
         results joins the last stored turn, which is written again with it
         when the run stores its own.
 
@@ -74,7 +78,8 @@ class SessionRun:
             SessionLocked: the wait went over the session's ``lock_timeout``.
             ConfigError: the run is part of a run that holds the session
                 already (a tool call of it); the run decides on waiting
-                calls and sends new messages too.
+                calls and sends new messages too; the run decides on calls
+                (``approvals``, no messages) and none is waiting.
         """
         self.held.enter_context(self.session.lock(ctx))
         self.held.enter_context(run_holds(self.session))
@@ -84,14 +89,19 @@ class SessionRun:
             self.stored = True
             turns = turns[: ids.index(self.turn_id)]
         waiting = turns[-1].messages[-1].tool_calls if turns else []
+        if deciding and not waiting and not new:
+            raise ConfigError(
+                f"session {self.session.session_id!r} has no tool calls waiting for approval: "
+                "LoopOptions.approvals decide calls that were decided already (or never made)"
+            )
         if waiting and new and new[0].role is not Role.TOOL:
             if deciding:
                 raise ConfigError(
                     f"session {self.session.session_id!r} ends with tool calls waiting for approval: "
                     "decide them with LoopOptions.approvals and no messages, or send the new messages "
-                    "without approvals (the waiting calls are then denied)"
+                    "without approvals (the waiting calls are then not run)"
                 )
-            answers = Message(Role.TOOL, [tool_result_part(denied(call, WENT_ON)) for call in waiting])
+            answers = Message(Role.TOOL, [tool_result_part(failed(call, WENT_ON)) for call in waiting])
             turns = [*turns[:-1], Turn(turns[-1].id, (*turns[-1].messages, answers))]
             self.closed_turn = True
         self.loaded = turns

@@ -83,6 +83,10 @@ def lock_key(session_id: str) -> int:
     )
 
 
+_DATABASE_KEYS = frozenset({"host", "hostaddr", "port", "dbname", "user"})
+"""The conninfo keys that say which database a session is in."""
+
+
 class PostgresSession(BaseSession):
     """A conversation in Postgres (psycopg 3).
 
@@ -125,7 +129,7 @@ class PostgresSession(BaseSession):
         if not isinstance(conninfo, str):
             raise ConfigError(f"PostgresSession: conninfo must be a str, got {type(conninfo).__name__}")
         try:
-            conninfo_to_dict(conninfo)
+            parts = conninfo_to_dict(conninfo)
         except psycopg.ProgrammingError as exc:
             # libpq's reason may quote a part of the URL (a badly
             # percent-encoded password): masked, and the cause not chained.
@@ -134,6 +138,9 @@ class PostgresSession(BaseSession):
                 f"PostgresSession: conninfo is not a libpq connection string or URL ({reason}); "
                 "expected e.g. 'postgresql://user@host:5432/db' or 'host=... dbname=...'"
             ) from None
+        self._database = tuple(sorted((k, str(v)) for k, v in parts.items() if k in _DATABASE_KEYS))
+        """Where the conversation is, whichever spelling of the conninfo (a URL or
+        keywords, other options such as ``application_name``) reached it."""
         try:
             with self._connect() as db, db.transaction():
                 db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
@@ -146,8 +153,9 @@ class PostgresSession(BaseSession):
 
     @property
     def lock_id(self) -> Hashable:
-        """The database and the session: equal for every object of the conversation."""
-        return ("postgres", self.conninfo, self.session_id)
+        """The database (host, port, database, user, however the conninfo spelled
+        them) and the session: equal for every object of the conversation."""
+        return ("postgres", self._database, self.session_id)
 
     @contextlib.contextmanager
     def _connection(self) -> Iterator[Any]:
