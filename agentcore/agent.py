@@ -112,8 +112,8 @@ def _tool_name(text: str) -> str:
 
 
 def _name(_instance: Any, _attribute: Any, value: str) -> None:
-    if not isinstance(value, str) or not value:
-        raise ConfigError(f"Agent.name must be a non-empty str, got {value!r}")
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"Agent.name must be a str that is not blank, got {value!r}")
 
 
 def _str(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:

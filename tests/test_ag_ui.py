@@ -481,7 +481,7 @@ def test_a_call_a_stop_left_without_its_result_is_left_out_and_the_next_turn_run
                 ),
                 ToolMessage(id="t1", tool_call_id="c9", content="1"),
             ],
-            "two tool calls with the id 'c9'",
+            "the tool call id 'c9' is used twice",
         ),
         (
             [

@@ -150,7 +150,7 @@ def test_a_bad_agent_field_is_a_config_error_when_the_agent_is_made() -> None:
         ConfigError, match=r"^Agent 'helper': LoopOptions.output_mode must be 'native' or 'tool'"
     ):
         Agent(name="helper", model=ScriptedModel([]), output_mode="json")
-    with pytest.raises(ConfigError, match=r"^Agent.name must be a non-empty str, got ''$"):
+    with pytest.raises(ConfigError, match=r"^Agent.name must be a str that is not blank, got ''$"):
         Agent(name="", model=ScriptedModel([]))
 
 

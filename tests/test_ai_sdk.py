@@ -234,11 +234,12 @@ def test_what_the_ai_sdk_read_goes_back_into_the_next_request_as_the_runs_histor
     body, history = stream_bytes(options)
     assistant = read_with_ai_sdk(body)["message"]
     user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "What is 6 * 7?"}]}
-    again = messages_from_ui([user, assistant])
+    follow_up = {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "And 6 * 8?"}]}
+    again = messages_from_ui([user, assistant, follow_up])
     # The run's history as a browser can give it back: no reasoning (it never
     # had the signature), no citations or tool files (display parts), the
     # calls' JSON as parsed and written again.
-    assert shown(again) == shown(history)
+    assert shown(again[:-1]) == shown(history)
     assert shown(again) == [
         ("user", "What is 6 * 7?", [], []),
         (
@@ -249,6 +250,7 @@ def test_what_the_ai_sdk_read_goes_back_into_the_next_request_as_the_runs_histor
         ),
         ("tool", "", [], [("c1", "42", False), ("c2", "a 16x16 red swatch", False)]),
         ("assistant", "It is 42.", [], []),
+        ("user", "And 6 * 8?", [], []),
     ]
     assert again[2].tool_results[0].name == "calculator"
 
@@ -520,9 +522,10 @@ def test_assistant_steps_become_calls_then_results_and_unanswered_calls_are_left
                     {"type": "text", "text": "Done."},
                 ],
             },
+            {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "Thanks."}]},
         ]
     )
-    assert [m.role for m in messages] == [Role.USER, Role.ASSISTANT, Role.TOOL, Role.ASSISTANT]
+    assert [m.role for m in messages] == [Role.USER, Role.ASSISTANT, Role.TOOL, Role.ASSISTANT, Role.USER]
     assert messages[1].text == "Checking."
     assert messages[1].reasoning == []
     assert messages[1].tool_calls == [
@@ -725,10 +728,21 @@ def test_a_sub_run_is_transient_data_and_a_handoff_stays_in_the_message() -> Non
                     ],
                 },
             ],
-            "two tool calls with the id 'c9'",
+            "the tool call id 'c9' is used twice",
+        ),
+        (
+            [
+                {"role": "user", "parts": [{"type": "text", "text": "Hi"}]},
+                {"role": "assistant", "parts": [{"type": "step-start"}, {"type": "text", "text": "Hello."}]},
+            ],
+            "an assistant message last",
+        ),
+        (
+            [{"role": "user", "parts": [{"type": "text", "text": " "}]}],
+            "a user message with no text and no file",
         ),
     ],
-    ids=["empty", "only display parts", "two calls with one id"],
+    ids=["empty", "only display parts", "two calls with one id", "assistant last", "blank user text"],
 )
 def test_a_history_no_model_could_answer_is_a_chat_request_error_before_any_run(
     messages: list[Any], fragment: str

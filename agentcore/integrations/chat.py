@@ -419,12 +419,25 @@ def answerable(messages: list[Message]) -> list[Message]:
 
     Raises:
         ChatRequestError: (``path`` ``messages``) nothing is left to answer
-            (no message, or only display parts), or the calls and results do
-            not pair up (the indexes the error names are of the converted
-            history, ``Message`` by ``Message``).
+            (no message, only display parts, or an assistant message last),
+            a user message with neither text nor a file, a tool call id used
+            twice (providers refuse it across the whole request), or calls
+            and results that do not pair up (the indexes the error names
+            are of the converted history, ``Message`` by ``Message``).
     """
-    if not messages:
-        raise ChatRequestError("messages", "no message to answer (none, or only parts that are display only)")
+    if not messages or messages[-1].role is Role.ASSISTANT:
+        raise ChatRequestError(
+            "messages",
+            "no message to answer (none, only parts that are display only, or an assistant message last)",
+        )
+    seen: set[str] = set()
+    for index, message in enumerate(messages):
+        if message.role is Role.USER and not message.text.strip() and not message.files:
+            raise ChatRequestError("messages", f"message {index} is a user message with no text and no file")
+        for call in message.tool_calls:
+            if call.id in seen:
+                raise ChatRequestError("messages", f"the tool call id {call.id!r} is used twice")
+            seen.add(call.id)
     try:
         check_history(messages)
     except ConfigError as exc:
