@@ -76,7 +76,7 @@ from agentcore.types import (
     user_message,
 )
 
-__version__ = "0.6.0"
+__version__ = "0.7.0"
 
 
 def _observe_with_opentelemetry(options: LoopOptions) -> RunObserver | None:
