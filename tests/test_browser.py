@@ -96,8 +96,9 @@ def ask(driver: Any, url: str, question: str) -> None:
     driver.find_element(By.ID, "send").click()
 
 
-def test_the_page_shows_the_tool_call_and_the_answer_as_it_streams(browser: Any) -> None:
-    gate = threading.Event()
+def calculator_then_held_answer(gate: threading.Event) -> list[Any]:
+    """Two scripted steps: a calculator call, then an answer whose second half
+    waits for ``gate`` (set once the page showed the first half)."""
 
     def answer(request: Request, ctx: Context) -> Iterator[StreamPart]:
         yield StreamPart.text_delta("The answer is")
@@ -106,15 +107,18 @@ def test_the_page_shows_the_tool_call_and_the_answer_as_it_streams(browser: Any)
         yield StreamPart.text_delta(" 42, <b>streamed</b>.")
         yield StreamPart.step_finish(FinishReason.STOP, Usage(input=70, output=9))
 
-    model = ScriptedModel(
+    return [
         [
-            [
-                StreamPart.tool_call_event(ToolCall("c1", "calculator", '{"expression": "6 * 7"}')),
-                StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=50, output=12)),
-            ],
-            answer,
-        ]
-    )
+            StreamPart.tool_call_event(ToolCall("c1", "calculator", '{"expression": "6 * 7"}')),
+            StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=50, output=12)),
+        ],
+        answer,
+    ]
+
+
+def test_the_page_shows_the_tool_call_and_the_answer_as_it_streams(browser: Any) -> None:
+    gate = threading.Event()
+    model = ScriptedModel(calculator_then_held_answer(gate))
     with serve_flask(model) as url:
         ask(browser, url, "What is 6 * 7?")
         wait_for(browser, lambda d: "The answer is" in text_of(d, "transcript"))

@@ -14,7 +14,6 @@ import importlib.util
 import json
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -27,7 +26,6 @@ from agentcore import (
     FinishReason,
     LoopOptions,
     Model,
-    Request,
     Role,
     RunError,
     StreamPart,
@@ -37,7 +35,7 @@ from agentcore import (
 from agentcore.engine.channel import RunReader
 from agentcore.testing import ScriptedModel, TestModel
 from tests.conftest import wait_for_threads
-from tests.test_browser import browser, state_of, text_of, wait_for
+from tests.test_browser import browser, calculator_then_held_answer, state_of, text_of, wait_for
 from tests.test_flask_example import serve_wsgi
 from tests.test_web import Endless
 
@@ -107,21 +105,9 @@ def open_page(driver: Any, url: str) -> None:
 @pytest.mark.usefixtures("built")
 def test_a_message_streams_in_and_a_tools_result_shows(browser: Any) -> None:
     gate = threading.Event()
-
-    def answer(request: Request, ctx: Context) -> Iterator[StreamPart]:
-        yield StreamPart.text_delta("The answer is")
-        while not gate.wait(0.05):  # hold the rest back until the page showed the first half
-            ctx.check()
-        yield StreamPart.text_delta(" 42, <b>streamed</b>.")
-        yield StreamPart.step_finish(FinishReason.STOP, Usage(input=70, output=9))
-
     model = ScriptedModel(
         [
-            [
-                StreamPart.tool_call_event(ToolCall("c1", "calculator", '{"expression": "6 * 7"}')),
-                StreamPart.step_finish(FinishReason.TOOL_CALLS, Usage(input=50, output=12)),
-            ],
-            answer,
+            *calculator_then_held_answer(gate),
             [
                 StreamPart.text_delta("Still 42."),
                 StreamPart.step_finish(FinishReason.STOP, Usage(input=90, output=3)),
