@@ -88,6 +88,7 @@ from agentcore.integrations.chat import (
     answerable,
     field,
     file_from_url,
+    objects,
     stopped,
     without_unanswered,
 )
@@ -305,10 +306,7 @@ def messages_from_run_input(run_input: Any) -> list[Message]:
     out: list[Message] = []
     names: dict[str, str] = {}  # tool call id -> tool name
     results: list[ContentPart] = []
-    for index, message in enumerate(messages):
-        path = f"messages[{index}]"
-        if not isinstance(message, Mapping):
-            raise ChatRequestError(path, f"must be an object, got {type(message).__name__}")
+    for path, message in objects(messages, "messages"):
         role = field(message, "role", str, path)
         if role == "tool":
             results.append(tool_result_part(_tool_result(message, names, path)))
@@ -345,10 +343,7 @@ def _user_content(message: Mapping[str, Any], path: str) -> list[ContentPart]:
 
 def _content_parts(content: Sequence[Any], path: str) -> list[ContentPart]:
     out: list[ContentPart] = []
-    for index, part in enumerate(content):
-        where = f"{path}[{index}]"
-        if not isinstance(part, Mapping):
-            raise ChatRequestError(where, f"must be an object, got {type(part).__name__}")
+    for where, part in objects(content, path):
         kind = field(part, "type", str, where)
         if kind == "text":
             out.append(text_part(field(part, "text", str, where)))
@@ -380,10 +375,7 @@ def _assistant_message(message: Mapping[str, Any], names: dict[str, str], path: 
     text = field(message, "content", str, path, default="")
     if text:
         content.append(text_part(text))
-    for index, call in enumerate(field(message, "toolCalls", list, path, default=[])):
-        where = f"{path}.toolCalls[{index}]"
-        if not isinstance(call, Mapping):
-            raise ChatRequestError(where, f"must be an object, got {type(call).__name__}")
+    for where, call in objects(field(message, "toolCalls", list, path, default=[]), f"{path}.toolCalls"):
         call_id = field(call, "id", str, where)
         function = field(call, "function", Mapping, where)
         name = field(function, "name", str, f"{where}.function")

@@ -91,6 +91,7 @@ from agentcore.integrations.chat import (
     file_from_url,
     input_value,
     json_input,
+    objects,
     stopped,
 )
 from agentcore.integrations.web import error_to_dict, file_to_dict, part_to_dict
@@ -294,10 +295,7 @@ def messages_from_ui(messages: Any) -> list[Message]:
     if not isinstance(messages, list):
         raise ChatRequestError("messages", f"must be a list of UI messages, got {type(messages).__name__}")
     out: list[Message] = []
-    for index, message in enumerate(messages):
-        path = f"messages[{index}]"
-        if not isinstance(message, Mapping):
-            raise ChatRequestError(path, f"must be an object, got {type(message).__name__}")
+    for path, message in objects(messages, "messages"):
         role = field(message, "role", str, path)
         parts = field(message, "parts", list, path)
         if role == "user":
@@ -315,13 +313,7 @@ def messages_from_ui(messages: Any) -> list[Message]:
 
 def _parts(parts: Sequence[Any], path: str) -> list[tuple[str, Mapping[str, Any], str]]:
     """Each part with its type and path; checks that it is an object with a ``type``."""
-    out = []
-    for index, part in enumerate(parts):
-        where = f"{path}.parts[{index}]"
-        if not isinstance(part, Mapping):
-            raise ChatRequestError(where, f"must be an object, got {type(part).__name__}")
-        out.append((field(part, "type", str, where), part, where))
-    return out
+    return [(field(part, "type", str, where), part, where) for where, part in objects(parts, f"{path}.parts")]
 
 
 def _user_message(parts: Sequence[Any], path: str) -> Message:

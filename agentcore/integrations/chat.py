@@ -45,7 +45,7 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from agentcore.errors import ChatRequestError, ConfigError, DeadlineExceeded
@@ -72,6 +72,7 @@ __all__ = [
     "file_from_url",
     "input_value",
     "json_input",
+    "objects",
     "stopped",
     "without_unanswered",
 ]
@@ -341,6 +342,20 @@ def field(
         names = " or ".join(k.__name__ for k in _kinds(kind))
         raise ChatRequestError(f"{path}.{key}", f"must be {names}, got {type(value).__name__}")
     return value
+
+
+def objects(items: Sequence[Any], path: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each item of the JSON list ``items`` (found at ``path``) with its own
+    path, ``path[i]``.
+
+    Raises:
+        ChatRequestError: an item is not an object.
+    """
+    for index, item in enumerate(items):
+        where = f"{path}[{index}]"
+        if not isinstance(item, Mapping):
+            raise ChatRequestError(where, f"must be an object, got {type(item).__name__}")
+        yield where, item
 
 
 def _kinds(kind: type | tuple[type, ...]) -> tuple[type, ...]:
