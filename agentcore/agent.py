@@ -40,7 +40,7 @@ from agentcore.engine.loop import run as run_loop
 from agentcore.engine.tool_calls import current
 from agentcore.errors import AgentcoreError, Canceled, ConfigError, RunError
 from agentcore.guardrails import Guardrails
-from agentcore.limits import UsageLimits, prompt_tokens
+from agentcore.limits import UsageLimits, sub_run_limits
 from agentcore.model import Model
 from agentcore.options import LoopOptions, StepDraft, StepPlan, Tools
 from agentcore.output import OUTPUT_TOOL
@@ -540,7 +540,7 @@ class AgentTool:
             if scope.options.deps is not None:
                 overrides["deps"] = scope.options.deps
             if scope.options.limits is not None:
-                overrides["limits"] = _within(
+                overrides["limits"] = sub_run_limits(
                     self.agent.limits, scope.options.limits, scope.usage, scope.cost
                 )
         reader = self.agent.run(task, ctx, **overrides)
@@ -575,36 +575,6 @@ class AgentTool:
         ctx.check()  # the calling run's cancel or deadline: it ends as cancelled
         what = "was cancelled" if isinstance(outcome.err, Canceled) else "failed"
         raise AgentcoreError(f"agent {self.agent.name!r} {what}: {outcome.err}") from outcome
-
-
-def _within(own: UsageLimits | None, calling: UsageLimits, used: Usage, cost: Decimal | None) -> UsageLimits:
-    """The limits of a sub-run: the agent's ``own``, each token limit and
-    the cost limit no higher than what the ``calling`` run's limit leaves
-    after ``used`` (tokens) and ``cost`` (US dollars).
-
-    Raises:
-        ConfigError: the calling run has a cost limit and a part of its
-            ``cost`` has no price (None): the limit cannot be kept.
-    """
-    prompt = prompt_tokens(used)
-    left = {
-        "input_tokens": (calling.input_tokens, prompt),
-        "output_tokens": (calling.output_tokens, used.output),
-        "total_tokens": (calling.total_tokens, prompt + used.output),
-    }
-    base = own or UsageLimits()
-    changes: dict[str, int] = {}
-    for name, (limit, count) in left.items():
-        if limit is not None:
-            mine = getattr(base, name)
-            rest = max(limit - count, 0)
-            changes[name] = rest if mine is None else min(mine, rest)
-    if calling.cost is None:
-        return attrs.evolve(base, **changes)
-    if cost is None:
-        raise ConfigError("UsageLimits(cost=...) cannot be kept: the calling run has a step without a price")
-    dollars = max(calling.cost - cost, Decimal(0))
-    return attrs.evolve(base, **changes, cost=dollars if base.cost is None else min(base.cost, dollars))
 
 
 def _used(part: StreamPart) -> Usage | None:

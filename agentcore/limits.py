@@ -41,7 +41,7 @@ import attrs
 from agentcore.errors import ConfigError
 from agentcore.types import Usage
 
-__all__ = ["LimitReached", "UsageLimits", "prompt_tokens"]
+__all__ = ["LimitReached", "UsageLimits", "prompt_tokens", "sub_run_limits"]
 
 LIMIT_KINDS = ("requests", "tool_calls", "input_tokens", "output_tokens", "total_tokens", "cost")
 """The limits, in the order they are checked (the first one over is the one reported)."""
@@ -181,3 +181,36 @@ class UsageLimits:
             if limit is not None and more and count + more > limit:
                 return LimitReached(kind, limit, count + more, before_request=True)
         return None
+
+
+def sub_run_limits(
+    own: UsageLimits | None, calling: UsageLimits, used: Usage, cost: Decimal | None
+) -> UsageLimits:
+    """The limits of a sub-run (an agent tool's, :meth:`agentcore.Agent.as_tool`):
+    the agent's ``own``, each token limit and the cost limit no higher than
+    what the ``calling`` run's limit leaves after ``used`` (tokens) and
+    ``cost`` (US dollars) when the call starts.
+
+    Raises:
+        ConfigError: the calling run has a cost limit and a part of its
+            ``cost`` has no price (None): the limit cannot be kept.
+    """
+    prompt = prompt_tokens(used)
+    left = {
+        "input_tokens": (calling.input_tokens, prompt),
+        "output_tokens": (calling.output_tokens, used.output),
+        "total_tokens": (calling.total_tokens, prompt + used.output),
+    }
+    base = own or UsageLimits()
+    changes: dict[str, int] = {}
+    for name, (limit, count) in left.items():
+        if limit is not None:
+            mine = getattr(base, name)
+            rest = max(limit - count, 0)
+            changes[name] = rest if mine is None else min(mine, rest)
+    if calling.cost is None:
+        return attrs.evolve(base, **changes)
+    if cost is None:
+        raise ConfigError("UsageLimits(cost=...) cannot be kept: the calling run has a step without a price")
+    dollars = max(calling.cost - cost, Decimal(0))
+    return attrs.evolve(base, **changes, cost=dollars if base.cost is None else min(base.cost, dollars))
