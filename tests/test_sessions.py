@@ -432,7 +432,9 @@ def test_a_durable_run_killed_mid_way_and_resumed_loads_once_and_stores_once(tmp
     assert session.turns() == turns
 
 
-def test_a_run_that_waits_for_approval_is_stored_and_the_next_run_continues_it(tmp_path: Path) -> None:
+def waiting_for_approval(tmp_path: Path) -> tuple[SQLiteSession, Any, ToolCall]:
+    """A session whose one turn ended approval-required: the session, the tool
+    that needs approval (``delete``) and its waiting call."""
     from agentcore import tool
 
     @tool(requires_approval=True)
@@ -446,6 +448,11 @@ def test_a_run_that_waits_for_approval_is_stored_and_the_next_run_continues_it(t
     )
     assert asking.finish_reason is FinishReason.APPROVAL_REQUIRED
     [call] = asking.pending
+    return session, delete, call
+
+
+def test_a_run_that_waits_for_approval_is_stored_and_the_next_run_continues_it(tmp_path: Path) -> None:
+    session, delete, call = waiting_for_approval(tmp_path)
     assert session.messages()[-1].tool_calls == [call]
     done = generate(
         LoopOptions(model=TestModel(), tools=[delete], session=session, approvals={call.id: True})
@@ -658,25 +665,8 @@ def test_a_tool_changing_its_own_run_s_session_gets_a_config_error_at_once(
     assert [asked(turn) for turn in session.turns()] == ["earlier", "forget me", "later"]
 
 
-def deleting_tool() -> Any:
-    from agentcore import tool
-
-    @tool(requires_approval=True)
-    def delete(name: str) -> str:
-        """Delete a file."""
-        return f"deleted {name}"
-
-    return delete
-
-
 def test_a_new_message_on_a_session_waiting_for_approval_denies_the_calls_and_goes_on(tmp_path: Path) -> None:
-    delete = deleting_tool()
-    session = SQLiteSession(tmp_path / "s.db", "s")
-    asking = generate(
-        LoopOptions(model=TestModel(), tools=[delete], messages=[user_message("tidy up")], session=session)
-    )
-    assert asking.finish_reason is FinishReason.APPROVAL_REQUIRED
-    [call] = asking.pending
+    session, _, call = waiting_for_approval(tmp_path)
     went_on = generate(LoopOptions(model=TestModel(), messages=[user_message("never mind")], session=session))
     assert went_on.finish_reason is FinishReason.STOP
     denial = (
@@ -709,12 +699,7 @@ def test_a_new_message_on_a_session_waiting_for_approval_denies_the_calls_and_go
 def test_approvals_and_a_new_message_on_a_session_waiting_for_approval_are_a_config_error(
     tmp_path: Path,
 ) -> None:
-    delete = deleting_tool()
-    session = SQLiteSession(tmp_path / "s.db", "s")
-    asking = generate(
-        LoopOptions(model=TestModel(), tools=[delete], messages=[user_message("tidy up")], session=session)
-    )
-    [call] = asking.pending
+    session, delete, call = waiting_for_approval(tmp_path)
     before = session.turns()
     with pytest.raises(RunError) as both:
         generate(
@@ -807,12 +792,7 @@ def test_a_waiter_holding_the_removed_lock_file_takes_the_new_one_and_never_over
 def test_a_decision_sent_again_when_no_call_is_waiting_is_a_config_error_and_runs_nothing(
     tmp_path: Path,
 ) -> None:
-    delete = deleting_tool()
-    session = SQLiteSession(tmp_path / "s.db", "s")
-    asking = generate(
-        LoopOptions(model=TestModel(), tools=[delete], messages=[user_message("tidy up")], session=session)
-    )
-    [call] = asking.pending
+    session, delete, call = waiting_for_approval(tmp_path)
     decided = generate(
         LoopOptions(model=TestModel(), tools=[delete], approvals={call.id: True}, session=session)
     )
