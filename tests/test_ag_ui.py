@@ -50,10 +50,10 @@ from agentcore import (
 )
 from agentcore.files import File
 from agentcore.integrations.ag_ui import AGUIEncoder, messages_from_run_input, token_usage
-from agentcore.integrations.demo_tools import demo_tools, swatch_png
+from agentcore.integrations.demo_tools import swatch_png
 from agentcore.integrations.web import sse_stream
 from agentcore.testing import ScriptedModel
-from tests.test_ai_sdk import events_of, team, tool_run_script
+from tests.test_ai_sdk import events_of, team, tool_run
 from tests.test_web import Endless
 
 EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
@@ -86,12 +86,7 @@ def stream_events(options: LoopOptions, ctx: Context | None = None) -> list[dict
 
 
 def test_a_run_with_tools_is_a_valid_ag_ui_event_sequence() -> None:
-    options = LoopOptions(
-        model=ScriptedModel(tool_run_script()),
-        messages=[user_message("What is 6 * 7?")],
-        tools=demo_tools(),
-        stream_tool_input=True,
-    )
+    options = tool_run()
     events = stream_events(options)
     assert [e["type"] for e in events] == [
         "RUN_STARTED",
@@ -171,12 +166,7 @@ def test_a_run_with_tools_is_a_valid_ag_ui_event_sequence() -> None:
 
 
 def test_every_started_block_ends_before_the_next_opens_and_the_run_ends_last() -> None:
-    options = LoopOptions(
-        model=ScriptedModel(tool_run_script()),
-        messages=[user_message("What is 6 * 7?")],
-        tools=demo_tools(),
-        stream_tool_input=True,
-    )
+    options = tool_run()
     open_blocks: list[str] = []
     for event in stream_events(options):
         kind = event["type"]

@@ -127,13 +127,18 @@ def tool_run_script() -> list[Any]:
     ]
 
 
-def test_a_run_with_tools_reads_as_one_ui_message_in_the_ai_sdk() -> None:
-    options = LoopOptions(
+def tool_run() -> LoopOptions:
+    """A run of :func:`tool_run_script` with the demo tools, streaming the calls' input."""
+    return LoopOptions(
         model=ScriptedModel(tool_run_script()),
         messages=[user_message("What is 6 * 7?")],
         tools=demo_tools(),
         stream_tool_input=True,
     )
+
+
+def test_a_run_with_tools_reads_as_one_ui_message_in_the_ai_sdk() -> None:
+    options = tool_run()
     body, _ = stream_bytes(options)
     assert body.endswith(b"\n\n" + DONE)
     read = read_with_ai_sdk(body)
@@ -184,12 +189,7 @@ def test_a_run_with_tools_reads_as_one_ui_message_in_the_ai_sdk() -> None:
 
 
 def test_the_events_of_a_tool_step_come_in_the_protocols_order() -> None:
-    options = LoopOptions(
-        model=ScriptedModel(tool_run_script()),
-        messages=[user_message("What is 6 * 7?")],
-        tools=demo_tools(),
-        stream_tool_input=True,
-    )
+    options = tool_run()
     body, _ = stream_bytes(options)
     types = [event if event == "[DONE]" else event["type"] for event in events_of(body)]
     assert types == [
@@ -225,12 +225,7 @@ def test_the_events_of_a_tool_step_come_in_the_protocols_order() -> None:
 
 
 def test_what_the_ai_sdk_read_goes_back_into_the_next_request_as_the_runs_history() -> None:
-    options = LoopOptions(
-        model=ScriptedModel(tool_run_script()),
-        messages=[user_message("What is 6 * 7?")],
-        tools=demo_tools(),
-        stream_tool_input=True,
-    )
+    options = tool_run()
     body, history = stream_bytes(options)
     assistant = read_with_ai_sdk(body)["message"]
     user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "What is 6 * 7?"}]}
@@ -396,12 +391,7 @@ def test_heartbeats_between_events_are_comments_the_ai_sdk_skips() -> None:
 
 def test_sse_body_writes_the_same_bytes_as_sse_stream() -> None:
     def options() -> LoopOptions:
-        return LoopOptions(
-            model=ScriptedModel(tool_run_script()),
-            messages=[user_message("What is 6 * 7?")],
-            tools=demo_tools(),
-            stream_tool_input=True,
-        )
+        return tool_run()
 
     wsgi, _ = stream_bytes(options())
 
